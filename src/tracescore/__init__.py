@@ -1,0 +1,54 @@
+"""tracescore: whose bug is it? Stage-by-stage scores for search-backed agents (retrieval, grounding, citations,
+answer), written back as named scores to Langfuse and LangSmith."""
+
+from __future__ import annotations
+
+from tracescore.errors import (
+    AdapterError,
+    ConfigError,
+    InputError,
+    JudgeError,
+    LockError,
+    SinkError,
+    SourceError,
+    StoreError,
+    TracescoreError,
+)
+from tracescore.pipeline import RunCounts, score_records, score_trace
+from tracescore.result import TraceResult
+from tracescore.score import Score, absent, score
+from tracescore.scorers import answer_scorer, citation_scorer, default_scorers, diagnose, retrieval_scorer
+from tracescore.trace import SCHEMA_VERSION, Citation, FetchStep, Hit, Labels, SearchStep, Trace
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AdapterError",
+    "Citation",
+    "ConfigError",
+    "FetchStep",
+    "Hit",
+    "InputError",
+    "JudgeError",
+    "Labels",
+    "LockError",
+    "RunCounts",
+    "Score",
+    "SearchStep",
+    "SinkError",
+    "SourceError",
+    "StoreError",
+    "Trace",
+    "TraceResult",
+    "TracescoreError",
+    "absent",
+    "answer_scorer",
+    "citation_scorer",
+    "default_scorers",
+    "diagnose",
+    "retrieval_scorer",
+    "score",
+    "score_records",
+    "score_trace",
+]

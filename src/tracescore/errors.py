@@ -1,0 +1,62 @@
+"""The one error tree of tracescore. SDK, HTTP and sqlite errors are re-raised as these at the boundary.
+
+TracescoreError
+├── ConfigError          a bad option, config key or value (names the value and what is allowed)
+├── InputError           a trace line or native record that cannot be read or mapped
+│   └── AdapterError     a native platform record that cannot become a Trace
+├── SourceError          reading from a platform failed after the bounded retries
+├── SinkError            writing scores failed after the bounded retries
+├── StoreError           the local SQLite store cannot be opened, migrated or written
+├── JudgeError           a judge call failed after the bounded retries (scores absent: ``judge_error``)
+└── LockError            another run holds the store's lock
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AdapterError",
+    "ConfigError",
+    "InputError",
+    "JudgeError",
+    "LockError",
+    "SinkError",
+    "SourceError",
+    "StoreError",
+    "TracescoreError",
+]
+
+
+class TracescoreError(Exception):
+    """Base class of every error tracescore raises on purpose."""
+
+
+class ConfigError(TracescoreError):
+    """A bad option, config key or value."""
+
+
+class InputError(TracescoreError):
+    """A trace line or native record that cannot be read."""
+
+
+class AdapterError(InputError):
+    """A native platform record that cannot be mapped to a Trace."""
+
+
+class SourceError(TracescoreError):
+    """Reading from a platform failed after the bounded retries."""
+
+
+class SinkError(TracescoreError):
+    """Writing scores failed after the bounded retries."""
+
+
+class StoreError(TracescoreError):
+    """The local SQLite store cannot be opened, migrated or written."""
+
+
+class JudgeError(TracescoreError):
+    """A judge call failed after the bounded retries."""
+
+
+class LockError(TracescoreError):
+    """Another run holds the store's lock."""

@@ -1,0 +1,88 @@
+"""source → adapter → Trace → scorers → results: one direction, one trace at a time, streaming.
+
+A record that cannot be read or mapped becomes a result with an error (line and reason) and the batch goes on; a
+scorer that raises is reported on its trace, never allowed to stop the batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from tracescore.adapters import Adapter
+from tracescore.errors import InputError
+from tracescore.result import TraceResult
+from tracescore.scorers import Scorer, diagnose
+from tracescore.scorers.citations import citation_rows, parse_answer
+from tracescore.sources.jsonl import Record
+from tracescore.trace import Trace
+
+__all__ = ["RunCounts", "score_records", "score_trace"]
+
+
+@dataclass
+class RunCounts:
+    """What a run did, for the run summary: traces seen, scored, failed (unreadable) and scorer errors."""
+
+    seen: int = 0
+    scored: int = 0
+    failed: int = 0
+    scorer_errors: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, int]:
+        return {"seen": self.seen, "scored": self.scored, "failed": self.failed, "scorer_errors": self.scorer_errors}
+
+
+def score_trace(trace: Trace, scorers: Sequence[Scorer]) -> TraceResult:
+    """Run every scorer on ``trace``, then derive the diagnosis cell from their scores."""
+    result = TraceResult(trace_id=trace.id, timestamp=trace.timestamp, metadata=dict(trace.metadata))
+    for scorer in scorers:
+        try:
+            for s in scorer(trace):
+                result.scores[s.name] = s
+        except Exception as exc:  # noqa: BLE001 - a scorer bug must not stop the batch
+            name = getattr(scorer, "__name__", repr(scorer))
+            result.errors.append(f"scorer {name} failed: {type(exc).__name__}: {exc}")
+    result.scores["diagnosis"] = diagnose(result.scores)
+    parsed = parse_answer(trace.answer)
+    result.citations = citation_rows(trace, parsed)
+    result.notes += [f"marker [{m}] has no reference in the answer's reference list" for m in parsed.unresolved_markers]
+    return result
+
+
+def score_records(
+    records: Iterable[Record], adapter: Adapter, scorers: Sequence[Scorer], counts: RunCounts | None = None
+) -> Iterator[TraceResult]:
+    """Adapt and score each record; unreadable ones yield a result carrying only the error, with its line."""
+    counts = counts if counts is not None else RunCounts()
+    for record in records:
+        counts.seen += 1
+        try:
+            trace = adapter(record.payload)
+        except InputError as exc:
+            counts.failed += 1
+            where = f"line {record.line}" if record.line is not None else "record"
+            message = f"{where}: {exc}"
+            counts.failures.append(message)
+            yield TraceResult(trace_id=_guess_id(record.payload), errors=[message], line=record.line)
+            continue
+        result = score_trace(trace, scorers)
+        result.line = record.line
+        if result.errors:
+            counts.scorer_errors += 1
+        counts.scored += 1
+        yield result
+
+
+def _guess_id(payload: object) -> str | None:
+    """Best-effort id of a record that failed validation, so the report can name it."""
+    import json
+
+    try:
+        data = json.loads(payload) if isinstance(payload, str | bytes | bytearray) else payload
+    except ValueError:
+        return None
+    if isinstance(data, dict) and isinstance(data.get("id"), str | int):
+        return str(data["id"])
+    return None

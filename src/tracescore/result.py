@@ -1,0 +1,67 @@
+"""``TraceResult``: the scores of one trace (present and absent), its errors, notes and per-citation rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from tracescore.score import Score, ScoreValue
+from tracescore.scorers.citations import CitationRow
+
+__all__ = ["TraceResult"]
+
+
+@dataclass
+class TraceResult:
+    """What scoring one trace (or failing to read one input line) produced.
+
+    ``to_json()`` is the documented result line: ``trace_id``, ``scores`` {name: value}, ``missing``
+    {name: reason}, ``errors`` [...], plus ``line``, ``timestamp``, ``comments`` and ``metadata``.
+    """
+
+    trace_id: str | None
+    scores: dict[str, Score] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    citations: list[CitationRow] = field(default_factory=list)
+    line: int | None = None
+    timestamp: datetime | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def values(self) -> dict[str, ScoreValue]:
+        return {n: s.value for n, s in self.scores.items() if s.value is not None}
+
+    @property
+    def missing(self) -> dict[str, str]:
+        return {n: s.reason or "not computed" for n, s in self.scores.items() if s.value is None}
+
+    @property
+    def diagnosis(self) -> str | None:
+        cell = self.scores.get("diagnosis")
+        return str(cell.value) if cell is not None and cell.value is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "trace_id": self.trace_id,
+            "scores": self.values,
+            "missing": self.missing,
+            "errors": self.errors,
+        }
+        if self.notes:
+            out["notes"] = self.notes
+        comments = {n: s.comment for n, s in self.scores.items() if s.comment}
+        if comments:
+            out["comments"] = comments
+        if self.line is not None:
+            out["line"] = self.line
+        if self.timestamp is not None:
+            out["timestamp"] = self.timestamp.isoformat()
+        if self.metadata:
+            out["metadata"] = self.metadata
+        return out

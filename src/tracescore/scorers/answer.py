@@ -1,0 +1,137 @@
+"""Answer stage: is the final answer right, against the labels?
+
+``answer.correct`` (every ``expected_answer_contains`` present after normalisation, or a refusal when one is
+expected), ``answer.token_f1`` and ``answer.exact_match`` with SQuAD v1.1 normalisation plus number words as digits.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Callable
+
+from tracescore.score import Score, absent, score
+from tracescore.trace import Trace
+
+__all__ = [
+    "SCORER_VERSION",
+    "answer_scorer",
+    "exact_match",
+    "extract_final_answer",
+    "is_refusal",
+    "normalize_answer",
+    "squad_normalize",
+    "token_f1",
+]
+
+SCORER_VERSION = "answer-1"
+
+_PUNCT = set(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen twenty".split()
+    )
+} | {
+    "thirty": "30",
+    "forty": "40",
+    "fifty": "50",
+    "sixty": "60",
+    "seventy": "70",
+    "eighty": "80",
+    "ninety": "90",
+    "hundred": "100",
+}
+_REFUSAL = re.compile(
+    r"\b(i (do not|don't|cannot|can't|could not|couldn't) (know|find|answer|say|determine|confirm)|"
+    r"(unable|not able) to (find|answer|determine|confirm)|no (relevant )?information (about|on|regarding)|"
+    r"(is|are) not (mentioned|covered|available|specified)|not enough information|insufficient information|"
+    r"i have no (information|data)|there is no (information|mention))\b",
+    re.IGNORECASE,
+)
+
+
+def squad_normalize(text: str) -> str:
+    """SQuAD v1.1 ``normalize_answer``: lower-case, strip ASCII punctuation and articles, collapse whitespace."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in _PUNCT)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD normalisation, then simple number words as digits (``twenty`` → ``20``)."""
+    return " ".join(_NUMBER_WORDS.get(tok, tok) for tok in squad_normalize(text).split())
+
+
+def token_f1(prediction: str, gold: str) -> float:
+    """SQuAD v1.1 token F1 over normalised tokens (0 when either side has no token in common)."""
+    pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    common = Counter(pred) & Counter(ref)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(pred), same / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+def exact_match(prediction: str, gold: str) -> bool:
+    """SQuAD v1.1 exact match of the normalised strings."""
+    return normalize_answer(prediction) == normalize_answer(gold)
+
+
+def extract_final_answer(answer: str, prefix: str | None) -> str:
+    """The text after the last ``prefix`` (case-insensitive, e.g. ``FINAL ANSWER:``), else the whole answer."""
+    if not prefix:
+        return answer
+    idx = answer.lower().rfind(prefix.lower())
+    return answer[idx + len(prefix) :].strip() if idx >= 0 else answer
+
+
+def is_refusal(answer: str) -> bool:
+    """True when the answer declines to answer (``I could not find…``, ``not enough information``, …)."""
+    return bool(_REFUSAL.search(answer))
+
+
+def _contains(haystack: str, needle: str) -> bool:
+    norm = normalize_answer(needle)
+    return bool(norm) and re.search(rf"(?<!\w){re.escape(norm)}(?!\w)", haystack) is not None
+
+
+def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Callable[[Trace], list[Score]]:
+    """Scorer factory for the answer stage; ``final_answer_prefix`` picks the answer out of a longer reply."""
+
+    def score_answer(trace: Trace) -> list[Score]:
+        labels = trace.labels
+        final = extract_final_answer(trace.answer, final_answer_prefix)
+        out: list[Score] = []
+        if labels.expect_refusal:
+            refused = is_refusal(final)
+            out.append(
+                score(
+                    "answer.correct", refused, comment=None if refused else "a refusal was expected; the agent answered"
+                )
+            )
+        elif labels.expected_answer_contains:
+            norm = normalize_answer(final)
+            missing = [e for e in labels.expected_answer_contains if not _contains(norm, e)]
+            comment = f"missing from the answer: {', '.join(missing)}" if missing else None
+            out.append(score("answer.correct", not missing, comment=comment, missing=missing))
+        else:
+            out.append(absent("answer.correct", "no expected_answer_contains or expect_refusal label"))
+        if labels.gold_answer is None:
+            out += [
+                absent("answer.token_f1", "no gold_answer label"),
+                absent("answer.exact_match", "no gold_answer label"),
+            ]
+        else:
+            out += [
+                score("answer.token_f1", token_f1(final, labels.gold_answer)),
+                score("answer.exact_match", exact_match(final, labels.gold_answer)),
+            ]
+        return out
+
+    return score_answer

@@ -1,0 +1,62 @@
+"""Diagnosis: the stage contingency cell of one trace, so a wrong answer points at the stage that broke.
+
+Cells: ``retrieval_fail/{right,wrong}``; when retrieval passed, ``grounded/…`` or ``ungrounded/…`` if grounding was
+judged, else ``retrieval_pass/…``. Built from the other scores of the trace, never from a stage average.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from tracescore.score import Score, absent, score
+
+__all__ = ["CELLS", "SCORER_VERSION", "diagnose"]
+
+SCORER_VERSION = "diagnosis-1"
+CELLS = tuple(
+    f"{row}/{col}"
+    for row in ("retrieval_fail", "ungrounded", "grounded", "retrieval_pass")
+    for col in ("right", "wrong")
+)
+_REFUSAL_CASE = "refusal case"
+
+
+def _recall(scores: Mapping[str, Score]) -> Score | None:
+    return next((s for n, s in scores.items() if n.startswith("retrieval.recall_at_")), None)
+
+
+def diagnose(
+    scores: Mapping[str, Score], *, min_recall: float = 1.0, min_grounding: float = 0.8, min_f1: float = 0.5
+) -> Score:
+    """The contingency cell from a trace's scores, or absent with the reason a stage could not be decided.
+
+    Retrieval passes when recall@k ≥ ``min_recall`` (a refusal case, with nothing required, passes); grounded
+    means ``grounding.rate`` ≥ ``min_grounding``; the answer is right by ``answer.correct``, else by token F1 ≥
+    ``min_f1``.
+    """
+    recall = _recall(scores)
+    if recall is None:
+        return absent("diagnosis", "retrieval was not scored")
+    if recall.present:
+        retrieval_ok = float(recall.value) >= min_recall  # type: ignore[arg-type]
+    elif recall.reason and recall.reason.startswith(_REFUSAL_CASE):
+        retrieval_ok = True
+    else:
+        return absent("diagnosis", f"retrieval undecided: {recall.reason}")
+
+    correct, f1 = scores.get("answer.correct"), scores.get("answer.token_f1")
+    if correct is not None and correct.present:
+        right = bool(correct.value)
+    elif f1 is not None and f1.present:
+        right = float(f1.value) >= min_f1  # type: ignore[arg-type]
+    else:
+        return absent("diagnosis", "answer undecided: no answer label")
+    col = "right" if right else "wrong"
+
+    if not retrieval_ok:
+        return score("diagnosis", f"retrieval_fail/{col}", comment=recall.comment)
+    grounding = scores.get("grounding.rate")
+    if grounding is not None and grounding.present:
+        row = "grounded" if float(grounding.value) >= min_grounding else "ungrounded"  # type: ignore[arg-type]
+        return score("diagnosis", f"{row}/{col}", comment=grounding.comment if row == "ungrounded" else None)
+    return score("diagnosis", f"retrieval_pass/{col}")

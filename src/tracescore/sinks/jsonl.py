@@ -1,0 +1,31 @@
+"""Result lines to a JSONL file (``--out``), one JSON object per trace in the documented result format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import IO
+
+from tracescore.errors import SinkError
+from tracescore.result import TraceResult
+
+__all__ = ["JsonlSink"]
+
+
+class JsonlSink:
+    """Writes ``TraceResult.to_json()`` lines; the file is replaced as a whole so a re-run never duplicates."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._tmp = self.path.with_name(self.path.name + ".partial")
+        try:
+            self._fh: IO[str] = open(self._tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        except OSError as exc:
+            raise SinkError(f"cannot write results to {str(self.path)!r}: {exc.strerror}") from exc
+
+    def write(self, result: TraceResult) -> None:
+        self._fh.write(json.dumps(result.to_json(), ensure_ascii=False, default=str) + "\n")
+
+    def close(self) -> None:
+        self._fh.close()
+        self._tmp.replace(self.path)

@@ -1,0 +1,221 @@
+"""The local store (SQLite, the embedded default): every run, per-trace result, score and per-citation row.
+
+Reports, gates and calibration read from here. Schema changes are ordered, named, append-only migrations recorded
+in the ``migrations`` table; an applied migration is never edited, a new one is appended to ``MIGRATIONS``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tracescore.errors import StoreError
+from tracescore.result import TraceResult
+
+__all__ = ["MIGRATIONS", "Store"]
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_initial",
+        """
+        CREATE TABLE runs (
+            id TEXT PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT, command TEXT NOT NULL,
+            source TEXT, status TEXT NOT NULL DEFAULT 'running', summary TEXT
+        );
+        CREATE TABLE results (
+            id INTEGER PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs(id), trace_id TEXT, line INTEGER,
+            timestamp TEXT, diagnosis TEXT, scores TEXT NOT NULL, missing TEXT NOT NULL, errors TEXT NOT NULL,
+            notes TEXT NOT NULL, metadata TEXT NOT NULL
+        );
+        CREATE INDEX results_run ON results(run_id);
+        CREATE INDEX results_trace ON results(trace_id);
+        CREATE TABLE scores (
+            run_id TEXT NOT NULL, trace_id TEXT NOT NULL, name TEXT NOT NULL, value REAL, label TEXT,
+            reason TEXT, comment TEXT, metadata TEXT
+        );
+        CREATE INDEX scores_run_name ON scores(run_id, name);
+        CREATE TABLE citations (
+            run_id TEXT NOT NULL, trace_id TEXT NOT NULL, sentence_index INTEGER NOT NULL, marker TEXT,
+            target TEXT NOT NULL, kind TEXT NOT NULL, normalized TEXT NOT NULL, fetched INTEGER NOT NULL,
+            seen INTEGER NOT NULL
+        );
+        CREATE INDEX citations_run ON citations(run_id, trace_id);
+        """,
+    ),
+]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+class Store:
+    """A SQLite file holding runs and their results. Writes are batched; ``commit()`` makes them durable."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._migrate()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open store {str(self.path)!r}: {exc}") from exc
+        self._in_tx = False
+
+    # -- schema -------------------------------------------------------------------------------------------
+    def _migrate(self) -> None:
+        self._db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+        done = {row[0] for row in self._db.execute("SELECT name FROM migrations")}
+        for name, sql in MIGRATIONS:
+            if name in done:
+                continue
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in sql.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+                self._db.execute("INSERT INTO migrations VALUES (?, ?)", (name, _now()))
+                self._db.execute("COMMIT")
+            except sqlite3.Error:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def applied_migrations(self) -> list[str]:
+        return [row[0] for row in self._db.execute("SELECT name FROM migrations ORDER BY name")]
+
+    # -- writing ------------------------------------------------------------------------------------------
+    def start_run(self, command: str, source: str | None = None) -> str:
+        """Record a new run and return its id."""
+        run_id = uuid.uuid4().hex
+        self._execute(
+            "INSERT INTO runs (id, started_at, command, source) VALUES (?, ?, ?, ?)", (run_id, _now(), command, source)
+        )
+        return run_id
+
+    def finish_run(self, run_id: str, summary: dict[str, Any], status: str = "done") -> None:
+        self.commit()
+        self._execute(
+            "UPDATE runs SET finished_at = ?, status = ?, summary = ? WHERE id = ?",
+            (_now(), status, json.dumps(summary), run_id),
+        )
+
+    def add_result(self, run_id: str, result: TraceResult) -> None:
+        """Queue one trace's result, scores and citation rows in the open transaction."""
+        if not self._in_tx:
+            self._execute("BEGIN")
+            self._in_tx = True
+        tid = result.trace_id or f"line:{result.line}"
+        try:
+            self._db.execute(
+                "INSERT INTO results (run_id, trace_id, line, timestamp, diagnosis, scores, missing, errors, notes,"
+                " metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    result.trace_id,
+                    result.line,
+                    result.timestamp.isoformat() if result.timestamp else None,
+                    result.diagnosis,
+                    json.dumps(result.values),
+                    json.dumps(result.missing),
+                    json.dumps(result.errors),
+                    json.dumps(result.notes),
+                    json.dumps(result.metadata, default=str),
+                ),
+            )
+            self._db.executemany(
+                "INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        run_id,
+                        tid,
+                        s.name,
+                        float(s.value) if isinstance(s.value, bool | int | float) else None,
+                        s.value if isinstance(s.value, str) else None,
+                        s.reason,
+                        s.comment,
+                        json.dumps(s.metadata, default=str) if s.metadata else None,
+                    )
+                    for s in result.scores.values()
+                ],
+            )
+            self._db.executemany(
+                "INSERT INTO citations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        run_id,
+                        tid,
+                        c.sentence_index,
+                        c.marker,
+                        c.target,
+                        c.kind,
+                        c.normalized,
+                        int(c.fetched),
+                        int(c.seen),
+                    )
+                    for c in result.citations
+                ],
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write result of trace {tid!r} to {str(self.path)!r}: {exc}") from exc
+
+    def commit(self) -> None:
+        if self._in_tx:
+            self._execute("COMMIT")
+            self._in_tx = False
+
+    def close(self) -> None:
+        self.commit()
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading ------------------------------------------------------------------------------------------
+    def runs(self) -> list[dict[str, Any]]:
+        rows = self._db.execute(
+            "SELECT id, started_at, finished_at, command, source, status, summary FROM runs ORDER BY started_at"
+        )
+        keys = ("id", "started_at", "finished_at", "command", "source", "status", "summary")
+        return [dict(zip(keys, row, strict=True)) | {"summary": json.loads(row[6] or "null")} for row in rows]
+
+    def results(self, run_id: str) -> Iterator[dict[str, Any]]:
+        """The result lines of a run, in the documented result format."""
+        for row in self._db.execute(
+            "SELECT trace_id, line, timestamp, scores, missing, errors, notes, metadata FROM results"
+            " WHERE run_id = ? ORDER BY id",
+            (run_id,),
+        ):
+            yield {
+                "trace_id": row[0],
+                "line": row[1],
+                "timestamp": row[2],
+                "scores": json.loads(row[3]),
+                "missing": json.loads(row[4]),
+                "errors": json.loads(row[5]),
+                "notes": json.loads(row[6]),
+                "metadata": json.loads(row[7]),
+            }
+
+    def citations(self, run_id: str, trace_id: str | None = None) -> list[dict[str, Any]]:
+        sql = (
+            "SELECT trace_id, sentence_index, marker, target, kind, normalized, fetched, seen FROM citations"
+            " WHERE run_id = ?" + (" AND trace_id = ?" if trace_id else "")
+        )
+        keys = ("trace_id", "sentence_index", "marker", "target", "kind", "normalized", "fetched", "seen")
+        params = (run_id, trace_id) if trace_id else (run_id,)
+        return [dict(zip(keys, row, strict=True)) for row in self._db.execute(sql, params)]
+
+    def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> None:
+        try:
+            self._db.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise StoreError(f"store {str(self.path)!r}: {exc}") from exc

@@ -1,0 +1,122 @@
+"""The canonical ``Trace``: what a search-backed agent did, independent of the platform that recorded it.
+
+Every source and adapter produces this shape; every scorer reads only this shape. The model is versioned
+(``SCHEMA_VERSION``) and its JSON Schema is exported to ``schema/trace.schema.json`` (see ``json_schema()``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Citation",
+    "FetchStep",
+    "Hit",
+    "Labels",
+    "SearchStep",
+    "Step",
+    "Trace",
+    "json_schema",
+]
+
+SCHEMA_VERSION = "1"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Hit(_Model):
+    """One ranked result of a search call, as the agent saw it before deciding what to fetch."""
+
+    rank: int | None = Field(
+        default=None, ge=1, description="1-based rank within its own search call; list order if absent"
+    )
+    doc_id: str | None = None
+    url: str | None = None
+    title: str | None = None
+    snippet: str | None = None
+
+
+class SearchStep(_Model):
+    """A search tool call: the query the agent actually sent and the ranked hits that came back."""
+
+    kind: Literal["search"] = "search"
+    tool: str = "search"
+    query: str = ""
+    hits: list[Hit] = Field(default_factory=list)
+
+    def ranked_hits(self) -> list[tuple[int, Hit]]:
+        """Hits with their rank: the explicit ``rank`` when given, else the 1-based list position."""
+        return [(hit.rank if hit.rank is not None else i, hit) for i, hit in enumerate(self.hits, start=1)]
+
+
+class FetchStep(_Model):
+    """A fetch/read tool call: the page text exactly as the agent saw it (truncation included)."""
+
+    kind: Literal["fetch"] = "fetch"
+    tool: str = "fetch"
+    url: str | None = None
+    doc_id: str | None = None
+    text: str = ""
+    status: int | str | None = None
+    fetched_at: datetime | None = None
+
+
+Step = Annotated[SearchStep | FetchStep, Field(discriminator="kind")]
+
+
+class Citation(_Model):
+    """An explicit citation recorded by the agent (when it does not rely on inline markers in the answer)."""
+
+    url: str | None = None
+    doc_id: str | None = None
+    marker: str | None = None
+    sentence: str | None = Field(default=None, description="the answer sentence this citation backs, if known")
+
+
+class Labels(_Model):
+    """Optional ground truth. Scores that need a missing label are absent, with the reason."""
+
+    required_doc_ids: list[str] | None = None
+    expected_answer_contains: list[str] | None = None
+    gold_answer: str | None = None
+    expect_refusal: bool | None = None
+
+
+class Trace(_Model):
+    """One agent run: the question, the ordered search/fetch steps, the final answer, labels and metadata."""
+
+    schema_version: Literal["1"] = SCHEMA_VERSION
+    id: str = Field(min_length=1)
+    timestamp: datetime | None = None
+    question: str = ""
+    steps: list[Step] = Field(default_factory=list)
+    answer: str = ""
+    citations: list[Citation] | None = None
+    labels: Labels = Field(default_factory=Labels)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_as_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @property
+    def searches(self) -> list[SearchStep]:
+        return [s for s in self.steps if isinstance(s, SearchStep)]
+
+    @property
+    def fetches(self) -> list[FetchStep]:
+        return [s for s in self.steps if isinstance(s, FetchStep)]
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a trace line, as exported to ``schema/trace.schema.json``."""
+    schema = Trace.model_json_schema()
+    schema["$id"] = f"https://tracescore.dev/schema/trace-v{SCHEMA_VERSION}.json"
+    return schema
