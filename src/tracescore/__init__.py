@@ -23,7 +23,6 @@ from tracescore.trace import SCHEMA_VERSION, Citation, FetchStep, Hit, Labels, S
 __version__ = "0.1.0"
 
 __all__ = [
-    "SCHEMA_VERSION",
     "AdapterError",
     "Citation",
     "ConfigError",
@@ -34,6 +33,7 @@ __all__ = [
     "Labels",
     "LockError",
     "RunCounts",
+    "SCHEMA_VERSION",
     "Score",
     "SearchStep",
     "SinkError",

@@ -63,7 +63,7 @@ def score(traces: str, out: str | None, store_path: str, k: int, final_answer_pr
     counts = RunCounts()
     summary = Summary()
     try:
-        total = os.path.getsize(traces) if traces != "-" else None
+        total = _size(traces)
         store = Store(store_path)
         run_id = store.start_run("score", source=f"jsonl:{traces}")
         sink = JsonlSink(out) if out else None
@@ -101,6 +101,13 @@ def score(traces: str, out: str | None, store_path: str, k: int, final_answer_pr
     if counts.failed:
         click.echo(f"{counts.failed} of {counts.seen} lines could not be scored (see above)", err=True)
         sys.exit(EXIT_INPUT_ERRORS)
+
+
+def _size(path: str) -> int | None:
+    try:
+        return os.path.getsize(path) if path != "-" else None
+    except OSError:
+        return None  # read_jsonl raises the clear error
 
 
 def _counted(records, progress, task):  # type: ignore[no-untyped-def]

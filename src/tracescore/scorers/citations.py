@@ -31,8 +31,8 @@ SCORER_VERSION = "citations-1"
 _REF_LINE = re.compile(r"^\s*(?:[-*]\s*)?\[(\d{1,3})\]\s*:?\s*(?P<rest>.*\S)?\s*$")
 _REF_HEADING = re.compile(r"^\s*(?:#+\s*)?\**(references|sources|citations|bibliography)\**\s*:?\s*$", re.IGNORECASE)
 _MARKER = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\](?!\()")
-_MD_LINK = re.compile(r"\[([^\]\n]*)\]\((\S+?)\)")
-_BARE_URL = re.compile(r"(?<![(<\[\w])https?://[^\s<>\]\)\"']+", re.IGNORECASE)
+_MD_LINK = re.compile(r"\[([^\]\n]*)\]\(((?:[^\s()]|\([^\s()]*\))+)\)")
+_BARE_URL = re.compile(r"(?<!\w)https?://[^\s<>\]\"']+", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\[\"'(*]*[A-Z0-9])|\n+")
 _MARKERS_AFTER_STOP = re.compile(r"([.!?])((?:\s*\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])+)")
 _LEADING_MARKERS = re.compile(r"^(\s*\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])+")
@@ -85,6 +85,13 @@ class CitationRow:
         return self.kind != "text" and not self.seen
 
 
+def _trim_url(url: str) -> str:
+    """Drop sentence punctuation after a URL, and closing parentheses that it does not open (``(see https://…/a)``)."""
+    while url and (url[-1] in ".,;:!?'\"" or (url[-1] == ")" and url.count("(") < url.count(")"))):
+        url = url[:-1]
+    return url
+
+
 def split_sentences(text: str) -> list[str]:
     """Split prose into sentences; a run of markers opening a sentence belongs to the one before it."""
     text = _MARKERS_AFTER_STOP.sub(r"\2\1", text)
@@ -122,7 +129,7 @@ def parse_answer(answer: str) -> ParsedAnswer:
     for text in split_sentences("\n".join(body_lines)):
         links = [m.group(2) for m in _MD_LINK.finditer(text)]
         without_links = _MD_LINK.sub(" ", text)
-        links += [u.rstrip(".,;:!?") for u in _BARE_URL.findall(without_links)]
+        links += [_trim_url(u) for u in _BARE_URL.findall(without_links)]
         markers: list[str] = []
         for group in _MARKER.findall(without_links):
             for num in re.split(r"\s*[,;]\s*", group):
@@ -139,7 +146,7 @@ def _reference_target(ref: str) -> tuple[str, str]:
     """(kind, target) of a reference-list entry: its URL when it has one, else its text."""
     url = _URL_IN_TEXT.search(ref)
     if url:
-        return "url", url.group(0).rstrip(".,;:)")
+        return "url", _trim_url(url.group(0))
     return "text", ref
 
 

@@ -1,0 +1,108 @@
+"""Answer scorer: SQuAD v1.1 official definitions (reference implementation below), labels and refusals."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+
+import pytest
+
+from tracescore.scorers.answer import answer_scorer, exact_match, extract_final_answer, is_refusal, token_f1
+from tracescore.trace import Labels, Trace
+
+
+# The official SQuAD v1.1 evaluation script (evaluate-v1.1.py), verbatim in substance: the independent reference.
+def _official_normalize(s: str) -> str:
+    def remove_articles(text: str) -> str:
+        return re.sub(r"\b(a|an|the)\b", " ", text)
+
+    def white_space_fix(text: str) -> str:
+        return " ".join(text.split())
+
+    def remove_punc(text: str) -> str:
+        exclude = set(string.punctuation)
+        return "".join(ch for ch in text if ch not in exclude)
+
+    return white_space_fix(remove_articles(remove_punc(s.lower())))
+
+
+def _official_f1(prediction: str, ground_truth: str) -> float:
+    prediction_tokens = _official_normalize(prediction).split()
+    ground_truth_tokens = _official_normalize(ground_truth).split()
+    common = Counter(prediction_tokens) & Counter(ground_truth_tokens)
+    num_same = sum(common.values())
+    if num_same == 0:
+        return 0
+    precision = 1.0 * num_same / len(prediction_tokens)
+    recall = 1.0 * num_same / len(ground_truth_tokens)
+    return (2 * precision * recall) / (precision + recall)
+
+
+def _official_em(prediction: str, ground_truth: str) -> bool:
+    return _official_normalize(prediction) == _official_normalize(ground_truth)
+
+
+TRICKY = [
+    ("the the a Eiffel Tower", "Eiffel Tower"),  # repeated articles
+    ("", ""),  # empty strings: EM true, F1 0 in v1.1
+    ("", "Paris"),
+    ("Paris", ""),
+    ("rock-n-roll", "rock n roll"),  # punctuation inside words is removed, not split
+    ("rock–n–roll", "rock n roll"),  # unicode en dash is not ASCII punctuation
+    ("1990—1995", "1990 1995"),  # em dash
+    ("U.S.A.", "USA"),
+    ("An apple a day", "apple day"),
+    ("Theatre and the theater", "theatre theater"),  # 'the' inside words stays
+    ("café  Noël", "Café noël"),
+    ("Paris Paris Paris", "Paris"),  # repeated tokens count by multiplicity
+    ("Alexander Fleming's discovery", "Alexander Flemings discovery"),
+    ("  \t\n", "the"),
+]
+
+
+@pytest.mark.parametrize(("prediction", "gold"), TRICKY)
+def test_matches_official_squad_v11(prediction: str, gold: str) -> None:
+    assert token_f1(prediction, gold) == pytest.approx(_official_f1(prediction, gold))
+    assert exact_match(prediction, gold) == _official_em(prediction, gold)
+
+
+def test_number_words_as_digits_extension() -> None:
+    assert exact_match("Twenty days", "20 days")
+    assert token_f1("thirty days", "30 days") == 1.0
+
+
+def test_final_answer_prefix() -> None:
+    text = "I searched twice. Final Answer: Alexander Fleming"
+    assert extract_final_answer(text, "FINAL ANSWER:") == "Alexander Fleming"
+    assert extract_final_answer(text, None) == text
+    trace = Trace(id="t", answer=text, labels=Labels(gold_answer="Alexander Fleming"))
+    got = {s.name: s.value for s in answer_scorer()(trace)}
+    assert got["answer.exact_match"] is True and got["answer.token_f1"] == 1.0
+
+
+def _answer(answer: str, **labels: object) -> dict[str, object]:
+    trace = Trace(id="t", answer=answer, labels=Labels(**labels))
+    return {s.name: s.value if s.present else ("absent", s.reason) for s in answer_scorer()(trace)}
+
+
+def test_expected_contains_normalised() -> None:
+    assert _answer("You have THIRTY days.", expected_answer_contains=["30 days"])["answer.correct"] is True
+    assert _answer("Within 3 days", expected_answer_contains=["30 days"])["answer.correct"] is False
+    # word boundaries: '30 days' must not match '130 days'
+    assert _answer("within 130 days", expected_answer_contains=["30 days"])["answer.correct"] is False
+    got = _answer("x", expected_answer_contains=["a", "x"])
+    assert got["answer.correct"] is False  # 'a' normalises to nothing: it can never be shown present
+
+
+def test_refusal() -> None:
+    assert is_refusal("I could not find any information about that.")
+    assert not is_refusal("Returns are accepted within 30 days.")
+    assert _answer("I don't know.", expect_refusal=True)["answer.correct"] is True
+    assert _answer("Yes, lifetime warranty.", expect_refusal=True)["answer.correct"] is False
+
+
+def test_absent_without_labels() -> None:
+    got = _answer("anything")
+    assert got["answer.correct"][0] == "absent"
+    assert got["answer.token_f1"] == ("absent", "no gold_answer label")

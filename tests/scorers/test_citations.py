@@ -1,0 +1,154 @@
+"""Citation parsing and the citation scores: unit cases and every ExpertQA record, checked against a separate count."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tracescore.scorers.citations import citation_scorer, parse_answer, split_sentences
+from tracescore.trace import FetchStep, Hit, SearchStep, Trace
+from tracescore.urls import normalize_url
+
+
+def _scores(trace: Trace) -> dict[str, object]:
+    return {s.name: (s.value if s.present else ("absent", s.reason)) for s in citation_scorer()(trace)}
+
+
+def test_reference_list_forms_and_unresolved_marker() -> None:
+    parsed = parse_answer(
+        "Returns take 30 days [1]. Refunds go to the card.[2] Shipping is free [3].\n\n"
+        "Sources:\n[1] https://a.example/returns\n[2]: https://a.example/refunds\n[4] Smith, J. (2020). A book."
+    )
+    assert [s.markers for s in parsed.sentences] == [["1"], ["2"], ["3"]]
+    assert parsed.references == {"1": "https://a.example/returns", "2": "https://a.example/refunds",
+                                 "4": "Smith, J. (2020). A book."}
+    assert parsed.unresolved_markers == ["3"]
+    assert parsed.uncited_references == ["4"]
+
+
+def test_markdown_links_and_bare_urls() -> None:
+    parsed = parse_answer("K2 is tall ([wiki](https://en.wikipedia.org/wiki/K2)). See https://x.example/a, too.")
+    assert parsed.sentences[0].links == ["https://en.wikipedia.org/wiki/K2"]
+    assert parsed.sentences[1].links == ["https://x.example/a"]
+    parens = parse_answer("A440 ([w](https://en.wikipedia.org/wiki/A440_(pitch))). B (https://x.example/B_(c)).")
+    assert [s.links for s in parens.sentences] == [["https://en.wikipedia.org/wiki/A440_(pitch)"],
+                                                  ["https://x.example/B_(c)"]]
+
+
+def test_grouped_markers() -> None:
+    parsed = parse_answer("Both agree [1, 2][3].\n[1] https://a.example\n[2] https://b.example\n[3] https://c.example")
+    assert parsed.sentences[0].markers == ["1", "2", "3"]
+
+
+def test_split_sentences_keeps_trailing_markers_with_their_sentence() -> None:
+    assert split_sentences("One. [1] Two [2]. Three.") == ["One [1].", "Two [2].", "Three."]
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("HTTPS://Example.COM/Path/", "https://example.com/Path"),
+        ("https://example.com/a?utm_source=x&id=3&gclid=9#frag", "https://example.com/a?id=3"),
+        ("https://example.com:443/a", "https://example.com/a"),
+        ("https://example.com/a?b=2&a=1", "https://example.com/a?a=1&b=2"),
+    ],
+)
+def test_url_normalisation(a: str, b: str) -> None:
+    assert normalize_url(a) == normalize_url(b)
+
+
+def test_paths_keep_their_case() -> None:
+    assert normalize_url("https://example.com/Wiki/K2") != normalize_url("https://example.com/wiki/k2")
+
+
+def _trace(answer: str, hits: list[str], fetched: list[tuple[str, int]]) -> Trace:
+    return Trace(
+        id="t",
+        answer=answer,
+        steps=[SearchStep(hits=[Hit(url=u) for u in hits]),
+               *[FetchStep(url=u, text="page", status=st) for u, st in fetched]],
+    )
+
+
+def test_scores_unfetched_fabricated_coverage() -> None:
+    answer = ("A [1]. B [2]. C has no citation. D [3].\n\n[1] https://a.example/x?utm_source=s\n"
+              "[2] https://b.example/y\n[3] https://invented.example/z")
+    got = _scores(_trace(answer, ["https://a.example/x", "https://b.example/y"], [("https://A.example/x/", 200)]))
+    assert got["citation.coverage"] == pytest.approx(3 / 4)
+    assert got["citation.unfetched_rate"] == pytest.approx(2 / 3)
+    assert got["citation.fabricated_count"] == 1.0
+
+
+def test_failed_fetch_counts_as_unfetched() -> None:
+    answer = "A [1].\n[1] https://a.example/x"
+    got = _scores(_trace(answer, ["https://a.example/x"], [("https://a.example/x", 404)]))
+    assert got["citation.unfetched_rate"] == 1.0
+    assert got["citation.fabricated_count"] == 0.0
+
+
+def test_empty_and_uncited_answers_are_not_zeroed() -> None:
+    assert _scores(_trace("", [], []))["citation.coverage"] == ("absent", "empty answer")
+    got = _scores(_trace("No citations at all.", [], []))
+    assert got["citation.coverage"] == 0.0  # computed: one sentence, none cited
+    assert got["citation.unfetched_rate"] == ("absent", "answer cites no URL or doc id")
+
+
+def test_non_url_citations_and_unicode_do_not_crash() -> None:
+    answer = "Ünïcödé claim — with emoji 🏔️ [1]. Another [2] [x] [](). \n[1] Personal communication, 2021\n[2] ftp:/bad"
+    got = _scores(_trace(answer + "\n" + "x" * 200_000, [], []))
+    assert got["citation.fabricated_count"] == 0.0
+
+
+# --- ExpertQA: every record, cited-but-unread and listed-but-never-cited against an independent count -----------
+
+_MARK = re.compile(r"\[(\d+)\]")
+
+
+def _expertqa_traces(path: Path) -> list[tuple[Trace, set[str], set[str]]]:
+    """(trace, expected cited-but-unread URLs, expected listed-but-never-cited markers) per answer."""
+    out = []
+    for n, line in enumerate(path.read_text().splitlines()):
+        record = json.loads(line)
+        for system, ans in record["answers"].items():
+            refs: dict[str, str] = {}
+            for entry in ans.get("attribution") or []:
+                m = re.match(r"\[(\d+)\]\s*(\S+)", entry)
+                if m:
+                    refs.setdefault(m.group(1), m.group(2))
+            read: dict[str, str] = {}
+            for claim in ans.get("claims") or []:
+                for ev in claim.get("evidence") or []:
+                    m = re.match(r"\[(\d+)\]\s*(\S+)\s*\n\n(.+)", ev, re.DOTALL)
+                    if m and m.group(3).strip():
+                        read[m.group(2)] = m.group(3)
+            body = ans["answer_string"]
+            cited = set(_MARK.findall(body))
+            simple = {u.lower().rstrip("/") for u in read}
+            unread = {refs[c].lower().rstrip("/") for c in cited if c in refs} - simple
+            never_cited = set(refs) - cited
+            answer = body + "\n\nReferences:\n" + "\n".join(f"[{k}] {u}" for k, u in refs.items())
+            steps = [SearchStep(hits=[Hit(url=u) for u in refs.values()]),
+                     *[FetchStep(url=u, text=t) for u, t in read.items()]]
+            out.append((Trace(id=f"{n}-{system}", question=record["question"], answer=answer, steps=steps),
+                        unread, never_cited))
+    return out
+
+
+def test_expertqa_every_record(shared_data: Path) -> None:
+    cases = _expertqa_traces(shared_data / "expertqa" / "rand_val.jsonl")
+    assert len(cases) > 200
+    total_unread = total_uncited = 0
+    for trace, unread, never_cited in cases:
+        scores = {s.name: s for s in citation_scorer()(trace)}
+        unfetched = scores["citation.unfetched_rate"]
+        got_unread = {u.lower().rstrip("/") for u in unfetched.metadata.get("unfetched", [])}
+        assert got_unread == {normalize_url(u).lower() for u in unread}, trace.id
+        assert set(parse_answer(trace.answer).uncited_references) == never_cited, trace.id
+        assert scores["citation.fabricated_count"].value == 0.0, trace.id  # every reference was a search hit
+        total_unread += len(unread)
+        total_uncited += len(never_cited)
+    # the data set has both failure kinds (bing_chat/gpt4 evidence is URL-only; rr_* list references never cited)
+    assert total_unread > 50 and total_uncited > 50

@@ -1,0 +1,136 @@
+"""Retrieval scorer: unit cases, trec_eval's reference outputs, and ir-measures on random rankings."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from pathlib import Path
+
+import ir_measures
+import pytest
+from ir_measures import RR, R
+
+from tracescore.scorers.retrieval import doc_family, retrieval_scorer
+from tracescore.trace import Hit, Labels, SearchStep, Trace
+
+
+def _trace(*rankings: list[str], required: list[str] | None, **labels: object) -> Trace:
+    steps = [SearchStep(query=f"q{i}", hits=[Hit(doc_id=d) for d in docs]) for i, docs in enumerate(rankings)]
+    return Trace(id="t", steps=steps, labels=Labels(required_doc_ids=required, **labels))
+
+
+def _scores(trace: Trace, k: int = 5) -> dict[str, object]:
+    return {s.name: (s.value if s.present else ("absent", s.reason)) for s in retrieval_scorer(k=k)(trace)}
+
+
+def test_recall_unions_search_calls_and_rank_is_per_call() -> None:
+    trace = _trace(["x", "a", "y"], ["b", "z", "w", "v", "u", "c"], required=["a", "b", "c"])
+    got = _scores(trace, k=5)
+    assert got["retrieval.recall_at_5"] == pytest.approx(2 / 3)  # c is at rank 6 of call 2
+    assert got["retrieval.first_hit_rank"] == 1.0  # b is first in its own call
+    assert got["retrieval.retrieved_any"] is True
+
+
+def test_k_is_part_of_the_name() -> None:
+    names = {s.name for s in retrieval_scorer(k=10)(_trace(["a"], required=["a"]))}
+    assert "retrieval.recall_at_10" in names and "retrieval.recall_at_5" not in names
+
+
+def test_explicit_rank_and_url_matching() -> None:
+    steps = [SearchStep(hits=[Hit(rank=3, url="https://Docs.example.com/a/?utm_source=x"), Hit(rank=1, doc_id="z")])]
+    trace = Trace(id="t", steps=steps, labels=Labels(required_doc_ids=["https://docs.example.com/a"]))
+    got = _scores(trace)
+    assert got["retrieval.recall_at_5"] == 1.0
+    assert got["retrieval.first_hit_rank"] == 3.0
+
+
+def test_absent_not_zero() -> None:
+    assert _scores(Trace(id="t"))["retrieval.recall_at_5"] == ("absent", "no search step in trace")
+    got = _scores(_trace(["a"], required=None))
+    assert got["retrieval.recall_at_5"] == ("absent", "no required_doc_ids label")
+    assert got["retrieval.retrieved_any"] is True
+    miss = _scores(_trace(["x"], required=["a"]))
+    assert miss["retrieval.recall_at_5"] == 0.0
+    assert miss["retrieval.first_hit_rank"] == ("absent", "no required doc came back in any search call")
+    empty = _scores(_trace([], required=["a"]))
+    assert empty["retrieval.retrieved_any"] is False
+
+
+def test_refusal_case_gives_no_recall() -> None:
+    got = _scores(_trace(["x"], required=[], expect_refusal=True))
+    assert got["retrieval.recall_at_5"][0] == "absent"
+    assert "refusal case" in got["retrieval.recall_at_5"][1]
+
+
+def test_stale_label_is_a_labelling_task_not_a_miss() -> None:
+    got = _scores(_trace(["policy-returns-v3", "other"], required=["policy-returns-v4"]))
+    status, reason = got["retrieval.recall_at_5"]
+    assert status == "absent"
+    assert "stale label" in reason and "policy-returns-v4" in reason and "policy-returns-v3" in reason
+    # the exact version found deeper than k is a real ranking miss, not a stale label
+    deep = _scores(_trace(["policy-returns-v3", "a", "b", "c", "d", "policy-returns-v4"], required=["policy-returns-v4"]))
+    assert deep["retrieval.recall_at_5"] == 0.0
+
+
+@pytest.mark.parametrize(("doc_id", "family"), [("policy-returns-v4", "policy-returns"), ("spec_v2.1", "spec"),
+                                                ("plain-doc", None)])
+def test_doc_family(doc_id: str, family: str | None) -> None:
+    assert doc_family(doc_id) == family
+
+
+# --- trec_eval reference outputs --------------------------------------------------------------------------------
+
+def _read_trec(folder: Path) -> tuple[dict[str, set[str]], dict[str, list[str]], dict[tuple[str, str], float]]:
+    relevant: dict[str, set[str]] = defaultdict(set)
+    for line in (folder / "qrels.test").read_text().splitlines():
+        qid, _, doc, rel = line.split()
+        if int(rel) > 0:
+            relevant[qid].add(doc)
+    rows: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    for line in (folder / "results.test").read_text().splitlines():
+        qid, _, doc, _, sc, _ = line.split()
+        rows[qid].append((float(sc), doc))
+    # trec_eval ranks by score descending, ties broken by docno descending
+    ranked = {q: [d for _, d in sorted(r, key=lambda p: (p[0], p[1]), reverse=True)] for q, r in rows.items()}
+    expected: dict[tuple[str, str], float] = {}
+    for line in (folder / "out.test.aq").read_text().splitlines():
+        measure, qid, value = line.split()
+        if measure in ("recall_5", "recall_10", "recip_rank"):
+            expected[(measure, qid)] = float(value)
+    return relevant, ranked, expected
+
+
+def test_matches_trec_eval_reference_per_query(shared_data: Path) -> None:
+    relevant, ranked, expected = _read_trec(shared_data / "trec_eval")
+    assert set(ranked) == {"301", "302", "303"}
+    for qid, docs in ranked.items():
+        trace = _trace(docs, required=sorted(relevant[qid]))
+        for k in (5, 10):
+            got = _scores(trace, k=k)[f"retrieval.recall_at_{k}"]
+            assert round(got, 4) == expected[(f"recall_{k}", qid)], (qid, k)
+        rank = _scores(trace)["retrieval.first_hit_rank"]
+        assert round(1 / rank, 4) == expected[("recip_rank", qid)], qid
+
+
+def test_matches_ir_measures_on_random_rankings() -> None:
+    rng = random.Random(1234)
+    qrels, run, ours = {}, {}, {}
+    for q in range(60):
+        pool = [f"d{i}" for i in range(40)]
+        rels = rng.sample(pool, rng.randint(1, 8))
+        ranking = rng.sample(pool, rng.randint(1, 30))
+        qid = f"q{q}"
+        qrels[qid] = {d: 1 for d in rels}
+        run[qid] = {d: float(len(ranking) - i) for i, d in enumerate(ranking)}
+        scored = _scores(_trace(ranking, required=rels), k=5)
+        ours[qid] = (scored["retrieval.recall_at_5"], scored["retrieval.first_hit_rank"])
+    checked = 0
+    for metric in ir_measures.iter_calc([R @ 5, RR], qrels, run):
+        recall, rank = ours[metric.query_id]
+        if metric.measure == R @ 5:
+            assert recall == pytest.approx(metric.value, abs=1e-9), metric
+        else:
+            want = 0.0 if isinstance(rank, tuple) else 1 / rank
+            assert want == pytest.approx(metric.value, abs=1e-9), metric
+        checked += 1
+    assert checked == 120
