@@ -78,8 +78,12 @@ def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_huge_pages_and_empty_answers(tmp_path: Path) -> None:
-    trace = {"id": "big", "answer": "", "steps": [{"kind": "fetch", "url": "https://a.example", "text": "é" * 5_000_000}],
-             "labels": {"required_doc_ids": ["a"], "expected_answer_contains": ["x"]}}
+    trace = {
+        "id": "big",
+        "answer": "",
+        "steps": [{"kind": "fetch", "url": "https://a.example", "text": "é" * 5_000_000}],
+        "labels": {"required_doc_ids": ["a"], "expected_answer_contains": ["x"]},
+    }
     path = tmp_path / "big.jsonl"
     path.write_text(json.dumps(trace) + "\n")
     out = tmp_path / "r.jsonl"

@@ -29,7 +29,16 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 def test_readme_documents_every_score_name() -> None:
     readme = (REPO / "README.md").read_text()
-    for name in ("retrieval.recall_at_5", "retrieval.first_hit_rank", "retrieval.retrieved_any", "citation.coverage",
-                 "citation.unfetched_rate", "citation.fabricated_count", "answer.correct", "answer.token_f1",
-                 "answer.exact_match", "diagnosis"):
+    for name in (
+        "retrieval.recall_at_5",
+        "retrieval.first_hit_rank",
+        "retrieval.retrieved_any",
+        "citation.coverage",
+        "citation.unfetched_rate",
+        "citation.fabricated_count",
+        "answer.correct",
+        "answer.token_f1",
+        "answer.exact_match",
+        "diagnosis",
+    ):
         assert re.search(rf"`{re.escape(name)}`", readme), name

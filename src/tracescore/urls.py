@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 __all__ = ["TRACKING_PARAMS", "is_url", "normalize_url"]
@@ -11,6 +12,7 @@ TRACKING_PARAMS = frozenset(
     {"gclid", "fbclid", "msclkid", "dclid", "yclid", "mc_cid", "mc_eid", "_ga", "_gl", "igshid", "ref_src", "srsltid"}
 )
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_ALREADY_CANONICAL = re.compile(r"^https?://[a-z0-9.-]+(?:/[^?#\s%]*[^/?#\s%])?$")
 _URL = re.compile(r"^[a-z][a-z0-9+.-]*://[^\s]+$", re.IGNORECASE)
 
 
@@ -19,11 +21,14 @@ def is_url(text: str) -> bool:
     return bool(_URL.match(text.strip()))
 
 
+@lru_cache(maxsize=4096)
 def normalize_url(url: str) -> str:
     """Canonical form: lower-case scheme and host, no default port, fragment, tracking parameters or trailing slash.
 
     The query keeps its other parameters in sorted order; the path keeps its case (paths are case-sensitive).
     """
+    if _ALREADY_CANONICAL.match(url):
+        return url  # fast path: lower-case host, no port, query, fragment or trailing slash
     text = url.strip().strip("<>")
     try:
         parts = urlsplit(text)

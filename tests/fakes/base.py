@@ -167,7 +167,8 @@ class FakeServer:
 
     def requests_to(self, path_prefix: str, method: str | None = None) -> list[Request]:
         with self._lock:
-            return [r for r in self.requests if r.path.startswith(path_prefix) and (method is None or r.method == method)]
+            return [r for r in self.requests
+                    if r.path.startswith(path_prefix) and (method is None or r.method == method)]
 
     def start(self) -> FakeServer:
         self._thread.start()

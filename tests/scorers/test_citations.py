@@ -23,8 +23,11 @@ def test_reference_list_forms_and_unresolved_marker() -> None:
         "Sources:\n[1] https://a.example/returns\n[2]: https://a.example/refunds\n[4] Smith, J. (2020). A book."
     )
     assert [s.markers for s in parsed.sentences] == [["1"], ["2"], ["3"]]
-    assert parsed.references == {"1": "https://a.example/returns", "2": "https://a.example/refunds",
-                                 "4": "Smith, J. (2020). A book."}
+    assert parsed.references == {
+        "1": "https://a.example/returns",
+        "2": "https://a.example/refunds",
+        "4": "Smith, J. (2020). A book.",
+    }
     assert parsed.unresolved_markers == ["3"]
     assert parsed.uncited_references == ["4"]
 
@@ -34,8 +37,10 @@ def test_markdown_links_and_bare_urls() -> None:
     assert parsed.sentences[0].links == ["https://en.wikipedia.org/wiki/K2"]
     assert parsed.sentences[1].links == ["https://x.example/a"]
     parens = parse_answer("A440 ([w](https://en.wikipedia.org/wiki/A440_(pitch))). B (https://x.example/B_(c)).")
-    assert [s.links for s in parens.sentences] == [["https://en.wikipedia.org/wiki/A440_(pitch)"],
-                                                  ["https://x.example/B_(c)"]]
+    assert [s.links for s in parens.sentences] == [
+        ["https://en.wikipedia.org/wiki/A440_(pitch)"],
+        ["https://x.example/B_(c)"],
+    ]
 
 
 def test_grouped_markers() -> None:
@@ -68,14 +73,18 @@ def _trace(answer: str, hits: list[str], fetched: list[tuple[str, int]]) -> Trac
     return Trace(
         id="t",
         answer=answer,
-        steps=[SearchStep(hits=[Hit(url=u) for u in hits]),
-               *[FetchStep(url=u, text="page", status=st) for u, st in fetched]],
+        steps=[
+            SearchStep(hits=[Hit(url=u) for u in hits]),
+            *[FetchStep(url=u, text="page", status=st) for u, st in fetched],
+        ],
     )
 
 
 def test_scores_unfetched_fabricated_coverage() -> None:
-    answer = ("A [1]. B [2]. C has no citation. D [3].\n\n[1] https://a.example/x?utm_source=s\n"
-              "[2] https://b.example/y\n[3] https://invented.example/z")
+    answer = (
+        "A [1]. B [2]. C has no citation. D [3].\n\n[1] https://a.example/x?utm_source=s\n"
+        "[2] https://b.example/y\n[3] https://invented.example/z"
+    )
     got = _scores(_trace(answer, ["https://a.example/x", "https://b.example/y"], [("https://A.example/x/", 200)]))
     assert got["citation.coverage"] == pytest.approx(3 / 4)
     assert got["citation.unfetched_rate"] == pytest.approx(2 / 3)
@@ -130,10 +139,17 @@ def _expertqa_traces(path: Path) -> list[tuple[Trace, set[str], set[str]]]:
             unread = {refs[c].lower().rstrip("/") for c in cited if c in refs} - simple
             never_cited = set(refs) - cited
             answer = body + "\n\nReferences:\n" + "\n".join(f"[{k}] {u}" for k, u in refs.items())
-            steps = [SearchStep(hits=[Hit(url=u) for u in refs.values()]),
-                     *[FetchStep(url=u, text=t) for u, t in read.items()]]
-            out.append((Trace(id=f"{n}-{system}", question=record["question"], answer=answer, steps=steps),
-                        unread, never_cited))
+            steps = [
+                SearchStep(hits=[Hit(url=u) for u in refs.values()]),
+                *[FetchStep(url=u, text=t) for u, t in read.items()],
+            ]
+            out.append(
+                (
+                    Trace(id=f"{n}-{system}", question=record["question"], answer=answer, steps=steps),
+                    unread,
+                    never_cited,
+                )
+            )
     return out
 
 

@@ -68,17 +68,21 @@ def test_stale_label_is_a_labelling_task_not_a_miss() -> None:
     assert status == "absent"
     assert "stale label" in reason and "policy-returns-v4" in reason and "policy-returns-v3" in reason
     # the exact version found deeper than k is a real ranking miss, not a stale label
-    deep = _scores(_trace(["policy-returns-v3", "a", "b", "c", "d", "policy-returns-v4"], required=["policy-returns-v4"]))
+    deep = _scores(
+        _trace(["policy-returns-v3", "a", "b", "c", "d", "policy-returns-v4"], required=["policy-returns-v4"])
+    )
     assert deep["retrieval.recall_at_5"] == 0.0
 
 
-@pytest.mark.parametrize(("doc_id", "family"), [("policy-returns-v4", "policy-returns"), ("spec_v2.1", "spec"),
-                                                ("plain-doc", None)])
+@pytest.mark.parametrize(
+    ("doc_id", "family"), [("policy-returns-v4", "policy-returns"), ("spec_v2.1", "spec"), ("plain-doc", None)]
+)
 def test_doc_family(doc_id: str, family: str | None) -> None:
     assert doc_family(doc_id) == family
 
 
 # --- trec_eval reference outputs --------------------------------------------------------------------------------
+
 
 def _read_trec(folder: Path) -> tuple[dict[str, set[str]], dict[str, list[str]], dict[tuple[str, str], float]]:
     relevant: dict[str, set[str]] = defaultdict(set)

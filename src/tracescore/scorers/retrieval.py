@@ -24,8 +24,12 @@ def _key(ident: str) -> str:
     return normalize_url(ident) if is_url(ident) else ident.strip()
 
 
-def _hit_keys(hit: Hit) -> set[str]:
-    return {_key(v) for v in (hit.doc_id, hit.url) if v}
+def _hit_keys(hit: Hit, urls: bool = True) -> set[str]:
+    """The ids a hit answers to: its doc_id, and its normalised URL when ``urls`` (some required id is a URL)."""
+    keys = {hit.doc_id.strip()} if hit.doc_id else set()
+    if hit.url and (urls or not hit.doc_id):
+        keys.add(_key(hit.url))
+    return keys
 
 
 def doc_family(doc_id: str) -> str | None:
@@ -68,7 +72,10 @@ def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
                 absent("retrieval.first_hit_rank", reason),
                 absent("retrieval.retrieved_any", reason),
             ]
-        ranked = [sorted(((rank, _hit_keys(h)) for rank, h in s.ranked_hits()), key=lambda p: p[0]) for s in searches]
+        urls = any(is_url(r) for r in trace.labels.required_doc_ids or [])
+        ranked = [
+            sorted(((rank, _hit_keys(h, urls)) for rank, h in s.ranked_hits()), key=lambda p: p[0]) for s in searches
+        ]
         any_hit = any(s.hits for s in searches)
         out = [
             score("retrieval.retrieved_any", any_hit, comment=None if any_hit else "every search call came back empty")
