@@ -116,5 +116,11 @@ def _counted(records, progress, task):  # type: ignore[no-untyped-def]
         yield record
 
 
+from tracescore.cli_job import backfill, init, run  # noqa: E402 - the job commands (issue #6)
+
+main.add_command(run)
+main.add_command(backfill)
+main.add_command(init)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

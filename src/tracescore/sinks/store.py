@@ -47,6 +47,25 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX citations_run ON citations(run_id, trace_id);
         """,
     ),
+    (
+        "0002_job_state",
+        """
+        CREATE TABLE watermarks (
+            source_key TEXT PRIMARY KEY, low TEXT NOT NULL, watermark TEXT NOT NULL, run_id TEXT,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE scored_traces (
+            scope TEXT NOT NULL, trace_key TEXT NOT NULL, trace_ts TEXT, status TEXT NOT NULL, run_id TEXT NOT NULL,
+            scored_at TEXT NOT NULL, PRIMARY KEY (scope, trace_key)
+        );
+        CREATE TABLE backfills (
+            id TEXT PRIMARY KEY, source_key TEXT NOT NULL, fingerprint TEXT NOT NULL, start TEXT NOT NULL,
+            stop TEXT NOT NULL, chunks INTEGER NOT NULL, done_until TEXT NOT NULL, status TEXT NOT NULL,
+            created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+        );
+        CREATE INDEX backfills_source ON backfills(source_key, fingerprint, start, stop)
+        """,
+    ),
 ]
 
 
@@ -163,6 +182,23 @@ class Store:
             )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write result of trace {tid!r} to {str(self.path)!r}: {exc}") from exc
+
+    def write(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """Queue rows of another module's table (job state) in the open transaction, committed with the results."""
+        if not self._in_tx:
+            self._execute("BEGIN")
+            self._in_tx = True
+        try:
+            self._db.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            raise StoreError(f"store {str(self.path)!r}: {exc}") from exc
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a read query (job state, reports)."""
+        try:
+            return self._db.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"store {str(self.path)!r}: {exc}") from exc
 
     def commit(self) -> None:
         if self._in_tx:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
 from tracescore.errors import InputError
 
-__all__ = ["Record", "read_jsonl"]
+__all__ = ["JsonlSource", "Record", "read_jsonl", "record_time"]
 
 
 @dataclass(frozen=True)
@@ -43,3 +45,33 @@ def _lines(handle: IO[bytes]) -> Iterator[Record]:
     for number, raw in enumerate(handle, start=1):
         if raw.strip():
             yield Record(payload=raw, line=number, size=len(raw))
+
+
+class JsonlSource:
+    """A JSONL file of canonical traces as a windowed ``Source``: lines whose ``timestamp`` is in ``[since, until)``.
+
+    A line without a readable timestamp is yielded in every window, so the adapter reports it (it is never skipped
+    silently); the pipeline's per-trace marks keep it from being reported twice.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def records(self, since: datetime, until: datetime | None = None) -> Iterator[Record]:
+        for record in read_jsonl(self.path):
+            moment = record_time(record.payload)
+            if moment is None or (moment >= since and (until is None or moment < until)):
+                yield record
+
+
+def record_time(payload: object) -> datetime | None:
+    """The ``timestamp`` of a canonical trace line as aware UTC, or None when it has none or cannot be read."""
+    try:
+        data = json.loads(payload) if isinstance(payload, str | bytes | bytearray) else payload
+        value = data.get("timestamp") if isinstance(data, dict) else None
+        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
