@@ -215,7 +215,6 @@ def _score_langfuse(
         config = load_config(config_path)
         window = LangfuseWindow.from_settings(start, end, config.langfuse, **filters)
         credentials = LangfuseCredentials.from_env()
-        client = make_client(credentials, timeout=config.langfuse.timeout)
         store = Store(store_path)
         run_id = store.start_run(
             "score", source=f"langfuse:{credentials.base_url} {start.isoformat()}..{end.isoformat()}"
@@ -223,14 +222,15 @@ def _score_langfuse(
         sink = JsonlSink(out) if out else None
         status = "failed"
         try:
-            results = score_langfuse_window(client, window, scorers, config=config, write_back=write_back, run=run)
-            for n, result in enumerate(results, start=1):
-                summary.add(result.to_json())
-                store.add_result(run_id, result)
-                if sink:
-                    sink.write(result)
-                if n % 500 == 0:
-                    store.commit()
+            with make_client(credentials, timeout=config.langfuse.timeout) as client:
+                results = score_langfuse_window(client, window, scorers, config=config, write_back=write_back, run=run)
+                for n, result in enumerate(results, start=1):
+                    summary.add(result.to_json())
+                    store.add_result(run_id, result)
+                    if sink:
+                        sink.write(result)
+                    if n % 500 == 0:
+                        store.commit()
             status = "done"
         finally:
             if sink:

@@ -9,6 +9,8 @@ connections, a 2xx body cut short). The ``langfuse`` package is imported only wh
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -59,23 +61,27 @@ class LangfuseCredentials:
         return cls(env["LANGFUSE_PUBLIC_KEY"], env["LANGFUSE_SECRET_KEY"], base_url.rstrip("/"))
 
 
-def make_client(credentials: LangfuseCredentials, *, timeout: float = 30.0) -> LangfuseAPI:
-    """The bare synchronous API client (no global tracer provider, no background exporter)."""
+@contextmanager
+def make_client(credentials: LangfuseCredentials, *, timeout: float = 30.0) -> Iterator[LangfuseAPI]:
+    """The bare synchronous API client (no global tracer provider, no background exporter), closed on exit."""
     try:
+        import httpx
         from langfuse.api import LangfuseAPI
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ConfigError("the langfuse source needs the langfuse SDK: pip install 'tracescore[langfuse]'") from exc
     from tracescore import __version__
 
-    return LangfuseAPI(
-        base_url=credentials.base_url,
-        username=credentials.public_key,
-        password=credentials.secret_key,
-        x_langfuse_public_key=credentials.public_key,
-        x_langfuse_sdk_name="tracescore",
-        x_langfuse_sdk_version=__version__,
-        timeout=timeout,
-    )
+    with httpx.Client(timeout=timeout, follow_redirects=True) as http:
+        yield LangfuseAPI(
+            base_url=credentials.base_url,
+            username=credentials.public_key,
+            password=credentials.secret_key,
+            x_langfuse_public_key=credentials.public_key,
+            x_langfuse_sdk_name="tracescore",
+            x_langfuse_sdk_version=__version__,
+            timeout=timeout,
+            httpx_client=http,
+        )
 
 
 def request_options(timeout: float) -> dict[str, Any]:

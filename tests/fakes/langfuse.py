@@ -423,3 +423,8 @@ def _truncated_metadata(value: Any, expand: set[str]) -> Any:
         text = item if isinstance(item, str) else json.dumps(item)
         out[key] = item if key in expand or len(text) <= 200 else text[:200]
     return out
+
+
+def env_for(server: FakeLangfuse) -> dict[str, str]:
+    """The environment variables that point tracescore at ``server``."""
+    return {"LANGFUSE_PUBLIC_KEY": PUBLIC_KEY, "LANGFUSE_SECRET_KEY": SECRET_KEY, "LANGFUSE_BASE_URL": server.url}
