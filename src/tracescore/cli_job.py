@@ -70,9 +70,11 @@ def _setup(config_path: str | None) -> Any:
     from tracescore.job.platforms import build_setup
 
     try:
-        return build_setup(load_config(config_path))
+        setup = build_setup(load_config(config_path))
     except ConfigError as exc:
         _fail(EXIT_BAD_CONFIG, str(exc))
+    click.get_current_context().call_on_close(setup.close)
+    return setup
 
 
 def _emit(summary: dict[str, Any]) -> None:

@@ -9,7 +9,7 @@ connections, a 2xx body cut short). The ``langfuse`` package is imported only wh
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -62,8 +62,13 @@ class LangfuseCredentials:
 
 
 @contextmanager
-def make_client(credentials: LangfuseCredentials, *, timeout: float = 30.0) -> Iterator[LangfuseAPI]:
-    """The bare synchronous API client (no global tracer provider, no background exporter), closed on exit."""
+def make_client(
+    credentials: LangfuseCredentials, *, timeout: float = 30.0, on_request: Callable[[Any], None] | None = None
+) -> Iterator[LangfuseAPI]:
+    """The bare synchronous API client (no global tracer provider, no background exporter), closed on exit.
+
+    ``on_request`` runs before every HTTP request (the job's request-rate limiter and request counter).
+    """
     try:
         import httpx
         from langfuse.api import LangfuseAPI
@@ -71,7 +76,8 @@ def make_client(credentials: LangfuseCredentials, *, timeout: float = 30.0) -> I
         raise ConfigError("the langfuse source needs the langfuse SDK: pip install 'tracescore[langfuse]'") from exc
     from tracescore import __version__
 
-    with httpx.Client(timeout=timeout, follow_redirects=True) as http:
+    hooks = {"request": [on_request]} if on_request is not None else None
+    with httpx.Client(timeout=timeout, follow_redirects=True, event_hooks=hooks) as http:
         yield LangfuseAPI(
             base_url=credentials.base_url,
             username=credentials.public_key,

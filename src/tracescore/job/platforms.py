@@ -6,7 +6,8 @@ Platform SDKs are imported here lazily, only for the platform the file names.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tracescore.adapters import Adapter, get_adapter
@@ -38,10 +39,15 @@ class JobSetup:
     fingerprint: str
     limiter: RateLimiter
     usage: UsageMeter | None = None
+    resources: ExitStack = field(default_factory=ExitStack)
+
+    def close(self) -> None:
+        """Close the platform clients."""
+        self.resources.close()
 
 
-PlatformFactory = Callable[[Config, RateLimiter, bool], tuple[Source, str, Adapter, "Sink | None"]]
-"""(config, request limiter, write back?) → (source, source key, adapter, sink)."""
+PlatformFactory = Callable[[Config, RateLimiter, bool, ExitStack], tuple[Source, str, Adapter, "Sink | None"]]
+"""(config, request limiter, write back?, where to register clients to close) → (source, key, adapter, sink)."""
 
 _PLATFORMS: dict[str, PlatformFactory] = {}
 
@@ -61,7 +67,8 @@ def build_setup(config: Config) -> JobSetup:
         known = ", ".join(repr(k) for k in sorted(_PLATFORMS))
         raise ConfigError(f"source kind {source_cfg.kind!r} is not available; expected one of {known}")
     limiter = RateLimiter(job.requests_per_minute)
-    source, key, adapter, sink = factory(config, limiter, job.write_back)
+    resources = ExitStack()
+    source, key, adapter, sink = factory(config, limiter, job.write_back, resources)
     return JobSetup(
         source=source,
         source_key=key,
@@ -74,10 +81,13 @@ def build_setup(config: Config) -> JobSetup:
         chunks=job.backfill_chunks,
         fingerprint=fingerprint(config),
         limiter=limiter,
+        resources=resources,
     )
 
 
-def _jsonl(config: Config, limiter: RateLimiter, write_back: bool) -> tuple[Source, str, Adapter, Sink | None]:
+def _jsonl(
+    config: Config, limiter: RateLimiter, write_back: bool, resources: ExitStack
+) -> tuple[Source, str, Adapter, Sink | None]:
     settings: SourceSettings = config.section("source")
     if not settings.path:
         where = f" in {config.path}" if config.path else ""
@@ -88,4 +98,13 @@ def _jsonl(config: Config, limiter: RateLimiter, write_back: bool) -> tuple[Sour
     return JsonlSource(path), f"jsonl:{path.resolve()}", get_adapter("jsonl"), None
 
 
+def _langfuse(
+    config: Config, limiter: RateLimiter, write_back: bool, resources: ExitStack
+) -> tuple[Source, str, Adapter, Sink | None]:
+    from tracescore.job.langfuse import langfuse_platform
+
+    return langfuse_platform(config, limiter, write_back, resources)
+
+
 register_platform("jsonl", _jsonl)
+register_platform("langfuse", _langfuse)

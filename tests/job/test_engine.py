@@ -1,0 +1,119 @@
+"""The concurrent pipeline over a real JSONL source, the real adapter and scorers, and an in-memory idempotent sink."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tests.job.helpers import CountingSink, DoublingSource, make_setup, write_traces
+from tracescore.errors import SinkError
+from tracescore.job.runner import backfill_job, run_job
+from tracescore.limits import RateLimiter
+from tracescore.scorers import default_scorers
+from tracescore.sinks.state import JobState
+from tracescore.sinks.store import Store
+from tracescore.sources.jsonl import JsonlSource
+from tracescore.trace import Trace
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def test_backfill_scores_every_trace_once_and_completes(tmp_path: Path) -> None:
+    traces = tmp_path / "t.jsonl"
+    ids = write_traces(traces, T0, 120, step=timedelta(minutes=1))
+    sink = CountingSink()
+    setup = make_setup(tmp_path, JsonlSource(traces), sink=sink)
+    outcome = backfill_job(setup, start=T0, stop=T0 + timedelta(hours=2))
+    s = outcome.summary
+    assert (s["seen"], s["scored"], s["failed"], s["skipped"]) == (120, 120, 0, 0)
+    assert s["scores_written"] == sum(sink.deliveries.values()) > 120
+    assert set(sink.deliveries.values()) == {1}
+    assert {v["trace_id"] for v in sink.stored.values()} == set(ids)
+    assert outcome.backfill is not None and outcome.backfill.status == "done"
+    with Store(setup.store_path) as store:
+        assert JobState(store).count_marked(outcome.backfill.scope) == {"scored": 120}
+        (run,) = store.runs()
+        assert run["status"] == "done" and run["summary"]["scored"] == 120
+    again = backfill_job(setup, start=T0, stop=T0 + timedelta(hours=2))
+    assert again.summary["seen"] == 0 and again.summary["slices_left"] == 0
+
+
+def test_judge_calls_in_flight_are_bounded_and_overlap(tmp_path: Path) -> None:
+    traces = tmp_path / "t.jsonl"
+    write_traces(traces, T0, 40)
+    lock, state = threading.Lock(), {"now": 0, "peak": 0}
+
+    def slow_judged(trace: Trace) -> list:  # type: ignore[type-arg]
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        time.sleep(0.02)  # a judge call
+        with lock:
+            state["now"] -= 1
+        return []
+
+    setup = make_setup(tmp_path, JsonlSource(traces), workers=5, scorers=[*default_scorers(), slow_judged])
+    outcome = backfill_job(setup, start=T0, stop=T0 + timedelta(hours=1))
+    assert outcome.summary["scored"] == 40
+    assert 1 < state["peak"] <= 5
+
+
+def test_failed_write_keeps_cursor_and_resume_writes_the_rest_once(tmp_path: Path) -> None:
+    traces = tmp_path / "t.jsonl"
+    ids = write_traces(traces, T0, 60, step=timedelta(minutes=1))
+    failing = CountingSink(fail_on_batch=3)
+    setup = make_setup(tmp_path, JsonlSource(traces), sink=failing, workers=2, chunks=1)
+    with pytest.raises(SinkError, match="platform unavailable"):
+        backfill_job(setup, start=T0, stop=T0 + timedelta(hours=1))
+    with Store(setup.store_path) as store:
+        (run,) = store.runs()
+        assert run["status"] == "aborted" and "platform unavailable" in run["summary"]["error"]
+        state = JobState(store)
+        job = state.latest_unfinished_backfill("test-source")
+        assert job is not None and job.done_until == T0  # the only slice is not done
+        done_before = state.count_marked(job.scope)["scored"]
+    assert done_before == 20  # two batches of 10 committed before the third failed
+    healthy = CountingSink()
+    setup.sink = healthy
+    outcome = backfill_job(setup, start=None, stop=None, resume=True)
+    assert outcome.summary["skipped"] == 20 and outcome.summary["scored"] == 40
+    written = {v["trace_id"] for v in failing.stored.values()} | {v["trace_id"] for v in healthy.stored.values()}
+    assert written == set(ids)
+    assert not set(failing.stored) & set(healthy.stored)  # nothing written twice
+
+
+def test_duplicate_pages_and_unreadable_lines_are_counted_not_repeated(tmp_path: Path) -> None:
+    traces = tmp_path / "t.jsonl"
+    now = datetime.now(UTC)
+    write_traces(traces, now - timedelta(minutes=10), 10, step=timedelta(seconds=5))
+    with traces.open("a") as fh:
+        fh.write("{not json\n")
+        fh.write(json.dumps({"id": "no-question", "timestamp": now.isoformat(), "steps": 3}) + "\n")
+    sink = CountingSink()
+    setup = make_setup(tmp_path, DoublingSource(traces), sink=sink)
+    first = run_job(setup, now=now + timedelta(seconds=1))
+    s = first.summary
+    assert (s["scored"], s["failed"], s["duplicates"]) == (10, 2, 12)
+    assert any("line 11" in f and "not JSON" in f for f in s["failures"])
+    assert any("no-question" in f for f in s["failures"])
+    assert s["watermark"] == s["window"][1]  # failed records are reported, they do not hold the watermark back
+    second = run_job(setup, now=now + timedelta(seconds=2))
+    assert (second.summary["scored"], second.summary["failed"], second.summary["skipped"]) == (0, 0, 24)
+    assert set(sink.deliveries.values()) == {1}
+
+
+def test_rate_limiter_spaces_requests_and_counts_them() -> None:
+    limiter = RateLimiter(per_minute=600)  # one request per 0.1 s
+    for _ in range(4):
+        limiter.acquire()
+    assert limiter.count == 4
+    assert limiter.waited == pytest.approx(0.3, abs=0.05)
+    free = RateLimiter()
+    for _ in range(100):
+        free.acquire()
+    assert free.count == 100 and free.waited == 0
