@@ -1,0 +1,168 @@
+"""A fake Anthropic Messages API (``POST /v1/messages``) on loopback, reached by the real ``anthropic`` SDK.
+
+It answers structured-output requests (``output_config.format`` = ``json_schema``, as ``messages.parse`` sends)
+in the exact response shape the SDK parses: a ``message`` whose text block holds the JSON, with ``usage``
+(``input_tokens``, ``output_tokens``, ``cache_creation_input_tokens``, ``cache_read_input_tokens``). Verdicts come
+from a small deterministic oracle (term overlap and numbers against the delimited documents) unless a test sets
+``tamper`` to rewrite them. Error helpers return faults in Anthropic's error shape (429 with retry-after, 529, 500).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from tests.fakes.base import FakeServer, Fault, Request, Response
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_SENTENCE = re.compile(r'<sentence n="(\d+)">(.*?)</sentence>', re.S)
+_CLAIM = re.compile(r'<claim id="(C\d+)">(.*?)</claim>', re.S)
+_DOCUMENT = re.compile(r'<document id="(D\d+)"[^>]*>\n(.*?)\n</document>', re.S)
+_STOP = set(
+    "a an and are as at be by for from has have in is it of on or that the this to was were with you your".split()
+)
+
+Tamper = Callable[[str, dict[str, Any], dict[str, Any]], dict[str, Any]]
+
+
+def _error(status: int, kind: str, message: str, **headers: str) -> Fault:
+    return Fault.http(status, {"type": "error", "error": {"type": kind, "message": message}}, **headers)
+
+
+def rate_limited(retry_after: float) -> Fault:
+    return _error(
+        429,
+        "rate_limit_error",
+        "Number of request tokens has exceeded your rate limit.",
+        **{"retry-after": str(retry_after)},
+    )
+
+
+def overloaded() -> Fault:
+    return _error(529, "overloaded_error", "Overloaded")
+
+
+def server_error() -> Fault:
+    return _error(500, "api_error", "Internal server error")
+
+
+def tokens(text: str) -> int:
+    return len(_TOKEN.findall(text))
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def _numbers(text: str) -> set[str]:
+    return {n.replace(",", "").rstrip(".") for n in _NUMBER.findall(text)}
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n", text) if s.strip() and s.strip() != "[…]"]
+
+
+def oracle_claims(content: str) -> dict[str, Any]:
+    """One claim per answer sentence, citation markers dropped."""
+    claims = []
+    for n, sentence in _SENTENCE.findall(content):
+        text = re.sub(r"\s*\[\d+(?:\s*,\s*\d+)*\]", "", sentence).strip()
+        if text:
+            claims.append({"sentence": int(n), "text": text})
+    return {"claims": claims}
+
+
+def oracle_verdicts(content: str) -> dict[str, Any]:
+    """Per claim: the document sentence sharing most words; supported when its numbers match, else contradicted."""
+    claims = _CLAIM.findall(content)
+    docs = [(d, s) for d, text in _DOCUMENT.findall(content) for s in _sentences(text)]
+    verdicts = []
+    for cid, claim in claims:
+        words, numbers = _words(claim), _numbers(claim)
+        best = max(docs, key=lambda p: len(words & _words(p[1])), default=None)
+        overlap = len(words & _words(best[1])) / max(1, len(words)) if best else 0.0
+        if best is None or overlap < 0.5:
+            verdicts.append({"claim_id": cid, "verdict": "unsupported", "doc_id": "", "quote": "", "reason": "absent"})
+        elif numbers <= _numbers(best[1]):
+            verdicts.append(
+                {
+                    "claim_id": cid,
+                    "verdict": "supported",
+                    "doc_id": best[0],
+                    "quote": best[1],
+                    "reason": "stated in the document",
+                }
+            )
+        else:
+            verdicts.append(
+                {
+                    "claim_id": cid,
+                    "verdict": "contradicted",
+                    "doc_id": best[0],
+                    "quote": best[1],
+                    "reason": "the document gives another number",
+                }
+            )
+    return {"verdicts": verdicts}
+
+
+class FakeAnthropic(FakeServer):
+    """``POST /v1/messages`` with structured output; counts requests, tokens and prompt-cache reads."""
+
+    def __init__(self, latency: float = 0.0, tamper: Tamper | None = None) -> None:
+        super().__init__(latency)
+        self.tamper = tamper
+        self.cached_prefixes: set[str] = set()
+        self._ids = itertools.count(1)
+
+    def messages(self) -> list[Request]:
+        return self.requests_to("/v1/messages", "POST")
+
+    def handle(self, request: Request) -> Response:
+        if request.path != "/v1/messages" or request.method != "POST":
+            return Response(404, {"type": "error", "error": {"type": "not_found_error", "message": request.path}})
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if not key or not headers.get("anthropic-version"):  # SDK 2.x sends the key as a Bearer token
+            return Response(401, {"type": "error", "error": {"type": "authentication_error", "message": "no key"}})
+        body = request.json()
+        fmt = (body.get("output_config") or {}).get("format") or {}
+        if fmt.get("type") != "json_schema" or "schema" not in fmt:
+            msg = "expected output_config.format json_schema"
+            return Response(400, {"type": "error", "error": {"type": "invalid_request_error", "message": msg}})
+        system = "".join(block["text"] for block in body.get("system", []))
+        blocks = body["messages"][0]["content"]
+        content = "".join(block["text"] for block in blocks)
+        kind = "claims" if "atomic factual claims" in system else "grounding"
+        output = oracle_claims(content) if kind == "claims" else oracle_verdicts(content)
+        if self.tamper is not None:
+            output = self.tamper(kind, output, body)
+        cacheable = system + "".join(b["text"] for b in blocks if b.get("cache_control"))
+        cached_part = tokens(cacheable) if any(b.get("cache_control") for b in body.get("system", [])) else 0
+        total = tokens(system) + tokens(content) + tokens(json.dumps(fmt["schema"]))
+        hit = cacheable in self.cached_prefixes
+        self.cached_prefixes.add(cacheable)
+        text = json.dumps(output)
+        return Response(
+            200,
+            {
+                "id": f"msg_fake_{next(self._ids):04d}",
+                "type": "message",
+                "role": "assistant",
+                "model": body["model"],
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": total - cached_part,
+                    "output_tokens": tokens(text),
+                    "cache_creation_input_tokens": 0 if hit else cached_part,
+                    "cache_read_input_tokens": cached_part if hit else 0,
+                },
+            },
+        )
