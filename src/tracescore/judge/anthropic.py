@@ -1,13 +1,15 @@
 """The default judge: Anthropic's Messages API through the official SDK, with structured output.
 
 One retry layer only: the SDK's own retries are off (``max_retries=0``) and tenacity retries 429, 5xx, 529
-(overloaded) and connection errors with exponential backoff that honours ``retry-after`` / ``retry-after-ms``,
-up to ``MAX_ATTEMPTS`` attempts. A call that still fails raises ``JudgeError`` (judged scores absent with
-``judge_error``, never ``unsupported``). The SDK is imported here, lazily, so deterministic scoring never pays for it.
+(overloaded), connection errors and truncated bodies with exponential backoff that honours ``retry-after`` /
+``retry-after-ms``, up to ``MAX_ATTEMPTS`` attempts. A call that still fails raises ``JudgeError`` (judged
+scores absent with ``judge_error``, never ``unsupported``). The SDK is imported here, lazily, so deterministic
+scoring never pays for it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
 from collections.abc import Mapping
@@ -91,7 +93,8 @@ def _retryable(exc: BaseException) -> bool:
 
     if isinstance(exc, anthropic.APIStatusError):
         return exc.status_code in _RETRY_STATUS
-    return isinstance(exc, anthropic.APIConnectionError)
+    # a connection error, or a 2xx body cut short in transit (JSON that does not even decode)
+    return isinstance(exc, anthropic.APIConnectionError | json.JSONDecodeError)
 
 
 class AnthropicJudge:
@@ -131,6 +134,16 @@ class AnthropicJudge:
         self.wait_initial, self.wait_max = wait_initial, wait_max
         self.max_tokens = max_tokens
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+
+    def close(self) -> None:
+        """Close the SDK's HTTP connections."""
+        self._client.close()
+
+    def __enter__(self) -> AnthropicJudge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _wait(self, retry_state: Any) -> float:
         exc = retry_state.outcome.exception() if retry_state.outcome else None

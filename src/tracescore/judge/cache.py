@@ -44,6 +44,12 @@ class CachingJudge:
     def usage(self) -> JudgeUsage:
         return self.inner.usage
 
+    def close(self) -> None:
+        """Close the wrapped judge (its HTTP connections), when it has anything to close."""
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            close()
+
     def judge(self, request: JudgeRequest) -> JudgeReply:
         key = request.key(self.model)
         stored = self.cache.judge_cache_get(key)

@@ -77,9 +77,10 @@ class JudgeUsage:
         """One line for the end of a run."""
         cost = f"~${self.cost_usd:.4f}" if self.priced else "cost unknown (model not in the price table)"
         return (
-            f"judge: {self.calls} calls ({self.cache_hits} answered from the cache), {self.input_tokens} input tokens"
-            f" (+{self.cache_read_tokens} cache read, {self.cache_write_tokens} cache write), {self.output_tokens}"
-            f" output tokens, {cost}; {self.retries} retries, {self.failures} failed calls"
+            f"judge: {self.calls} API calls, {self.cache_hits} answered from the cache;"
+            f" {self.input_tokens} input tokens (+{self.cache_read_tokens} cache read,"
+            f" {self.cache_write_tokens} cache write), {self.output_tokens} output tokens, {cost};"
+            f" {self.retries} retries, {self.failures} failed calls"
         )
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "VerdictList",
     "collect_evidence",
     "grounding_scorer",
+    "take_claim_rows",
 ]
 
 JUDGED_SCORES = (
@@ -437,3 +438,14 @@ def _first(label: str, items: list[str], limit: int = 3) -> str:
     shown = "; ".join(items[:limit])
     more = f" (+{len(items) - limit} more)" if len(items) > limit else ""
     return f"{label}: {shown}{more}"
+
+
+def take_claim_rows(scores: dict[str, Score]) -> list[ClaimRow]:
+    """Move the per-claim rows off ``grounding.rate``'s metadata (they go to their own store table, not twice)."""
+    rate = scores.get("grounding.rate")
+    if rate is None or "claims" not in rate.metadata:
+        return []
+    rows = [ClaimRow(**row) for row in rate.metadata["claims"]]
+    meta = {k: v for k, v in rate.metadata.items() if k != "claims"}
+    scores["grounding.rate"] = rate.model_copy(update={"metadata": meta})
+    return rows
