@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = ["MIN_FUZZY", "MIN_QUOTE_CHARS", "QuoteCheck", "normalize_quote_text", "verify_quote"]
 
@@ -65,6 +66,12 @@ def normalize_quote_text(text: str) -> str:
     return _SPACE.sub("", text)
 
 
+@lru_cache(maxsize=64)
+def _normalized_document(text: str) -> str:
+    """Documents are checked once per claim: normalise each page once."""
+    return normalize_quote_text(text)
+
+
 def _check_piece(piece: str, haystack: str) -> QuoteCheck:
     needle = normalize_quote_text(piece)
     if len(needle) < MIN_QUOTE_CHARS:
@@ -88,7 +95,7 @@ def verify_quote(quote: str, document: str) -> QuoteCheck:
     """Check that ``quote`` occurs in ``document`` after normalisation (each ``...``-separated piece in turn)."""
     if not quote or not quote.strip():
         return QuoteCheck(False, "none", reason="no quote given")
-    haystack = normalize_quote_text(document)
+    haystack = _normalized_document(document)
     pieces = [p for p in _ELLIPSIS.split(quote.strip()) if p.strip()]
     checks = [_check_piece(p, haystack) for p in pieces] or [QuoteCheck(False, "none", reason="no quote given")]
     if len(checks) > 1:  # short elided fragments are fine as long as one long piece proves the quote
