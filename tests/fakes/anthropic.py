@@ -23,13 +23,12 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _SENTENCE = re.compile(r'<sentence n="(\d+)">(.*?)</sentence>', re.S)
-_CLAIM = re.compile(r'<claim id="(C\d+)">(.*?)</claim>', re.S)
 _DOCUMENT = re.compile(r'<document id="(D\d+)"[^>]*>\n(.*?)\n</document>', re.S)
 _STOP = set(
     "a an and are as at be by for from has have in is it of on or that the this to was were with you your".split()
 )
 
-Tamper = Callable[[str, dict[str, Any], dict[str, Any]], dict[str, Any]]
+Tamper = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]  # (output, request body) → output
 
 
 def _error(status: int, kind: str, message: str, **headers: str) -> Fault:
@@ -69,48 +68,24 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n", text) if s.strip() and s.strip() != "[…]"]
 
 
-def oracle_claims(content: str) -> dict[str, Any]:
-    """One claim per answer sentence, citation markers dropped."""
+def oracle_judgement(content: str) -> dict[str, Any]:
+    """One claim per answer sentence (markers dropped); per claim, every document with a sentence sharing at least
+    half its words: ``supported`` (quoting that sentence) when the claim's numbers are in it, else ``contradicted``."""
+    docs = [(d, s) for d, text in _DOCUMENT.findall(content) for s in _sentences(text)]
     claims = []
     for n, sentence in _SENTENCE.findall(content):
         text = re.sub(r"\s*\[\d+(?:\s*,\s*\d+)*\]", "", sentence).strip()
-        if text:
-            claims.append({"sentence": int(n), "text": text})
+        if not text:
+            continue
+        words, numbers = _words(text), _numbers(text)
+        evidence = []
+        for doc_id in dict.fromkeys(d for d, _ in docs):
+            best = max((s for d, s in docs if d == doc_id), key=lambda s: len(words & _words(s)))
+            if len(words & _words(best)) / max(1, len(words)) >= 0.5:
+                verdict = "supported" if numbers <= _numbers(best) else "contradicted"
+                evidence.append({"doc_id": doc_id, "verdict": verdict, "quote": best})
+        claims.append({"sentence": int(n), "text": text, "evidence": evidence, "reason": "oracle"})
     return {"claims": claims}
-
-
-def oracle_verdicts(content: str) -> dict[str, Any]:
-    """Per claim: the document sentence sharing most words; supported when its numbers match, else contradicted."""
-    claims = _CLAIM.findall(content)
-    docs = [(d, s) for d, text in _DOCUMENT.findall(content) for s in _sentences(text)]
-    verdicts = []
-    for cid, claim in claims:
-        words, numbers = _words(claim), _numbers(claim)
-        best = max(docs, key=lambda p: len(words & _words(p[1])), default=None)
-        overlap = len(words & _words(best[1])) / max(1, len(words)) if best else 0.0
-        if best is None or overlap < 0.5:
-            verdicts.append({"claim_id": cid, "verdict": "unsupported", "doc_id": "", "quote": "", "reason": "absent"})
-        elif numbers <= _numbers(best[1]):
-            verdicts.append(
-                {
-                    "claim_id": cid,
-                    "verdict": "supported",
-                    "doc_id": best[0],
-                    "quote": best[1],
-                    "reason": "stated in the document",
-                }
-            )
-        else:
-            verdicts.append(
-                {
-                    "claim_id": cid,
-                    "verdict": "contradicted",
-                    "doc_id": best[0],
-                    "quote": best[1],
-                    "reason": "the document gives another number",
-                }
-            )
-    return {"verdicts": verdicts}
 
 
 class FakeAnthropic(FakeServer):
@@ -151,10 +126,9 @@ class FakeAnthropic(FakeServer):
         system = "".join(block["text"] for block in body.get("system", []))
         blocks = body["messages"][0]["content"]
         content = "".join(block["text"] for block in blocks)
-        kind = "claims" if "atomic factual claims" in system else "grounding"
-        output = oracle_claims(content) if kind == "claims" else oracle_verdicts(content)
+        output = oracle_judgement(content)
         if self.tamper is not None:
-            output = self.tamper(kind, output, body)
+            output = self.tamper(output, body)
         cacheable = system + "".join(b["text"] for b in blocks if b.get("cache_control"))
         cached_part = tokens(cacheable) if any(b.get("cache_control") for b in body.get("system", [])) else 0
         total = tokens(system) + tokens(content) + tokens(json.dumps(fmt["schema"]))

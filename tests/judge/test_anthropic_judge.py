@@ -13,9 +13,14 @@ from tracescore.errors import ConfigError, JudgeError
 from tracescore.judge.anthropic import DEFAULT_MODEL, AnthropicJudge, JudgeModelWarning, deprecated_models
 from tracescore.judge.protocol import JudgeRequest
 from tracescore.judge.rubrics import load_rubric
-from tracescore.scorers.grounding import ClaimList, VerdictList
+from tracescore.scorers.grounding import Judgement
 
-ANSWER = '<answer>\n<sentence n="0">Penicillin was discovered in 1928 [1].</sentence>\n</answer>'
+CONTENT = (
+    "<question>When?</question>\n<answer>\n"
+    '<sentence n="0">Penicillin was discovered in 1928 [1].</sentence>\n</answer>\n'
+    '<documents>\n<document id="D1" source="fetched page">\nPenicillin was discovered in 1928 by Alexander Fleming.'
+    "\n</document>\n</documents>"
+)
 
 
 _OPEN: list[AnthropicJudge] = []
@@ -36,7 +41,7 @@ def _judge(fake: FakeAnthropic, **options: object) -> AnthropicJudge:
 
 
 def _claims() -> JudgeRequest:
-    return JudgeRequest(load_rubric("claims"), ANSWER, ClaimList)
+    return JudgeRequest(load_rubric("grounding"), CONTENT, Judgement)
 
 
 def test_default_model_is_current_not_deprecated_in_the_sdk() -> None:
@@ -47,8 +52,14 @@ def test_default_model_is_current_not_deprecated_in_the_sdk() -> None:
 def test_structured_output_request_shape_and_parsed_reply(fake: FakeAnthropic) -> None:
     judge = _judge(fake)
     reply = judge.judge(_claims())
-    assert reply.output == ClaimList.model_validate(
-        {"claims": [{"sentence": 0, "text": "Penicillin was discovered in 1928."}]}
+    quote = "Penicillin was discovered in 1928 by Alexander Fleming."
+    evidence = [{"doc_id": "D1", "verdict": "supported", "quote": quote}]
+    assert reply.output == Judgement.model_validate(
+        {
+            "claims": [
+                {"sentence": 0, "text": "Penicillin was discovered in 1928.", "evidence": evidence, "reason": "oracle"}
+            ]
+        }
     )
     (request,) = fake.messages()
     body = request.json()
@@ -57,28 +68,30 @@ def test_structured_output_request_shape_and_parsed_reply(fake: FakeAnthropic) -
     assert body["output_config"]["format"]["schema"]["required"] == ["claims"]
     assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert "atomic factual claims" in body["system"][0]["text"]
+    assert body["messages"][0]["content"] == [{"type": "text", "text": CONTENT}]
     assert request.headers["Authorization"] == "Bearer test-key"
     assert request.headers["x-stainless-retry-count"] == "0"
     assert reply.input_tokens > 0 and reply.output_tokens > 0 and reply.cache_write_tokens > 0
     assert judge.usage.calls == 1 and judge.usage.cost_usd > 0
 
 
-def test_shared_prefix_is_cached_across_calls(fake: FakeAnthropic) -> None:
+def test_shared_prefixes_are_marked_for_prompt_caching(fake: FakeAnthropic) -> None:
     judge = _judge(fake)
     rubric = load_rubric("grounding")
-    prefix = '<claims>\n<claim id="C1">Penicillin was discovered in 1928.</claim>\n</claims>'
     for doc in ("Penicillin was discovered in 1928 by Alexander Fleming.", "Mass production began in 1942."):
-        content = f'<documents>\n<document id="D1" source="fetched page">\n{doc}\n</document>\n</documents>'
-        judge.judge(JudgeRequest(rubric, content, VerdictList, prefix=prefix))
+        judge.judge(
+            JudgeRequest(
+                rubric,
+                CONTENT.replace("Penicillin was discovered in 1928 by Alexander Fleming.", doc),
+                Judgement,
+                prefix="<shared>same prefix</shared>",
+            )
+        )
     first, second = (r.json() for r in fake.messages())
-    assert first["messages"][0]["content"][0] == {
-        "type": "text",
-        "text": prefix,
-        "cache_control": {"type": "ephemeral"},
-    }
-    assert "cache_control" not in first["messages"][0]["content"][1]
-    assert second["messages"][0]["content"][0]["text"] == prefix
-    assert judge.usage.cache_read_tokens > 0 and judge.usage.cache_write_tokens > 0
+    assert first["system"] == second["system"] and first["system"][0]["cache_control"] == {"type": "ephemeral"}
+    shared = {"type": "text", "text": "<shared>same prefix</shared>", "cache_control": {"type": "ephemeral"}}
+    assert first["messages"][0]["content"][0] == shared and "cache_control" not in first["messages"][0]["content"][1]
+    assert judge.usage.cache_write_tokens > 0 and judge.usage.cache_read_tokens == judge.usage.cache_write_tokens
 
 
 def test_429_then_529_then_500_are_retried_and_counted_honouring_retry_after(fake: FakeAnthropic) -> None:
@@ -99,7 +112,7 @@ def test_429_then_529_then_500_are_retried_and_counted_honouring_retry_after(fak
 def test_attempts_are_bounded_and_a_call_that_still_fails_raises_judge_error(fake: FakeAnthropic) -> None:
     fake.faults.add("/v1/messages", *[server_error() for _ in range(10)])
     judge = _judge(fake, max_attempts=3)
-    with pytest.raises(JudgeError, match=r"claims judge call failed after 3 attempt\(s\): HTTP 500"):
+    with pytest.raises(JudgeError, match=r"grounding judge call failed after 3 attempt\(s\): HTTP 500"):
         judge.judge(_claims())
     assert len(fake.messages()) == 3
     assert judge.usage.failures == 1 and judge.usage.retries == 2 and judge.usage.calls == 0
@@ -122,8 +135,8 @@ def test_a_truncated_body_is_retried(fake: FakeAnthropic) -> None:
 
 
 def test_a_reply_that_does_not_fit_the_schema_is_a_judge_error_not_a_verdict(fake: FakeAnthropic) -> None:
-    fake.tamper = lambda kind, output, body: {"claims": [{"text": "no sentence number"}]}
-    with pytest.raises(JudgeError, match="claims judge call failed after 1 attempt"):
+    fake.tamper = lambda output, body: {"claims": [{"text": "no sentence number"}]}
+    with pytest.raises(JudgeError, match="grounding judge call failed after 1 attempt"):
         _judge(fake).judge(_claims())
     assert len(fake.messages()) == 1
 

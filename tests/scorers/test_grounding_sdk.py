@@ -54,23 +54,22 @@ def test_grounded_trace_verdicts_quotes_and_source_ids(fake: FakeAnthropic, judg
         ("supported", "policy-returns-v4", "verified")
     ] * 2
     assert "30 days" in (result.claims[0].quote or "")
-    # one call for the claims, one per fetched page, one for the remaining snippets
-    assert len(fake.messages()) == 3
+    assert len(fake.messages()) == 1  # every claim against every document, in one call
 
 
 def test_ungrounded_trace_and_a_fabricated_quote_downgraded_through_the_sdk(
     fake: FakeAnthropic, judge: AnthropicJudge
 ) -> None:
-    def fabricate(kind: str, output: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
-        if kind == "grounding":
-            for verdict in output["verdicts"]:
-                if verdict["verdict"] == "supported":
-                    verdict["quote"] = "Refunds are always issued within 24 hours, no questions asked."
+    def fabricate(output: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        for claim in output["claims"]:
+            for item in claim["evidence"]:
+                if item["verdict"] == "supported":
+                    item["quote"] = "Refunds are always issued within 24 hours, no questions asked."
         return output
 
     fake.tamper = fabricate
     results = _score(judge, _samples("tr-0000", "tr-0005"))
-    assert results["tr-0000"].values["grounding.unverified_quotes"] == 2.0
+    assert results["tr-0000"].values["grounding.unverified_quotes"] >= 2.0
     assert results["tr-0000"].values["grounding.rate"] == 0.0
     assert all(c.verdict != "supported" for c in results["tr-0000"].claims)
     ungrounded = results["tr-0005"]
@@ -94,4 +93,4 @@ def test_retries_are_bounded_and_a_failed_trace_does_not_stop_the_batch(fake: Fa
     assert first.values["answer.correct"] is True
     assert second.values["grounding.rate"] == 1.0
     assert counts.scored == 2 and counts.failed == 0
-    assert len(fake.messages()) == 4 + 3
+    assert len(fake.messages()) == 4 + 1
