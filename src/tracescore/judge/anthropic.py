@@ -150,7 +150,8 @@ class AnthropicJudge:
         after = _retry_after(exc) if exc is not None else None
         if after is not None:
             return min(after, self.wait_max)
-        return min(self.wait_initial * 2 ** (retry_state.attempt_number - 1), self.wait_max)
+        attempt = int(retry_state.attempt_number)
+        return float(min(self.wait_initial * 2 ** (attempt - 1), self.wait_max))
 
     def _params(self, request: JudgeRequest) -> dict[str, Any]:
         content: list[dict[str, Any]] = []

@@ -103,6 +103,11 @@ class BM25:
         return out
 
 
+def _ranking(scores: Sequence[float]) -> list[int]:
+    """Chunk indices with a positive score, best first."""
+    return sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: -scores[i])
+
+
 @dataclass(frozen=True)
 class Passage:
     """One selected chunk: its index in the page's chunk list and its text exactly as stored."""
@@ -146,7 +151,7 @@ def select_passages(
         used += sizes[i]
         return True
 
-    rankings = [sorted((i for i, s in enumerate(sc) if s > 0), key=lambda i, sc=sc: -sc[i]) for sc in per_claim]
+    rankings = [_ranking(sc) for sc in per_claim]
     for rank in range(per_claim_top):  # round-robin, so one long claim cannot starve the others
         for ranking in rankings:
             if rank < len(ranking):

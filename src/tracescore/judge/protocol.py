@@ -88,7 +88,10 @@ class JudgeUsage:
 class Judge(Protocol):
     """Anything that answers a ``JudgeRequest`` with a ``JudgeReply`` (raising ``JudgeError`` when it cannot)."""
 
-    model: str
-    usage: JudgeUsage
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def usage(self) -> JudgeUsage: ...
 
     def judge(self, request: JudgeRequest) -> JudgeReply: ...
