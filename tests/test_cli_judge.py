@@ -113,3 +113,14 @@ def test_deterministic_scoring_never_imports_the_sdks(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_store_migration_for_the_judge_is_appended(tmp_path: Path) -> None:
+    from tracescore.sinks.store import MIGRATIONS
+
+    assert [name for name, _ in MIGRATIONS][-1] == "0002_judge"
+    with Store(tmp_path / "m.db") as store:
+        assert "0002_judge" in store.applied_migrations()
+        assert store.judge_cache_get("nope") is None
+        store.judge_cache_put("k", model="m", rubric="grounding-1", request="{}", reply='{"claims": []}')
+        assert store.judge_cache_get("k") == '{"claims": []}'
