@@ -98,6 +98,11 @@ def score(
         total = os.path.getsize(traces) if traces != "-" else None
         store = Store(store_path)
         judge, no_judge_reason = _build_judge(no_judge, judge_model, store)
+        if judge is not None and max_cost is not None and not judge.usage.priced:
+            raise ConfigError(
+                f"--max-cost needs a price for judge model {judge_model!r}, which is not in the price table;"
+                f" use a priced model (e.g. {DEFAULT_MODEL!r}) or drop --max-cost"
+            )
         scorers = default_scorers(k=k, final_answer_prefix=final_answer_prefix or None) + [
             grounding_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=max_cost)
         ]
@@ -134,6 +139,9 @@ def score(
         store.close()
     except TracescoreError as exc:
         raise click.ClickException(str(exc)) from exc
+    finally:
+        if judge is not None and callable(getattr(judge, "close", None)):
+            judge.close()  # type: ignore[attr-defined]
     render_terminal(summary, console)
     if judge is not None:
         console.print(judge.usage.line(), highlight=False)

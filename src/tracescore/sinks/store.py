@@ -1,4 +1,5 @@
-"""The local store (SQLite, the embedded default): every run, per-trace result, score and per-citation row.
+"""The local store (SQLite, the embedded default): every run, per-trace result, score, per-citation and per-claim
+row, and the content-addressed judge cache.
 
 Reports, gates and calibration read from here. Schema changes are ordered, named, append-only migrations recorded
 in the ``migrations`` table; an applied migration is never edited, a new one is appended to ``MIGRATIONS``.
