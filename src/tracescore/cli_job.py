@@ -174,18 +174,20 @@ def _dry_run(setup: Any, start: datetime | None, stop: datetime | None) -> None:
         _fail(EXIT_BAD_CONFIG, "--dry-run needs --from and --to, with --from before --to")
     assert start is not None and stop is not None
     windows = Backfill("", setup.source_key, "", start, stop, setup.chunks, start, "").windows()
-    done = _done_lookup(setup, start, stop)
     try:
-        estimate = dry_run(setup.source, setup.adapter, windows, window=(start, stop), done=done)
+        done = _done_lookup(setup, start, stop)
+        estimate = dry_run(
+            setup.source, setup.adapter, windows, window=(start, stop), done=done, model=setup.judge_model
+        )
     except TracescoreError as exc:
         _fail(EXIT_ABORTED, f"dry run stopped: {exc}")
-    _emit(estimate.as_dict() | {"source": setup.source_key})
+    _emit(estimate.as_dict() | {"source": setup.source_key, "judge_off": setup.judge_off})
     cost = "unknown (no judge price table)" if estimate.cost_usd is None else f"~${estimate.cost_usd:.2f}"
     click.echo(
-        f"{estimate.traces} traces ({estimate.already_done} already scored by an unfinished backfill of this window,"
+        f"{estimate.traces} traces ({estimate.already_done} already scored by a backfill of this window and setup,"
         f" {estimate.unreadable} unreadable); judge estimate: {estimate.judge.calls} calls,"
         f" {estimate.judge.input_tokens} input + {estimate.judge.output_tokens} output tokens, {cost}"
-        f" with {estimate.model or 'the default judge model'}",
+        f" with {estimate.model}" + (f" (but the judge will not run: {setup.judge_off})" if setup.judge_off else ""),
         err=True,
     )
 
@@ -230,7 +232,7 @@ class _Bar:
             console=Console(stderr=True),
             disable=quiet,
         )
-        self.task = self.progress.add_task("backfill", total=None, traces=0, rate=0.0, failed=0, cost=0.0)
+        self.task = self.progress.add_task("backfill", total=1, traces=0, rate=0.0, failed=0, cost=0.0)
         self._done_before = 0
 
     def __enter__(self) -> _Bar:
@@ -244,7 +246,13 @@ class _Bar:
         left = len(job.windows())
         self._done_before = job.chunks - left
         self.progress.update(self.task, total=job.chunks, completed=self._done_before)
-        if resumed:
+        if resumed and not left:
+            self.progress.console.print(
+                f"backfill {job.id} of this window and scoring setup is already complete: nothing to do"
+                " (a change of scorers, k or judge model starts a new one)",
+                highlight=False,
+            )
+        elif resumed:
             self.progress.console.print(
                 f"resuming backfill {job.id}: {self._done_before}/{job.chunks} slices already done", highlight=False
             )

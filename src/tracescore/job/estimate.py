@@ -1,9 +1,10 @@
 """``backfill --dry-run``: count the traces of a window and estimate the judge calls, tokens and cost, calling nothing
 that costs (the source is read; no judge call, no score written, no state changed).
 
-The estimate follows the judge's documented call pattern: one claim-extraction call per answer, then one grounding
-call per fetched document with text (all claims of the answer against one document), each document cut to the
-passage budget. Token counts are characters / 4; prices come from the judge's price table when it is installed.
+The judge makes one call per trace with an answer (claims and per-document verdicts together). The estimate builds
+that very request (rubric, question, numbered sentences, the selected passages of every document) and counts its
+tokens the judge's way (``approx_tokens``); the reply is estimated per answer sentence. Prices come from the judge's
+price table; prompt caching and the judge cache only make the real cost lower.
 """
 
 from __future__ import annotations
@@ -15,17 +16,17 @@ from typing import Any
 
 from tracescore.adapters import Adapter
 from tracescore.errors import InputError
+from tracescore.judge.anthropic import PRICES_PER_MTOK
+from tracescore.judge.passages import approx_tokens
+from tracescore.scorers.citations import parse_answer
+from tracescore.scorers.grounding import collect_evidence, grounding_request
 from tracescore.sources.base import Source
 from tracescore.trace import Trace
 
-__all__ = ["CHARS_PER_TOKEN", "DryRun", "JudgeEstimate", "dry_run", "estimate_trace"]
+__all__ = ["OUTPUT_TOKENS_PER_SENTENCE", "DryRun", "JudgeEstimate", "dry_run", "estimate_trace"]
 
-CHARS_PER_TOKEN = 4
-RUBRIC_TOKENS = 900
-"""System prompt + instructions of one judge call (the rubric texts in ``scorers/`` are about this long)."""
-PASSAGE_CHARS = 6_000
-"""What the judge sees of one document at most (top passages, not the whole page)."""
-OUTPUT_TOKENS_PER_SENTENCE = 45
+OUTPUT_TOKENS_PER_SENTENCE = 80
+"""A claim, its verdict, a verbatim quote and a short reason, per answer sentence."""
 
 
 @dataclass
@@ -41,20 +42,15 @@ class JudgeEstimate:
 
 
 def estimate_trace(trace: Trace) -> JudgeEstimate:
-    """The judge calls and tokens scoring ``trace`` would take (zero when there is no answer or no evidence)."""
-    answer = trace.answer or ""
-    docs = {(f.url or f.doc_id or ""): f.text or "" for f in trace.fetches if (f.text or "").strip()}
-    if not answer.strip():
+    """The judge call scoring ``trace`` would make, and its tokens (none when the answer has no sentence)."""
+    if not trace.answer.strip():
         return JudgeEstimate()
-    sentences = max(1, answer.count(". ") + answer.count("\n") + 1)
-    answer_tokens = len(answer) // CHARS_PER_TOKEN + 1
-    out = JudgeEstimate(calls=1, input_tokens=RUBRIC_TOKENS + answer_tokens,
-                        output_tokens=OUTPUT_TOKENS_PER_SENTENCE * sentences)
-    for text in docs.values():
-        out.calls += 1
-        out.input_tokens += RUBRIC_TOKENS + answer_tokens + min(len(text), PASSAGE_CHARS) // CHARS_PER_TOKEN
-        out.output_tokens += OUTPUT_TOKENS_PER_SENTENCE * sentences
-    return out
+    sentences = [s.text for s in parse_answer(trace.answer).sentences]
+    if not sentences:
+        return JudgeEstimate()
+    request, _ = grounding_request(trace, sentences, collect_evidence(trace))
+    tokens = approx_tokens(request.rubric.system) + approx_tokens(request.prefix) + approx_tokens(request.content)
+    return JudgeEstimate(calls=1, input_tokens=tokens, output_tokens=OUTPUT_TOKENS_PER_SENTENCE * len(sentences))
 
 
 @dataclass
@@ -94,7 +90,7 @@ def dry_run(
     model: str | None = None,
 ) -> DryRun:
     """Read every trace of ``windows`` and add up the estimate; ``done(trace_id)`` tells traces already scored."""
-    out = DryRun(window=window, model=model or _default_model())
+    out = DryRun(window=window, model=model)
     for since, until in windows:
         for record in source.records(since, until):
             try:
@@ -111,23 +107,9 @@ def dry_run(
     return out
 
 
-def _default_model() -> str | None:
-    try:
-        from tracescore.judge.anthropic import DEFAULT_MODEL  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return None
-    return str(DEFAULT_MODEL)
-
-
 def _price(model: str | None, estimate: JudgeEstimate) -> float | None:
-    """USD from the judge's price table (None when the judge or the model's price is not known)."""
-    if model is None:
-        return None
-    try:
-        from tracescore.judge.anthropic import PRICES_PER_MTOK  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return None
-    price = PRICES_PER_MTOK.get(model)
+    """USD from the judge's price table (None when the model's price is not known)."""
+    price = PRICES_PER_MTOK.get(model or "")
     if price is None:
         return None
     return float(estimate.input_tokens * price[0] / 1e6 + estimate.output_tokens * price[1] / 1e6)

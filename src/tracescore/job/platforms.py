@@ -5,6 +5,7 @@ Platform SDKs are imported here lazily, only for the platform the file names.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -14,9 +15,11 @@ from tracescore.adapters import Adapter, get_adapter
 from tracescore.config import Config
 from tracescore.errors import ConfigError
 from tracescore.job.engine import Limits, Sink, UsageMeter
+from tracescore.job.judging import JudgePool, StoreJudgeCache
 from tracescore.job.settings import JobSettings, ScoringSettings, SourceSettings, fingerprint
 from tracescore.limits import RateLimiter
 from tracescore.scorers import Scorer, default_scorers
+from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
 from tracescore.sources.base import Source
 from tracescore.sources.jsonl import JsonlSource
 
@@ -40,6 +43,8 @@ class JobSetup:
     limiter: RateLimiter
     usage: UsageMeter | None = None
     resources: ExitStack = field(default_factory=ExitStack)
+    judge_model: str | None = None
+    judge_off: str | None = None  # why the judged stages will be absent, when they will be
 
     def close(self) -> None:
         """Close the platform clients."""
@@ -69,11 +74,17 @@ def build_setup(config: Config) -> JobSetup:
     limiter = RateLimiter(job.requests_per_minute)
     resources = ExitStack()
     source, key, adapter, sink = factory(config, limiter, job.write_back, resources)
+    scorers = default_scorers(k=scoring.k, final_answer_prefix=scoring.final_answer_prefix or None)
+    pool, no_judge_reason = _judge(scoring, Path(job.store), resources)
+    scorers.append(grounding_scorer(judge=pool, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost))
     return JobSetup(
         source=source,
         source_key=key,
         adapter=adapter,
-        scorers=default_scorers(k=scoring.k, final_answer_prefix=scoring.final_answer_prefix or None),
+        scorers=scorers,
+        usage=pool.usage_dict if pool is not None else None,
+        judge_model=scoring.judge_model,
+        judge_off=None if pool is not None else no_judge_reason,
         sink=sink if job.write_back else None,
         store_path=Path(job.store),
         limits=Limits(workers=job.judge_concurrency, queue_size=job.queue_size, write_batch=job.write_batch),
@@ -83,6 +94,28 @@ def build_setup(config: Config) -> JobSetup:
         limiter=limiter,
         resources=resources,
     )
+
+
+def _judge(scoring: ScoringSettings, store: Path, resources: ExitStack) -> tuple[JudgePool | None, str]:
+    """One Anthropic judge per scoring thread with the store's cache, or None and why the judged scores are absent."""
+    if not scoring.judge:
+        return None, "judge turned off ([scoring] judge = false)"
+    if not os.environ.get("ANTHROPIC_API_KEY"):
+        return None, NO_JUDGE
+    try:
+        import anthropic  # noqa: F401 - only to say clearly that the SDK is missing
+    except ImportError:
+        return None, "judge unavailable: anthropic SDK not installed (pip install 'tracescore[judge]')"
+    from tracescore.judge.anthropic import PRICES_PER_MTOK, AnthropicJudge
+
+    if scoring.max_cost is not None and scoring.judge_model not in PRICES_PER_MTOK:
+        raise ConfigError(
+            f"[scoring] max_cost needs a price for judge_model {scoring.judge_model!r}, which is not in the price"
+            f" table; use a priced model (one of {', '.join(sorted(PRICES_PER_MTOK))}) or drop max_cost"
+        )
+    pool = JudgePool(lambda: AnthropicJudge(model=scoring.judge_model), scoring.judge_model, StoreJudgeCache(store))
+    resources.callback(pool.close)
+    return pool, NO_JUDGE
 
 
 def _jsonl(

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tracescore.config import SECTIONS, Config, register_section
+from tracescore.judge.anthropic import DEFAULT_MODEL
 
 __all__ = ["JobSettings", "ScoringSettings", "SourceSettings", "fingerprint", "parse_duration", "starter_config"]
 
@@ -79,6 +80,11 @@ class ScoringSettings(BaseModel):
     final_answer_prefix: str = Field(
         default="FINAL ANSWER:", description="score only the text after this marker when present ('' to disable)"
     )
+    judge: bool = Field(default=True, description="run the judged stages when ANTHROPIC_API_KEY is set")
+    judge_model: str = Field(default=DEFAULT_MODEL, description="Anthropic model of the judge")
+    max_cost: float | None = Field(
+        default=None, ge=0, description="USD: stop judging once the judge's estimated spend of a run reaches this"
+    )
 
 
 register_section("source", SourceSettings)
@@ -91,7 +97,7 @@ def fingerprint(config: Config) -> str:
     from tracescore.scorers import answer, citations, diagnosis, retrieval
 
     parts: dict[str, Any] = {
-        "scoring": config.section("scoring").model_dump(),
+        "scoring": config.section("scoring").model_dump(exclude={"max_cost"}),
         "versions": [retrieval.SCORER_VERSION, citations.SCORER_VERSION, answer.SCORER_VERSION,
                      diagnosis.SCORER_VERSION],
     }
