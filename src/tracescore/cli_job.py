@@ -36,7 +36,7 @@ EXIT_ABORTED = 4
 EXIT_GAPS = 5
 
 
-class _When(click.ParamType):
+class _When(click.ParamType):  # type: ignore[type-arg,unused-ignore]
     """An ISO 8601 date or time; without an offset it is UTC."""
 
     name = "datetime"

@@ -71,6 +71,7 @@ class JobCounts:
     sink_requests: int = 0
     requests: int = 0
     judge_calls: float = 0
+    judge_cache_hits: float = 0
     judge_input_tokens: float = 0
     judge_output_tokens: float = 0
     judge_cost_usd: float = 0.0
@@ -389,6 +390,7 @@ class Engine:
         if self.usage is not None:
             spent = self.usage()
             self.counts.judge_calls = spent.get("calls", 0)
+            self.counts.judge_cache_hits = spent.get("cache_hits", 0)
             self.counts.judge_input_tokens = spent.get("input_tokens", 0)
             self.counts.judge_output_tokens = spent.get("output_tokens", 0)
             self.counts.judge_cost_usd = float(spent.get("cost_usd", 0.0))

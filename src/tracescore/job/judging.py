@@ -71,7 +71,7 @@ class JudgePool:
                 self._judges.append(inner)
             judge = CachingJudge(inner, self.cache) if self.cache is not None else inner
             self._local.judge = judge
-        return judge  # type: ignore[no-any-return]
+        return judge
 
     def judge(self, request: JudgeRequest) -> JudgeReply:
         return self._mine().judge(request)
