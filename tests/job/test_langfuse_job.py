@@ -86,6 +86,9 @@ def test_late_traces_inside_the_lookback_are_scored_older_ones_reported_as_gaps(
     result = runner.invoke(main, ["run", "--config", str(config), "--since", since])
     assert result.exit_code == 0, result.output
     assert _scored_traces(fake) == first
+    summary = json.loads(result.output.splitlines()[-1])
+    assert summary["requests"] == len(fake.requests) > 0  # every platform request went through the job's limiter
+    assert summary["scores_written"] == len(fake.scores)
 
     late = _add(fake, 100, now - timedelta(minutes=5))  # arrived after run 1, inside the lookback
     result = runner.invoke(main, ["run", "--config", str(config)])
@@ -200,3 +203,32 @@ def _marked(db: Path) -> int:
 
 def _sources(store: Store) -> set[str]:
     return {str(r[0]) for r in store.query("SELECT source_key FROM backfills")}
+
+
+class _TimedLangfuse(FakeLangfuse):
+    """Records when each request arrived."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrivals: list[float] = []
+
+    def handle(self, request):  # type: ignore[no-untyped-def]
+        self.arrivals.append(time.monotonic())
+        return super().handle(request)
+
+
+def test_platform_request_rate_is_respected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with _TimedLangfuse() as fake:
+        for key, value in env_for(fake).items():
+            monkeypatch.setenv(key, value)
+        start = datetime(2026, 11, 1, tzinfo=UTC)
+        for i in range(40):
+            _add(fake, i, start + timedelta(minutes=i))
+        config = _config(tmp_path, requests_per_minute=600.0, backfill_chunks=4, write_batch=5)
+        args = ["backfill", "--config", str(config), "--from", "2026-11-01", "--to", "2026-11-02", "-q"]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        gaps = [b - a for a, b in zip(fake.arrivals, fake.arrivals[1:], strict=False)]
+        assert len(fake.arrivals) >= 10
+        assert min(gaps) > 0.08  # 600/min = one request per 0.1 s, minus loopback jitter
+        assert json.loads(result.output.splitlines()[-1])["requests"] == len(fake.arrivals)
