@@ -43,6 +43,8 @@ class FakeLangSmith(FakeServer):
 
     def __init__(self, *, page_size: int = MAX_PAGE, latency: float = 0.0) -> None:
         super().__init__(latency=latency)
+        # headers and body go out in two writes: without TCP_NODELAY, Nagle + delayed ACK add ~40 ms per request
+        self._httpd.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]
         self.page_size = page_size
         self.repeat_pages = 0
         self.projects: dict[str, dict[str, Any]] = {}
