@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_CONFIG_FILE",
     "SECTIONS",
     "Config",
+    "LangSmithSettings",
     "LangfuseSettings",
     "load_config",
     "register_section",
@@ -44,7 +45,25 @@ class LangfuseSettings(BaseModel):
     score_environment: str | None = Field(default=None, description="environment stamped on written scores")
 
 
-SECTIONS: dict[str, type[BaseModel]] = {"mapping": MappingConfig, "langfuse": LangfuseSettings}
+class LangSmithSettings(BaseModel):
+    """``[langsmith]``: paging, timeouts and feedback options. Credentials only from LANGSMITH_API_KEY/_ENDPOINT."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    page_size: int = Field(default=100, ge=1, le=100, description="root runs per /runs/query page (LangSmith max 100)")
+    timeout: float = Field(default=30.0, gt=0, description="seconds per HTTP request")
+    retries: int = Field(default=4, ge=0, le=10, description="retries per request (429 + Retry-After, 5xx, timeouts)")
+    extend_trace_retention: bool = Field(
+        default=False, description="upgrade scored traces to extended (400-day, billed) retention when writing feedback"
+    )
+    feedback_source_type: str = Field(default="api", pattern="^(api|model)$", description="feedback source: api|model")
+
+
+SECTIONS: dict[str, type[BaseModel]] = {
+    "mapping": MappingConfig,
+    "langfuse": LangfuseSettings,
+    "langsmith": LangSmithSettings,
+}
 
 
 def register_section(name: str, model: type[BaseModel]) -> None:
@@ -74,6 +93,10 @@ class Config:
     @property
     def langfuse(self) -> LangfuseSettings:
         return self.section("langfuse")  # type: ignore[no-any-return]
+
+    @property
+    def langsmith(self) -> LangSmithSettings:
+        return self.section("langsmith")  # type: ignore[no-any-return]
 
 
 def _known() -> str:

@@ -11,7 +11,7 @@ the root run's metadata. A search or fetch nested inside another one is not coun
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -154,8 +154,23 @@ def _fetch(run: Mapping[str, Any], cfg: MappingConfig) -> FetchStep:
         doc_id=None if doc_id is MISSING else str(doc_id),
         text=extract_text(outputs, cfg.text_paths) or "",
         status=status if isinstance(status, int | str) else None,
-        fetched_at=run.get("end_time") or run.get("start_time"),
+        fetched_at=_time(run.get("end_time") or run.get("start_time")),
     )
+
+
+def _time(value: Any) -> datetime | None:
+    """A run time: ISO 8601 text (the Python SDK, the API) or epoch milliseconds (the JS SDK's ingest bodies)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=UTC)
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise AdapterError(f"run time {value!r} is neither ISO 8601 nor epoch milliseconds") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _order(run: Mapping[str, Any]) -> tuple[str, str]:
@@ -196,17 +211,17 @@ def trace_from_langsmith(payload: object, config: MappingConfig | None = None) -
             "trace_id": str(root.get("trace_id") or root["id"]),
             "session_id": str(root.get("session_id") or project.get("id") or "") or None,
             "project": project.get("name"),
-            "start_time": str(root["start_time"]) if root.get("start_time") else None,
             "reference_example_id": str(root["reference_example_id"]) if root.get("reference_example_id") else None,
         },
     }
     if meta.get("ls_model_name"):
         metadata["model"] = meta["ls_model_name"]
-    start = root.get("start_time")
+    start = _time(root.get("start_time"))
+    metadata["langsmith"]["start_time"] = start.isoformat() if start else None
     try:
         return Trace(
             id=str(root["id"]),
-            timestamp=datetime.fromisoformat(str(start).replace("Z", "+00:00")) if start else None,
+            timestamp=start,
             question=_question(root, cfg),
             steps=steps,
             answer=_answer(root, cfg),
