@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.langsmith_runs import load_samples, run_tree
 from tracescore.adapters import get_adapter
 from tracescore.adapters.fields import MappingConfig
 from tracescore.adapters.langsmith import langsmith_adapter, merge_ingest, trace_from_langsmith
@@ -14,7 +15,6 @@ from tracescore.errors import AdapterError
 from tracescore.pipeline import score_trace
 from tracescore.scorers import default_scorers
 from tracescore.trace import Trace
-from tests.fakes.langsmith_runs import load_samples, run_tree
 
 RECORDED = Path("/work/shared/data/langsmith_runs")
 RECORDED_FILES = sorted(RECORDED.glob("*.json")) if RECORDED.is_dir() else []

@@ -14,13 +14,16 @@ Routes (as the SDK 0.15 sends them, see ``langsmith/client.py``):
 - ``POST /feedback-configs``: an identical config returns as is, a different one for the same key is a 400.
 
 Besides the base class's faults, ``repeat_pages`` makes the next N run pages come back twice (a cursor that does not
-advance), as a flaky proxy or a retried request would.
+advance), as a flaky proxy or a retried request would; ``lose_feedback_responses(n, delay)`` stores the next N created
+feedbacks and then answers only after ``delay`` seconds (the client has timed out: the write landed, its answer did
+not — the client's retry must meet a conflict, not create a copy).
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import time
 import uuid
 from copy import deepcopy
 from datetime import UTC, datetime
@@ -54,6 +57,8 @@ class FakeLangSmith(FakeServer):
         self.feedback_configs: dict[str, dict[str, Any]] = {}
         self.feedback_creates = 0
         self.conflicts = 0
+        self._lost_responses = 0
+        self._lost_delay = 0.0
         self._data_lock = threading.Lock()
 
     # ------------------------------------------------------------------ seeding
@@ -74,6 +79,10 @@ class FakeLangSmith(FakeServer):
 
     def add_example(self, example: dict[str, Any]) -> None:
         self.examples[str(example["id"])] = example
+
+    def lose_feedback_responses(self, count: int, delay: float) -> None:
+        """Store the next ``count`` created feedbacks, then answer each only after ``delay`` seconds."""
+        self._lost_responses, self._lost_delay = count, delay
 
     def feedback_for(self, run_id: str) -> dict[str, dict[str, Any]]:
         """The stored feedback of one run, by key (a key stored twice would be a duplicate: see ``duplicates``)."""
@@ -221,6 +230,11 @@ class FakeLangSmith(FakeServer):
             stored.setdefault("modified_at", stored.get("created_at"))
             self.feedback[body["id"]] = stored
             self.feedback_creates += 1
+            lose = self._lost_responses > 0
+            if lose:
+                self._lost_responses -= 1
+        if lose:
+            time.sleep(self._lost_delay)
         return Response(200, stored)
 
     def _one_feedback(self, feedback_id: str, request: Request) -> Response:

@@ -107,7 +107,7 @@ def run_tree(
         else:
             # a tool returning a dict stores it as the outputs; one returning a string stores {"output": text}
             outputs = ({"text": step.get("text") or "", "status": step.get("status")}
-                       if i % 2 or step.get("status") is not None else {"output": step.get("text") or ""})
+                       if i % 2 or step.get("status") not in (None, 200) else {"output": step.get("text") or ""})
             runs.append(run(rid, "fetch_url", "tool", i * 10, {"url": step.get("url"), "doc_id": step.get("doc_id")},
                             outputs, root_id))
     return runs, example
