@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -18,6 +20,11 @@ from tracescore.report import Summary, render_terminal
 from tracescore.scorers import default_scorers
 from tracescore.sinks import JsonlSink, Store
 from tracescore.sources.jsonl import read_jsonl
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tracescore.adapters import Adapter
+    from tracescore.sinks.langsmith import LangSmithSink
+    from tracescore.sources.jsonl import Record
 
 __all__ = ["main"]
 
@@ -105,7 +112,8 @@ def score(
     scorers = default_scorers(k=k, final_answer_prefix=final_answer_prefix or None)
     counts = RunCounts()
     summary = Summary()
-    platform_sink = None
+    platform_sink: LangSmithSink | None = None
+    records: Iterator[Record]
     if source == "jsonl" and traces is None:
         raise click.BadParameter("give a TRACES file (or - for stdin), or --source langsmith --project NAME")
     try:
@@ -170,7 +178,9 @@ def score(
         sys.exit(EXIT_INPUT_ERRORS)
 
 
-def _langsmith(project, start, end, write_back, extend_trace_retention):  # type: ignore[no-untyped-def]
+def _langsmith(
+    project: str | None, start: datetime | None, end: datetime | None, write_back: bool, extend_trace_retention: bool
+) -> tuple[Iterator[Record], Adapter, LangSmithSink | None, str]:
     """Records, adapter, sink (or None) and run label of a LangSmith window; the SDK is imported only here."""
     from datetime import UTC
 

@@ -16,8 +16,9 @@ from tracescore.pipeline import score_trace
 from tracescore.scorers import default_scorers
 from tracescore.trace import Trace
 
-RECORDED = Path("/work/shared/data/langsmith_runs")
-RECORDED_FILES = sorted(RECORDED.glob("*.json")) if RECORDED.is_dir() else []
+# reference data lives in ../shared/data beside the repository (see tests/conftest.py on main)
+RECORDED = Path(__file__).resolve().parents[3] / "shared" / "data" / "langsmith_runs"
+RECORDED_FILES = sorted(RECORDED.glob("*.json"))
 PROJECT = "11111111-1111-4111-8111-111111111111"
 
 
@@ -27,7 +28,10 @@ def _bundle(trace: dict, *, experiment: bool = False) -> dict:
             "example": example, "error": None}
 
 
-@pytest.mark.skipif(not RECORDED_FILES, reason="shared recorded LangSmith runs not present")
+def test_recorded_runs_are_present() -> None:
+    assert len(RECORDED_FILES) == 7, f"recorded LangSmith runs expected in {RECORDED}"
+
+
 @pytest.mark.parametrize("path", RECORDED_FILES, ids=lambda p: p.stem)
 def test_recorded_runs_map_without_error(path: Path) -> None:
     body = json.loads(path.read_text(encoding="utf-8"))

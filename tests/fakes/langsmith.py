@@ -61,6 +61,12 @@ class FakeLangSmith(FakeServer):
         self._lost_delay = 0.0
         self._data_lock = threading.Lock()
 
+    def start(self) -> FakeLangSmith:
+        """Serve with a short poll interval, so stopping takes milliseconds instead of the default half second."""
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+        self._thread.start()
+        return self
+
     # ------------------------------------------------------------------ seeding
     def add_project(self, name: str, *, reference_dataset_id: str | None = None) -> str:
         project_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"project:{name}"))

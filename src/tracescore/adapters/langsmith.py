@@ -199,9 +199,11 @@ def trace_from_langsmith(payload: object, config: MappingConfig | None = None) -
         elif cfg.is_fetch(name, kind):
             steps.append(_fetch(run, cfg))
             counted.add(rid)
-    project = bundle.get("project") if isinstance(bundle.get("project"), Mapping) else {}
+    found = bundle.get("project")
+    project: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     extra = parse_maybe_json(root.get("extra"))
-    meta = extra.get("metadata") if isinstance(extra, Mapping) and isinstance(extra.get("metadata"), Mapping) else {}
+    found = extra.get("metadata") if isinstance(extra, Mapping) else None
+    meta: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     metadata: dict[str, Any] = {
         "provider": "langsmith",
         "name": root.get("name"),
@@ -217,7 +219,7 @@ def trace_from_langsmith(payload: object, config: MappingConfig | None = None) -
     if meta.get("ls_model_name"):
         metadata["model"] = meta["ls_model_name"]
     start = _time(root.get("start_time"))
-    metadata["langsmith"]["start_time"] = start.isoformat() if start else None
+    metadata["langsmith"]["start_time"] = start.isoformat() if start else None  # ISO, whatever the SDK sent
     try:
         return Trace(
             id=str(root["id"]),

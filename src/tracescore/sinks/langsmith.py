@@ -97,7 +97,8 @@ class LangSmithSink:
 
     def write(self, result: TraceResult) -> list[Rejection]:
         """Write one result's present scores; returns the ones refused (also kept in ``report``)."""
-        ls = result.metadata.get("langsmith") if isinstance(result.metadata.get("langsmith"), Mapping) else {}
+        found = result.metadata.get("langsmith")
+        ls: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         run_id = str(ls.get("run_id") or result.trace_id or "")
         records, refused = score_records(result, platform_trace_id=run_id or None)
         self.report.rejected.extend(refused)

@@ -221,7 +221,8 @@ class LangSmithSource:
         kwargs = {k: v for k, v in kwargs.items() if v is not None}
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"list_runs\(\) is deprecated", category=DeprecationWarning)
-            return self.client.list_runs(**kwargs)
+            runs: Iterator[Any] = self.client.list_runs(**kwargs)
+        return runs
 
     def _examples(self, roots: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any] | str]:
         """Reference examples of a page of roots in one request; on failure, each id maps to the error text."""
