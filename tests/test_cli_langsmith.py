@@ -32,14 +32,15 @@ def test_score_a_langsmith_window_and_write_back_twice(server: FakeLangSmith, tm
     first = CliRunner().invoke(main, args)
     assert first.exit_code == 0, first.output
     written = len(server.feedback)
-    assert written > 200 and f"LangSmith feedback: {written} created, 0 updated, 0 not written" in first.output
+    assert written > 200
+    assert f"LangSmith feedback: {written} created, 0 updated, 0 unchanged, 0 not written" in first.output
     lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert len(lines) == 38 and all(x["errors"] == [] for x in lines)
     assert {x["trace_id"] for x in lines} == {r["id"] for r in server.runs if r["parent_run_id"] is None}
 
     again = CliRunner().invoke(main, args)
     assert again.exit_code == 0, again.output
-    assert f"LangSmith feedback: 0 created, {written} updated, 0 not written" in again.output
+    assert f"LangSmith feedback: 0 created, 0 updated, {written} unchanged, 0 not written" in again.output
     assert len(server.feedback) == written and server.duplicates() == []
 
 

@@ -152,6 +152,9 @@ def score(
                         click.echo(f"not written: {rejection}", err=True)
                 if n % 500 == 0:
                     store.commit()
+        if platform_sink is not None:
+            for rejection in platform_sink.flush():
+                click.echo(f"not written: {rejection}", err=True)
         if sink:
             sink.close()
         written = platform_sink.summary() if platform_sink is not None else None
@@ -165,7 +168,7 @@ def score(
     if written is not None and not quiet:
         console.print(
             f"LangSmith feedback: {written['created']} created, {written['updated']} updated, "
-            f"{written['rejected']} not written",
+            f"{written['unchanged']} unchanged, {written['rejected']} not written",
             highlight=False,
         )
     render_terminal(summary, console)

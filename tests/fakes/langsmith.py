@@ -220,7 +220,8 @@ class FakeLangSmith(FakeServer):
             return Response(422, {"detail": f"missing {missing}"})
         if body.get("run_id") and not body.get("session_id"):
             return Response(400, {"detail": "session_id is required for run feedback"})
-        if body.get("run_id") and not any(r["id"] == body["run_id"] for r in self.runs):
+        run = next((r for r in self.runs if r["id"] == body.get("run_id")), None)
+        if body.get("run_id") and run is None:
             return Response(404, {"detail": f"run {body['run_id']} not found"})
         config = self.feedback_configs.get(body["key"])
         if config and config["feedback_config"].get("type") == "categorical":
@@ -234,6 +235,7 @@ class FakeLangSmith(FakeServer):
                 return Response(409, {"detail": f"feedback {body['id']} already exists"})
             stored = deepcopy(body)
             stored.setdefault("modified_at", stored.get("created_at"))
+            stored.setdefault("trace_id", run["trace_id"] if run else None)  # the server fills it in
             self.feedback[body["id"]] = stored
             self.feedback_creates += 1
             lose = self._lost_responses > 0

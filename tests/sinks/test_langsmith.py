@@ -104,12 +104,35 @@ def test_every_feedback_arrives_once_and_a_rerun_duplicates_nothing(server: Fake
     assert len(server.requests_to("/feedback-configs", "POST")) == 1  # the categorical config, created once
     assert server.feedback_configs["diagnosis"]["feedback_config"] == CATEGORICAL_CONFIGS["diagnosis"]
 
-    # the same window again: every id conflicts and becomes an update; nothing new is stored
+    # the same window again: the existing feedback is listed once, found unchanged, and nothing is sent
     before = dict(server.feedback)
+    server.requests.clear()
     counts, sink, _ = _run(server)
-    assert (sink.created, sink.updated, sink.report.rejected) == (0, len(expected), [])
-    assert server.feedback.keys() == before.keys()
+    assert (sink.created, sink.updated, sink.unchanged, sink.report.rejected) == (0, 0, len(expected), [])
+    assert server.feedback == before
+    writes = [r for r in server.requests_to("/feedback") if r.method != "GET"]
+    assert writes == [] and len(server.requests_to("/feedback", "GET")) == -(-len(expected) // 100)
     _assert_arrived_once(server, expected)
+
+
+def test_a_changed_score_is_patched_in_place(server: FakeLangSmith) -> None:
+    project_id = seed(server, load_samples(6))
+    _run(server)
+    before = {f["id"]: (f["score"], f.get("value"), f.get("comment")) for f in server.feedback.values()}
+    # the labels change (a corrected expected answer): answer.correct flips on the root runs carrying labels
+    for run in server.runs:
+        labels = run["extra"]["metadata"].get("labels")
+        if labels and labels.get("expected_answer_contains"):
+            labels["expected_answer_contains"] = ["a phrase no answer contains"]
+    counts, sink, _ = _run(server)
+    assert sink.created == 0 and sink.updated >= 1 and sink.report.rejected == []
+    patched = {r.path.rsplit("/", 1)[1] for r in server.requests_to("/feedback/", "PATCH")}
+    assert len(patched) == sink.updated
+    after = {i: (f["score"], f.get("value"), f.get("comment")) for i, f in server.feedback.items()}
+    assert {i for i in after if after[i] != before[i]} == patched  # exactly the changed ones were sent
+    assert any(server.feedback[i]["key"] == "answer.correct" and after[i][0] == 0.0 for i in patched)
+    assert server.duplicates() == [] and set(server.feedback) == set(before)
+    assert project_id
 
 
 def _record(results: list[TraceResult], run_id: str, key: str):  # type: ignore[no-untyped-def]
@@ -149,7 +172,8 @@ def test_faults_lose_nothing_and_duplicate_nothing(server: FakeLangSmith, caplog
 
 def test_a_feedback_that_keeps_failing_is_reported_and_the_batch_goes_on(server: FakeLangSmith) -> None:
     seed(server, load_samples(4))
-    server.faults.add("/feedback", *[Fault.http(500)] * 6)  # 1 attempt + 4 retries of the first create, then more
+    # the lookup passes; then 1 attempt + 4 retries of the first create fail, and one more on the next
+    server.faults.add("/feedback", Fault(), *[Fault.http(500)] * 6)
     counts, sink, _ = _run(server)
     assert counts.scored == 4
     assert len(sink.report.rejected) >= 1
@@ -158,3 +182,14 @@ def test_a_feedback_that_keeps_failing_is_reported_and_the_batch_goes_on(server:
     stored = {(f["run_id"], f["key"]) for f in server.feedback.values()}
     assert (rejection.trace_id, rejection.name) not in stored
     assert sink.created == len(stored) and sink.created > 20  # the rest of the batch was written
+
+
+def test_without_the_lookup_conflicts_still_prevent_duplicates(server: FakeLangSmith) -> None:
+    seed(server, load_samples(4))
+    _run(server)
+    stored = len(server.feedback)
+    server.faults.add("/feedback", *[Fault.http(500)] * 5)  # the listing of existing feedback fails for good
+    _, sink, _ = _run(server)
+    assert server.faults.pending() == 0
+    assert (sink.created, sink.updated, sink.report.rejected) == (0, stored, [])  # every create met a 409
+    assert len(server.feedback) == stored and server.duplicates() == []

@@ -6,7 +6,8 @@ background multipart queue). The id is ``sinks.records.score_id`` (uuid5 of root
 repeated write meets a 409 conflict and becomes ``update_feedback`` (``PATCH /feedback/{id}``): re-runs never
 duplicate. Categorical keys (``diagnosis``) get their feedback config created once per sink. Retries (429 honouring
 ``Retry-After``, 5xx, timeouts) happen once, in the client's HTTP adapter (see ``make_client``); a feedback that still
-fails is reported with its trace, key and reason, and the batch goes on.
+fails is reported with its trace, key and reason, and the batch goes on. Before writing a batch of traces, the feedback
+they already carry is listed once, so unchanged scores are skipped and a re-run costs about one request per 100 traces.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, score_
 if TYPE_CHECKING:  # pragma: no cover
     from langsmith import Client
 
-__all__ = ["CATEGORICAL_CONFIGS", "DIAGNOSIS_ACTIONS", "LangSmithSink", "feedback_comment"]
+__all__ = ["CATEGORICAL_CONFIGS", "DIAGNOSIS_ACTIONS", "LOOKUP_BATCH", "LangSmithSink", "feedback_comment"]
 
 CATEGORICAL_CONFIGS: dict[str, dict[str, Any]] = {
     "diagnosis": {
@@ -41,6 +42,8 @@ DIAGNOSIS_ACTIONS: dict[str, str] = {
 _SOURCE_KEYS = ("scorer_version", "rubric_version", "judge_model", "k", "agreement")
 _STOP_AFTER_ATTEMPT = 1
 """The SDK's own retry loop is not used on top of the HTTP adapter's (which already retries 429/5xx/timeouts)."""
+LOOKUP_BATCH = 100
+"""Traces whose existing feedback is listed in one lookup before writing (the API's page size is 100)."""
 _log = logging.getLogger(__name__)
 
 
@@ -67,7 +70,13 @@ class _DropConflictLogs(logging.Filter):
 
 
 class LangSmithSink:
-    """Writes the present scores of each ``TraceResult`` as feedback on its LangSmith root run."""
+    """Writes the present scores of each ``TraceResult`` as feedback on its LangSmith root run.
+
+    Results are buffered up to ``lookup_batch`` traces; a flush first lists the feedback those runs already carry (one
+    ``GET /feedback?run=…`` page per 100 feedbacks), then creates only what is missing and patches only what changed,
+    so re-scoring an overlapping window costs almost nothing. Call ``flush()`` (or use the sink as a context manager)
+    at the end.
+    """
 
     def __init__(
         self,
@@ -75,19 +84,28 @@ class LangSmithSink:
         *,
         extend_trace_retention: bool = False,
         feedback_source_type: str = "api",
+        lookup_batch: int = LOOKUP_BATCH,
     ) -> None:
         self.client = client
         self.extend_trace_retention = extend_trace_retention
         self.feedback_source_type = feedback_source_type
+        self.lookup_batch = lookup_batch
         self.report = WriteReport()
         self.created = 0
         self.updated = 0
+        self.unchanged = 0
+        self._pending: list[tuple[ScoreRecord, str, str]] = []
+        self._pending_runs: set[str] = set()
         self._configs_done: set[str] = set()
         self._filter = _DropConflictLogs()
         logging.getLogger("langsmith.client").addFilter(self._filter)
 
     def close(self) -> None:
-        logging.getLogger("langsmith.client").removeFilter(self._filter)
+        """Flush what is buffered and stop filtering the SDK's conflict logs."""
+        try:
+            self.flush()
+        finally:
+            logging.getLogger("langsmith.client").removeFilter(self._filter)
 
     def __enter__(self) -> LangSmithSink:
         return self
@@ -96,7 +114,7 @@ class LangSmithSink:
         self.close()
 
     def write(self, result: TraceResult) -> list[Rejection]:
-        """Write one result's present scores; returns the ones refused (also kept in ``report``)."""
+        """Queue one result's present scores (written at the next flush); returns those refused right away."""
         found = result.metadata.get("langsmith")
         ls: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         run_id = str(ls.get("run_id") or result.trace_id or "")
@@ -109,10 +127,40 @@ class LangSmithSink:
                 rejected.append(self._reject(record, "trace has no LangSmith session (project) id; LangSmith needs "
                                                      "it for run feedback: read traces with --source langsmith"))
                 continue
-            problem = self._write_one(record, run_id, str(session_id))
+            self._pending.append((record, run_id, str(session_id)))
+            self._pending_runs.add(run_id)
+        if len(self._pending_runs) >= self.lookup_batch:
+            rejected += self.flush()
+        return rejected
+
+    def flush(self) -> list[Rejection]:
+        """Write everything queued: create the missing feedback, patch the changed, skip the unchanged."""
+        pending, runs = self._pending, sorted(self._pending_runs)
+        self._pending, self._pending_runs = [], set()
+        if not pending:
+            return []
+        existing = self._existing(runs)
+        rejected = []
+        for record, run_id, session_id in pending:
+            problem = self._write_one(record, run_id, session_id, existing)
             if problem:
                 rejected.append(self._reject(record, problem))
         return rejected
+
+    def summary(self) -> dict[str, Any]:
+        """For the run log: created/updated/unchanged counts next to the shared write report."""
+        return {"created": self.created, "updated": self.updated, "unchanged": self.unchanged} | self.report.as_dict()
+
+    def _existing(self, run_ids: list[str]) -> dict[str, Any] | None:
+        """Feedback already on these runs, by id; None when the lookup fails (then every write is a create)."""
+        from langsmith.utils import LangSmithError
+
+        try:
+            self.report.requests += 1
+            return {str(f.id): f for f in self.client.list_feedback(run_ids=run_ids)}
+        except (LangSmithError, OSError, ValueError) as exc:
+            _log.warning("cannot list existing LangSmith feedback (%s); writing every score", _short(exc))
+            return None
 
     def _reject(self, record: ScoreRecord, reason: str) -> Rejection:
         self.report.reject(record, reason)
@@ -133,51 +181,65 @@ class LangSmithSink:
         self._configs_done.add(key)
         return None
 
-    def _write_one(self, record: ScoreRecord, run_id: str, session_id: str) -> str | None:
+    def _write_one(
+        self, record: ScoreRecord, run_id: str, session_id: str, existing: dict[str, Any] | None
+    ) -> str | None:
         from langsmith.utils import LangSmithConflictError, LangSmithError
 
-        problem = self._ensure_config(record.name)
-        if problem:
-            return problem
         score, value = _score_value(record)
         comment = feedback_comment(record)
-        source_info = {k: record.metadata[k] for k in _SOURCE_KEYS if k in record.metadata}
-        source_info["tool"] = "tracescore"
-        try:
-            self.report.requests += 1
-            self.client.create_feedback(
-                run_id,
-                record.name,
-                score=score,
-                value=value,
-                comment=comment,
-                feedback_id=record.id,
-                source_info=source_info,
-                feedback_source_type=self.feedback_source_type,
-                session_id=session_id,
-                start_time=record.timestamp,
-                extend_trace_retention=self.extend_trace_retention,
-                stop_after_attempt=_STOP_AFTER_ATTEMPT,
-            )
-            self.created += 1
+        stored = existing.get(record.id) if existing is not None else None
+        if stored is not None and _same(stored, score, value, comment):
+            self.unchanged += 1
             self.report.accepted += 1
             return None
-        except LangSmithConflictError:
-            pass  # the same id exists (a re-run, or our own create retried after a timeout): update it
-        except (LangSmithError, OSError, ValueError) as exc:
-            return f"create_feedback failed: {_short(exc)}"
+        if stored is None:
+            problem = self._ensure_config(record.name)
+            if problem:
+                return problem
+            source_info = {k: record.metadata[k] for k in _SOURCE_KEYS if k in record.metadata}
+            source_info["tool"] = "tracescore"
+            try:
+                self.report.requests += 1
+                self.client.create_feedback(
+                    run_id,
+                    record.name,
+                    score=score,
+                    value=value,
+                    comment=comment,
+                    feedback_id=record.id,
+                    source_info=source_info,
+                    feedback_source_type=self.feedback_source_type,
+                    session_id=session_id,
+                    start_time=record.timestamp,
+                    extend_trace_retention=self.extend_trace_retention,
+                    stop_after_attempt=_STOP_AFTER_ATTEMPT,
+                )
+                self.created += 1
+                self.report.accepted += 1
+                return None
+            except LangSmithConflictError:
+                pass  # the id exists (our own create retried after a lost answer, or a concurrent run): update it
+            except (LangSmithError, OSError, ValueError) as exc:
+                return f"create_feedback failed: {_short(exc)}"
         try:
             self.report.requests += 1
             self.client.update_feedback(record.id, score=score, value=value, comment=comment)
         except (LangSmithError, OSError, ValueError) as exc:
-            return f"update_feedback after a conflict failed: {_short(exc)}"
+            return f"update_feedback failed: {_short(exc)}"
         self.updated += 1
         self.report.accepted += 1
         return None
 
-    def summary(self) -> dict[str, Any]:
-        """For the run log: created/updated counts next to the shared write report."""
-        return {"created": self.created, "updated": self.updated} | self.report.as_dict()
+
+def _same(stored: Any, score: float | None, value: str | None, comment: str) -> bool:
+    """The stored feedback already says this (scores compared as LangSmith stores them: 4 decimals)."""
+    have = stored.score
+    want = None if score is None else round(score, 4)
+    same_score = (have is None and want is None) or (
+        have is not None and want is not None and abs(float(have) - want) < 1e-9
+    )
+    return same_score and stored.value == value and (stored.comment or "") == comment
 
 
 def _score_value(record: ScoreRecord) -> tuple[float | None, str | None]:
