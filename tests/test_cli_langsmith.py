@@ -27,39 +27,38 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLangSmith]:
 
 def test_score_a_langsmith_window_and_write_back_twice(server: FakeLangSmith, tmp_path: Path) -> None:
     seed(server, load_samples())
-    args = ["score", "--source", "langsmith", "--project", "search-agent", *WINDOW, "--write-back",
+    args = ["score", "--source", "langsmith", "--project", "search-agent", *WINDOW,
             "--store", str(tmp_path / "ts.db"), "--out", str(tmp_path / "out.jsonl")]
     first = CliRunner().invoke(main, args)
     assert first.exit_code == 0, first.output
     written = len(server.feedback)
     assert written > 200
-    assert f"LangSmith feedback: {written} created, 0 updated, 0 unchanged, 0 not written" in first.output
+    assert f"feedback: {written} created, 0 updated, 0 unchanged, 0 not written" in first.output
     lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert len(lines) == 38 and all(x["errors"] == [] for x in lines)
     assert {x["trace_id"] for x in lines} == {r["id"] for r in server.runs if r["parent_run_id"] is None}
 
     again = CliRunner().invoke(main, args)
     assert again.exit_code == 0, again.output
-    assert f"LangSmith feedback: 0 created, 0 updated, {written} unchanged, 0 not written" in again.output
+    assert f"feedback: 0 created, 0 updated, {written} unchanged, 0 not written" in again.output
     assert len(server.feedback) == written and server.duplicates() == []
 
 
 def test_without_write_back_nothing_is_written(server: FakeLangSmith, tmp_path: Path) -> None:
     seed(server, load_samples(3))
     result = CliRunner().invoke(main, ["score", "--source", "langsmith", "--project", "search-agent", *WINDOW,
-                                       "--store", str(tmp_path / "ts.db")])
+                                       "--no-write-back", "--store", str(tmp_path / "ts.db")])
     assert result.exit_code == 0, result.output
-    assert server.feedback == {} and server.requests_to("/feedback") == []
+    assert "no write-back" in result.output and server.feedback == {} and server.requests_to("/feedback") == []
 
 
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--source", "langsmith", *WINDOW], "--source langsmith needs --project NAME"),
-        (["--source", "langsmith", "--project", "p"], "--source langsmith needs --from"),
-        (["--source", "langsmith", "--project", "p", "--from", "2026-11-01T00:00:00"], "has no timezone"),
+        (["--source", "langsmith", *WINDOW], "required with --source langsmith: the project name"),
+        (["--source", "langsmith", "--project", "p"], "--from"),
         (["--source", "langsmith", "--project", "p", "--from", "yesterday"], "is not an ISO 8601 time"),
-        ([], "give a TRACES file"),
+        (["cookbook/data/traces.jsonl", "--project", "p"], "--project applies to platform sources only"),
     ],
 )
 def test_bad_options_say_what_to_do(server: FakeLangSmith, extra: list[str], message: str, tmp_path: Path) -> None:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
-from datetime import datetime
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime
+from typing import Any
 
 import click
 from rich.console import Console
@@ -21,11 +20,6 @@ from tracescore.scorers import default_scorers
 from tracescore.sinks import JsonlSink, Store
 from tracescore.sources.jsonl import read_jsonl
 
-if TYPE_CHECKING:  # pragma: no cover
-    from tracescore.adapters import Adapter
-    from tracescore.sinks.langsmith import LangSmithSink
-    from tracescore.sources.jsonl import Record
-
 __all__ = ["main"]
 
 EXIT_INPUT_ERRORS = 1
@@ -37,37 +31,8 @@ def main() -> None:
     """Whose bug is it? Score search-agent traces stage by stage: retrieval, grounding, citations, answer."""
 
 
-def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
-    """An ISO 8601 time with a timezone (``Z`` allowed); a naive time is refused rather than guessed."""
-    if value is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not an ISO 8601 time; e.g. 2026-11-20T00:00:00Z") from None
-    if moment.tzinfo is None:
-        raise click.BadParameter(f"{value!r} has no timezone; add one, e.g. {value}Z for UTC")
-    return moment
-
-
 @main.command()
 @click.argument("traces", required=False, type=click.Path(dir_okay=False, allow_dash=True))
-@click.option(
-    "--source",
-    type=click.Choice(["jsonl", "langsmith"]),
-    default="jsonl",
-    show_default=True,
-    help="Where traces come from: a JSONL file (TRACES) or a platform.",
-)
-@click.option("--project", help="LangSmith project (session) name to read root runs from (--source langsmith).")
-@click.option("--from", "start", callback=_when, help="Start of the window, ISO 8601 with timezone (inclusive).")
-@click.option("--to", "end", callback=_when, help="End of the window, ISO 8601 with timezone (exclusive; default now).")
-@click.option("--write-back", is_flag=True, help="Write each score back to the platform (LangSmith: feedback per key).")
-@click.option(
-    "--extend-trace-retention",
-    is_flag=True,
-    help="LangSmith: let feedback upgrade the trace to extended (400-day, billed) retention. Off by default.",
-)
 @click.option("--out", type=click.Path(dir_okay=False), help="Write one JSON result line per trace here.")
 @click.option(
     "--store",
@@ -93,39 +58,108 @@ def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> date
     help="Score only the text after this marker when present (empty to disable).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No tables, only errors.")
+@click.option(
+    "--source",
+    type=click.Choice(["jsonl", "langfuse", "langsmith"]),
+    default="jsonl",
+    show_default=True,
+    help="Where traces come from: a JSONL file (TRACES), a Langfuse project (keys from LANGFUSE_* variables) or a "
+    "LangSmith project (--project; LANGSMITH_API_KEY, LANGSMITH_ENDPOINT).",
+)
+@click.option("--project", help="LangSmith: the project (session) name whose root runs are scored.")
+@click.option(
+    "--extend-trace-retention",
+    is_flag=True,
+    default=None,
+    help="LangSmith: let feedback upgrade each trace to extended (400-day, billed) retention. Off by default.",
+)
+@click.option("--from", "window_from", help="Platform sources: first trace start time (ISO 8601; no zone = UTC).")
+@click.option("--to", "window_to", help="Platform sources: end of the window, exclusive (default: now).")
+@click.option("--environment", multiple=True, help="Platform sources: only this environment (repeatable).")
+@click.option("--trace-name", help="Platform sources: only traces with this name.")
+@click.option("--tag", "tags", multiple=True, help="Platform sources: only traces carrying this tag (repeatable).")
+@click.option(
+    "--write-back/--no-write-back",
+    default=None,
+    help="Platform sources: write scores back to the platform (default) or only to the store and --out.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="tracescore.toml with [mapping] and platform sections (default: ./tracescore.toml when present).",
+)
 def score(
     traces: str | None,
-    source: str,
-    project: str | None,
-    start: datetime | None,
-    end: datetime | None,
-    write_back: bool,
-    extend_trace_retention: bool,
     out: str | None,
     store_path: str,
     k: int,
     final_answer_prefix: str,
     quiet: bool,
+    source: str,
+    window_from: str | None,
+    window_to: str | None,
+    environment: tuple[str, ...],
+    trace_name: str | None,
+    tags: tuple[str, ...],
+    write_back: bool | None,
+    config_path: str | None,
+    project: str | None = None,
+    extend_trace_retention: bool | None = None,
 ) -> None:
-    """Score traces (a JSONL file, ``-`` for stdin, or a platform window) and print the stage contingency table."""
+    """Score traces stage by stage and print the stage contingency table.
+
+    TRACES is a JSONL file of canonical traces (``-`` for stdin) for ``--source jsonl``; with ``--source langfuse``
+    the traces of the window ``--from``..``--to`` are read from Langfuse and, unless ``--no-write-back``, each score
+    is written back to its trace.
+    """
+    if source == "jsonl":
+        if traces is None:
+            raise click.UsageError("missing TRACES: give a JSONL file (or '-') or choose --source langfuse")
+        for flag, value in (("--from", window_from), ("--to", window_to), ("--write-back", write_back),
+                            ("--project", project), ("--extend-trace-retention", extend_trace_retention)):
+            if value is not None:
+                raise click.BadParameter(f"{flag} applies to platform sources only", param_hint=flag)
+    elif traces is not None:
+        raise click.UsageError(f"TRACES {traces!r} is for --source jsonl; --source {source} reads --from/--to")
+    if source == "langsmith":
+        _score_langsmith(
+            out=out,
+            store_path=store_path,
+            k=k,
+            final_answer_prefix=final_answer_prefix,
+            quiet=quiet,
+            project=project,
+            window_from=window_from,
+            window_to=window_to,
+            write_back=True if write_back is None else write_back,
+            extend_trace_retention=extend_trace_retention,
+            config_path=config_path,
+        )
+        return
+    if source == "langfuse":
+        _score_langfuse(
+            out=out,
+            store_path=store_path,
+            k=k,
+            final_answer_prefix=final_answer_prefix,
+            quiet=quiet,
+            window_from=window_from,
+            window_to=window_to,
+            filters={"environment": environment, "trace_name": trace_name, "tags": tags},
+            write_back=True if write_back is None else write_back,
+            config_path=config_path,
+        )
+        return
+    assert traces is not None
     console = Console(stderr=False, quiet=quiet, width=max(120, Console().width))
     scorers = default_scorers(k=k, final_answer_prefix=final_answer_prefix or None)
     counts = RunCounts()
     summary = Summary()
-    platform_sink: LangSmithSink | None = None
-    records: Iterator[Record]
-    if source == "jsonl" and traces is None:
-        raise click.BadParameter("give a TRACES file (or - for stdin), or --source langsmith --project NAME")
     try:
-        if source == "langsmith":
-            records, adapter, platform_sink, label = _langsmith(project, start, end, write_back, extend_trace_retention)
-            total = None
-        else:
-            assert traces is not None
-            records, adapter, label = read_jsonl(traces), get_adapter("jsonl"), f"jsonl:{traces}"
-            total = os.path.getsize(traces) if traces != "-" else None
+        total = os.path.getsize(traces) if traces != "-" else None
         store = Store(store_path)
-        run_id = store.start_run("score", source=label)
+        run_id = store.start_run("score", source=f"jsonl:{traces}")
         sink = JsonlSink(out) if out else None
         progress = Progress(
             TextColumn("scoring"),
@@ -140,75 +174,203 @@ def score(
         with progress:
             task = progress.add_task("score", total=total)
             for n, result in enumerate(
-                score_records(_counted(records, progress, task), adapter, scorers, counts),
+                score_records(_counted(read_jsonl(traces), progress, task), get_adapter("jsonl"), scorers, counts),
                 start=1,
             ):
                 summary.add(result.to_json())
                 store.add_result(run_id, result)
                 if sink:
                     sink.write(result)
-                if platform_sink is not None and result.ok:
-                    for rejection in platform_sink.write(result):
-                        click.echo(f"not written: {rejection}", err=True)
                 if n % 500 == 0:
                     store.commit()
-        if platform_sink is not None:
-            for rejection in platform_sink.flush():
-                click.echo(f"not written: {rejection}", err=True)
         if sink:
             sink.close()
-        written = platform_sink.summary() if platform_sink is not None else None
-        store.finish_run(run_id, counts.as_dict() | {"results": out, "written": written}, status="done")
+        store.finish_run(run_id, counts.as_dict() | {"results": out}, status="done")
         store.close()
     except TracescoreError as exc:
         raise click.ClickException(str(exc)) from exc
-    finally:
-        if platform_sink is not None:
-            platform_sink.close()
-    if written is not None and not quiet:
-        console.print(
-            f"LangSmith feedback: {written['created']} created, {written['updated']} updated, "
-            f"{written['unchanged']} unchanged, {written['rejected']} not written",
-            highlight=False,
-        )
     render_terminal(summary, console)
     if not quiet:
         console.print(f"run {run_id} stored in {store_path}" + (f"; results in {out}" if out else ""), highlight=False)
     if counts.failed:
-        click.echo(f"{counts.failed} of {counts.seen} traces could not be scored (see above)", err=True)
-        sys.exit(EXIT_INPUT_ERRORS)
-    if written is not None and written["rejected"]:
+        click.echo(f"{counts.failed} of {counts.seen} lines could not be scored (see above)", err=True)
         sys.exit(EXIT_INPUT_ERRORS)
 
 
-def _langsmith(
-    project: str | None, start: datetime | None, end: datetime | None, write_back: bool, extend_trace_retention: bool
-) -> tuple[Iterator[Record], Adapter, LangSmithSink | None, str]:
-    """Records, adapter, sink (or None) and run label of a LangSmith window; the SDK is imported only here."""
-    from datetime import UTC
+def _parse_time(flag: str, value: str | None, default: datetime | None = None) -> datetime:
+    """ISO 8601 date or datetime; no zone means UTC (the unit Langfuse and LangSmith store)."""
+    if value is None:
+        if default is None:
+            raise click.BadParameter("required with --source langfuse, e.g. 2026-11-20T00:00:00Z", param_hint=flag)
+        return default
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} is not an ISO 8601 time, e.g. 2026-11-20T00:00:00Z", param_hint=flag
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
-    from tracescore.adapters.langsmith import langsmith_adapter
+
+def _score_langfuse(
+    *,
+    out: str | None,
+    store_path: str,
+    k: int,
+    final_answer_prefix: str,
+    quiet: bool,
+    window_from: str | None,
+    window_to: str | None,
+    filters: dict[str, Any],
+    write_back: bool,
+    config_path: str | None,
+) -> None:
+    """``score --source langfuse``: read the window, score, write back, store, print the table and the write report."""
     from tracescore.config import load_config
-    from tracescore.sinks.langsmith import LangSmithSink
-    from tracescore.sources.langsmith import LangSmithSource, make_client
+    from tracescore.langfuse_client import LangfuseCredentials, make_client
+    from tracescore.langfuse_run import LangfuseRun, score_langfuse_window
+    from tracescore.sources.langfuse import LangfuseWindow
+
+    start = _parse_time("--from", window_from)
+    end = _parse_time("--to", window_to, default=datetime.now(UTC))
+    console = Console(stderr=False, quiet=quiet, width=max(120, Console().width))
+    scorers = default_scorers(k=k, final_answer_prefix=final_answer_prefix or None)
+    summary = Summary()
+    run = LangfuseRun()
+    try:
+        config = load_config(config_path)
+        window = LangfuseWindow.from_settings(start, end, config.langfuse, **filters)
+        credentials = LangfuseCredentials.from_env()
+        store = Store(store_path)
+        run_id = store.start_run(
+            "score", source=f"langfuse:{credentials.base_url} {start.isoformat()}..{end.isoformat()}"
+        )
+        sink = JsonlSink(out) if out else None
+        status = "failed"
+        try:
+            with make_client(credentials, timeout=config.langfuse.timeout) as client:
+                results = score_langfuse_window(client, window, scorers, config=config, write_back=write_back, run=run)
+                for n, result in enumerate(results, start=1):
+                    summary.add(result.to_json())
+                    store.add_result(run_id, result)
+                    if sink:
+                        sink.write(result)
+                    if n % 500 == 0:
+                        store.commit()
+            status = "done"
+        finally:
+            if sink:
+                sink.close()
+            store.finish_run(run_id, run.as_dict() | {"results": out}, status=status)
+            store.close()
+    except TracescoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+    render_terminal(summary, console)
+    if not quiet:
+        read = run.read
+        console.print(
+            f"read {read.traces} traces ({read.rows} observations, {read.requests} requests, {read.retries} retried)"
+            + (
+                f"; wrote {run.write.accepted} scores in {run.write.requests} requests ({run.write.retried} retried)"
+                if run.write is not None
+                else "; no write-back"
+            ),
+            highlight=False,
+        )
+        console.print(f"run {run_id} stored in {store_path}" + (f"; results in {out}" if out else ""), highlight=False)
+    rejected = run.write.rejected if run.write is not None else []
+    for rejection in rejected:
+        click.echo(f"rejected: {rejection}", err=True)
+    for note in run.write.notes if run.write is not None else []:
+        click.echo(f"note: {note}", err=True)
+    counts = run.counts
+    if counts.failed:
+        click.echo(f"{counts.failed} of {counts.seen} traces could not be scored", err=True)
+    if rejected:
+        click.echo(f"{len(rejected)} score(s) rejected by Langfuse (see above)", err=True)
+    if counts.failed or rejected:
+        sys.exit(EXIT_INPUT_ERRORS)
+
+
+def _score_langsmith(
+    *,
+    out: str | None,
+    store_path: str,
+    k: int,
+    final_answer_prefix: str,
+    quiet: bool,
+    project: str | None,
+    window_from: str | None,
+    window_to: str | None,
+    write_back: bool,
+    extend_trace_retention: bool | None,
+    config_path: str | None,
+) -> None:
+    """``score --source langsmith``: read the window, score, write feedback, store, print the table and the report."""
+    from tracescore.config import load_config
+    from tracescore.langsmith_run import LangSmithRun, score_langsmith_window
+    from tracescore.sources.langsmith import make_client
 
     if not project:
-        raise click.BadParameter("--source langsmith needs --project NAME", param_hint="--project")
-    if start is None:
-        raise click.BadParameter("--source langsmith needs --from (e.g. 2026-11-20T00:00:00Z)", param_hint="--from")
-    config = load_config()
-    settings = config.langsmith
-    client = make_client(timeout_ms=int(settings.timeout * 1000), retries=settings.retries)
-    source = LangSmithSource(client, project=project, page_size=settings.page_size)
-    records = source.records(start, end or datetime.now(UTC))
-    sink = None
-    if write_back:
-        sink = LangSmithSink(
-            client,
-            extend_trace_retention=extend_trace_retention or settings.extend_trace_retention,
-            feedback_source_type=settings.feedback_source_type,
+        raise click.BadParameter("required with --source langsmith: the project name", param_hint="--project")
+    start = _parse_time("--from", window_from)
+    end = _parse_time("--to", window_to, default=datetime.now(UTC))
+    console = Console(stderr=False, quiet=quiet, width=max(120, Console().width))
+    scorers = default_scorers(k=k, final_answer_prefix=final_answer_prefix or None)
+    summary = Summary()
+    run = LangSmithRun()
+    try:
+        config = load_config(config_path)
+        settings = config.langsmith
+        client = make_client(timeout_ms=int(settings.timeout * 1000), retries=settings.retries)
+        store = Store(store_path)
+        run_id = store.start_run("score", source=f"langsmith:{project} {start.isoformat()}..{end.isoformat()}")
+        sink = JsonlSink(out) if out else None
+        status = "failed"
+        try:
+            results = score_langsmith_window(
+                client, project, start, end, scorers, config=config, write_back=write_back,
+                extend_trace_retention=extend_trace_retention, run=run,
+            )
+            for n, result in enumerate(results, start=1):
+                summary.add(result.to_json())
+                store.add_result(run_id, result)
+                if sink:
+                    sink.write(result)
+                if n % 500 == 0:
+                    store.commit()
+            status = "done"
+        finally:
+            if sink:
+                sink.close()
+            store.finish_run(run_id, run.as_dict() | {"results": out}, status=status)
+            store.close()
+    except TracescoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+    render_terminal(summary, console)
+    written = run.write
+    if not quiet:
+        console.print(
+            f"read {run.counts.seen} traces from LangSmith project {project!r}"
+            + (
+                f"; feedback: {written['created']} created, {written['updated']} updated, "
+                f"{written['unchanged']} unchanged, {written['rejected']} not written "
+                f"({written['requests']} requests)"
+                if written is not None
+                else "; no write-back"
+            ),
+            highlight=False,
         )
-    return records, langsmith_adapter(config.mapping), sink, f"langsmith:{project}"
+        console.print(f"run {run_id} stored in {store_path}" + (f"; results in {out}" if out else ""), highlight=False)
+    for rejection in run.rejected:
+        click.echo(f"not written: {rejection}", err=True)
+    counts = run.counts
+    if counts.failed:
+        click.echo(f"{counts.failed} of {counts.seen} traces could not be scored", err=True)
+    if run.rejected:
+        click.echo(f"{len(run.rejected)} feedback(s) not written to LangSmith (see above)", err=True)
+    if counts.failed or run.rejected:
+        sys.exit(EXIT_INPUT_ERRORS)
 
 
 def _counted(records, progress, task):  # type: ignore[no-untyped-def]

@@ -25,7 +25,10 @@ __all__ = [
     "first_path",
     "get_path",
     "hit_from_item",
+    "last_assistant_message",
     "last_user_message",
+    "message_role",
+    "message_text",
     "parse_maybe_json",
     "split_path",
     "text_of",
@@ -172,15 +175,61 @@ def text_of(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def last_user_message(messages: Any) -> str | None:
-    """Text of the last ``role == "user"`` message of a chat message list, or None."""
+USER_ROLES = ("user", "human")
+ASSISTANT_ROLES = ("assistant", "ai", "model")
+
+
+def message_role(message: Any) -> str | None:
+    """The role of a chat message: OpenAI ``role``, LangChain ``type`` (``human``/``ai``) or ``id[-1]`` class names."""
+    if not isinstance(message, Mapping):
+        return None
+    role = message.get("role") or message.get("type")
+    if not role and isinstance(message.get("id"), list) and message["id"]:  # serialised LangChain message
+        role = {"HumanMessage": "human", "AIMessage": "ai"}.get(str(message["id"][-1]))
+    return str(role).lower() if role else None
+
+
+def message_text(message: Mapping[str, Any]) -> str | None:
+    """Text of one chat message: ``content`` (string or parts), Gemini/OTel ``parts``, or LangChain ``kwargs``."""
+    for key in ("content", "parts", "text"):
+        value = message.get(key)
+        if isinstance(value, list):
+            texts = [
+                str(p.get("text") if p.get("text") is not None else p.get("content"))
+                for p in value
+                if isinstance(p, Mapping) and isinstance(p.get("text", p.get("content")), str)
+            ]
+            if texts:
+                return "\n".join(texts)
+        elif isinstance(value, str) and value:
+            return value
+    kwargs = message.get("kwargs")
+    return message_text(kwargs) if isinstance(kwargs, Mapping) else None
+
+
+def _last_message(messages: Any, roles: tuple[str, ...]) -> str | None:
     messages = parse_maybe_json(messages)
+    if isinstance(messages, Mapping) and isinstance(messages.get("messages"), list):
+        messages = messages["messages"]
     if not isinstance(messages, list):
         return None
     for message in reversed(messages):
-        if isinstance(message, Mapping) and message.get("role") in ("user", "human"):
-            return text_of(message.get("content"))
+        if (
+            message_role(message) in roles
+            or message_role(message.get("kwargs") if isinstance(message, Mapping) else None) in roles
+        ):
+            return message_text(message)
     return None
+
+
+def last_user_message(messages: Any) -> str | None:
+    """Text of the last user/human message of a chat message list (or ``{"messages": [...]}``), or None."""
+    return _last_message(messages, USER_ROLES)
+
+
+def last_assistant_message(messages: Any) -> str | None:
+    """Text of the last assistant/ai/model message of a chat message list (or ``{"messages": [...]}``), or None."""
+    return _last_message(messages, ASSISTANT_ROLES)
 
 
 def extract_text(value: Any, paths: Sequence[str]) -> str | None:

@@ -209,13 +209,14 @@ class Rejection:
 
 @dataclass
 class WriteReport:
-    """What a sink did in one run: accepted and rejected scores, retried requests, requests and batches sent."""
+    """What a sink did in one run: accepted and rejected scores, retried requests, requests and batches sent, notes."""
 
     accepted: int = 0
     rejected: list[Rejection] = field(default_factory=list)
     retried: int = 0
     requests: int = 0
     batches: int = 0
+    notes: list[str] = field(default_factory=list)
 
     def reject(self, record: ScoreRecord, reason: str) -> None:
         self.rejected.append(Rejection(record.id, record.trace_id, record.name, reason))
@@ -228,6 +229,7 @@ class WriteReport:
             "retried": self.retried,
             "requests": self.requests,
             "batches": self.batches,
+            "notes": list(self.notes),
             "rejections": [
                 {"id": r.id, "trace_id": r.trace_id, "name": r.name, "reason": r.reason} for r in self.rejected
             ],
