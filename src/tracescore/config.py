@@ -50,7 +50,9 @@ class LangSmithSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    page_size: int = Field(default=100, ge=1, le=100, description="root runs per /runs/query page (LangSmith max 100)")
+    page_size: int = Field(
+        default=100, ge=1, le=100, description="root runs per batch: one reference-example read per batch (max 100)"
+    )
     timeout: float = Field(default=30.0, gt=0, description="seconds per HTTP request")
     retries: int = Field(default=4, ge=0, le=10, description="retries per request (429 + Retry-After, 5xx, timeouts)")
     extend_trace_retention: bool = Field(

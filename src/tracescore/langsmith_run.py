@@ -72,7 +72,7 @@ def score_langsmith_window(
     try:
         for result in score_records(source.records(start, end), langsmith_adapter(config.mapping), scorers,
                                     run.counts):
-            if sink is not None and result.ok:
+            if sink is not None and result.scores:
                 run.rejected += sink.write(result)
             yield result
     finally:

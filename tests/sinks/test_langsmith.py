@@ -111,7 +111,9 @@ def test_every_feedback_arrives_once_and_a_rerun_duplicates_nothing(server: Fake
     assert (sink.created, sink.updated, sink.unchanged, sink.report.rejected) == (0, 0, len(expected), [])
     assert server.feedback == before
     writes = [r for r in server.requests_to("/feedback") if r.method != "GET"]
-    assert writes == [] and len(server.requests_to("/feedback", "GET")) == -(-len(expected) // 100)
+    lookups = server.requests_to("/feedback", "GET")
+    assert writes == [] and len(lookups) == -(-len(expected) // 100)
+    assert set(lookups[0].query["key"]) == {key for _, key in expected}  # only our keys are listed
     _assert_arrived_once(server, expected)
 
 

@@ -139,7 +139,7 @@ class LangSmithSink:
         self._pending, self._pending_runs = [], set()
         if not pending:
             return []
-        existing = self._existing(runs)
+        existing = self._existing(runs, sorted({record.name for record, _, _ in pending}))
         rejected = []
         for record, run_id, session_id in pending:
             problem = self._write_one(record, run_id, session_id, existing)
@@ -151,13 +151,14 @@ class LangSmithSink:
         """For the run log: created/updated/unchanged counts next to the shared write report."""
         return {"created": self.created, "updated": self.updated, "unchanged": self.unchanged} | self.report.as_dict()
 
-    def _existing(self, run_ids: list[str]) -> dict[str, Any] | None:
-        """Feedback already on these runs, by id; None when the lookup fails (then every write is a create)."""
+    def _existing(self, run_ids: list[str], keys: list[str]) -> dict[str, Any] | None:
+        """Our keys' feedback already on these runs, by id; None when the lookup fails (then every write is a
+        create, and a conflict an update)."""
         from langsmith.utils import LangSmithError
 
         try:
             self.report.requests += 1
-            return {str(f.id): f for f in self.client.list_feedback(run_ids=run_ids)}
+            return {str(f.id): f for f in self.client.list_feedback(run_ids=run_ids, feedback_key=keys)}
         except (LangSmithError, OSError, ValueError) as exc:
             _log.warning("cannot list existing LangSmith feedback (%s); writing every score", _short(exc))
             return None
