@@ -186,12 +186,16 @@ def test_a_feedback_that_keeps_failing_is_reported_and_the_batch_goes_on(server:
     assert sink.created == len(stored) and sink.created > 20  # the rest of the batch was written
 
 
-def test_without_the_lookup_conflicts_still_prevent_duplicates(server: FakeLangSmith) -> None:
+def test_without_the_lookup_conflicts_still_prevent_duplicates(server: FakeLangSmith,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
     seed(server, load_samples(4))
     _run(server)
     stored = len(server.feedback)
     server.faults.add("/feedback", *[Fault.http(500)] * 5)  # the listing of existing feedback fails for good
-    _, sink, _ = _run(server)
+    with caplog.at_level(logging.WARNING):
+        _, sink, _ = _run(server)
+    assert "cannot list existing LangSmith feedback" in caplog.text
+    assert "Error creating feedback" not in caplog.text  # an expected conflict is not logged as an SDK error
     assert server.faults.pending() == 0
     assert (sink.created, sink.updated, sink.report.rejected) == (0, stored, [])  # every create met a 409
     assert len(server.feedback) == stored and server.duplicates() == []
