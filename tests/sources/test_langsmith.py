@@ -123,3 +123,16 @@ def test_scoring_a_jsonl_file_never_imports_langsmith() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_429_is_retried_after_the_wait_the_server_asked_for(server: FakeLangSmith) -> None:
+    import time
+
+    seed(server, load_samples(1))
+    server.faults.add("/runs/query", Fault.rate_limited(retry_after=1))
+    began = time.monotonic()
+    records = list(_source(server).records(START, END))
+    waited = time.monotonic() - began
+    assert len(records) == 1 and records[0].payload["error"] is None
+    assert len(server.requests_to("/runs/query")) == 3  # the 429, its retry, the children
+    assert waited >= 0.95  # Retry-After: 1 was honoured (a lower bound, not a speed check)
