@@ -56,7 +56,7 @@ def test_without_write_back_nothing_is_written(server: FakeLangSmith, tmp_path: 
     ("extra", "message"),
     [
         (["--source", "langsmith", *WINDOW], "required with --source langsmith: the project name"),
-        (["--source", "langsmith", "--project", "p"], "--from"),
+        (["--source", "langsmith", "--project", "p"], "required with --source langsmith, e.g. 2026-11-20"),
         (["--source", "langsmith", "--project", "p", "--from", "yesterday"], "is not an ISO 8601 time"),
         (["cookbook/data/traces.jsonl", "--project", "p"], "--project applies to platform sources only"),
     ],

@@ -313,6 +313,8 @@ def _score_langsmith(
 
     if not project:
         raise click.BadParameter("required with --source langsmith: the project name", param_hint="--project")
+    if window_from is None:
+        raise click.BadParameter("required with --source langsmith, e.g. 2026-11-20T00:00:00Z", param_hint="--from")
     start = _parse_time("--from", window_from)
     end = _parse_time("--to", window_to, default=datetime.now(UTC))
     console = Console(stderr=False, quiet=quiet, width=max(120, Console().width))
