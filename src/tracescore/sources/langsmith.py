@@ -41,12 +41,13 @@ ROOT_RESUMES = 3
 CHILD_ATTEMPTS = 3
 """Attempts at reading one trace's child runs (after the SDK's own retries) before the trace is reported failed."""
 ROOT_FIELDS = (
-    "id", "name", "run_type", "start_time", "end_time", "inputs", "outputs", "extra", "error", "tags",
-    "trace_id", "session_id", "parent_run_id", "reference_example_id", "dotted_order",
+    "id", "name", "run_type", "start_time", "inputs", "outputs", "extra", "tags", "trace_id", "session_id",
+    "parent_run_id", "reference_example_id",
 )
 """What the adapter reads from a root run (``select``); everything else stays on the server."""
 CHILD_FIELDS = (
-    "id", "name", "run_type", "start_time", "inputs", "outputs", "error", "trace_id", "parent_run_id", "dotted_order",
+    "id", "name", "run_type", "start_time", "end_time", "inputs", "outputs", "trace_id", "parent_run_id",
+    "dotted_order",
 )
 """What the adapter reads from a child run."""
 _DEFAULT_TIMEOUT_MS = 30_000
