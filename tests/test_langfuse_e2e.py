@@ -140,6 +140,17 @@ def test_faults_every_score_delivered_exactly_once_and_207_in_summary(fake: Fake
     assert "comment too long" in rejection["reason"]
 
 
+def test_experiment_traces_take_labels_from_their_dataset_item(fake: FakeLangfuse, tmp_path: Path) -> None:
+    fake.add_trace(*make_trace(500, T0 + timedelta(hours=2), labels=False))
+    fake.add_trace(*make_trace(501, T0 + timedelta(hours=3), labels=False))
+    fake.add_experiment_item("tr-00500", {"gold_answer": "30 days", "required_doc_ids": ["policy-returns-v4"]})
+    assert _run(fake, tmp_path).exit_code == 0
+    names = {(s["traceId"], s["name"]) for s in fake.scores.values()}
+    assert ("tr-00500", "retrieval.recall_at_5") in names and ("tr-00500", "answer.token_f1") in names
+    assert ("tr-00501", "retrieval.recall_at_5") not in names  # no labels anywhere: absent, never written as 0
+    assert ("tr-00501", "retrieval.retrieved_any") in names
+
+
 def test_no_write_back_goes_to_store_and_out_only(fake: FakeLangfuse, tmp_path: Path) -> None:
     out = tmp_path / "results.jsonl"
     result = _run(fake, tmp_path, "--no-write-back", "--out", str(out))

@@ -44,6 +44,9 @@ class LangfuseSettings(BaseModel):
     backoff: float = Field(
         default=0.5, ge=0, le=60, description="first wait in seconds between attempts when no Retry-After (doubles)"
     )
+    experiment_labels: bool = Field(
+        default=True, description="take labels of experiment traces from their dataset item's expected output"
+    )
     score_environment: str | None = Field(default=None, description="environment stamped on written scores")
 
 

@@ -11,7 +11,7 @@ window. Filters: environment, trace name, tags (all of them).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -31,8 +31,13 @@ __all__ = [
     "ObservationPager",
     "ReadStats",
     "TraceAssembler",
+    "read_experiment_items",
     "read_langfuse",
 ]
+
+#: field groups of experiment items: ``io`` holds the dataset item's expected output
+EXPERIMENT_FIELDS = ("core", "io", "itemMetadata")
+MAX_EXPERIMENT_PAGE = 100
 
 #: field groups the adapter needs: ``basic`` is required for name and isRootObservation (without it they vanish)
 FIELDS = ("core", "basic", "io", "metadata")
@@ -136,10 +141,14 @@ class ReadStats:
     traces: int = 0
     orphan_rows: int = 0
     late_rows: int = 0
+    experiment_items: int = 0
+    notes: list[str] = field(default_factory=list)
     retry_reasons: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "retry_reasons"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("retry_reasons", "notes")} | {
+            "notes": list(self.notes)
+        }
 
 
 def _start(row: dict[str, Any]) -> datetime:
@@ -227,8 +236,10 @@ def read_langfuse(
     expand_metadata: Sequence[str] = (),
     stats: ReadStats | None = None,
     sleep: Callable[[float], None] | None = None,
+    experiment_items: Mapping[str, dict[str, Any]] | None = None,
 ) -> Iterator[Record]:
-    """Yield one ``Record`` per whole trace of ``window``: payload ``{"id": trace_id, "observations": [rows]}``.
+    """Yield one ``Record`` per whole trace of ``window``: payload ``{"id": trace_id, "observations": [rows]}``,
+    plus ``"experiment_item"`` when ``experiment_items`` (see ``read_experiment_items``) has the trace.
 
     Raises SourceError when a page cannot be read after the bounded retries (what was yielded stays valid).
     """
@@ -269,10 +280,65 @@ def read_langfuse(
         rows = [o.dict(by_alias=True) if hasattr(o, "dict") else dict(o) for o in page.data]
         pager.update(page.meta.cursor)
         for trace_id, trace_rows in assembler.add(rows):
-            yield _record(trace_id, trace_rows)
+            yield _record(trace_id, trace_rows, experiment_items)
     for trace_id, trace_rows in assembler.finish():
-        yield _record(trace_id, trace_rows)
+        yield _record(trace_id, trace_rows, experiment_items)
 
 
-def _record(trace_id: str, rows: list[dict[str, Any]]) -> Record:
-    return Record(payload={"id": trace_id, "observations": rows}, line=None, size=len(rows))
+def _record(trace_id: str, rows: list[dict[str, Any]], experiment_items: Mapping[str, dict[str, Any]] | None) -> Record:
+    payload: dict[str, Any] = {"id": trace_id, "observations": rows}
+    if experiment_items and trace_id in experiment_items:
+        payload["experiment_item"] = experiment_items[trace_id]
+    return Record(payload=payload, line=None, size=len(rows))
+
+
+def read_experiment_items(
+    client: LangfuseAPI,
+    window: LangfuseWindow,
+    settings: LangfuseSettings | None = None,
+    *,
+    stats: ReadStats | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """trace id → experiment item (``expectedOutput``, ``experimentItemMetadata``, ids) for experiment traces of the
+    window, read with ``GET /api/public/experiment-items`` (100 per page). A server without the endpoint (404/405,
+    e.g. self-hosted v3) gives ``{}`` and a note; other failures after the retries raise SourceError."""
+    settings = settings or LangfuseSettings()
+    stats = stats if stats is not None else ReadStats()
+    policy = retry_policy(settings.max_attempts, settings.backoff)
+    options = request_options(settings.timeout)
+    items: dict[str, dict[str, Any]] = {}
+    cursor: str | None = None
+    extra = {"sleep": sleep} if sleep is not None else {}
+
+    def on_retry(attempt: int, verdict: Verdict) -> None:
+        stats.retries += 1
+        stats.retry_reasons.append(verdict.description)
+
+    while True:
+
+        def fetch(cursor: str | None = cursor) -> Any:
+            stats.requests += 1
+            return client.experiments.list_items(
+                from_start_time=window.start,
+                to_start_time=window.end,
+                fields=",".join(EXPERIMENT_FIELDS),
+                limit=MAX_EXPERIMENT_PAGE,
+                cursor=cursor,
+                request_options=options,
+            )
+
+        try:
+            page = call_with_retries(fetch, classify=classify_error, policy=policy, on_retry=on_retry, **extra)
+        except Exception as exc:
+            if getattr(exc, "status_code", None) in (404, 405):
+                stats.notes.append(f"no experiment labels: this Langfuse has no experiment-items API ({exc})"[:300])
+                return {}
+            raise SourceError(f"cannot read Langfuse experiment items: {describe_error(exc)}") from exc
+        for item in page.data:
+            row = item.dict(by_alias=True)
+            items.setdefault(str(row["traceId"]), row)
+        stats.experiment_items = len(items)
+        cursor = page.meta.cursor
+        if not cursor:
+            return items
