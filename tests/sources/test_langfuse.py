@@ -115,10 +115,21 @@ def test_environment_name_and_tag_filters(fake: FakeLangfuse) -> None:
 
 
 def test_window_bounds_start_inclusive_end_exclusive(fake: FakeLangfuse) -> None:
-    window = LangfuseWindow(start=T0 + timedelta(minutes=2), end=T0 + timedelta(minutes=4))
+    window = LangfuseWindow(start=T0 + timedelta(minutes=2), end=T0 + timedelta(minutes=4), overhang=timedelta(0))
     traces, stats = _read(fake, window)
     assert sorted(traces) == ["tr-00002", "tr-00003"]
     assert stats.rows == 24  # tr-00004 starts exactly at `end`: excluded, none of its rows is read
+
+
+def test_a_trace_running_past_the_window_end_is_read_whole(fake: FakeLangfuse) -> None:
+    late = T0 + timedelta(hours=5)
+    trace, rows = make_trace(300, late - timedelta(seconds=1))
+    rows[-1]["startTime"] = (late + timedelta(seconds=30)).isoformat()  # its last step starts after `end`
+    fake.add_trace(trace, rows)
+    fake.add_trace(*make_trace(301, late + timedelta(seconds=10)))  # rooted after `end`: not this window's
+    traces, stats = _read(fake, LangfuseWindow(start=late - timedelta(minutes=1), end=late))
+    assert list(traces) == ["tr-00300"] and len(traces["tr-00300"]) == 12
+    assert stats.outside_rows == 12
 
 
 def test_rows_of_traces_rooted_before_the_window_are_left_to_that_window() -> None:
@@ -126,7 +137,7 @@ def test_rows_of_traces_rooted_before_the_window_are_left_to_that_window() -> No
     child = {"id": "c", "traceId": "old", "startTime": T0 + timedelta(seconds=1), "isRootObservation": False}
     assert assembler.add([child]) == []
     assert assembler.finish() == []
-    assert assembler.stats.orphan_rows == 1
+    assert assembler.stats.outside_rows == 1
 
 
 def test_window_validation() -> None:
