@@ -16,6 +16,7 @@ from tests.fakes.base import Fault
 from tests.fakes.langfuse import FakeLangfuse, env_for
 from tests.fakes.langfuse_data import make_trace
 from tracescore.cli import main
+from tracescore.langfuse_client import LangfuseCredentials, make_client
 from tracescore.sinks.records import score_id
 from tracescore.sinks.store import Store
 
@@ -90,6 +91,12 @@ def test_window_scored_and_every_expected_score_arrives_once(fake: FakeLangfuse,
     wrong = next(s for s in fake.scores.values() if s["traceId"] == "tr-00000" and s["name"] == "answer.correct")
     assert wrong["value"] == 0 and "30 days" in wrong["comment"]  # the comment names what is missing
     assert all(s["metadata"]["scorer_version"] for s in fake.scores.values())
+    # what the SDK reads back (GET /api/public/v3/scores) is what was meant
+    with make_client(LangfuseCredentials.from_env(env_for(fake))) as api:
+        read = api.scores.get_many(trace_id="tr-00001", fields="details,subject", limit=100).data
+    assert {s.name: s.data_type for s in read} == {name: t for name, (t, _) in EXPECTED.items()}
+    assert {s.subject.id for s in read if s.subject} == {"tr-00001"}
+    assert next(s.value for s in read if s.name == "answer.correct") is True
     # few requests: one observations page, score config lookup + creation, one scores batch
     assert len(fake.requests_to("/api/public/v2/observations")) == 1
     assert len(fake.requests_to("/api/public/scores")) == 1

@@ -417,7 +417,9 @@ class FakeLangfuse(FakeServer):
             if "subject" in groups:
                 out["subject"] = {"kind": "trace", "id": s["traceId"]}
             data.append(out)
-        meta = {"cursor": _cursor(offset + limit)} if offset + limit < len(rows) else {}
+        meta: dict[str, Any] = {"limit": limit}
+        if offset + limit < len(rows):
+            meta["cursor"] = _cursor(offset + limit)
         return Response(200, {"data": data, "meta": meta})
 
     # -- experiments --------------------------------------------------------------------------------------------
