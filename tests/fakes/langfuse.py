@@ -92,6 +92,7 @@ class FakeLangfuse(FakeServer):
         self.experiment_items: list[dict[str, Any]] = []
         self.reject_score: Callable[[dict[str, Any]], str | None] = lambda item: None
         self.repeat_pages = 0
+        self.anonymous_errors = False  # 207 error messages that name no score (neither id nor index)
         self._state = threading.Lock()
         accept = self._httpd.get_request
 
@@ -321,7 +322,8 @@ class FakeLangfuse(FakeServer):
         for index, item in enumerate(body):
             reason = self._invalid(item) or self.reject_score(item)
             if reason:
-                errors.append({"message": f"scores[{index}] (id={item.get('id')}, name={item.get('name')}): {reason}"})
+                where = "a score" if self.anonymous_errors else f"scores[{index}] (id={item.get('id')})"
+                errors.append({"message": f"{where}: {reason}"})
                 continue
             self._upsert(item)
             accepted += 1

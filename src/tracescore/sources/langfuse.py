@@ -347,7 +347,7 @@ def read_experiment_items(
             page = call_with_retries(fetch, classify=classify_error, policy=policy, on_retry=on_retry, **extra)
         except Exception as exc:
             if getattr(exc, "status_code", None) in (404, 405):
-                stats.notes.append(f"no experiment labels: this Langfuse has no experiment-items API ({exc})"[:300])
+                stats.notes.append(f"no experiment labels: no experiment-items API here ({describe_error(exc)})")
                 return {}
             raise SourceError(f"cannot read Langfuse experiment items: {describe_error(exc)}") from exc
         for item in page.data:
