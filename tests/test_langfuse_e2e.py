@@ -16,6 +16,7 @@ from tests.fakes.base import Fault
 from tests.fakes.langfuse import FakeLangfuse, env_for
 from tests.fakes.langfuse_data import make_trace
 from tracescore.cli import main
+from tracescore.langfuse_client import LangfuseCredentials, make_client
 from tracescore.sinks.records import score_id
 from tracescore.sinks.store import Store
 
@@ -90,6 +91,12 @@ def test_window_scored_and_every_expected_score_arrives_once(fake: FakeLangfuse,
     wrong = next(s for s in fake.scores.values() if s["traceId"] == "tr-00000" and s["name"] == "answer.correct")
     assert wrong["value"] == 0 and "30 days" in wrong["comment"]  # the comment names what is missing
     assert all(s["metadata"]["scorer_version"] for s in fake.scores.values())
+    # what the SDK reads back (GET /api/public/v3/scores) is what was meant
+    with make_client(LangfuseCredentials.from_env(env_for(fake))) as api:
+        read = api.scores.get_many(trace_id="tr-00001", fields="details,subject", limit=100).data
+    assert {s.name: s.data_type for s in read} == {name: t for name, (t, _) in EXPECTED.items()}
+    assert {s.subject.id for s in read if s.subject} == {"tr-00001"}
+    assert next(s.value for s in read if s.name == "answer.correct") is True
     # few requests: one observations page, score config lookup + creation, one scores batch
     assert len(fake.requests_to("/api/public/v2/observations")) == 1
     assert len(fake.requests_to("/api/public/scores")) == 1
@@ -138,6 +145,17 @@ def test_faults_every_score_delivered_exactly_once_and_207_in_summary(fake: Fake
     (rejection,) = summary["write"]["rejections"]
     assert (rejection["id"], rejection["trace_id"], rejection["name"]) == (rejected_id, "tr-00004", "citation.coverage")
     assert "comment too long" in rejection["reason"]
+
+
+def test_experiment_traces_take_labels_from_their_dataset_item(fake: FakeLangfuse, tmp_path: Path) -> None:
+    fake.add_trace(*make_trace(500, T0 + timedelta(hours=2), labels=False))
+    fake.add_trace(*make_trace(501, T0 + timedelta(hours=3), labels=False))
+    fake.add_experiment_item("tr-00500", {"gold_answer": "30 days", "required_doc_ids": ["policy-returns-v4"]})
+    assert _run(fake, tmp_path).exit_code == 0
+    names = {(s["traceId"], s["name"]) for s in fake.scores.values()}
+    assert ("tr-00500", "retrieval.recall_at_5") in names and ("tr-00500", "answer.token_f1") in names
+    assert ("tr-00501", "retrieval.recall_at_5") not in names  # no labels anywhere: absent, never written as 0
+    assert ("tr-00501", "retrieval.retrieved_any") in names
 
 
 def test_no_write_back_goes_to_store_and_out_only(fake: FakeLangfuse, tmp_path: Path) -> None:

@@ -105,3 +105,18 @@ def test_openinference_documents_in_metadata() -> None:
 def test_unmappable_payloads_name_the_trace_and_problem(payload: object, message: str) -> None:
     with pytest.raises(AdapterError, match=message):
         trace_from_observations(payload)
+
+
+def test_experiment_labels_come_from_the_dataset_item_first() -> None:
+    payload = _payload()
+    payload["experiment_item"] = {
+        "experimentName": "exp-1",
+        "experimentItemId": "item-9",
+        "expectedOutput": json.dumps("30 days"),
+        "experimentItemMetadata": {"required_doc_ids": ["kb-7"]},
+    }
+    trace = trace_from_observations(payload)
+    assert trace.labels.gold_answer == "30 days"  # from the dataset item's expected output
+    assert trace.labels.required_doc_ids == ["kb-7"]  # the item's metadata wins over the trace's metadata
+    assert trace.labels.expected_answer_contains == ["30 days"]  # not on the item: kept from trace metadata
+    assert (trace.metadata["experiment"], trace.metadata["dataset_item_id"]) == ("exp-1", "item-9")

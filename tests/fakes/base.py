@@ -138,11 +138,8 @@ class FakeServer:
                 self._send(response)
 
             def _send(self, response: Response) -> None:
-                payload = (
-                    response.raw
-                    if response.raw is not None
-                    else (b"" if response.body is None else json.dumps(response.body).encode())
-                )
+                payload = response.raw if response.raw is not None else (
+                    b"" if response.body is None else json.dumps(response.body).encode())
                 self.send_response(response.status)
                 headers = {"Content-Type": "application/json"} | response.headers
                 for key, value in headers.items():
@@ -170,9 +167,7 @@ class FakeServer:
 
     def requests_to(self, path_prefix: str, method: str | None = None) -> list[Request]:
         with self._lock:
-            return [
-                r for r in self.requests if r.path.startswith(path_prefix) and (method is None or r.method == method)
-            ]
+            return [r for r in self.requests if r.path.startswith(path_prefix) and (method is None or r.method == method)]
 
     def start(self) -> FakeServer:
         self._thread.start()

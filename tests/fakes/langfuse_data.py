@@ -27,8 +27,10 @@ def make_trace(
     tags: tuple[str, ...] = ("rag",),
     name: str = "support-agent",
     right: bool | None = None,
+    labels: bool = True,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """One trace ``tr-{index}`` starting at ``start``; ``right`` picks a correct or wrong answer (default: by index)."""
+    """One trace ``tr-{index}`` starting at ``start``; ``right`` picks a correct or wrong answer (default: by index);
+    ``labels=False`` leaves the root metadata without labels."""
     right = index % 3 != 0 if right is None else right
     tid = f"tr-{index:05d}"
     days = "30" if right else "90"
@@ -71,7 +73,9 @@ def make_trace(
                     "expected_answer_contains": ["30 days"],
                     "gold_answer": "30 days",
                 }
-            },
+            }
+            if labels
+            else {"app": "support"},
         ),
         obs(
             1,

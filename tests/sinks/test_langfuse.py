@@ -109,3 +109,13 @@ def test_results_without_start_time_are_refused_with_reason(fake: FakeLangfuse) 
     report = _write(fake, [result])
     assert len(report.rejected) == 3 and "no start time" in report.rejected[0].reason
     assert fake.requests_to("/api/public/scores") == []
+
+
+def test_a_207_that_names_no_score_is_recorded_for_the_batch(fake: FakeLangfuse) -> None:
+    fake.anonymous_errors = True
+    fake.reject_score = lambda item: "quota exceeded" if item["traceId"] == "tr-1" else None
+    report = _write(fake, _results(3))
+    assert report.accepted == 6
+    (rejection,) = report.rejected
+    assert rejection.id is None and "3 score(s) of this batch rejected, not named" in rejection.reason
+    assert "quota exceeded" in rejection.reason
