@@ -50,3 +50,19 @@ def test_errors_name_file_key_and_allowed(tmp_path: Path, text: str, expected: s
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read config file"):
         load_config(tmp_path / "nope.toml")
+
+
+def test_readme_documents_the_actual_defaults() -> None:
+    import re
+    import tomllib
+
+    from tracescore.adapters.fields import MappingConfig
+    from tracescore.config import LangfuseSettings, parse_sections
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    documented: dict[str, object] = {}
+    for block in re.findall(r"```toml\n(.*?)```", readme, re.S):
+        documented |= parse_sections(tomllib.loads(block))
+    assert documented["mapping"] == MappingConfig()
+    langfuse = documented["langfuse"].model_dump()  # type: ignore[attr-defined]
+    assert {k: (v or None) if isinstance(v, str) else v for k, v in langfuse.items()} == LangfuseSettings().model_dump()

@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_CONFIG_FILE",
     "SECTIONS",
     "Config",
+    "LangSmithSettings",
     "LangfuseSettings",
     "load_config",
     "register_section",
@@ -35,16 +36,45 @@ class LangfuseSettings(BaseModel):
     environment: list[str] = Field(default_factory=list, description="only traces from these environments")
     trace_name: str | None = Field(default=None, description="only traces with this name")
     tags: list[str] = Field(default_factory=list, description="only traces carrying all of these tags")
+    trace_overhang: float = Field(
+        default=600.0, ge=0, le=86_400, description="seconds a trace may run past --to and still be read whole"
+    )
     page_size: int = Field(default=1000, ge=1, le=1000, description="observations per page (Langfuse max 1000)")
     batch_bytes: int = Field(
         default=900_000, ge=10_000, le=1_000_000, description="max body size of one POST /api/public/scores"
     )
     timeout: float = Field(default=30.0, gt=0, description="seconds per HTTP request")
     max_attempts: int = Field(default=5, ge=1, le=20, description="attempts per request (429/5xx/timeouts)")
+    backoff: float = Field(
+        default=0.5, ge=0, le=60, description="first wait in seconds between attempts when no Retry-After (doubles)"
+    )
+    experiment_labels: bool = Field(
+        default=True, description="take labels of experiment traces from their dataset item's expected output"
+    )
     score_environment: str | None = Field(default=None, description="environment stamped on written scores")
 
 
-SECTIONS: dict[str, type[BaseModel]] = {"mapping": MappingConfig, "langfuse": LangfuseSettings}
+class LangSmithSettings(BaseModel):
+    """``[langsmith]``: paging, timeouts and feedback options. Credentials only from LANGSMITH_API_KEY/_ENDPOINT."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    page_size: int = Field(
+        default=100, ge=1, le=100, description="root runs per batch: one reference-example read per batch (max 100)"
+    )
+    timeout: float = Field(default=30.0, gt=0, description="seconds per HTTP request")
+    retries: int = Field(default=4, ge=0, le=10, description="retries per request (429 + Retry-After, 5xx, timeouts)")
+    extend_trace_retention: bool = Field(
+        default=False, description="upgrade scored traces to extended (400-day, billed) retention when writing feedback"
+    )
+    feedback_source_type: str = Field(default="api", pattern="^(api|model)$", description="feedback source: api|model")
+
+
+SECTIONS: dict[str, type[BaseModel]] = {
+    "mapping": MappingConfig,
+    "langfuse": LangfuseSettings,
+    "langsmith": LangSmithSettings,
+}
 
 
 def register_section(name: str, model: type[BaseModel]) -> None:
@@ -74,6 +104,10 @@ class Config:
     @property
     def langfuse(self) -> LangfuseSettings:
         return self.section("langfuse")  # type: ignore[no-any-return]
+
+    @property
+    def langsmith(self) -> LangSmithSettings:
+        return self.section("langsmith")  # type: ignore[no-any-return]
 
 
 def _known() -> str:

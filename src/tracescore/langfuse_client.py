@@ -95,9 +95,9 @@ def request_options(timeout: float) -> dict[str, Any]:
     return {"max_retries": 0, "timeout_in_seconds": timeout}
 
 
-def retry_policy(max_attempts: int) -> RetryPolicy:
-    """The Langfuse retry policy: bounded attempts, Retry-After honoured up to a minute."""
-    return RetryPolicy(max_attempts=max_attempts, base_delay=0.5, max_delay=60.0)
+def retry_policy(max_attempts: int, backoff: float = 0.5) -> RetryPolicy:
+    """The Langfuse retry policy: bounded attempts, Retry-After honoured up to a minute, else doubling backoff."""
+    return RetryPolicy(max_attempts=max_attempts, base_delay=backoff, max_delay=60.0)
 
 
 def _retry_after(headers: Any) -> float | None:

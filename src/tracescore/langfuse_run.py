@@ -18,7 +18,7 @@ from tracescore.result import TraceResult
 from tracescore.scorers import Scorer
 from tracescore.sinks.langfuse import LangfuseScoreSink
 from tracescore.sinks.records import WriteReport
-from tracescore.sources.langfuse import LangfuseWindow, ReadStats, read_langfuse
+from tracescore.sources.langfuse import LangfuseWindow, ReadStats, read_experiment_items, read_langfuse
 from tracescore.trace import Labels
 
 if TYPE_CHECKING:
@@ -64,8 +64,18 @@ def score_langfuse_window(
     if write_back:
         run.write = run.write if run.write is not None else WriteReport()
         sink = LangfuseScoreSink(client, config.langfuse, report=run.write)
+    experiments = (
+        read_experiment_items(client, window, config.langfuse, stats=run.read)
+        if (config.langfuse.experiment_labels)
+        else None
+    )
     records = read_langfuse(
-        client, window, config.langfuse, expand_metadata=metadata_keys_to_expand(config), stats=run.read
+        client,
+        window,
+        config.langfuse,
+        expand_metadata=metadata_keys_to_expand(config),
+        stats=run.read,
+        experiment_items=experiments,
     )
     try:
         for result in score_records(records, langfuse_adapter(config.mapping), scorers, run.counts):

@@ -30,8 +30,8 @@ class RetryPolicy:
         """Seconds to wait before attempt ``attempt + 1``: the server's Retry-After (capped), else backoff."""
         if retry_after is not None and retry_after >= 0:
             return min(retry_after, self.max_delay)
-        backoff = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
-        return backoff * (1 + random.uniform(-self.jitter, self.jitter))
+        backoff: float = min(self.base_delay * 2.0 ** (attempt - 1), self.max_delay)
+        return backoff * (1.0 + random.uniform(-self.jitter, self.jitter))
 
 
 DEFAULT_POLICY = RetryPolicy()

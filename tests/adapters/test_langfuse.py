@@ -59,7 +59,10 @@ def test_search_and_fetch_steps_from_source_rows() -> None:
     assert isinstance(web, SearchStep) and web.query == "example returns days" and len(web.hits) == 2
     assert isinstance(fetch, FetchStep)
     assert (fetch.url, fetch.status, fetch.text) == (
-        "https://help.example.com/returns", 200, "Returns policy. Returns within 30 days.")
+        "https://help.example.com/returns",
+        200,
+        "Returns policy. Returns within 30 days.",
+    )
     assert trace.question == "How many days do I have to return an item?"
     assert trace.answer.startswith("You can return items within")
     assert trace.labels.required_doc_ids == ["policy-returns-v4"]
@@ -77,9 +80,15 @@ def test_openinference_documents_in_metadata() -> None:
     payload = _payload()
     rows = payload["observations"]
     assert isinstance(rows, list)
-    rows[1] = dict(rows[1], output=None, metadata={
-        "retrieval.documents.0.document.id": "kb-1", "retrieval.documents.0.document.content": "alpha",
-        "retrieval.documents.0.document.score": 0.9})
+    rows[1] = dict(
+        rows[1],
+        output=None,
+        metadata={
+            "retrieval.documents.0.document.id": "kb-1",
+            "retrieval.documents.0.document.content": "alpha",
+            "retrieval.documents.0.document.score": 0.9,
+        },
+    )
     trace = trace_from_observations(payload)
     assert [(h.rank, h.doc_id, h.snippet) for h in trace.searches[0].hits] == [(1, "kb-1", "alpha")]
 
@@ -96,3 +105,18 @@ def test_openinference_documents_in_metadata() -> None:
 def test_unmappable_payloads_name_the_trace_and_problem(payload: object, message: str) -> None:
     with pytest.raises(AdapterError, match=message):
         trace_from_observations(payload)
+
+
+def test_experiment_labels_come_from_the_dataset_item_first() -> None:
+    payload = _payload()
+    payload["experiment_item"] = {
+        "experimentName": "exp-1",
+        "experimentItemId": "item-9",
+        "expectedOutput": json.dumps("30 days"),
+        "experimentItemMetadata": {"required_doc_ids": ["kb-7"]},
+    }
+    trace = trace_from_observations(payload)
+    assert trace.labels.gold_answer == "30 days"  # from the dataset item's expected output
+    assert trace.labels.required_doc_ids == ["kb-7"]  # the item's metadata wins over the trace's metadata
+    assert trace.labels.expected_answer_contains == ["30 days"]  # not on the item: kept from trace metadata
+    assert (trace.metadata["experiment"], trace.metadata["dataset_item_id"]) == ("exp-1", "item-9")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 import threading
 import uuid
 from collections import Counter
@@ -88,9 +89,20 @@ class FakeLangfuse(FakeServer):
         self.scores: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.score_writes: list[dict[str, Any]] = []
         self.score_configs: list[dict[str, Any]] = []
+        self.experiment_items: list[dict[str, Any]] = []
         self.reject_score: Callable[[dict[str, Any]], str | None] = lambda item: None
         self.repeat_pages = 0
+        self.anonymous_errors = False  # 207 error messages that name no score (neither id nor index)
         self._state = threading.Lock()
+        accept = self._httpd.get_request
+
+        def get_request() -> tuple[socket.socket, Any]:
+            # headers and body go out in two writes: without TCP_NODELAY, Nagle + delayed ACK add ~40 ms a request
+            conn, address = accept()
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            return conn, address
+
+        self._httpd.get_request = get_request  # type: ignore[method-assign]
 
     # -- data ---------------------------------------------------------------------------------------------------
     def add_trace(self, trace: dict[str, Any], observations: Iterable[dict[str, Any]]) -> None:
@@ -116,6 +128,36 @@ class FakeLangfuse(FakeServer):
                 row.setdefault(key, trace.get(key))
             self.observations.append(row)
 
+    def add_experiment_item(
+        self,
+        trace_id: str,
+        expected_output: Any,
+        *,
+        item_metadata: dict[str, Any] | None = None,
+        experiment: str = "exp-1",
+    ) -> None:
+        """Mark a loaded trace as one item of an experiment over a dataset item with ``expected_output``."""
+        root = next(r for r in self.observations if r["traceId"] == trace_id and r["isRootObservation"])
+        n = len(self.experiment_items)
+        self.experiment_items.append(
+            {
+                "id": f"ei-{n}",
+                "traceId": trace_id,
+                "startTime": root["startTime"],
+                "endTime": root.get("endTime"),
+                "level": "DEFAULT",
+                "environment": root.get("environment") or "default",
+                "experimentId": experiment,
+                "experimentName": experiment,
+                "experimentItemId": f"dataset-item-{n}",
+                "experimentDatasetId": "ds-1",
+                "input": root.get("input"),
+                "output": root.get("output"),
+                "expectedOutput": expected_output,
+                "experimentItemMetadata": item_metadata or {},
+            }
+        )
+
     def score_counts(self) -> Counter[str]:
         """How many accepted writes each score id received."""
         return Counter(w["id"] for w in self.score_writes)
@@ -131,6 +173,8 @@ class FakeLangfuse(FakeServer):
             return self._create_scores(request)
         if path == "/api/public/v3/scores" and method == "GET":
             return self._get_scores(request)
+        if path == "/api/public/experiment-items" and method == "GET":
+            return self._experiment_items(request)
         if path == "/api/public/score-configs" and method == "GET":
             return self._list_configs(request)
         if path == "/api/public/score-configs" and method == "POST":
@@ -278,7 +322,8 @@ class FakeLangfuse(FakeServer):
         for index, item in enumerate(body):
             reason = self._invalid(item) or self.reject_score(item)
             if reason:
-                errors.append({"message": f"scores[{index}] (id={item.get('id')}, name={item.get('name')}): {reason}"})
+                where = "a score" if self.anonymous_errors else f"scores[{index}] (id={item.get('id')})"
+                errors.append({"message": f"{where}: {reason}"})
                 continue
             self._upsert(item)
             accepted += 1
@@ -374,6 +419,57 @@ class FakeLangfuse(FakeServer):
             if "subject" in groups:
                 out["subject"] = {"kind": "trace", "id": s["traceId"]}
             data.append(out)
+        meta: dict[str, Any] = {"limit": limit}
+        if offset + limit < len(rows):
+            meta["cursor"] = _cursor(offset + limit)
+        return Response(200, {"data": data, "meta": meta})
+
+    # -- experiments --------------------------------------------------------------------------------------------
+    _EXPERIMENT_GROUPS: dict[str, tuple[str, ...]] = {
+        "core": (
+            "id",
+            "traceId",
+            "startTime",
+            "endTime",
+            "level",
+            "environment",
+            "experimentId",
+            "experimentName",
+            "experimentItemId",
+        ),
+        "dataset": ("experimentDatasetId",),
+        "io": ("input", "output", "expectedOutput"),
+        "metadata": ("metadata",),
+        "itemMetadata": ("experimentItemMetadata",),
+        "experimentMetadata": ("experimentMetadata",),
+    }
+
+    def _experiment_items(self, request: Request) -> Response:
+        q = {k: v[-1] for k, v in request.query.items()}
+        if "fromStartTime" not in q:
+            return Response(400, {"message": "fromStartTime is required"})
+        limit = int(q.get("limit", 50))
+        if not 1 <= limit <= 100:
+            return Response(400, {"message": "limit must be between 1 and 100"})
+        groups = {"core", *filter(None, q.get("fields", "core,dataset").split(","))}
+        if groups - set(self._EXPERIMENT_GROUPS):
+            return Response(400, {"message": f"unknown field groups: {sorted(groups)}"})
+        lo = _parse_time(q["fromStartTime"])
+        hi = _parse_time(q["toStartTime"]) if "toStartTime" in q else None
+        rows = [
+            e
+            for e in self.experiment_items
+            if lo <= _parse_time(e["startTime"]) and (hi is None or _parse_time(e["startTime"]) < hi)
+        ]
+        rows.sort(key=lambda e: (e["startTime"], e["id"]), reverse=True)
+        offset = _offset(q.get("cursor"))
+        data = [
+            {k: e.get(k) for g in groups for k in self._EXPERIMENT_GROUPS[g]} for e in rows[offset : offset + limit]
+        ]
+        for item in data:
+            for key in ("input", "output", "expectedOutput"):
+                if key in item:
+                    item[key] = _raw_io(item[key])
         meta = {"cursor": _cursor(offset + limit)} if offset + limit < len(rows) else {}
         return Response(200, {"data": data, "meta": meta})
 

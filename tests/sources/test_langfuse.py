@@ -13,7 +13,7 @@ from tests.fakes.langfuse_data import make_trace
 from tracescore.config import LangfuseSettings
 from tracescore.errors import ConfigError, SourceError
 from tracescore.langfuse_client import LangfuseCredentials, make_client
-from tracescore.sources.langfuse import LangfuseWindow, ReadStats, TraceAssembler, read_langfuse
+from tracescore.sources.langfuse import LangfuseWindow, ReadStats, TraceAssembler, read_experiment_items, read_langfuse
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 WINDOW = LangfuseWindow(start=T0, end=T0 + timedelta(days=1))
@@ -115,10 +115,21 @@ def test_environment_name_and_tag_filters(fake: FakeLangfuse) -> None:
 
 
 def test_window_bounds_start_inclusive_end_exclusive(fake: FakeLangfuse) -> None:
-    window = LangfuseWindow(start=T0 + timedelta(minutes=2), end=T0 + timedelta(minutes=4))
+    window = LangfuseWindow(start=T0 + timedelta(minutes=2), end=T0 + timedelta(minutes=4), overhang=timedelta(0))
     traces, stats = _read(fake, window)
     assert sorted(traces) == ["tr-00002", "tr-00003"]
     assert stats.rows == 24  # tr-00004 starts exactly at `end`: excluded, none of its rows is read
+
+
+def test_a_trace_running_past_the_window_end_is_read_whole(fake: FakeLangfuse) -> None:
+    late = T0 + timedelta(hours=5)
+    trace, rows = make_trace(300, late - timedelta(seconds=1))
+    rows[-1]["startTime"] = (late + timedelta(seconds=30)).isoformat()  # its last step starts after `end`
+    fake.add_trace(trace, rows)
+    fake.add_trace(*make_trace(301, late + timedelta(seconds=10)))  # rooted after `end`: not this window's
+    traces, stats = _read(fake, LangfuseWindow(start=late - timedelta(minutes=1), end=late))
+    assert list(traces) == ["tr-00300"] and len(traces["tr-00300"]) == 12
+    assert stats.outside_rows == 12
 
 
 def test_rows_of_traces_rooted_before_the_window_are_left_to_that_window() -> None:
@@ -126,7 +137,7 @@ def test_rows_of_traces_rooted_before_the_window_are_left_to_that_window() -> No
     child = {"id": "c", "traceId": "old", "startTime": T0 + timedelta(seconds=1), "isRootObservation": False}
     assert assembler.add([child]) == []
     assert assembler.finish() == []
-    assert assembler.stats.orphan_rows == 1
+    assert assembler.stats.outside_rows == 1
 
 
 def test_window_validation() -> None:
@@ -141,3 +152,23 @@ def test_missing_credentials_name_the_variable() -> None:
         LangfuseCredentials.from_env({"LANGFUSE_PUBLIC_KEY": "pk"})
     creds = LangfuseCredentials.from_env({"LANGFUSE_PUBLIC_KEY": "pk", "LANGFUSE_SECRET_KEY": "sk-secret"})
     assert creds.base_url == "https://cloud.langfuse.com" and "sk-secret" not in repr(creds)
+
+
+def test_experiment_items_map_traces_to_their_dataset_item(fake: FakeLangfuse) -> None:
+    fake.add_experiment_item("tr-00002", {"gold_answer": "30 days"}, item_metadata={"required_doc_ids": ["a"]})
+    with make_client(LangfuseCredentials.from_env(env_for(fake)), timeout=5) as client:
+        items = read_experiment_items(client, WINDOW)
+        records = list(read_langfuse(client, WINDOW, experiment_items=items))
+    assert list(items) == ["tr-00002"] and items["tr-00002"]["experimentItemId"] == "dataset-item-0"
+    (request,) = fake.requests_to("/api/public/experiment-items")
+    assert request.query["fields"] == ["core,io,itemMetadata"] and request.query["limit"] == ["100"]
+    tagged = {r.payload["id"] for r in records if "experiment_item" in r.payload}  # type: ignore[operator,index]
+    assert tagged == {"tr-00002"}
+
+
+def test_a_server_without_experiment_items_gives_none_and_a_note(fake: FakeLangfuse) -> None:
+    fake.faults.add("/api/public/experiment-items", Fault.http(404))
+    stats = ReadStats()
+    with make_client(LangfuseCredentials.from_env(env_for(fake)), timeout=5) as client:
+        assert read_experiment_items(client, WINDOW, stats=stats) == {}
+    assert "no experiment labels" in stats.notes[0]

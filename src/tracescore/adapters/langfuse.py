@@ -31,7 +31,7 @@ from tracescore.adapters.fields import (
     text_of,
 )
 from tracescore.errors import AdapterError
-from tracescore.trace import FetchStep, SearchStep, Step, Trace
+from tracescore.trace import FetchStep, Labels, SearchStep, Step, Trace
 
 __all__ = ["langfuse_adapter", "trace_from_observations"]
 
@@ -120,13 +120,31 @@ def _fetch_step(row: Mapping[str, Any], mapping: MappingConfig) -> FetchStep:
     )
 
 
+def _experiment_labels(item: Mapping[str, Any], mapping: MappingConfig) -> Labels:
+    """Labels of an experiment trace from its dataset item: the expected output (an object with label keys or a
+    labels object; a plain string is the gold answer), then the item's metadata."""
+    expected = parse_maybe_json(item.get("expectedOutput"))
+    if isinstance(expected, str) and expected.strip():
+        from_expected = Labels(gold_answer=expected)
+    else:
+        from_expected = extract_labels(expected, mapping.labels_paths)
+    return _merge(from_expected, extract_labels(item.get("experimentItemMetadata"), mapping.labels_paths))
+
+
+def _merge(first: Labels, second: Labels) -> Labels:
+    """Field by field: ``first`` where set, else ``second``."""
+    return Labels.model_validate(
+        {k: getattr(first, k) if getattr(first, k) is not None else getattr(second, k) for k in Labels.model_fields}
+    )
+
+
 def trace_from_observations(payload: object, mapping: MappingConfig | None = None) -> Trace:
     """One Langfuse trace (its observation rows) → ``Trace``; AdapterError names the trace and what is wrong."""
     mapping = mapping or MappingConfig()
     data = parse_maybe_json(payload)
     if not isinstance(data, Mapping) or not isinstance(data.get("observations"), list):
         raise AdapterError("not a Langfuse trace: expected an object with an 'observations' list")
-    trace_obj = data.get("trace") if isinstance(data.get("trace"), Mapping) else {}
+    trace_obj: Mapping[str, Any] = data["trace"] if isinstance(data.get("trace"), Mapping) else {}
     rows = [r for r in data["observations"] if isinstance(r, Mapping)]
     trace_id = str(data.get("id") or trace_obj.get("id") or next((r.get("traceId") for r in rows), "") or "")
     if not trace_id:
@@ -165,10 +183,15 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
 
     metadata_source = trace_obj.get("metadata") if trace_obj.get("metadata") else root.get("metadata")
     labels = extract_labels(metadata_source, mapping.labels_paths)
+    experiment = data.get("experiment_item")
+    if isinstance(experiment, Mapping):
+        labels = _merge(_experiment_labels(experiment, mapping), labels)
     timestamp = _time(trace_obj.get("timestamp")) if trace_obj else None
     timestamp = timestamp or _time(root.get("startTime"))
     metadata = {
         "provider": "langfuse",
+        "experiment": experiment.get("experimentName") if isinstance(experiment, Mapping) else None,
+        "dataset_item_id": experiment.get("experimentItemId") if isinstance(experiment, Mapping) else None,
         "trace_name": trace_obj.get("name") or root.get("traceName") or root.get("name") or None,
         "environment": trace_obj.get("environment") or root.get("environment") or None,
         "tags": list(trace_obj.get("tags") or root.get("tags") or []),

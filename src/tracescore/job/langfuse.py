@@ -47,11 +47,22 @@ class LangfuseJobSource:
         from datetime import UTC
         from datetime import datetime as dt
 
-        from tracescore.sources.langfuse import LangfuseWindow, read_langfuse
+        from tracescore.sources.langfuse import LangfuseWindow, read_experiment_items, read_langfuse
 
-        window = LangfuseWindow.from_settings(since, until or dt.now(UTC), self.config.langfuse)
+        settings = self.config.langfuse
+        window = LangfuseWindow.from_settings(since, until or dt.now(UTC), settings)
+        experiments = (
+            read_experiment_items(self.client, window, settings, stats=self.stats)
+            if settings.experiment_labels
+            else None
+        )
         yield from read_langfuse(
-            self.client, window, self.config.langfuse, expand_metadata=self.expand, stats=self.stats
+            self.client,
+            window,
+            settings,
+            expand_metadata=self.expand,
+            stats=self.stats,
+            experiment_items=experiments,
         )
 
 

@@ -139,5 +139,14 @@ def _langfuse(
     return langfuse_platform(config, limiter, write_back, resources)
 
 
+def _langsmith(
+    config: Config, limiter: RateLimiter, write_back: bool, resources: ExitStack
+) -> tuple[Source, str, Adapter, Sink | None]:
+    from tracescore.job.langsmith import langsmith_platform
+
+    return langsmith_platform(config, limiter, write_back, resources)
+
+
 register_platform("jsonl", _jsonl)
 register_platform("langfuse", _langfuse)
+register_platform("langsmith", _langsmith)

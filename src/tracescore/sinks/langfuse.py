@@ -75,7 +75,7 @@ class LangfuseScoreSink:
         self._buffer: list[ScoreRecord] = []
         self._buffered_bytes = 2
         self._config_ids: dict[str, str | None] = {}
-        self._policy = retry_policy(self.settings.max_attempts)
+        self._policy = retry_policy(self.settings.max_attempts, self.settings.backoff)
         self._options = request_options(self.settings.timeout)
         self._sleep = {"sleep": sleep} if sleep is not None else {}
 
@@ -197,11 +197,11 @@ class LangfuseScoreSink:
     def _find_config(self, name: str, categories: Sequence[str]) -> str | None:
         page = 1
         while True:
-            listing = self._call(
-                lambda current=page: self.client.score_configs.get(
-                    page=current, limit=100, request_options=self._options
-                )
-            )
+
+            def list_page(current: int = page) -> Any:
+                return self.client.score_configs.get(page=current, limit=100, request_options=self._options)
+
+            listing = self._call(list_page)
             for config in listing.data:
                 labels = [c.label for c in (config.categories or [])]
                 if config.name == name and not config.is_archived and str(config.data_type) == "CATEGORICAL":

@@ -11,9 +11,9 @@ window. Filters: environment, trace name, tags (all of them).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from tracescore.config import LangfuseSettings
@@ -31,8 +31,13 @@ __all__ = [
     "ObservationPager",
     "ReadStats",
     "TraceAssembler",
+    "read_experiment_items",
     "read_langfuse",
 ]
+
+#: field groups of experiment items: ``io`` holds the dataset item's expected output
+EXPERIMENT_FIELDS = ("core", "io", "itemMetadata")
+MAX_EXPERIMENT_PAGE = 100
 
 #: field groups the adapter needs: ``basic`` is required for name and isRootObservation (without it they vanish)
 FIELDS = ("core", "basic", "io", "metadata")
@@ -48,6 +53,7 @@ class LangfuseWindow:
     environment: tuple[str, ...] = ()
     trace_name: str | None = None
     tags: tuple[str, ...] = ()
+    overhang: timedelta = timedelta(minutes=10)
 
     def __post_init__(self) -> None:
         for name, moment in (("--from", self.start), ("--to", self.end)):
@@ -65,21 +71,27 @@ class LangfuseWindow:
             "environment": tuple(settings.environment),
             "trace_name": settings.trace_name,
             "tags": tuple(settings.tags),
+            "overhang": timedelta(seconds=settings.trace_overhang),
         }
         values.update({k: v for k, v in override.items() if v})
         return cls(start=start.astimezone(UTC), end=end.astimezone(UTC), **values)
+
+    @property
+    def scan_end(self) -> datetime:
+        """Rows are read up to ``end + overhang``, so a trace rooted just before ``end`` still comes whole."""
+        return self.end + self.overhang
 
     def query(self) -> dict[str, Any]:
         """The list filters: plain query parameters, or one JSON ``filter`` when name/tags need it (it overrides
         every plain filter, so the time window and environment go in it too)."""
         if not self.trace_name and not self.tags:
-            out: dict[str, Any] = {"from_start_time": self.start, "to_start_time": self.end}
+            out: dict[str, Any] = {"from_start_time": self.start, "to_start_time": self.scan_end}
             if self.environment:
                 out["environment"] = list(self.environment)
             return out
         conditions: list[dict[str, Any]] = [
             {"type": "datetime", "column": "startTime", "operator": ">=", "value": _iso(self.start)},
-            {"type": "datetime", "column": "startTime", "operator": "<", "value": _iso(self.end)},
+            {"type": "datetime", "column": "startTime", "operator": "<", "value": _iso(self.scan_end)},
         ]
         if self.environment:
             conditions.append(
@@ -126,7 +138,8 @@ class ObservationPager:
 
 @dataclass
 class ReadStats:
-    """What the source did: requests, retries, pages, rows, duplicate rows, traces, rows outside the window."""
+    """What the source did: requests, retries, pages, rows, duplicate and late rows, traces, rows of traces rooted
+    outside the window (read for the overhang or started before it), rows without a trace id."""
 
     requests: int = 0
     retries: int = 0
@@ -135,11 +148,16 @@ class ReadStats:
     duplicate_rows: int = 0
     traces: int = 0
     orphan_rows: int = 0
+    outside_rows: int = 0
     late_rows: int = 0
+    experiment_items: int = 0
+    notes: list[str] = field(default_factory=list)
     retry_reasons: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "retry_reasons"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("retry_reasons", "notes")} | {
+            "notes": list(self.notes)
+        }
 
 
 def _start(row: dict[str, Any]) -> datetime:
@@ -164,15 +182,19 @@ class TraceAssembler:
     """Groups newest-first observation rows into whole traces (no I/O).
 
     ``add`` takes a page and returns the traces that are complete: their root started after the oldest row seen so
-    far, so every later row is older than the root and cannot belong to them. ``finish`` returns the rest. Rows are
-    de-duplicated by observation id; rows for a trace already handed on are counted as late, not re-emitted.
+    far, so every later row is older than the root and cannot belong to them. ``finish`` returns the rest. Only
+    traces rooted in ``[window_start, window_end)`` are returned (rows of others are counted as outside the window).
+    Rows are de-duplicated by observation id; rows for a trace already handed on are counted as late.
     """
 
-    def __init__(self, window_start: datetime, stats: ReadStats | None = None) -> None:
+    def __init__(
+        self, window_start: datetime, window_end: datetime | None = None, stats: ReadStats | None = None
+    ) -> None:
         self.window_start = window_start
+        self.window_end = window_end
         self.stats = stats if stats is not None else ReadStats()
         self._pending: dict[str, _Pending] = {}
-        self._emitted: set[str] = set()
+        self._done: set[str] = set()
 
     def add(self, rows: Sequence[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
         oldest: datetime | None = None
@@ -184,7 +206,7 @@ class TraceAssembler:
                 continue
             start = _start(row)
             oldest = start if oldest is None or start < oldest else oldest
-            if trace_id in self._emitted:
+            if trace_id in self._done:
                 self.stats.late_rows += 1
                 continue
             pending = self._pending.setdefault(trace_id, _Pending())
@@ -197,23 +219,25 @@ class TraceAssembler:
         if oldest is None:
             return []
         ready = [t for t, p in self._pending.items() if p.root_start is not None and p.root_start > oldest]
-        return [self._emit(t) for t in ready]
+        return [out for t in ready if (out := self._close(t)) is not None]
 
     def finish(self) -> list[tuple[str, list[dict[str, Any]]]]:
         """Every trace still pending whose root started in the window; rows of traces rooted earlier are dropped."""
-        out = []
-        for trace_id in list(self._pending):
-            pending = self._pending[trace_id]
-            if pending.root_start is None or pending.root_start < self.window_start:
-                self.stats.orphan_rows += len(pending.rows)
-                del self._pending[trace_id]
-                continue
-            out.append(self._emit(trace_id))
-        return out
+        return [out for t in list(self._pending) if (out := self._close(t)) is not None]
+
+    def _close(self, trace_id: str) -> tuple[str, list[dict[str, Any]]] | None:
+        pending = self._pending[trace_id]
+        root = pending.root_start
+        if root is None or root < self.window_start or (self.window_end is not None and root >= self.window_end):
+            self.stats.outside_rows += len(pending.rows)
+            del self._pending[trace_id]
+            self._done.add(trace_id)
+            return None
+        return self._emit(trace_id)
 
     def _emit(self, trace_id: str) -> tuple[str, list[dict[str, Any]]]:
         pending = self._pending.pop(trace_id)
-        self._emitted.add(trace_id)
+        self._done.add(trace_id)
         self.stats.traces += 1
         rows = sorted(pending.rows.values(), key=lambda r: (_start(r), str(r.get("id"))))
         return trace_id, rows
@@ -227,8 +251,10 @@ def read_langfuse(
     expand_metadata: Sequence[str] = (),
     stats: ReadStats | None = None,
     sleep: Callable[[float], None] | None = None,
+    experiment_items: Mapping[str, dict[str, Any]] | None = None,
 ) -> Iterator[Record]:
-    """Yield one ``Record`` per whole trace of ``window``: payload ``{"id": trace_id, "observations": [rows]}``.
+    """Yield one ``Record`` per whole trace of ``window``: payload ``{"id": trace_id, "observations": [rows]}``,
+    plus ``"experiment_item"`` when ``experiment_items`` (see ``read_experiment_items``) has the trace.
 
     Raises SourceError when a page cannot be read after the bounded retries (what was yielded stays valid).
     """
@@ -242,8 +268,8 @@ def read_langfuse(
         },
         page_size=settings.page_size,
     )
-    assembler = TraceAssembler(window.start, stats)
-    policy = retry_policy(settings.max_attempts)
+    assembler = TraceAssembler(window.start, window.end, stats)
+    policy = retry_policy(settings.max_attempts, settings.backoff)
     options = request_options(settings.timeout)
 
     def on_retry(attempt: int, verdict: Verdict) -> None:
@@ -255,7 +281,7 @@ def read_langfuse(
 
         def fetch(params: dict[str, Any] = params) -> Any:
             stats.requests += 1
-            return client.observations.get_many(**params, request_options=options)  # type: ignore[arg-type]
+            return client.observations.get_many(**params, request_options=options)
 
         extra = {"sleep": sleep} if sleep is not None else {}
         try:
@@ -269,10 +295,65 @@ def read_langfuse(
         rows = [o.dict(by_alias=True) if hasattr(o, "dict") else dict(o) for o in page.data]
         pager.update(page.meta.cursor)
         for trace_id, trace_rows in assembler.add(rows):
-            yield _record(trace_id, trace_rows)
+            yield _record(trace_id, trace_rows, experiment_items)
     for trace_id, trace_rows in assembler.finish():
-        yield _record(trace_id, trace_rows)
+        yield _record(trace_id, trace_rows, experiment_items)
 
 
-def _record(trace_id: str, rows: list[dict[str, Any]]) -> Record:
-    return Record(payload={"id": trace_id, "observations": rows}, line=None, size=len(rows))
+def _record(trace_id: str, rows: list[dict[str, Any]], experiment_items: Mapping[str, dict[str, Any]] | None) -> Record:
+    payload: dict[str, Any] = {"id": trace_id, "observations": rows}
+    if experiment_items and trace_id in experiment_items:
+        payload["experiment_item"] = experiment_items[trace_id]
+    return Record(payload=payload, line=None, size=len(rows))
+
+
+def read_experiment_items(
+    client: LangfuseAPI,
+    window: LangfuseWindow,
+    settings: LangfuseSettings | None = None,
+    *,
+    stats: ReadStats | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """trace id → experiment item (``expectedOutput``, ``experimentItemMetadata``, ids) for experiment traces of the
+    window, read with ``GET /api/public/experiment-items`` (100 per page). A server without the endpoint (404/405,
+    e.g. self-hosted v3) gives ``{}`` and a note; other failures after the retries raise SourceError."""
+    settings = settings or LangfuseSettings()
+    stats = stats if stats is not None else ReadStats()
+    policy = retry_policy(settings.max_attempts, settings.backoff)
+    options = request_options(settings.timeout)
+    items: dict[str, dict[str, Any]] = {}
+    cursor: str | None = None
+    extra = {"sleep": sleep} if sleep is not None else {}
+
+    def on_retry(attempt: int, verdict: Verdict) -> None:
+        stats.retries += 1
+        stats.retry_reasons.append(verdict.description)
+
+    while True:
+
+        def fetch(cursor: str | None = cursor) -> Any:
+            stats.requests += 1
+            return client.experiments.list_items(
+                from_start_time=window.start,
+                to_start_time=window.end,
+                fields=",".join(EXPERIMENT_FIELDS),
+                limit=MAX_EXPERIMENT_PAGE,
+                cursor=cursor,
+                request_options=options,
+            )
+
+        try:
+            page = call_with_retries(fetch, classify=classify_error, policy=policy, on_retry=on_retry, **extra)
+        except Exception as exc:
+            if getattr(exc, "status_code", None) in (404, 405):
+                stats.notes.append(f"no experiment labels: no experiment-items API here ({describe_error(exc)})")
+                return {}
+            raise SourceError(f"cannot read Langfuse experiment items: {describe_error(exc)}") from exc
+        for item in page.data:
+            row = item.dict(by_alias=True)
+            items.setdefault(str(row["traceId"]), row)
+        stats.experiment_items = len(items)
+        cursor = page.meta.cursor
+        if not cursor:
+            return items
