@@ -117,3 +117,26 @@ def test_rate_limiter_spaces_requests_and_counts_them() -> None:
     for _ in range(100):
         free.acquire()
     assert free.count == 100 and free.waited == 0
+
+
+def test_an_adapter_bug_on_one_record_is_reported_on_it_and_the_batch_goes_on(tmp_path: Path) -> None:
+    from tracescore.adapters import get_adapter
+
+    traces = tmp_path / "t.jsonl"
+    write_traces(traces, T0, 10)
+    real = get_adapter("jsonl")
+
+    def buggy(payload: object) -> Trace:
+        trace = real(payload)
+        if trace.id == "t-00004":
+            raise KeyError("observations")
+        return trace
+
+    sink = CountingSink()
+    setup = make_setup(tmp_path, JsonlSource(traces), sink=sink)
+    setup.adapter = buggy
+    outcome = backfill_job(setup, start=T0, stop=T0 + timedelta(hours=1))
+    s = outcome.summary
+    assert (s["scored"], s["failed"]) == (9, 1)
+    assert "line 5 (t-00004): adapter failed: KeyError" in s["failures"][0]
+    assert "t-00004" not in {v["trace_id"] for v in sink.stored.values()}

@@ -258,10 +258,11 @@ class Engine:
     def _adapt(self, chunk: int, record: Record) -> _Item:
         try:
             trace = self.adapter(record.payload)
-        except InputError as exc:
+        except Exception as exc:  # noqa: BLE001 - InputError, or an adapter bug: reported on this record only
             where = f"line {record.line}" if record.line is not None else "record"
             key = _record_key(record)
-            return _Item(chunk, key, None, error=f"{where} ({key}): {exc}", line=record.line)
+            reason = str(exc) if isinstance(exc, InputError) else f"adapter failed: {type(exc).__name__}: {exc}"
+            return _Item(chunk, key, None, error=f"{where} ({key}): {reason}", line=record.line)
         return _Item(chunk, trace.id, trace.timestamp, trace=trace, line=record.line)
 
     # -- scoring ------------------------------------------------------------------------------------------
@@ -276,7 +277,11 @@ class Engine:
             if item.trace is None:
                 result = TraceResult(trace_id=item.key, errors=[item.error or "unreadable"], line=item.line)
             else:
-                result = score_trace(item.trace, self.scorers)
+                try:
+                    result = score_trace(item.trace, self.scorers)
+                except Exception as exc:  # noqa: BLE001 - one trace's bug must neither stop the batch nor hang it
+                    result = TraceResult(trace_id=item.key, timestamp=item.timestamp)
+                    result.errors.append(f"scoring failed: {type(exc).__name__}: {exc}")
                 result.line = item.line
             _put(outbox, (item, result), None)
 
@@ -331,8 +336,6 @@ class Engine:
         tracker: _Windows,
         in_flight: set[str],
     ) -> None:
-        if self._stop.is_set() and self._fatal is not None:
-            return
         rejected: dict[str, list[str]] = {}
         if self.sink is not None:
             writable = [r for item, r in batch if item.trace is not None]
@@ -353,8 +356,8 @@ class Engine:
                     self.counts.rejections.append(str(rejection))
         marks: list[tuple[str, datetime | None, str]] = []
         for item, result in batch:
-            if item.trace is None:
-                self.counts.fail(result.errors[0])
+            if item.trace is None or (not result.scores and result.errors):
+                self.counts.fail(f"{item.key}: {result.errors[0]}" if item.trace is not None else result.errors[0])
                 status = "failed"
             else:
                 self.counts.scored += 1
