@@ -232,3 +232,49 @@ def test_platform_request_rate_is_respected(tmp_path: Path, monkeypatch: pytest.
         assert len(fake.arrivals) >= 10
         assert min(gaps) > 0.08  # 600/min = one request per 0.1 s, minus loopback jitter
         assert json.loads(result.output.splitlines()[-1])["requests"] == len(fake.arrivals)
+
+
+class _Outage(FakeLangfuse):
+    """Answers 503 to the score writes numbered in ``failing`` (1-based), as an outage in the middle of a run."""
+
+    def __init__(self, failing: set[int]) -> None:
+        super().__init__()
+        self.failing = failing
+        self.score_posts = 0
+
+    def handle(self, request):  # type: ignore[no-untyped-def]
+        if request.path == "/api/public/scores" and request.method == "POST":
+            self.score_posts += 1
+            if self.score_posts in self.failing:
+                from tests.fakes.base import Response
+
+                return Response(503, {"message": "service unavailable"})
+        return super().handle(request)
+
+
+def test_an_outage_stops_the_run_with_exit_4_and_the_next_run_writes_the_rest_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with _Outage(failing={2, 3}) as fake:  # the second batch fails on both of its attempts
+        for key, value in env_for(fake).items():
+            monkeypatch.setenv(key, value)
+        now = datetime.now(UTC)
+        ids = {_add(fake, i, now - timedelta(minutes=10) + timedelta(seconds=i)) for i in range(30)}
+        config = _config(tmp_path, write_batch=10, judge_concurrency=1)
+        config.write_text(config.read_text() + "\n[langfuse]\nmax_attempts = 2\nbackoff = 0.01\n")
+        result = CliRunner().invoke(main, ["run", "--config", str(config)])
+        assert result.exit_code == 4, result.output
+        assert "run stopped: Langfuse did not take" in result.output and "HTTP 503" in result.output
+        with Store(tmp_path / "ts.db") as store:
+            assert JobState(store).watermark(f"langfuse:{fake.url}") is None  # the window is not done
+            (run,) = store.runs()
+            assert run["status"] == "aborted" and "HTTP 503" in run["summary"]["error"]
+        partial = _scored_traces(fake)
+        assert len(partial) == 10  # the first batch
+
+        result = CliRunner().invoke(main, ["run", "--config", str(config)])
+        assert result.exit_code == 0, result.output
+        summary = json.loads(result.output.splitlines()[-1])
+        assert summary["skipped"] == 10 and summary["scored"] == 20
+        assert _scored_traces(fake) == ids
+        assert set(Counter(key[0] for key in fake.scores).values()) == {1}
