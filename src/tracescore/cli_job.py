@@ -218,15 +218,13 @@ class _Bar:
 
     def __init__(self, quiet: bool) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
         self.progress = Progress(
             TextColumn("backfill"),
-            BarColumn(),
-            TextColumn("{task.completed:.0f}/{task.total:.0f} slices"),
-            TextColumn("{task.fields[traces]} traces, {task.fields[rate]:.1f}/s, {task.fields[failed]} failed,"
-                       " judge ${task.fields[cost]:.4f}"),
-            TimeElapsedColumn(),
+            BarColumn(bar_width=24),
+            TextColumn("{task.completed:.0f}/{task.total:.0f} slices, {task.fields[traces]} traces"
+                       " ({task.fields[rate]:.1f}/s, {task.fields[failed]} failed), judge ${task.fields[cost]:.2f}"),
             TextColumn("ETA"),
             TimeRemainingColumn(),
             console=Console(stderr=True),

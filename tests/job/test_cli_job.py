@@ -128,3 +128,15 @@ def test_backfill_with_the_judge_counts_its_calls_tokens_and_cost(tmp_path: Path
         judged = [r for r in results if "grounding.rate" in r["scores"]]
         assert len(judged) == int(summary["judge_calls"]) + int(summary["judge_cache_hits"])  # type: ignore[call-overload]
         assert int(summary["judge_cache_hits"]) <= 2  # type: ignore[call-overload]
+
+
+def test_backfill_shows_progress_and_a_rerun_says_it_is_complete(tmp_path: Path) -> None:
+    write_traces(tmp_path / "t.jsonl", T0, 20, step=timedelta(minutes=1))
+    config = _config(tmp_path, "backfill_chunks = 6\n")
+    args = ["backfill", "--config", str(config), "--from", "2026-11-01", "--to", "2026-11-02"]
+    first = CliRunner(env={"COLUMNS": "200"}).invoke(main, args)
+    assert first.exit_code == 0, first.output
+    assert "6/6 slices, 20 traces" in first.stderr and "judge $0.00" in first.stderr and "ETA" in first.stderr
+    again = CliRunner(env={"COLUMNS": "200"}).invoke(main, args)
+    assert again.exit_code == 0 and "already complete: nothing to do" in again.stderr
+    assert _summary(again.stdout)["seen"] == 0
