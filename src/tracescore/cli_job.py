@@ -140,9 +140,16 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
 @click.option("--to", "stop", type=WHEN, help="Newest trace time to score (exclusive).")
 @click.option("--resume", is_flag=True, help="Continue the last unfinished backfill (same window without --from/--to).")
 @click.option("--dry-run", is_flag=True, help="Count traces and estimate judge calls, tokens and cost; call nothing.")
+@click.option("--judge-batch", is_flag=True, help="Judge each slice through the Message Batches API (half the price).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def backfill(
-    config_path: str | None, start: datetime | None, stop: datetime | None, resume: bool, dry_run: bool, quiet: bool
+    config_path: str | None,
+    start: datetime | None,
+    stop: datetime | None,
+    resume: bool,
+    dry_run: bool,
+    judge_batch: bool,
+    quiet: bool,
 ) -> None:
     """Re-score history in [--from, --to): progress, judge cost and ETA; a killed backfill resumes where it stopped."""
     from tracescore.job.runner import backfill_job
@@ -155,7 +162,13 @@ def backfill(
     try:
         with bar:
             outcome = backfill_job(
-                setup, start=start, stop=stop, resume=resume, on_progress=bar.update, on_start=bar.start
+                setup,
+                start=start,
+                stop=stop,
+                resume=resume,
+                judge_batch=judge_batch,
+                on_progress=bar.update,
+                on_start=bar.start,
             )
     except LockError as exc:
         _fail(EXIT_LOCKED, str(exc))

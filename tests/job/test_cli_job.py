@@ -7,6 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from tests.fakes.anthropic import FakeAnthropic
@@ -140,3 +141,54 @@ def test_backfill_shows_progress_and_a_rerun_says_it_is_complete(tmp_path: Path)
     again = CliRunner(env={"COLUMNS": "200"}).invoke(main, args)
     assert again.exit_code == 0 and "already complete: nothing to do" in again.stderr
     assert _summary(again.stdout)["seen"] == 0
+
+
+def test_judge_batch_fills_the_cache_through_message_batches_at_half_price(tmp_path: Path) -> None:
+    from tests.fakes.anthropic_batches import FakeAnthropicBatches
+
+    write_traces(tmp_path / "t.jsonl", T0, 38, step=timedelta(minutes=30))  # both slices have traces
+    config = _config(tmp_path, "backfill_chunks = 2\nbatch_poll_seconds = 0.01\n")
+    with FakeAnthropicBatches(polls_to_end=3) as fake:
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url}
+        args = ["backfill", "--config", str(config), "--from", "2026-11-01", "--to", "2026-11-02", "-q"]
+        result = CliRunner(env=env).invoke(main, [*args, "--judge-batch"])
+        assert result.exit_code == 0, result.output
+        summary = _summary(result.output)
+        batches = summary["judge_batches"]
+        assert isinstance(batches, dict)
+        assert batches["batches"] == 2 and batches["failed"] == 0 and batches["errors"] == []
+        assert [r for r in fake.requests if r.path == "/v1/messages"] == []  # not one synchronous judge call
+        submitted = sum(len(b["requests"]) for b in fake.batches.values())
+        assert batches["succeeded"] == submitted == summary["judge_calls"] > 30
+        with Store(tmp_path / "ts.db") as store:
+            (run,) = store.runs()
+            judged = [r for r in store.results(run["id"]) if "grounding.rate" in r["scores"]]
+        assert len(judged) == summary["judge_cache_hits"] >= submitted  # every judged trace answered from the cache
+
+    # the same traces judged synchronously cost twice as much
+    (tmp_path / "ts.db").unlink()
+    with FakeAnthropic() as sync:
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": sync.url}
+        direct = _summary(CliRunner(env=env).invoke(main, args).output)
+    assert direct["judge_calls"] == submitted
+    assert float(summary["judge_cost_usd"]) * 2 == pytest.approx(float(direct["judge_cost_usd"]), rel=0.01)  # type: ignore[arg-type]
+
+
+def test_judge_batch_requests_that_errored_are_judged_one_by_one_when_scored(tmp_path: Path) -> None:
+    from tests.fakes.anthropic_batches import FakeAnthropicBatches
+
+    write_traces(tmp_path / "t.jsonl", T0, 10, step=timedelta(minutes=1))
+    config = _config(tmp_path, "backfill_chunks = 1\nbatch_poll_seconds = 0.01\n")
+    with FakeAnthropicBatches(polls_to_end=1) as fake:
+        fake.errored_per_batch = 3
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url}
+        args = ["backfill", "--config", str(config), "--from", "2026-11-01", "--to", "2026-11-02", "-q"]
+        args.append("--judge-batch")
+        result = CliRunner(env=env).invoke(main, args)
+        assert result.exit_code == 0, result.output
+        summary = _summary(result.output)
+        batches = summary["judge_batches"]
+        assert isinstance(batches, dict) and batches["failed"] == 3 and len(batches["errors"]) == 3
+        synchronous = [r for r in fake.requests if r.path == "/v1/messages"]
+        assert len(synchronous) == 3  # only the errored ones, when their traces were scored
+        assert summary["judge_calls"] == batches["succeeded"] + 3

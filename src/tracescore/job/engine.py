@@ -152,7 +152,9 @@ class Engine:
         limits: Limits | None = None,
         usage: UsageMeter | None = None,
         requests: Callable[[], int] | None = None,
+        before_window: Callable[[datetime, datetime], None] | None = None,
     ) -> None:
+        self.before_window = before_window
         self.source = source
         self.adapter = adapter
         self.scorers = scorers
@@ -228,6 +230,8 @@ class Engine:
     ) -> None:
         try:
             for chunk, (since, until) in enumerate(windows):
+                if self.before_window is not None:
+                    self.before_window(since, until)
                 for record in self.source.records(since, until):
                     if self._stop.is_set():
                         return

@@ -62,6 +62,7 @@ class JudgePool:
         self._local = threading.local()
         self._judges: list[Judge] = []
         self._lock = threading.Lock()
+        self.batch_usage = JudgeUsage()  # what ``--judge-batch`` spent (filled by the batch prefill)
 
     def _mine(self) -> Judge:
         judge = getattr(self._local, "judge", None)
@@ -82,8 +83,7 @@ class JudgePool:
         with self._lock:
             judges = list(self._judges)
         total = JudgeUsage()
-        for judge in judges:
-            u = judge.usage
+        for u in [j.usage for j in judges] + [self.batch_usage]:
             for name in _SUMMED:
                 setattr(total, name, getattr(total, name) + getattr(u, name))
             total.priced = total.priced and u.priced

@@ -44,6 +44,8 @@ class JobSetup:
     usage: UsageMeter | None = None
     resources: ExitStack = field(default_factory=ExitStack)
     judge_model: str | None = None
+    judge: JudgePool | None = None
+    batch_poll_seconds: float = 30.0
     judge_off: str | None = None  # why the judged stages will be absent, when they will be
 
     def close(self) -> None:
@@ -84,6 +86,8 @@ def build_setup(config: Config) -> JobSetup:
         scorers=scorers,
         usage=pool.usage_dict if pool is not None else None,
         judge_model=scoring.judge_model,
+        judge=pool,
+        batch_poll_seconds=job.batch_poll_seconds,
         judge_off=None if pool is not None else no_judge_reason,
         sink=sink if job.write_back else None,
         store_path=Path(job.store),

@@ -75,10 +75,16 @@ def backfill_job(
     start: datetime | None,
     stop: datetime | None,
     resume: bool = False,
+    judge_batch: bool = False,
     on_progress: Progress | None = None,
     on_start: Callable[[Backfill, bool], None] | None = None,
 ) -> Outcome:
-    """Score ``[start, stop)`` in slices; an unfinished backfill of the same window and setup is resumed."""
+    """Score ``[start, stop)`` in slices; an unfinished backfill of the same window and setup is resumed.
+
+    With ``judge_batch`` each slice's judge calls go through the Message Batches API before the slice is scored.
+    """
+    if judge_batch and setup.judge is None:
+        raise ConfigError(f"--judge-batch needs the judge, which is off: {setup.judge_off}")
     with StoreLock(setup.store_path, "tracescore backfill"), Store(setup.store_path) as store:
         state = JobState(store)
         if start is None or stop is None:
@@ -106,7 +112,34 @@ def backfill_job(
             "resumed_from": to_text(job.done_until) if resumed else None,
             "slices_left": len(windows),
         }
-        outcome = _execute(setup, store, run_id, "backfill", windows, job.scope, on_window, on_progress, extra)
+        before = None
+        marks = MarkReader(store)
+        if judge_batch:
+            assert setup.judge is not None and setup.judge.cache is not None
+            from tracescore.job.batch import BatchPrefill, window_prefill
+
+            prefill = BatchPrefill(
+                model=setup.judge.model,
+                cache=setup.judge.cache,
+                usage=setup.judge.batch_usage,
+                poll_seconds=setup.batch_poll_seconds,
+            )
+            before = window_prefill(
+                prefill, setup.source.records, setup.adapter, lambda key: marks.marked(job.scope, key) is not None
+            )
+            extra["judge_batch"] = True
+        try:
+            outcome = _execute(
+                setup, store, run_id, "backfill", windows, job.scope, on_window, on_progress, extra, before
+            )
+        finally:
+            marks.close()
+        if judge_batch:
+            report = prefill.report
+            outcome.summary["judge_batches"] = {
+                "batches": report.batches, "submitted": report.submitted, "succeeded": report.succeeded,
+                "failed": report.failed, "already_cached": report.already_cached, "errors": report.errors[:20],
+            }
         outcome.backfill = state.backfill(job.id)
         return outcome
 
@@ -125,8 +158,10 @@ def _execute(
     on_window: Callable[[int, tuple[datetime, datetime]], None],
     on_progress: Progress | None,
     extra: dict[str, Any],
+    before_window: Callable[[datetime, datetime], None] | None = None,
 ) -> Outcome:
     engine = Engine(
+        before_window=before_window,
         source=setup.source,
         adapter=setup.adapter,
         scorers=setup.scorers,

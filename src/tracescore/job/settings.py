@@ -59,6 +59,9 @@ class JobSettings(BaseModel):
         default=48, ge=1, le=10_000, description="a backfill window is done (and resumed) in this many slices"
     )
     write_back: bool = Field(default=True, description="write scores to the source platform (false: local store only)")
+    batch_poll_seconds: float = Field(
+        default=30.0, gt=0, le=3600, description="backfill --judge-batch: seconds between polls of a message batch"
+    )
 
     @field_validator("lookback")
     @classmethod
