@@ -156,7 +156,7 @@ def backfill(
 
     setup = _setup(config_path)
     if dry_run:
-        _dry_run(setup, start, stop)
+        _dry_run(setup, start, stop, judge_batch)
         return
     bar = _Bar(quiet)
     try:
@@ -179,7 +179,7 @@ def backfill(
     _finish(outcome)
 
 
-def _dry_run(setup: Any, start: datetime | None, stop: datetime | None) -> None:
+def _dry_run(setup: Any, start: datetime | None, stop: datetime | None, judge_batch: bool) -> None:
     from tracescore.job.estimate import dry_run
     from tracescore.sinks.state import Backfill
 
@@ -194,7 +194,11 @@ def _dry_run(setup: Any, start: datetime | None, stop: datetime | None) -> None:
         )
     except TracescoreError as exc:
         _fail(EXIT_ABORTED, f"dry run stopped: {exc}")
-    _emit(estimate.as_dict() | {"source": setup.source_key, "judge_off": setup.judge_off})
+    if judge_batch and estimate.cost_usd is not None:
+        from tracescore.job.batch import BATCH_DISCOUNT
+
+        estimate.cost_usd *= BATCH_DISCOUNT
+    _emit(estimate.as_dict() | {"source": setup.source_key, "judge_off": setup.judge_off, "judge_batch": judge_batch})
     cost = "unknown (no judge price table)" if estimate.cost_usd is None else f"~${estimate.cost_usd:.2f}"
     click.echo(
         f"{estimate.traces} traces ({estimate.already_done} already scored by a backfill of this window and setup,"

@@ -100,6 +100,8 @@ def test_dry_run_counts_and_estimates_without_writing_anything(tmp_path: Path) -
     assert float(estimate["judge_cost_usd"]) > 0  # type: ignore[arg-type]
     assert estimate["judge_off"] == "no judge configured"  # no key: the estimate says the judge would not run
     assert not (tmp_path / "ts.db").exists()
+    halved = _summary(CliRunner().invoke(main, [*args, "--judge-batch"]).output)
+    assert float(halved["judge_cost_usd"]) == pytest.approx(float(estimate["judge_cost_usd"]) / 2, rel=0.01)  # type: ignore[arg-type]
     done = CliRunner().invoke(main, args[:-1] + ["-q"])
     assert done.exit_code == 0
     again = _summary(CliRunner().invoke(main, args).output)
