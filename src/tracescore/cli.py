@@ -106,7 +106,15 @@ def score(
     if source == "jsonl":
         if traces is None:
             raise click.UsageError("missing TRACES: give a JSONL file (or '-') or choose --source langfuse")
-        for flag, value in (("--from", window_from), ("--to", window_to), ("--write-back", write_back)):
+        platform_only = (
+            ("--from", window_from),
+            ("--to", window_to),
+            ("--write-back", write_back),
+            ("--environment", environment or None),
+            ("--trace-name", trace_name),
+            ("--tag", tags or None),
+        )
+        for flag, value in platform_only:
             if value is not None:
                 raise click.BadParameter(f"{flag} applies to platform sources only", param_hint=flag)
     elif traces is not None:
