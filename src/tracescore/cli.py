@@ -263,7 +263,7 @@ def _score_langfuse(
     rejected = run.write.rejected if run.write is not None else []
     for rejection in rejected:
         click.echo(f"rejected: {rejection}", err=True)
-    for note in run.write.notes if run.write is not None else []:
+    for note in run.read.notes + (run.write.notes if run.write is not None else []):
         click.echo(f"note: {note}", err=True)
     counts = run.counts
     if counts.failed:
