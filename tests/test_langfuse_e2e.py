@@ -12,7 +12,7 @@ import pytest
 import time_machine
 from click.testing import CliRunner, Result
 
-from tests.fakes.base import Fault
+from tests.fakes.base import Fault, Response
 from tests.fakes.langfuse import FakeLangfuse, env_for
 from tests.fakes.langfuse_data import make_trace
 from tracescore.cli import main
@@ -167,11 +167,37 @@ def test_no_write_back_goes_to_store_and_out_only(fake: FakeLangfuse, tmp_path: 
     assert len(lines) == N and {line["trace_id"] for line in lines} == {f"tr-{i:05d}" for i in range(N)}
 
 
+def test_a_source_failure_stops_cleanly_keeping_what_was_scored(fake: FakeLangfuse, tmp_path: Path) -> None:
+    calls = {"n": 0}
+    handle = fake.handle
+
+    def second_page_fails(request):  # type: ignore[no-untyped-def]
+        if request.path == "/api/public/v2/observations":
+            calls["n"] += 1
+            if calls["n"] > 1:
+                return Response(500, {"message": "clickhouse unavailable"})
+        return handle(request)
+
+    fake.handle = second_page_fails  # type: ignore[method-assign]
+    result = _run(fake, tmp_path, config="[langfuse]\npage_size = 100\nmax_attempts = 2\nbackoff = 0\n")
+    assert result.exit_code == 1
+    assert "cannot read Langfuse observations (page 2" in result.output and "clickhouse unavailable" in result.output
+    with Store(tmp_path / "ts.db") as store:
+        (run,) = store.runs()
+        stored = list(store.results(run["id"]))
+    assert run["status"] == "failed"
+    scored = {r["trace_id"] for r in stored}
+    assert scored and scored < {f"tr-{i:05d}" for i in range(N)}  # the traces complete before the failure
+    assert {s["traceId"] for s in fake.scores.values()} == scored  # their scores were flushed, none lost
+
+
 def test_cli_errors_name_the_fix(fake: FakeLangfuse, tmp_path: Path) -> None:
     no_from = CliRunner().invoke(main, ["score", "--source", "langfuse"], env=env_for(fake))
     assert no_from.exit_code == 2 and "--from" in no_from.output
     bad = CliRunner().invoke(main, ["score", "--source", "langfuse", "--from", "yesterday"], env=env_for(fake))
     assert bad.exit_code == 2 and "'yesterday' is not an ISO 8601 time" in bad.output
+    jsonl = CliRunner().invoke(main, ["score", "traces.jsonl", "--environment", "prod"])
+    assert jsonl.exit_code == 2 and "--environment applies to platform sources only" in jsonl.output
     no_file = CliRunner().invoke(main, ["score"])
     assert no_file.exit_code == 2 and "missing TRACES" in no_file.output
     keys = CliRunner().invoke(main, ["score", "--source", "langfuse", *WINDOW], env={"LANGFUSE_PUBLIC_KEY": ""})

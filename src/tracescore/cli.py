@@ -136,8 +136,17 @@ def score(
     if source == "jsonl":
         if traces is None:
             raise click.UsageError("missing TRACES: give a JSONL file (or '-') or choose --source langfuse")
-        for flag, value in (("--from", window_from), ("--to", window_to), ("--write-back", write_back),
-                            ("--project", project), ("--extend-trace-retention", extend_trace_retention)):
+        platform_only = (
+            ("--from", window_from),
+            ("--to", window_to),
+            ("--write-back", write_back),
+            ("--environment", environment or None),
+            ("--trace-name", trace_name),
+            ("--tag", tags or None),
+            ("--project", project),
+            ("--extend-trace-retention", extend_trace_retention),
+        )
+        for flag, value in platform_only:
             if value is not None:
                 raise click.BadParameter(f"{flag} applies to platform sources only", param_hint=flag)
     elif traces is not None:
@@ -332,7 +341,7 @@ def _score_langfuse(
     rejected = run.write.rejected if run.write is not None else []
     for rejection in rejected:
         click.echo(f"rejected: {rejection}", err=True)
-    for note in run.write.notes if run.write is not None else []:
+    for note in run.read.notes + (run.write.notes if run.write is not None else []):
         click.echo(f"note: {note}", err=True)
     counts = run.counts
     if counts.failed:

@@ -4,8 +4,10 @@ One paged scan of the window at the largest page size (1000), asking only for th
 Rows come newest first; they are grouped by ``trace_id`` and a trace is handed on as soon as no row of it can still
 come (the scan has passed its root's start time), so a trace straddling a page boundary is still whole, memory stays
 bounded by the traces in flight, and a repeated page (same observation ids) is dropped. A trace counts in the window
-when its root observation starts in ``[start, end)``; rows of traces rooted before ``start`` are left to that
-window. Filters: environment, trace name, tags (all of them).
+when its root observation starts in ``[start, end)``; rows are read up to ``end + overhang`` so that a trace rooted
+just before ``end`` is still whole, and rows of traces rooted before ``start`` are left to the window holding their
+root. Filters: environment, trace name, tags (all of them). Experiment traces get their dataset item from
+``GET /api/public/experiment-items`` (``read_experiment_items``).
 """
 
 from __future__ import annotations
