@@ -10,6 +10,9 @@
    prompts captured by a recording fake LLM, run by ``--ragas-python``, an interpreter with ``ragas`` installed;
    ragas is not a dependency of tracescore). Both sides are counted with the same tokenizer-free counter
    (``approx_tokens``) over the prompt text plus the JSON schema of the structured output.
+
+A RAGAS interpreter: ``python3 -m venv /tmp/ragas && /tmp/ragas/bin/pip install ragas==0.4.3
+langchain-community==0.4.1`` (ragas 0.4.3 imports ``langchain_community.chat_models.vertexai``, gone in 0.4.2).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ MAX_ATTEMPTS = 4
 WAIT_INITIAL = 0.5
 WAIT_MAX = 30.0
 TIMEOUT_SECONDS = 120.0
-MAX_TOKENS = 4096
+MAX_TOKENS = 8192
 # USD per million tokens: (input, output). Cache writes cost 1.25x input, cache reads 0.1x input.
 PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     "claude-sonnet-4-6": (3.0, 15.0),

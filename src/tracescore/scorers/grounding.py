@@ -57,6 +57,7 @@ JUDGE_ERROR = "judge_error"
 BUDGET_REASON = "judge budget spent"
 _RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
 _FAILED_STATUS = re.compile(r"^(4|5)\d\d$|error|fail|timeout", re.IGNORECASE)
+_MARKERS = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]")
 _TAG = re.compile(r"<(/?)(documents?|answer|sentence|question)\b", re.IGNORECASE)
 
 
@@ -182,13 +183,14 @@ def grounding_request(
     lines = [f"<question>{_escape(trace.question)}</question>", "<answer>"]
     lines += [f'<sentence n="{i}">{_escape(s)}</sentence>' for i, s in enumerate(sentences)]
     lines += ["</answer>", "<documents>"]
+    queries = [_MARKERS.sub(" ", s) for s in sentences]
     labels: dict[str, EvidenceDoc] = {}
     for n, doc in enumerate(docs, start=1):
         label = f"D{n}"
         labels[label] = doc
         source = "fetched page" if doc.kind == "fetched" else "search result snippet"
-        url = f' url="{_escape(doc.url)}"' if doc.url else ""
-        body = _escape(_passages(doc, sentences, max_share))
+        url = f' url="{_escape(doc.url).replace(chr(34), "%22")}"' if doc.url else ""
+        body = _escape(_passages(doc, queries, max_share))
         lines.append(f'<document id="{label}" source="{source}"{url}>\n{body}\n</document>')
     lines.append("</documents>")
     return JudgeRequest(load_rubric("grounding"), "\n".join(lines), Judgement), labels
