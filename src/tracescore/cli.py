@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
 from tracescore import __version__
 from tracescore.adapters import get_adapter
@@ -16,7 +17,7 @@ from tracescore.pipeline import RunCounts, score_records
 from tracescore.report import Summary, render_terminal
 from tracescore.scorers import default_scorers
 from tracescore.sinks import JsonlSink, Store
-from tracescore.sources.jsonl import read_jsonl
+from tracescore.sources.jsonl import Record, read_jsonl
 
 __all__ = ["main"]
 
@@ -70,8 +71,7 @@ def score(traces: str, out: str | None, store_path: str, k: int, final_answer_pr
         progress = Progress(
             TextColumn("scoring"),
             BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("bytes"),
+            DownloadColumn(),
             TimeRemainingColumn(),
             console=Console(stderr=True),
             transient=True,
@@ -110,7 +110,8 @@ def _size(path: str) -> int | None:
         return None  # read_jsonl raises the clear error
 
 
-def _counted(records, progress, task):  # type: ignore[no-untyped-def]
+def _counted(records: Iterator[Record], progress: Progress, task: TaskID) -> Iterator[Record]:
+    """Advance the progress bar by each record's size in bytes as it streams past."""
     for record in records:
         progress.advance(task, record.size)
         yield record

@@ -23,7 +23,7 @@ __all__ = [
     "json_schema",
 ]
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION: Literal["1"] = "1"
 
 
 class _Model(BaseModel):
