@@ -117,7 +117,7 @@ def render_terminal(summary: Summary, console: Console) -> None:
     stages.add_column("score", no_wrap=True, min_width=28)
     for column in ("present", "mean / share true", "absent"):
         stages.add_column(column, justify="right", no_wrap=True, min_width=len(column))
-    stages.add_column("top reason absent", overflow="ellipsis", no_wrap=True, max_width=60)
+    stages.add_column("top reason absent", overflow="ellipsis", no_wrap=True, max_width=46)
     for name in sorted(summary.stats):
         stat = summary.stats[name]
         top = max(stat.absent.items(), key=lambda p: p[1])[0] if stat.absent else ""
