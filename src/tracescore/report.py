@@ -298,11 +298,13 @@ class Report:
     def add(self, result: Mapping[str, Any]) -> None:
         """Fold one result line into the overall summary, its group and its time buckets."""
         self.overall.add(result)
+        if result.get("errors") and not result.get("scores") and not result.get("missing"):
+            return  # unreadable: counted overall only, it has no group and no time
         if self.group_by:
             key = field_value(result, self.group_by) or NO_GROUP
             self.groups.setdefault(key, Summary()).add(result)
         bucket = _bucket(result.get("timestamp"))
-        if bucket is None or (result.get("errors") and not result.get("scores")):
+        if bucket is None:
             return
         tid = str(result.get("trace_id"))
         verdicts = stage_verdicts(result)
