@@ -212,7 +212,7 @@ class _Run:
 
     summary: Summary = field(default_factory=Summary)
     cases: dict[str, tuple[str, dict[str, bool | None]]] = field(default_factory=dict)
-    unreadable: dict[str, str] = field(default_factory=dict)
+    unreadable: dict[str, tuple[str, str]] = field(default_factory=dict)
     fabricated: list[CaseFailure] = field(default_factory=list)
     unread: list[CaseFailure] = field(default_factory=list)
 
@@ -225,7 +225,7 @@ def _fold(results: Iterable[Mapping[str, Any]], case_key: str) -> _Run:
         case = field_value(result, case_key) or tid
         scores = result.get("scores") or {}
         if result.get("errors") and not scores and not result.get("missing"):
-            run.unreadable[case] = "; ".join(map(str, result["errors"]))[:200]
+            run.unreadable[case] = (tid, "; ".join(map(str, result["errors"]))[:200])
             continue
         run.cases[case] = (tid, stage_verdicts(result))
         fabricated = scores.get("citation.fabricated_count")
@@ -303,9 +303,9 @@ def _newly_failing(current: _Run, baselines: Sequence[_Run]) -> GateCheck:
         for stage, verdict in verdicts.items():
             if verdict is False and (case, stage) in stable:
                 cases.append(CaseFailure(case, tid, stage, f"passed in {stable[(case, stage)]} baseline run(s)"))
-    for case, reason in current.unreadable.items():
+    for case, (tid, reason) in current.unreadable.items():
         if case in stable_cases:
-            cases.append(CaseFailure(case, case, "unreadable", reason))
+            cases.append(CaseFailure(case, tid, "unreadable", reason))
     n = len({c.case for c in cases})
     if cases:
         message = f"{n} case(s) that passed in the baseline fail now ({len(cases)} stage failure(s))"
