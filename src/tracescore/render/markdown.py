@@ -128,12 +128,13 @@ def render_gate_markdown(result: GateResult, *, max_cases: int = 8) -> str:
         if runs < 2:
             lines.append("Noise band: one baseline run, so zero width; repeat --baseline to measure the spread.")
         else:
-            wide = sorted(((n, b) for n, b in banded if b.width > 0), key=lambda p: -p[1].width)[:6]
-            shown = "; ".join(f"{n} {b.low:.3f}–{b.high:.3f} ({b.width * 100:.1f} pts)" for n, b in wide)
-            rest = len(banded) - len(wide)
+            spread = sorted(((n, b) for n, b in banded if b.width > 0), key=lambda p: -p[1].width)
+            shown = "; ".join(f"{n} {b.low:.3f}–{b.high:.3f} ({b.width * 100:.1f} pts)" for n, b in spread[:6])
+            more = f"; {len(spread) - 6} more with narrower bands" if len(spread) > 6 else ""
+            flat = len(banded) - len(spread)
             lines.append(
-                f"Noise band from {runs} baseline runs: {shown or 'no spread'}"
-                + (f"; {rest} more score(s) with narrower bands." if rest and wide else ".")
+                f"Noise band from {runs} baseline runs: {shown or 'no spread'}{more}"
+                + (f"; {flat} score(s) identical in every baseline run." if flat and spread else ".")
             )
     lines += [""]
     ordered = sorted(result.checks, key=lambda c: (not c.failed, c.status != "warn"))
