@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -121,7 +122,10 @@ EXIT_GATE_FAILED = 1
 REPORT_FORMATS = ("terminal", "markdown", "json", "html")
 
 
-def _store_option(f):  # type: ignore[no-untyped-def]
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _store_option(f: _F) -> _F:
     return click.option(
         "--store",
         "store_path",

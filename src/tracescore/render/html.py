@@ -89,8 +89,10 @@ def render_html(report: Report) -> str:
 
     out.append('<h2>Scores</h2><table id="scores"><tr><th>score</th><th>present</th><th>mean / share true</th>')
     out.append("<th>absent</th></tr>")
-    for name, st in sorted(overall.stats.items()):
-        mean = "—" if st.mean is None else f"{st.mean:.3f}"
-        out.append(f"<tr><td>{escape(name)}</td><td>{st.present}</td><td>{mean}</td><td>{st.absent_count}</td></tr>")
+    for name, stat in sorted(overall.stats.items()):
+        mean = "—" if stat.mean is None else f"{stat.mean:.3f}"
+        out.append(
+            f"<tr><td>{escape(name)}</td><td>{stat.present}</td><td>{mean}</td><td>{stat.absent_count}</td></tr>"
+        )
     out.append("</table></body></html>")
     return "\n".join(out) + "\n"
