@@ -192,6 +192,20 @@ def test_unread_citation_fails_unless_allowed(tmp_path: Path) -> None:
     assert [tc.get("classname") for tc in skipped] == ["tracescore.gate.unread"]
 
 
+def test_newly_unread_citation_is_a_newly_failing_case_only_when_unread_is_not_allowed(tmp_path: Path) -> None:
+    baseline, current = clean_run("base"), clean_run("now", c2={"unread": 0.5})
+    strict = gate(tmp_path, current, [baseline])
+    assert sorted(c for c, _, _ in failed_cases(strict.junit)) == [
+        "tracescore.gate.newly_failing",
+        "tracescore.gate.regression",  # citation.unfetched_rate mean went up
+        "tracescore.gate.unread",
+    ]
+    assert "`c2` — stage **citations** (trace `now-c2`): passed in 1 baseline run(s)" in strict.md
+    allowed = gate(tmp_path, current, [baseline], "--allow-unread")
+    assert allowed.exit_code == 0, allowed.md
+    assert "⚠️ no unread citation" in allowed.md
+
+
 def test_thresholds_and_options_from_tracescore_toml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "tracescore.toml").write_text(
         '[gate]\ncase_key = "metadata.case_id"\nallow_unread = true\n[gate.min]\n"retrieval.recall_at_5" = 0.95\n'

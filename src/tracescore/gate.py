@@ -3,7 +3,8 @@
 Rules, each reported separately: per-score thresholds (``min``/``max`` on the run's mean); no regression of a
 score's mean outside the noise band of the baseline runs (their min–max spread, plus an optional tolerance); no
 case whose stage passed in every baseline run may fail it now; no cited URL fabricated (always) or unread
-(configurable). Thresholds come from ``--min``/``--max`` or the ``[gate]`` table of ``tracescore.toml``.
+(configurable: when allowed, unread citations fail no rule). Thresholds come from ``--min``/``--max`` or the
+``[gate]`` table of ``tracescore.toml``.
 """
 
 from __future__ import annotations
@@ -217,7 +218,7 @@ class _Run:
     unread: list[CaseFailure] = field(default_factory=list)
 
 
-def _fold(results: Iterable[Mapping[str, Any]], case_key: str) -> _Run:
+def _fold(results: Iterable[Mapping[str, Any]], case_key: str, allow_unread: bool) -> _Run:
     run = _Run()
     for result in results:
         run.summary.add(result)
@@ -227,7 +228,7 @@ def _fold(results: Iterable[Mapping[str, Any]], case_key: str) -> _Run:
         if result.get("errors") and not scores and not result.get("missing"):
             run.unreadable[case] = (tid, "; ".join(map(str, result["errors"]))[:200])
             continue
-        run.cases[case] = (tid, stage_verdicts(result))
+        run.cases[case] = (tid, stage_verdicts(result, unread_fails=not allow_unread))
         fabricated = scores.get("citation.fabricated_count")
         if isinstance(fabricated, int | float) and fabricated > 0:
             run.fabricated.append(CaseFailure(case, tid, "citations", f"{fabricated:g} fabricated cited URL(s)"))
@@ -256,9 +257,11 @@ def _threshold(name: str, limit: float, sign: int, summary: Summary) -> GateChec
     return GateCheck("threshold", name, "pass" if ok else "fail", message, mean, f"{op} {limit:g}")
 
 
-def _regressions(current: Summary, baselines: Sequence[Summary], tolerance: float) -> list[GateCheck]:
+def _regressions(
+    current: Summary, baselines: Sequence[Summary], tolerance: float, skip: frozenset[str] = frozenset()
+) -> list[GateCheck]:
     checks: list[GateCheck] = []
-    names = sorted({n for b in baselines for n in b.stats} & set(current.stats))
+    names = sorted(({n for b in baselines for n in b.stats} & set(current.stats)) - skip)
     for name in names:
         sign = direction(name)
         means = [m for b in baselines if (s := b.stats.get(name)) and (m := s.mean) is not None]
@@ -325,13 +328,14 @@ def run_gate(
 ) -> GateResult:
     """Check the current run's result lines against the config and the baseline runs' result lines."""
     config = config or GateConfig()
-    now = _fold(current, config.case_key)
-    before = [_fold(b, config.case_key) for b in baselines]
+    now = _fold(current, config.case_key, config.allow_unread)
+    before = [_fold(b, config.case_key, config.allow_unread) for b in baselines]
     checks: list[GateCheck] = []
     checks += [_threshold(n, v, +1, now.summary) for n, v in sorted(config.minimums.items())]
     checks += [_threshold(n, v, -1, now.summary) for n, v in sorted(config.maximums.items())]
     if before:
-        checks += _regressions(now.summary, [b.summary for b in before], config.tolerance)
+        skip = frozenset({"citation.unfetched_rate"} if config.allow_unread else ())
+        checks += _regressions(now.summary, [b.summary for b in before], config.tolerance, skip)
         checks.append(_newly_failing(now, before))
     fabricated = tuple(now.fabricated)
     checks.append(

@@ -49,11 +49,12 @@ def _num(value: object) -> float | None:
     return float(value) if isinstance(value, bool | int | float) else None
 
 
-def stage_verdicts(result: Mapping[str, Any]) -> dict[str, bool | None]:
+def stage_verdicts(result: Mapping[str, Any], *, unread_fails: bool = True) -> dict[str, bool | None]:
     """Pass (True), fail (False) or undecided (None) per stage of one result line, from its scores.
 
     retrieval and answer come from the ``diagnosis`` cell (answer from ``answer.correct`` first); grounding from
-    the grounded/ungrounded row or ``grounding.rate``; citations pass when no cited URL is fabricated or unread.
+    the grounded/ungrounded row or ``grounding.rate``; citations pass when no cited URL is fabricated or (unless
+    ``unread_fails`` is off) unread.
     """
     scores: Mapping[str, Any] = result.get("scores") or {}
     cell = scores.get("diagnosis")
@@ -75,7 +76,7 @@ def stage_verdicts(result: Mapping[str, Any]) -> dict[str, bool | None]:
         out["answer"] = col == "right"
     fabricated = _num(scores.get("citation.fabricated_count"))
     if fabricated is not None:
-        unread = _num(scores.get("citation.unfetched_rate")) or 0.0
+        unread = (_num(scores.get("citation.unfetched_rate")) or 0.0) if unread_fails else 0.0
         out["citations"] = fabricated == 0 and unread == 0
     return out
 
