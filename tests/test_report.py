@@ -270,3 +270,20 @@ def test_judge_usage_is_summed_and_shown(tmp_path: Path) -> None:
     assert data["overall"]["judge"] == {"calls": 6, "input_tokens": 4500, "output_tokens": 900, "cost_usd": 0.0369}
     md = _run("report", str(path), "--format", "markdown").output
     assert "Judge: 6 calls, 4,500 input + 900 output tokens, ≈ $0.0369." in md
+
+
+def test_time_buckets_are_utc_hours() -> None:
+    line = result_line("a", "grounded/right", "exa", 9) | {"timestamp": "2026-11-20T23:30:00-05:00"}
+    naive = result_line("b", "grounded/wrong", "exa", 9) | {"timestamp": "2026-11-21T04:10:00"}
+    bad = result_line("c", "grounded/wrong", "exa", 9) | {"timestamp": "yesterday"}
+    granularity, buckets = build_report([line, naive, bad]).timeline()
+    assert granularity == "hour" and [b for b, _ in buckets] == ["2026-11-21T04:00"]
+    assert (buckets[0][1]["answer"].passed, buckets[0][1]["answer"].decided) == (1, 2)
+
+
+def test_line_chart_breaks_at_missing_values() -> None:
+    from tracescore.render.svg import line_chart
+
+    svg = line_chart("t", ["h1", "h2", "h3", "h4"], ["answer"], {("answer", "h1"): 1.0, ("answer", "h3"): 0.5})
+    assert svg.count('<circle class="point"') == 2
+    assert svg.count('<polyline class="series"') == 2  # h1 alone, h3 alone: no line drawn across the gap

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Console
@@ -125,13 +125,14 @@ class StageCount:
     def rate(self) -> float | None:
         return self.passed / self.decided if self.decided else None
 
-    def add(self, verdict: bool | None, trace_id: str) -> None:
+    def add(self, verdict: bool | None, trace_id: str | None = None) -> None:
+        """Count one trace's verdict; a failure keeps its id when one is given."""
         if verdict is None:
             return
         self.decided += 1
         if verdict:
             self.passed += 1
-        else:
+        elif trace_id is not None:
             self.failed_ids.append(trace_id)
 
 
@@ -172,8 +173,8 @@ class Summary:
     judge: JudgeUsage = field(default_factory=JudgeUsage)
     errors: list[str] = field(default_factory=list)
 
-    def add(self, result: Mapping[str, Any]) -> None:
-        """Fold one result line into the summary."""
+    def add(self, result: Mapping[str, Any], verdicts: Mapping[str, bool | None] | None = None) -> None:
+        """Fold one result line (and its ``stage_verdicts``, when already computed) into the summary."""
         self.judge.add(result.get("judge"))
         if result.get("errors") and not result.get("scores") and not result.get("missing"):
             self.failed += 1
@@ -197,7 +198,7 @@ class Summary:
         cell = result.get("scores", {}).get("diagnosis")
         if isinstance(cell, str):
             self.cells.setdefault(cell, []).append(tid)
-        for stage, verdict in stage_verdicts(result).items():
+        for stage, verdict in (verdicts if verdicts is not None else stage_verdicts(result)).items():
             self.stages[stage].add(verdict, tid)
         fabricated = _num(result.get("scores", {}).get("citation.fabricated_count"))
         if fabricated:
@@ -275,48 +276,54 @@ def work_queue(summary: Summary) -> list[WorkItem]:
     return items
 
 
-def _bucket(timestamp: object) -> tuple[str, str] | None:
+def _hour(timestamp: object) -> str | None:
+    """``YYYY-MM-DDTHH:00`` of an ISO timestamp, in UTC when it has an offset; None when it is not one."""
     if not isinstance(timestamp, str):
         return None
     try:
         moment = datetime.fromisoformat(timestamp)
     except ValueError:
         return None
-    return moment.strftime("%Y-%m-%d"), moment.strftime("%Y-%m-%dT%H:00")
+    if moment.utcoffset():
+        moment = moment.astimezone(UTC)
+    return f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:00"
 
 
 @dataclass
 class Report:
-    """An overall Summary, one Summary per group (``group_by``) and stage pass counts per hour and per day."""
+    """An overall Summary, one Summary per group (``group_by``) and stage pass counts per hour (UTC)."""
 
     source: str = ""
     group_by: str | None = None
     overall: Summary = field(default_factory=Summary)
     groups: dict[str, Summary] = field(default_factory=dict)
-    days: dict[str, dict[str, StageCount]] = field(default_factory=dict)
     hours: dict[str, dict[str, StageCount]] = field(default_factory=dict)
 
     def add(self, result: Mapping[str, Any]) -> None:
         """Fold one result line into the overall summary, its group and its time buckets."""
-        self.overall.add(result)
         if result.get("errors") and not result.get("scores") and not result.get("missing"):
+            self.overall.add(result)
             return  # unreadable: counted overall only, it has no group and no time
+        verdicts = stage_verdicts(result)
+        self.overall.add(result, verdicts)
         if self.group_by:
             key = field_value(result, self.group_by) or NO_GROUP
-            self.groups.setdefault(key, Summary()).add(result)
-        bucket = _bucket(result.get("timestamp"))
-        if bucket is None:
-            return
-        tid = str(result.get("trace_id"))
-        verdicts = stage_verdicts(result)
-        for label, buckets in zip(bucket, (self.days, self.hours), strict=True):
-            counts = buckets.setdefault(label, {s: StageCount() for s in STAGES})
+            self.groups.setdefault(key, Summary()).add(result, verdicts)
+        hour = _hour(result.get("timestamp"))
+        if hour is not None:
+            counts = self.hours.get(hour) or self.hours.setdefault(hour, {s: StageCount() for s in STAGES})
             for stage, verdict in verdicts.items():
-                counts[stage].add(verdict, tid)
+                counts[stage].add(verdict)
 
     def timeline(self) -> tuple[str, list[tuple[str, dict[str, StageCount]]]]:
         """Stage counts over time: per day, or per hour when all traces fall on one day."""
-        granularity, buckets = ("hour", self.hours) if len(self.days) <= 1 else ("day", self.days)
+        days: dict[str, dict[str, StageCount]] = {}
+        for hour, counts in self.hours.items():
+            day = days.setdefault(hour[:10], {s: StageCount() for s in STAGES})
+            for stage, count in counts.items():
+                day[stage].passed += count.passed
+                day[stage].decided += count.decided
+        granularity, buckets = ("hour", self.hours) if len(days) <= 1 else ("day", days)
         return granularity, sorted(buckets.items())
 
     def columns(self) -> list[tuple[str, Summary]]:
