@@ -229,6 +229,10 @@ def test_bad_specs_name_the_fix(tmp_path: Path) -> None:
     _run("score", str(SAMPLES), "--store", str(tmp_path / "a.db"), "-q")
     too_far = _run("report", "run:latest~3", "--store", str(tmp_path / "a.db"))
     assert too_far.exit_code == 1 and "holds only 1 finished run(s)" in too_far.output
+    a_store = _run("report", str(tmp_path / "a.db"))
+    assert a_store.exit_code == 1 and "is a store, not a result file; use run:latest --store" in a_store.output
+    unknown = _run("report", "run:zzz", "--store", str(tmp_path / "a.db"))
+    assert unknown.exit_code == 1 and "'run:zzz' matches no finished run" in unknown.output
 
 
 def test_stage_verdicts_follow_the_cell_then_the_scores() -> None:

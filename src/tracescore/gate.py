@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from tracescore.errors import ConfigError
+from tracescore.errors import ConfigError, InputError
 from tracescore.report import Summary, field_value, stage_verdicts
 
 __all__ = [
@@ -330,6 +330,10 @@ def run_gate(
     config = config or GateConfig()
     now = _fold(current, config.case_key, config.allow_unread)
     before = [_fold(b, config.case_key, config.allow_unread) for b in baselines]
+    for i, run in enumerate(before):
+        if not run.summary.traces:
+            name = baseline_names[i] if i < len(baseline_names) else f"#{i + 1}"
+            raise InputError(f"baseline {name} holds no scored result; check the file or the run id")
     checks: list[GateCheck] = []
     checks += [_threshold(n, v, +1, now.summary) for n, v in sorted(config.minimums.items())]
     checks += [_threshold(n, v, -1, now.summary) for n, v in sorted(config.maximums.items())]

@@ -54,11 +54,18 @@ def resolve_run(store: Store, spec: str) -> str:
     return str(matches[0])
 
 
+def _is_sqlite(path: str) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(16) == b"SQLite format 3\x00"
+
+
 def results_from(spec: str, store_path: str | Path) -> tuple[str, Iterator[dict[str, Any]]]:
     """A label and the result lines for a spec (a result file, or ``run:…`` in the store at ``store_path``)."""
     if not spec.startswith(RUN_PREFIX):
         if spec != "-" and not Path(spec).is_file():
             raise InputError(f"no result file {spec!r}; give a results JSONL file (from --out) or run:latest")
+        if spec != "-" and _is_sqlite(spec):
+            raise InputError(f"{spec!r} is a store, not a result file; use run:latest --store {spec}")
         return spec, read_results(spec)
     if not Path(store_path).is_file():
         raise InputError(f"no store {str(store_path)!r} to read {spec!r} from; pass --store PATH")
