@@ -300,3 +300,17 @@ def test_markdown_summary_fits_one_screen_with_many_failures() -> None:
     md = render_gate_markdown(outcome)
     assert len(md.splitlines()) <= 40
     assert "… and 192 more (see the JUnit report)" in md
+
+
+def test_gate_on_stored_runs_of_the_sample_traces(tmp_path: Path) -> None:
+    samples = str(Path(__file__).resolve().parents[1] / "cookbook" / "data" / "traces.jsonl")
+    store = str(tmp_path / "ts.db")
+    for _ in range(2):
+        assert CliRunner().invoke(main, ["score", samples, "--store", store, "-q"]).exit_code == 0
+    args = ["gate", "run:latest", "--baseline", "run:latest~1", "--store", store, "--junit", str(tmp_path / "j.xml")]
+    result = CliRunner().invoke(main, [*args, "--allow-unread"], catch_exceptions=False)
+    assert result.exit_code == 1
+    fails = failed_cases(ET.parse(tmp_path / "j.xml").getroot())
+    assert [c for c, _, _ in fails] == ["tracescore.gate.fabricated"]  # same agent, same cases: nothing else moved
+    assert "tr-0010\tstage=citations" in fails[0][2] and "tr-0029\tstage=citations" in fails[0][2]
+    assert "38 traces in run " in result.output and "1 baseline run(s)" in result.output
