@@ -26,7 +26,8 @@ def render_report_terminal(report: Report, console: Console) -> None:
     title = f"Stage contingency ({overall.traces} traces scored, {overall.failed} unreadable)"
     if report.group_by:
         title += f" by {report.group_by}"
-    cells = Table(title=title, min_width=60)
+    console.print(Text(title, style="bold"), highlight=False)
+    cells = Table()
     cells.add_column("cell", no_wrap=True)
     for name, _ in columns:
         cells.add_column(name, justify="right", no_wrap=True)
@@ -36,7 +37,8 @@ def render_report_terminal(report: Report, console: Console) -> None:
     cells.add_row("no cell", *(str(sum(s.undiagnosed.values())) for _, s in columns))
     console.print(cells)
 
-    rates = Table(title="Stage pass rates (passed / decided)")
+    console.print(Text("Stage pass rates (passed / decided; undecided traces not counted)", style="bold"))
+    rates = Table()
     rates.add_column("stage", no_wrap=True)
     for name, _ in columns:
         rates.add_column(name, justify="right", no_wrap=True)
@@ -48,7 +50,8 @@ def render_report_terminal(report: Report, console: Console) -> None:
         rates.add_row(stage, *row)
     console.print(rates)
 
-    stats = Table(title="Scores")
+    console.print(Text("Scores (mean over present values; absent ones counted, never as 0)", style="bold"))
+    stats = Table()
     stats.add_column("score", no_wrap=True, min_width=28)
     for column in ("present", "mean / share true", "absent"):
         stats.add_column(column, justify="right", no_wrap=True)
