@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -13,10 +14,13 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColum
 
 from tracescore import __version__
 from tracescore.adapters import get_adapter
-from tracescore.errors import TracescoreError
+from tracescore.errors import ConfigError, TracescoreError
+from tracescore.judge.anthropic import DEFAULT_MODEL
+from tracescore.judge.protocol import Judge
 from tracescore.pipeline import RunCounts, score_records
 from tracescore.report import Summary, render_terminal
 from tracescore.scorers import default_scorers
+from tracescore.scorers.grounding import BUDGET_REASON, NO_JUDGE, grounding_scorer
 from tracescore.sinks import JsonlSink, Store
 from tracescore.sources.jsonl import Record, read_jsonl
 
@@ -58,15 +62,52 @@ def main() -> None:
     help="Score only the text after this marker when present (empty to disable).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No tables, only errors.")
-def score(traces: str, out: str | None, store_path: str, k: int, final_answer_prefix: str, quiet: bool) -> None:
-    """Score a JSONL file of canonical traces (``-`` for stdin) and print the stage contingency table."""
+@click.option(
+    "--no-judge",
+    is_flag=True,
+    help="Skip the judged stages (grounding, citation support) even with ANTHROPIC_API_KEY set.",
+)
+@click.option("--judge-model", default=DEFAULT_MODEL, show_default=True, help="Anthropic model of the judge.")
+@click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="USD",
+    help="Stop judging (between traces) once the judge's estimated spend reaches this; the rest stay unjudged.",
+)
+def score(
+    traces: str,
+    out: str | None,
+    store_path: str,
+    k: int,
+    final_answer_prefix: str,
+    quiet: bool,
+    no_judge: bool,
+    judge_model: str,
+    max_cost: float | None,
+) -> None:
+    """Score a JSONL file of canonical traces (``-`` for stdin) and print the stage contingency table.
+
+    The judged stages run when ANTHROPIC_API_KEY is set (unless --no-judge); without it their scores are absent
+    with the reason "no judge configured" and the deterministic stages still run.
+    """
     console = Console(stderr=False, quiet=quiet, width=max(120, Console().width))
-    scorers = default_scorers(k=k, final_answer_prefix=final_answer_prefix or None)
     counts = RunCounts()
     summary = Summary()
+    unjudged: list[str] = []
+    judge = None
     try:
         total = _size(traces)
         store = Store(store_path)
+        judge, no_judge_reason = _build_judge(no_judge, judge_model, store)
+        if judge is not None and max_cost is not None and not judge.usage.priced:
+            raise ConfigError(
+                f"--max-cost needs a price for judge model {judge_model!r}, which is not in the price table;"
+                f" use a priced model (e.g. {DEFAULT_MODEL!r}) or drop --max-cost"
+            )
+        scorers = default_scorers(k=k, final_answer_prefix=final_answer_prefix or None) + [
+            grounding_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=max_cost)
+        ]
         run_id = store.start_run("score", source=f"jsonl:{traces}")
         sink = JsonlSink(out) if out else None
         progress = Progress(
@@ -85,6 +126,8 @@ def score(traces: str, out: str | None, store_path: str, k: int, final_answer_pr
                 start=1,
             ):
                 summary.add(result.to_json())
+                if result.missing.get("grounding.rate", "").startswith(BUDGET_REASON):
+                    unjudged.append(str(result.trace_id))
                 store.add_result(run_id, result)
                 if sink:
                     sink.write(result)
@@ -92,16 +135,53 @@ def score(traces: str, out: str | None, store_path: str, k: int, final_answer_pr
                     store.commit()
         if sink:
             sink.close()
-        store.finish_run(run_id, counts.as_dict() | {"results": out}, status="done")
+        judged = {"judge": judge.usage.as_dict() | {"model": judge.model}, "unjudged": unjudged} if judge else {}
+        store.finish_run(run_id, counts.as_dict() | {"results": out} | judged, status="done")
         store.close()
     except TracescoreError as exc:
         raise click.ClickException(str(exc)) from exc
+    finally:
+        if judge is not None and callable(getattr(judge, "close", None)):
+            judge.close()  # type: ignore[attr-defined]
     render_terminal(summary, console)
+    if judge is not None:
+        console.print(judge.usage.line(), highlight=False)
+        if unjudged:
+            shown = ", ".join(unjudged[:10]) + (f" (+{len(unjudged) - 10} more)" if len(unjudged) > 10 else "")
+            click.echo(
+                f"judge budget reached (--max-cost {max_cost}): {len(unjudged)} traces left unjudged: {shown}",
+                err=True,
+            )
     if not quiet:
         console.print(f"run {run_id} stored in {store_path}" + (f"; results in {out}" if out else ""), highlight=False)
     if counts.failed:
         click.echo(f"{counts.failed} of {counts.seen} lines could not be scored (see above)", err=True)
         sys.exit(EXIT_INPUT_ERRORS)
+
+
+def _build_judge(no_judge: bool, model: str, store: Store) -> tuple[Judge | None, str]:
+    """The judge for this run (cached in the store), or None with the reason its scores will be absent."""
+    if no_judge:
+        return None, "judge turned off (--no-judge)"
+    if not os.environ.get("ANTHROPIC_API_KEY"):
+        return None, NO_JUDGE
+    from tracescore.judge.anthropic import AnthropicJudge
+    from tracescore.judge.cache import CachingJudge
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            judge = AnthropicJudge(model=model)
+        except ImportError as exc:
+            click.echo(f"warning: the judge needs the anthropic SDK ({exc}): pip install 'tracescore[judge]'", err=True)
+            return None, "judge unavailable: anthropic SDK not installed"
+        except ConfigError:
+            raise
+    for warning in caught:
+        click.echo(f"warning: {warning.message}", err=True)
+    return CachingJudge(judge, store), NO_JUDGE
+
+
 
 
 def _size(path: str) -> int | None:

@@ -14,6 +14,7 @@ from tracescore.errors import InputError
 from tracescore.result import TraceResult
 from tracescore.scorers import Scorer, diagnose
 from tracescore.scorers.citations import citation_rows, parse_answer
+from tracescore.scorers.grounding import take_claim_rows
 from tracescore.sources.jsonl import Record
 from tracescore.trace import Trace
 
@@ -44,6 +45,7 @@ def score_trace(trace: Trace, scorers: Sequence[Scorer]) -> TraceResult:
         except Exception as exc:  # noqa: BLE001 - a scorer bug must not stop the batch
             name = getattr(scorer, "__name__", repr(scorer))
             result.errors.append(f"scorer {name} failed: {type(exc).__name__}: {exc}")
+    result.claims = take_claim_rows(result.scores)
     result.scores["diagnosis"] = diagnose(result.scores)
     parsed = parse_answer(trace.answer)
     result.citations = citation_rows(trace, parsed)

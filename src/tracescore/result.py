@@ -1,4 +1,4 @@
-"""``TraceResult``: the scores of one trace (present and absent), its errors, notes and per-citation rows."""
+"""``TraceResult``: the scores of one trace (present and absent), its errors, notes, per-citation and per-claim rows."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 from tracescore.score import Score, ScoreValue
 from tracescore.scorers.citations import CitationRow
+from tracescore.scorers.grounding import ClaimRow
 
 __all__ = ["TraceResult"]
 
@@ -25,6 +26,7 @@ class TraceResult:
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     citations: list[CitationRow] = field(default_factory=list)
+    claims: list[ClaimRow] = field(default_factory=list)
     line: int | None = None
     timestamp: datetime | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -64,4 +66,7 @@ class TraceResult:
             out["timestamp"] = self.timestamp.isoformat()
         if self.metadata:
             out["metadata"] = self.metadata
+        usage = next((s.metadata["judge_usage"] for s in self.scores.values() if "judge_usage" in s.metadata), None)
+        if usage:
+            out["judge"] = usage
         return out

@@ -8,10 +8,20 @@ from tracescore.score import Score
 from tracescore.scorers.answer import answer_scorer
 from tracescore.scorers.citations import citation_scorer
 from tracescore.scorers.diagnosis import CELLS, diagnose
+from tracescore.scorers.grounding import grounding_scorer
 from tracescore.scorers.retrieval import retrieval_scorer
 from tracescore.trace import Trace
 
-__all__ = ["CELLS", "Scorer", "answer_scorer", "citation_scorer", "default_scorers", "diagnose", "retrieval_scorer"]
+__all__ = [
+    "CELLS",
+    "Scorer",
+    "answer_scorer",
+    "citation_scorer",
+    "default_scorers",
+    "diagnose",
+    "grounding_scorer",
+    "retrieval_scorer",
+]
 
 Scorer = Callable[[Trace], list[Score]]
 

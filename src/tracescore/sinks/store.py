@@ -1,4 +1,5 @@
-"""The local store (SQLite, the embedded default): every run, per-trace result, score and per-citation row.
+"""The local store (SQLite, the embedded default): every run, per-trace result, score, per-citation and per-claim
+row, and the content-addressed judge cache.
 
 Reports, gates and calibration read from here. Schema changes are ordered, named, append-only migrations recorded
 in the ``migrations`` table; an applied migration is never edited, a new one is appended to ``MIGRATIONS``.
@@ -47,7 +48,43 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX citations_run ON citations(run_id, trace_id);
         """,
     ),
+    (
+        "0002_judge",
+        """
+        CREATE TABLE judge_cache (
+            key TEXT PRIMARY KEY, model TEXT NOT NULL, rubric TEXT NOT NULL, request TEXT NOT NULL,
+            reply TEXT NOT NULL, created_at TEXT NOT NULL
+        );
+        CREATE TABLE claims (
+            run_id TEXT NOT NULL, trace_id TEXT NOT NULL, claim_index INTEGER NOT NULL, sentence_index INTEGER,
+            text TEXT NOT NULL, verdict TEXT NOT NULL, judge_verdict TEXT, doc TEXT, quote TEXT, quote_check TEXT,
+            reason TEXT, cited TEXT NOT NULL, cited_verdict TEXT, drift_to TEXT, calls TEXT NOT NULL
+        );
+        CREATE INDEX claims_run ON claims(run_id, trace_id);
+        """,
+    ),
+    (
+        "0003_result_line",
+        """
+        ALTER TABLE results ADD COLUMN result_line TEXT;
+        """,
+    ),
 ]
+_CLAIM_KEYS = (
+    "claim_index",
+    "sentence_index",
+    "text",
+    "verdict",
+    "judge_verdict",
+    "doc",
+    "quote",
+    "quote_check",
+    "reason",
+    "cited",
+    "cited_verdict",
+    "drift_to",
+    "calls",
+)
 
 
 def _now() -> str:
@@ -114,7 +151,7 @@ class Store:
         try:
             self._db.execute(
                 "INSERT INTO results (run_id, trace_id, line, timestamp, diagnosis, scores, missing, errors, notes,"
-                " metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " metadata, result_line) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     result.trace_id,
@@ -126,6 +163,7 @@ class Store:
                     json.dumps(result.errors),
                     json.dumps(result.notes),
                     json.dumps(result.metadata, default=str),
+                    json.dumps(result.to_json(), ensure_ascii=False, default=str),
                 ),
             )
             self._db.executemany(
@@ -161,8 +199,31 @@ class Store:
                     for c in result.citations
                 ],
             )
+            self._db.executemany(
+                f"INSERT INTO claims (run_id, trace_id, {', '.join(_CLAIM_KEYS)}) VALUES ({', '.join('?' * 15)})",
+                [
+                    (run_id, tid)
+                    + tuple(json.dumps(v) if isinstance(v, list) else v for v in (getattr(c, k) for k in _CLAIM_KEYS))
+                    for c in result.claims
+                ],
+            )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write result of trace {tid!r} to {str(self.path)!r}: {exc}") from exc
+
+    # -- judge cache (content-addressed; see tracescore.judge.cache) -------------------------------------------
+    def judge_cache_get(self, key: str) -> str | None:
+        """The stored judge reply for a content key, if any."""
+        try:
+            row = self._db.execute("SELECT reply FROM judge_cache WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"store {str(self.path)!r}: cannot read the judge cache: {exc}") from exc
+        return row[0] if row else None
+
+    def judge_cache_put(self, key: str, *, model: str, rubric: str, request: str, reply: str) -> None:
+        """Keep a judge reply under its content key (request kept for audit)."""
+        self._execute(
+            "INSERT OR REPLACE INTO judge_cache VALUES (?, ?, ?, ?, ?, ?)", (key, model, rubric, request, reply, _now())
+        )
 
     def commit(self) -> None:
         if self._in_tx:
@@ -188,12 +249,15 @@ class Store:
         return [dict(zip(keys, row, strict=True)) | {"summary": json.loads(row[6] or "null")} for row in rows]
 
     def results(self, run_id: str) -> Iterator[dict[str, Any]]:
-        """The result lines of a run, in the documented result format."""
+        """The result lines of a run, exactly as ``--out`` writes them (older rows: rebuilt from their columns)."""
         for row in self._db.execute(
-            "SELECT trace_id, line, timestamp, scores, missing, errors, notes, metadata FROM results"
+            "SELECT trace_id, line, timestamp, scores, missing, errors, notes, metadata, result_line FROM results"
             " WHERE run_id = ? ORDER BY id",
             (run_id,),
         ):
+            if row[8]:
+                yield json.loads(row[8])
+                continue
             yield {
                 "trace_id": row[0],
                 "line": row[1],
@@ -213,6 +277,19 @@ class Store:
         keys = ("trace_id", "sentence_index", "marker", "target", "kind", "normalized", "fetched", "seen")
         params = (run_id, trace_id) if trace_id else (run_id,)
         return [dict(zip(keys, row, strict=True)) for row in self._db.execute(sql, params)]
+
+    def claims(self, run_id: str, trace_id: str | None = None) -> list[dict[str, Any]]:
+        """Per-claim judge rows of a run (verdict after quote verification, evidence, citations)."""
+        sql = f"SELECT trace_id, {', '.join(_CLAIM_KEYS)} FROM claims WHERE run_id = ?" + (
+            " AND trace_id = ?" if trace_id else ""
+        )
+        params = (run_id, trace_id) if trace_id else (run_id,)
+        out = []
+        for row in self._db.execute(sql + " ORDER BY rowid", params):
+            item = dict(zip(("trace_id", *_CLAIM_KEYS), row, strict=True))
+            item["cited"], item["calls"] = json.loads(item["cited"]), json.loads(item["calls"])
+            out.append(item)
+        return out
 
     def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> None:
         try:

@@ -1,0 +1,245 @@
+"""The default judge: Anthropic's Messages API through the official SDK, with structured output.
+
+One retry layer only: the SDK's own retries are off (``max_retries=0``) and tenacity retries 429, 5xx, 529
+(overloaded), connection errors and truncated bodies with exponential backoff that honours ``retry-after`` /
+``retry-after-ms``, up to ``MAX_ATTEMPTS`` attempts. A call that still fails raises ``JudgeError`` (judged
+scores absent with ``judge_error``, never ``unsupported``). The SDK is imported here, lazily, so deterministic
+scoring never pays for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from tracescore.errors import ConfigError, JudgeError
+from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "MAX_ATTEMPTS",
+    "PRICES_PER_MTOK",
+    "AnthropicJudge",
+    "JudgeModelWarning",
+    "deprecated_models",
+    "estimate_cost",
+]
+
+# A current model: not in the SDK's deprecation table (anthropic 2.14 lists claude-sonnet-4-5, EOL 2026-11-30).
+DEFAULT_MODEL = "claude-sonnet-4-6"
+MAX_ATTEMPTS = 4
+WAIT_INITIAL = 0.5
+WAIT_MAX = 30.0
+TIMEOUT_SECONDS = 120.0
+MAX_TOKENS = 8192
+# USD per million tokens: (input, output). Cache writes cost 1.25x input, cache reads 0.1x input.
+PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
+    "claude-sonnet-4-6": (3.0, 15.0),
+    "claude-sonnet-4-5": (3.0, 15.0),
+    "claude-sonnet-4-5-20250929": (3.0, 15.0),
+    "claude-haiku-4-5": (1.0, 5.0),
+    "claude-haiku-4-5-20251001": (1.0, 5.0),
+    "claude-opus-4-5": (5.0, 25.0),
+    "claude-opus-4-5-20251101": (5.0, 25.0),
+    "claude-opus-4-6": (5.0, 25.0),
+}
+_RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+
+
+class JudgeModelWarning(UserWarning):
+    """The configured judge model is deprecated (the message names its end-of-life date)."""
+
+
+def deprecated_models() -> Mapping[str, str]:
+    """The SDK's own table of deprecated models and their end-of-life dates."""
+    try:
+        from anthropic._data import DEPRECATED_MODELS
+    except ImportError:  # pragma: no cover - an SDK without the table
+        return {}
+    return dict(DEPRECATED_MODELS)
+
+
+def estimate_cost(
+    model: str, *, input_tokens: int, output_tokens: int, cache_read: int, cache_write: int
+) -> float | None:
+    """Estimated USD for one call, or None when the model is not in ``PRICES_PER_MTOK``."""
+    price = PRICES_PER_MTOK.get(model)
+    if price is None:
+        return None
+    per_in, per_out = price[0] / 1e6, price[1] / 1e6
+    return input_tokens * per_in + cache_write * per_in * 1.25 + cache_read * per_in * 0.1 + output_tokens * per_out
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is not None:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                continue
+    return None
+
+
+def _retryable(exc: BaseException) -> bool:
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        return exc.status_code in _RETRY_STATUS
+    # a connection error, or a 2xx body cut short in transit (JSON that does not even decode)
+    return isinstance(exc, anthropic.APIConnectionError | json.JSONDecodeError)
+
+
+class AnthropicJudge:
+    """``Judge`` over ``client.messages.parse`` with a pydantic output format and prompt caching on the prefix."""
+
+    def __init__(
+        self,
+        *,
+        model: str = DEFAULT_MODEL,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_attempts: int = MAX_ATTEMPTS,
+        wait_initial: float = WAIT_INITIAL,
+        wait_max: float = WAIT_MAX,
+        timeout: float = TIMEOUT_SECONDS,
+        max_tokens: int = MAX_TOKENS,
+    ) -> None:
+        if max_attempts < 1:
+            raise ConfigError(f"max_attempts must be at least 1, got {max_attempts!r}")
+        api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not api_key:
+            raise ConfigError("no Anthropic API key: set ANTHROPIC_API_KEY (or run with --no-judge)")
+        eol = deprecated_models().get(model)
+        if eol:
+            warnings.warn(
+                JudgeModelWarning(
+                    f"judge model {model!r} is deprecated and reaches end of life on {eol}; "
+                    f"pick a current one with --judge-model (default {DEFAULT_MODEL!r})"
+                ),
+                stacklevel=2,
+            )
+        import anthropic
+
+        self.model = model
+        self.usage = JudgeUsage(priced=model in PRICES_PER_MTOK)
+        self.max_attempts = max_attempts
+        self.wait_initial, self.wait_max = wait_initial, wait_max
+        self.max_tokens = max_tokens
+        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+
+    def close(self) -> None:
+        """Close the SDK's HTTP connections."""
+        self._client.close()
+
+    def __enter__(self) -> AnthropicJudge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _wait(self, retry_state: Any) -> float:
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        after = _retry_after(exc) if exc is not None else None
+        if after is not None:
+            return min(after, self.wait_max)
+        attempt = int(retry_state.attempt_number)
+        return float(min(self.wait_initial * 2 ** (attempt - 1), self.wait_max))
+
+    def _params(self, request: JudgeRequest) -> dict[str, Any]:
+        content: list[dict[str, Any]] = []
+        if request.prefix:
+            content.append({"type": "text", "text": request.prefix, "cache_control": {"type": "ephemeral"}})
+        content.append({"type": "text", "text": request.content})
+        return {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "system": [{"type": "text", "text": request.rubric.system, "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": content}],
+            "output_format": request.output,
+        }
+
+    def judge(self, request: JudgeRequest) -> JudgeReply:
+        """One structured call, retried in this layer only; ``JudgeError`` when it cannot be answered."""
+        import anthropic
+        import pydantic
+        from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt
+
+        params = self._params(request)
+        attempts = 0
+
+        def call() -> Any:
+            nonlocal attempts
+            attempts += 1
+            self.usage.attempts += 1
+            with warnings.catch_warnings():  # the SDK repeats its deprecation warning on every call; we warned once
+                warnings.simplefilter("ignore", DeprecationWarning)
+                return self._client.messages.parse(**params)
+
+        retrying = Retrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=self._wait,
+            retry=retry_if_exception(_retryable),
+            reraise=False,
+        )
+        try:
+            message = retrying(call)
+        except RetryError as exc:
+            last = exc.last_attempt.exception()
+            raise self._failed(request, attempts, last) from last
+        except (anthropic.AnthropicError, pydantic.ValidationError, ValueError) as exc:
+            raise self._failed(request, attempts, exc) from exc
+        finally:
+            self.usage.retries += max(0, attempts - 1)
+        parsed = getattr(message, "parsed_output", None)
+        if parsed is None:
+            raise self._failed(
+                request, attempts, ValueError(f"no structured output (stop_reason {message.stop_reason!r})")
+            )
+        usage = message.usage
+        reply = JudgeReply(
+            output=parsed,
+            model=self.model,
+            key=request.key(self.model),
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_input_tokens or 0,
+            cache_write_tokens=usage.cache_creation_input_tokens or 0,
+            attempts=attempts,
+        )
+        self._count(reply)
+        return reply
+
+    def _count(self, reply: JudgeReply) -> None:
+        u = self.usage
+        u.calls += 1
+        u.input_tokens += reply.input_tokens
+        u.output_tokens += reply.output_tokens
+        u.cache_read_tokens += reply.cache_read_tokens
+        u.cache_write_tokens += reply.cache_write_tokens
+        cost = estimate_cost(
+            self.model,
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
+            cache_read=reply.cache_read_tokens,
+            cache_write=reply.cache_write_tokens,
+        )
+        u.cost_usd += cost or 0.0
+
+    def _failed(self, request: JudgeRequest, attempts: int, exc: BaseException | None) -> JudgeError:
+        self.usage.failures += 1
+        status = getattr(exc, "status_code", None)
+        what = f"HTTP {status}" if status else type(exc).__name__
+        detail = str(exc).splitlines()[0][:200] if exc is not None and str(exc) else ""
+        message = f"{request.rubric.name} judge call failed after {attempts} attempt(s): {what}" + (
+            f": {detail}" if detail else ""
+        )
+        self.usage.errors.append(message)
+        return JudgeError(message)

@@ -1,0 +1,406 @@
+"""Grounding and citation support, judged: are the answer's claims backed by what the agent actually retrieved?
+
+Per trace, one judge call (the ``grounding`` rubric): the answer's sentences and the evidence the agent saw (each
+fetched page cut to its top passages for those sentences, plus the snippets of hits it never fetched), each document
+delimited with an id. The judge splits the answer into atomic claims and lists, per claim, the documents that
+support, partially support or contradict it, each with a verbatim quote. Every quote is verified in code against
+the document it names; a ``supported`` entry whose quote is not found is dropped (downgraded) and counted.
+
+Scores: ``grounding.rate``, ``grounding.hallucination_rate``, ``grounding.unverified_quotes``,
+``citation.support_rate`` (PARTIAL kept apart in its metadata) and ``citation.drift_rate`` (naming the fetched
+source that does support the claim). A judge failure leaves them absent with ``judge_error``. The judge never sees
+the labels (expected answer).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from tracescore.errors import JudgeError
+from tracescore.judge.anthropic import estimate_cost
+from tracescore.judge.passages import MAX_SHARE, chunk_text, select_passages
+from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest
+from tracescore.judge.quotes import verify_quote
+from tracescore.judge.rubrics import load_rubric
+from tracescore.score import Score, absent, score
+from tracescore.scorers.citations import ParsedAnswer, citation_rows, parse_answer
+from tracescore.trace import Trace
+from tracescore.urls import normalize_url
+
+__all__ = [
+    "BUDGET_REASON",
+    "JUDGED_SCORES",
+    "JUDGE_ERROR",
+    "NO_JUDGE",
+    "ClaimRow",
+    "EvidenceDoc",
+    "Judgement",
+    "collect_evidence",
+    "grounding_request",
+    "grounding_scorer",
+    "take_claim_rows",
+]
+
+JUDGED_SCORES = (
+    "grounding.rate",
+    "grounding.hallucination_rate",
+    "grounding.unverified_quotes",
+    "citation.support_rate",
+    "citation.drift_rate",
+)
+NO_JUDGE = "no judge configured"
+JUDGE_ERROR = "judge_error"
+BUDGET_REASON = "judge budget spent"
+_RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
+_FAILED_STATUS = re.compile(r"^(4|5)\d\d$|error|fail|timeout", re.IGNORECASE)
+_MARKERS = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]")
+_TAG = re.compile(r"<(/?)(documents?|answer|sentence|question)\b", re.IGNORECASE)
+
+
+# -- the judge's reply shape (structured output) --------------------------------------------------------------
+class Evidence(BaseModel):
+    doc_id: str
+    verdict: Literal["supported", "partial", "contradicted"]
+    quote: str
+
+
+class JudgedClaim(BaseModel):
+    sentence: int
+    text: str
+    evidence: list[Evidence]
+    reason: str
+
+
+class Judgement(BaseModel):
+    claims: list[JudgedClaim] = Field(description="the answer's atomic factual claims, in answer order")
+
+
+# -- evidence -------------------------------------------------------------------------------------------------
+@dataclass
+class EvidenceDoc:
+    """One document as the agent saw it: a fetched page's text, or the snippets of a search hit never fetched."""
+
+    ref: str  # doc_id, else the URL
+    text: str
+    kind: Literal["fetched", "snippet"]
+    url: str | None = None
+    doc_id: str | None = None
+    keys: set[str] = field(default_factory=set)
+
+    @property
+    def name(self) -> str:
+        return self.doc_id or self.url or self.ref
+
+
+def _keys(url: str | None, doc_id: str | None) -> set[str]:
+    return ({normalize_url(url)} if url else set()) | ({doc_id} if doc_id else set())
+
+
+def collect_evidence(trace: Trace) -> list[EvidenceDoc]:
+    """Fetched pages (successful fetches, text as stored) and the search snippets of pages never fetched."""
+    docs: list[EvidenceDoc] = []
+
+    def find(keys: set[str]) -> EvidenceDoc | None:
+        return next((d for d in docs if d.keys & keys), None)
+
+    for fetch in trace.fetches:
+        failed = fetch.status is not None and bool(_FAILED_STATUS.search(str(fetch.status)))
+        if failed or not fetch.text.strip():
+            continue
+        keys = _keys(fetch.url, fetch.doc_id)
+        known = find(keys)
+        if known is not None:
+            if fetch.text not in known.text:
+                known.text += "\n\n" + fetch.text
+            known.keys |= keys
+            continue
+        ref = fetch.doc_id or fetch.url or f"fetch-{len(docs) + 1}"
+        docs.append(EvidenceDoc(ref, fetch.text, "fetched", fetch.url, fetch.doc_id, keys))
+    for search in trace.searches:
+        for hit in search.hits:
+            if not hit.snippet or not hit.snippet.strip():
+                continue
+            keys = _keys(hit.url, hit.doc_id)
+            known = find(keys)
+            if known is not None:
+                if known.kind == "snippet" and hit.snippet not in known.text:
+                    known.text += "\n" + hit.snippet
+                continue
+            ref = hit.doc_id or hit.url or f"hit-{len(docs) + 1}"
+            text = f"{hit.title}\n{hit.snippet}" if hit.title else hit.snippet
+            docs.append(EvidenceDoc(ref, text, "snippet", hit.url, hit.doc_id, keys))
+    return docs
+
+
+# -- per-claim rows (kept in the local store) -----------------------------------------------------------------
+@dataclass
+class ClaimRow:
+    """One claim of one answer: its verdict after quote verification, the evidence it rests on, and citations."""
+
+    claim_index: int
+    sentence_index: int
+    text: str
+    verdict: str
+    judge_verdict: str
+    doc: str | None = None
+    quote: str | None = None
+    quote_check: str | None = None
+    reason: str | None = None
+    cited: list[str] = field(default_factory=list)
+    cited_verdict: str | None = None
+    drift_to: str | None = None
+    calls: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# -- the request ----------------------------------------------------------------------------------------------
+def _escape(text: str) -> str:
+    """Text inside the request cannot open or close our delimiters: tag-like sequences are neutralised."""
+    return _TAG.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
+
+
+def _passages(doc: EvidenceDoc, queries: Sequence[str], max_share: float) -> str:
+    out: list[str] = []
+    last = -1
+    for passage in select_passages(chunk_text(doc.text), queries, max_share=max_share):
+        if out and passage.index != last + 1:
+            out.append("[…]")
+        out.append(passage.text)
+        last = passage.index
+    return "\n".join(out)
+
+
+def grounding_request(
+    trace: Trace, sentences: Sequence[str], docs: Sequence[EvidenceDoc], *, max_share: float = MAX_SHARE
+) -> tuple[JudgeRequest, dict[str, EvidenceDoc]]:
+    """The one judge call of a trace (question, numbered answer sentences, delimited evidence) and its doc ids."""
+    lines = [f"<question>{_escape(trace.question)}</question>", "<answer>"]
+    lines += [f'<sentence n="{i}">{_escape(s)}</sentence>' for i, s in enumerate(sentences)]
+    lines += ["</answer>", "<documents>"]
+    queries = [_MARKERS.sub(" ", s) for s in sentences]
+    labels: dict[str, EvidenceDoc] = {}
+    for n, doc in enumerate(docs, start=1):
+        label = f"D{n}"
+        labels[label] = doc
+        source = "fetched page" if doc.kind == "fetched" else "search result snippet"
+        url = f' url="{_escape(doc.url).replace(chr(34), "%22")}"' if doc.url else ""
+        body = _escape(_passages(doc, queries, max_share))
+        lines.append(f'<document id="{label}" source="{source}"{url}>\n{body}\n</document>')
+    lines.append("</documents>")
+    return JudgeRequest(load_rubric("grounding"), "\n".join(lines), Judgement), labels
+
+
+# -- the scorer -----------------------------------------------------------------------------------------------
+def _all_absent(reason: str, comment: str | None = None, **meta: Any) -> list[Score]:
+    return [Score(name=n, reason=reason, comment=comment, metadata=meta) for n in JUDGED_SCORES]
+
+
+def grounding_scorer(
+    *,
+    judge: Judge | None,
+    no_judge_reason: str = NO_JUDGE,
+    max_cost: float | None = None,
+    max_share: float = MAX_SHARE,
+    agreement: dict[str, float] | None = None,
+) -> Callable[[Trace], list[Score]]:
+    """Scorer factory for the judged stages (grounding, citation support and drift).
+
+    ``judge=None`` makes every judged score absent with ``no_judge_reason``. ``max_cost`` (USD) is checked before
+    each trace: once the judge's estimated spend reaches it, later traces are left unjudged (absent, with
+    ``BUDGET_REASON``) while their deterministic scores are still computed. ``agreement`` (last measured agreement
+    with human labels, per score name) is recorded in the metadata when known.
+    """
+    rubric = load_rubric("grounding")
+
+    def score_grounding(trace: Trace) -> list[Score]:
+        if judge is None:
+            return _all_absent(no_judge_reason)
+        if max_cost is not None and judge.usage.cost_usd >= max_cost:
+            return _all_absent(f"{BUDGET_REASON} (${judge.usage.cost_usd:.4f} of max ${max_cost:.4f})")
+        meta: dict[str, Any] = {"judge_model": judge.model, "rubric_version": rubric.version}
+        if not trace.answer.strip():
+            return _all_absent("empty answer")
+        parsed = parse_answer(trace.answer)
+        sentences = [s.text for s in parsed.sentences]
+        if not sentences:
+            return _all_absent("answer has no sentences")
+        docs = collect_evidence(trace)
+        request, labels = grounding_request(trace, sentences, docs, max_share=max_share)
+        try:
+            reply = judge.judge(request)
+        except JudgeError as exc:
+            return _all_absent(JUDGE_ERROR, comment=str(exc), **meta)
+        meta["judge_usage"] = _usage(reply)
+        judged = _verify(reply.output, labels, len(sentences), reply.key)
+        if not judged.rows:
+            return _all_absent("answer makes no factual claim", **meta)
+        _add_citations(trace, parsed, judged, docs)
+        return _scores(judged, meta, agreement or {})
+
+    score_grounding.__name__ = "grounding"
+    return score_grounding
+
+
+def _usage(reply: JudgeReply) -> dict[str, Any]:
+    """What this trace's judge call cost (zero when answered from the cache), for the result line and reports."""
+    cost = estimate_cost(
+        reply.model,
+        input_tokens=reply.input_tokens,
+        output_tokens=reply.output_tokens,
+        cache_read=reply.cache_read_tokens,
+        cache_write=reply.cache_write_tokens,
+    )
+    return {
+        "calls": 0 if reply.cached else 1,
+        "input_tokens": reply.input_tokens,
+        "output_tokens": reply.output_tokens,
+        "cost_usd": round(cost or 0.0, 6),
+    }
+
+
+@dataclass
+class _Judged:
+    rows: list[ClaimRow]
+    per_doc: dict[str, dict[int, str]] = field(default_factory=dict)  # doc ref → claim index → verified verdict
+    unverified: list[str] = field(default_factory=list)
+
+
+def _verify(judgement: Judgement, labels: dict[str, EvidenceDoc], n_sentences: int, key: str) -> _Judged:
+    """Check every quote against the document it names; keep each claim's strongest verified verdict."""
+    judged = _Judged([])
+    for index, claim in enumerate(c for c in judgement.claims if c.text.strip()):
+        sentence = claim.sentence if 0 <= claim.sentence < n_sentences else -1
+        row = ClaimRow(index, sentence, claim.text.strip(), "unsupported", "unsupported", reason=claim.reason or None)
+        row.calls.append(key)
+        best = (0, 0)  # (verified rank, judge's rank): the row shows its strongest verified evidence
+        for item in claim.evidence:
+            doc = labels.get(item.doc_id.strip().upper())
+            found = doc is not None and verify_quote(item.quote, doc.text).found
+            if not found and item.verdict == "supported":
+                judged.unverified.append(f"{doc.name if doc else item.doc_id}: {item.quote!r}")
+            checked = item.verdict if found else "unsupported"
+            if doc is not None:
+                known = judged.per_doc.setdefault(doc.ref, {})
+                if _RANK[checked] >= _RANK[known.get(index, "unsupported")]:
+                    known[index] = checked
+            if (_RANK[checked], _RANK[item.verdict]) > best:
+                best = (_RANK[checked], _RANK[item.verdict])
+                row.verdict, row.judge_verdict, row.quote = checked, item.verdict, item.quote
+                row.doc = doc.name if doc else item.doc_id
+                row.quote_check = "verified" if found else "not found"
+        judged.rows.append(row)
+    return judged
+
+
+def _add_citations(trace: Trace, parsed: ParsedAnswer, judged: _Judged, docs: list[EvidenceDoc]) -> None:
+    """For each claim of a cited sentence: the cited sources' verdict, and a fetched source that drifted in."""
+    by_sentence: dict[int, list[str]] = {}
+    for c in citation_rows(trace, parsed):
+        targets = by_sentence.setdefault(c.sentence_index, [])
+        if c.normalized not in targets:
+            targets.append(c.normalized)
+    for row in judged.rows:
+        targets = by_sentence.get(row.sentence_index, [])
+        if not targets:
+            continue
+        row.cited = targets
+        cited_docs = [d for d in docs if d.keys & set(targets)]
+        verdicts = [judged.per_doc.get(d.ref, {}).get(row.claim_index, "unsupported") for d in cited_docs]
+        row.cited_verdict = max(verdicts, key=_RANK.__getitem__) if verdicts else "unsupported"
+        if row.cited_verdict in ("supported", "partial"):
+            continue
+        for doc in docs:
+            if doc.kind == "fetched" and doc not in cited_docs:
+                if judged.per_doc.get(doc.ref, {}).get(row.claim_index) == "supported":
+                    row.drift_to = doc.url or doc.name
+                    break
+
+
+def _scores(judged: _Judged, meta: dict[str, Any], agreement: dict[str, float]) -> list[Score]:
+    rows = judged.rows
+    n = len(rows)
+    count = {v: sum(1 for r in rows if r.verdict == v) for v in _RANK}
+
+    def m(name: str, **extra: Any) -> dict[str, Any]:
+        out = dict(meta) | extra
+        if name in agreement:
+            out["agreement"] = agreement[name]
+        return out
+
+    bad = [r.text for r in rows if r.verdict in ("unsupported", "contradicted")]
+    out = [
+        score(
+            "grounding.rate",
+            count["supported"] / n,
+            comment=_first("not supported by the evidence", bad) if bad else None,
+            **m("grounding.rate", claims=[r.as_dict() for r in rows], verdicts=count),
+        ),
+        score(
+            "grounding.hallucination_rate",
+            (count["unsupported"] + count["contradicted"]) / n,
+            **m("grounding.hallucination_rate", claims_total=n, contradicted=count["contradicted"]),
+        ),
+        score(
+            "grounding.unverified_quotes",
+            float(len(judged.unverified)),
+            comment=_first("quote not found in the named document", judged.unverified) if judged.unverified else None,
+            **m("grounding.unverified_quotes"),
+        ),
+    ]
+    cited = [r for r in rows if r.cited]
+    if not cited:
+        out += [absent(name, "no claim cites a source", **meta) for name in JUDGED_SCORES[3:]]
+        return out
+    supported = sum(1 for r in cited if r.cited_verdict == "supported")
+    partial = sum(1 for r in cited if r.cited_verdict == "partial")
+    unsupported = [r.text for r in cited if r.cited_verdict not in ("supported", "partial")]
+    drifted = [r for r in cited if r.drift_to]
+    out.append(
+        score(
+            "citation.support_rate",
+            supported / len(cited),
+            comment=_first("cited source does not support", unsupported) if unsupported else None,
+            **m(
+                "citation.support_rate",
+                cited_claims=len(cited),
+                supported=supported,
+                partial=partial,
+                partial_rate=partial / len(cited),
+            ),
+        )
+    )
+    out.append(
+        score(
+            "citation.drift_rate",
+            len(drifted) / len(cited),
+            comment=_first("supported by another fetched source", [f"{r.text} → {r.drift_to}" for r in drifted])
+            if drifted
+            else None,
+            **m("citation.drift_rate", cited_claims=len(cited), drift_to=sorted({r.drift_to or "" for r in drifted})),
+        )
+    )
+    return out
+
+
+def _first(label: str, items: list[str], limit: int = 3) -> str:
+    shown = "; ".join(items[:limit])
+    more = f" (+{len(items) - limit} more)" if len(items) > limit else ""
+    return f"{label}: {shown}{more}"
+
+
+def take_claim_rows(scores: dict[str, Score]) -> list[ClaimRow]:
+    """Move the per-claim rows off ``grounding.rate``'s metadata (they go to their own store table, not twice)."""
+    rate = scores.get("grounding.rate")
+    if rate is None or "claims" not in rate.metadata:
+        return []
+    rows = [ClaimRow(**row) for row in rate.metadata["claims"]]
+    meta = {k: v for k, v in rate.metadata.items() if k != "claims"}
+    scores["grounding.rate"] = rate.model_copy(update={"metadata": meta})
+    return rows
