@@ -10,12 +10,12 @@ case whose stage passed in every baseline run may fail it now; no cited URL fabr
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from tracescore.config import load_config
 from tracescore.errors import ConfigError, InputError
 from tracescore.report import Summary, field_value, stage_verdicts
 
@@ -52,7 +52,6 @@ LOWER_IS_BETTER = (
     "surface.contradiction_ratio",
 )
 _EPS = 1e-9
-_CONFIG_KEYS = ("min", "max", "allow_unread", "tolerance", "case_key")
 Rule = Literal["threshold", "regression", "newly_failing", "fabricated", "unread"]
 Status = Literal["pass", "fail", "warn"]
 
@@ -101,48 +100,15 @@ def parse_limit(text: str) -> tuple[str, float]:
     return name.strip(), value
 
 
-def _limits(table: object, where: str) -> dict[str, float]:
-    if not isinstance(table, Mapping):
-        raise ConfigError(f'{where} must be a table of score name = number, e.g. "grounding.rate" = 0.85')
-    out: dict[str, float] = {}
-    for name, value in table.items():
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(f"{where}.{name} = {value!r} is not a number")
-        out[str(name)] = float(value)
-    return out
-
-
 def load_gate_config(path: str | Path) -> GateConfig:
-    """The ``[gate]`` table of a ``tracescore.toml``; a missing table is an empty config, a bad key an error."""
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {str(path)!r}: {exc.strerror}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config {str(path)!r} is not valid TOML: {exc}") from exc
-    gate = data.get("gate", {})
-    where = f"{path}: [gate]"
-    if not isinstance(gate, Mapping):
-        raise ConfigError(f"{where} must be a table")
-    unknown = sorted(set(gate) - set(_CONFIG_KEYS))
-    if unknown:
-        raise ConfigError(f"{where} has unknown key {unknown[0]!r}; allowed: {', '.join(_CONFIG_KEYS)}")
-    allow_unread = gate.get("allow_unread", False)
-    if not isinstance(allow_unread, bool):
-        raise ConfigError(f"{where} allow_unread = {allow_unread!r}; expected true or false")
-    tolerance = gate.get("tolerance", 0.0)
-    if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or tolerance < 0:
-        raise ConfigError(f"{where} tolerance = {tolerance!r}; expected a number ≥ 0 (absolute, e.g. 0.02)")
-    case_key = gate.get("case_key", "trace_id")
-    if not isinstance(case_key, str) or not case_key:
-        raise ConfigError(f'{where} case_key = {case_key!r}; expected a field path such as "metadata.case_id"')
+    """The ``[gate]`` section of a ``tracescore.toml`` (validated by ``config.GateSettings``); none means no limits."""
+    settings = load_config(path).section("gate")
     return GateConfig(
-        minimums=_limits(gate.get("min", {}), f"{where} min"),
-        maximums=_limits(gate.get("max", {}), f"{where} max"),
-        allow_unread=allow_unread,
-        tolerance=float(tolerance),
-        case_key=case_key,
+        minimums=dict(settings.min),
+        maximums=dict(settings.max),
+        allow_unread=settings.allow_unread,
+        tolerance=settings.tolerance,
+        case_key=settings.case_key,
     )
 
 

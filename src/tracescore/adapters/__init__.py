@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tracescore.adapters.jsonl import trace_from_json
+from tracescore.adapters.langfuse import langfuse_adapter
 from tracescore.errors import ConfigError
 from tracescore.trace import Trace
 
@@ -36,3 +37,4 @@ def get_adapter(name: str) -> Adapter:
 
 
 register("jsonl", trace_from_json)
+register("langfuse", langfuse_adapter())

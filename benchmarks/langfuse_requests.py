@@ -1,0 +1,131 @@
+"""Requests per scored trace against Langfuse (reads + writes): tracescore vs the naive cookbook loop.
+
+Both run in this process against the fake Langfuse on loopback, through the real ``langfuse`` SDK, on the same
+window (default 1,000 traces of 12 observations, ~10 scores each):
+
+- naive: one paged list call for the traces (root observations at the default page size), one observations read
+  per trace, one score write per score — the shape of the usual cookbook code;
+- tracescore: ``score_langfuse_window`` — one paged scan at 1000 rows per page with only the needed field groups,
+  scores batched under the 1 MiB body limit.
+
+Run: ``PYTHONPATH=. python benchmarks/langfuse_requests.py [--traces 1000] [--observations 12]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.fakes.langfuse import FakeLangfuse, env_for  # noqa: E402
+from tests.fakes.langfuse_data import make_trace  # noqa: E402
+from tracescore.adapters.langfuse import trace_from_observations  # noqa: E402
+from tracescore.config import Config  # noqa: E402
+from tracescore.langfuse_client import LangfuseCredentials, make_client  # noqa: E402
+from tracescore.langfuse_run import LangfuseRun, score_langfuse_window  # noqa: E402
+from tracescore.pipeline import score_trace  # noqa: E402
+from tracescore.scorers import default_scorers  # noqa: E402
+from tracescore.sinks.records import score_records  # noqa: E402
+from tracescore.sources.langfuse import LangfuseWindow  # noqa: E402
+
+T0 = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
+HOBBY_LIMIT_PER_MINUTE = 30
+
+
+def _fake(traces: int, observations: int) -> FakeLangfuse:
+    fake = FakeLangfuse()
+    for i in range(traces):
+        fake.add_trace(*make_trace(i, T0 + timedelta(seconds=30 * i), size=observations))
+    return fake.start()  # type: ignore[return-value]
+
+
+def run_tracescore(fake: FakeLangfuse, window: LangfuseWindow) -> tuple[int, int]:
+    """Traces scored and scores written by tracescore."""
+    run = LangfuseRun()
+    with make_client(LangfuseCredentials.from_env(env_for(fake)), timeout=30) as client:
+        traces = sum(1 for _ in score_langfuse_window(client, window, default_scorers(), config=Config({}), run=run))
+    assert run.write is not None and not run.write.rejected, run.write
+    return traces, run.write.accepted
+
+
+def run_naive(fake: FakeLangfuse, window: LangfuseWindow) -> tuple[int, int]:
+    """The cookbook loop: list traces, read each trace, write each score on its own."""
+    from langfuse.api import CreateScoreRequest
+
+    scorers = default_scorers()
+    traces = written = 0
+    with make_client(LangfuseCredentials.from_env(env_for(fake)), timeout=30) as client:
+        roots, cursor = [], None
+        while True:  # the one list call (paged at the default page size)
+            page = client.observations.get_many(
+                is_root_observation=True, from_start_time=window.start, to_start_time=window.end, cursor=cursor
+            )
+            roots += [o.trace_id for o in page.data]
+            cursor = page.meta.cursor
+            if not cursor:
+                break
+        for trace_id in roots:  # one read per trace
+            rows = client.observations.get_many(trace_id=trace_id, fields="core,basic,io,metadata", limit=1000).data
+            trace = trace_from_observations({"id": trace_id, "observations": [r.dict(by_alias=True) for r in rows]})
+            records, _ = score_records(score_trace(trace, scorers))
+            traces += 1
+            for record in records:  # one write per score
+                client.scores.create(
+                    request=[
+                        CreateScoreRequest(
+                            id=record.id,
+                            trace_id=record.trace_id,
+                            name=record.name,
+                            value=record.value,
+                            data_type=record.data_type,
+                            timestamp=record.timestamp,
+                            comment=record.comment,
+                        )
+                    ]
+                )
+                written += 1
+    return traces, written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--traces", type=int, default=1000)
+    parser.add_argument("--observations", type=int, default=12)
+    args = parser.parse_args()
+    window = LangfuseWindow(start=T0, end=T0 + timedelta(days=2))
+    rows = []
+    for name, runner in (("naive loop", run_naive), ("tracescore", run_tracescore)):
+        fake = _fake(args.traces, args.observations)
+        try:
+            began = time.perf_counter()
+            traces, scores = runner(fake, window)
+            seconds = time.perf_counter() - began
+            requests = len(fake.requests)
+            reads = len([r for r in fake.requests if r.method == "GET"])
+        finally:
+            fake.stop()
+        rows.append((name, traces, scores, requests, reads, requests - reads, seconds))
+    print(
+        f"{args.traces} traces x {args.observations} observations; Langfuse Hobby limit "
+        f"{HOBBY_LIMIT_PER_MINUTE} requests/minute"
+    )
+    print(
+        f"{'':12} {'traces':>7} {'scores':>7} {'requests':>9} {'reads':>6} {'writes':>7} {'req/trace':>10} "
+        f"{'traces/min @Hobby':>18} {'seconds':>8}"
+    )
+    for name, traces, scores, requests, reads, writes, seconds in rows:
+        per_trace = requests / max(traces, 1)
+        print(
+            f"{name:12} {traces:7d} {scores:7d} {requests:9d} {reads:6d} {writes:7d} {per_trace:10.4f} "
+            f"{HOBBY_LIMIT_PER_MINUTE / per_trace:18.1f} {seconds:8.2f}"
+        )
+    naive, ours = rows[0][3] / max(rows[0][1], 1), rows[1][3] / max(rows[1][1], 1)
+    print(f"ratio naive/tracescore requests per trace: {naive / ours:.0f}x (target: tracescore <= 0.05 per trace)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,501 @@
+"""Platform-agnostic field helpers for adapters: decode maybe-JSON values, look up field paths, pull ranked hits and
+page text out of the shapes tool calls commonly record, and the ``MappingConfig`` that says where to look.
+
+Shared by every platform adapter (Langfuse, LangSmith, …): they differ in how they walk their records, not in how a
+search result or a fetched page is recognised. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tracescore.trace import Hit, Labels
+
+__all__ = [
+    "MISSING",
+    "MappingConfig",
+    "extract_hits",
+    "extract_labels",
+    "extract_text",
+    "first_path",
+    "get_path",
+    "hit_from_item",
+    "last_assistant_message",
+    "last_user_message",
+    "message_role",
+    "message_text",
+    "parse_maybe_json",
+    "split_path",
+    "text_of",
+    "unflatten_indexed",
+]
+
+
+class _Missing:
+    """Sentinel: a path that leads nowhere (distinct from a value that is ``None``)."""
+
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Any = _Missing()
+
+_MAX_JSON_DEPTH = 3
+_PATH_TOKEN = re.compile(r"[^.\[\]]+|\[(-?\d+)\]")
+
+
+# -- decoding ---------------------------------------------------------------------------------------------------
+def parse_maybe_json(value: Any, *, max_depth: int = _MAX_JSON_DEPTH) -> Any:
+    """Decode ``value`` when it is JSON text (also double-encoded, up to ``max_depth`` layers); else return it as is.
+
+    Platforms hand back tool inputs/outputs as objects, as JSON strings, or as JSON strings of JSON strings; a plain
+    string that merely looks like JSON but does not parse is kept as text.
+    """
+    for _ in range(max_depth):
+        if isinstance(value, bytes | bytearray):
+            value = value.decode("utf-8", errors="replace")
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if not text or text[0] not in '[{"' and text not in ("null", "true", "false"):
+            return value
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return value
+    return value
+
+
+# -- paths ------------------------------------------------------------------------------------------------------
+def split_path(path: str) -> list[str | int]:
+    """``"a.b[0].c"`` or ``"a.b.0.c"`` → ``["a", "b", 0, "c"]``; numeric segments (also ``-1``) become indexes."""
+    parts: list[str | int] = []
+    for match in _PATH_TOKEN.finditer(path):
+        token = match.group(1) if match.group(1) is not None else match.group(0)
+        parts.append(int(token) if re.fullmatch(r"-?\d+", token) else token)
+    return parts
+
+
+def get_path(obj: Any, path: str | Sequence[str | int], default: Any = MISSING) -> Any:
+    """The value at a dotted/indexed ``path`` inside ``obj``, decoding JSON strings met on the way.
+
+    Mapping keys that themselves contain dots (OpenTelemetry attributes such as ``"retrieval.documents.0.document.id"``)
+    are matched greedily, longest key first. An empty path returns ``obj``. A path that leads nowhere returns
+    ``default`` (the ``MISSING`` sentinel unless given).
+    """
+    parts = split_path(path) if isinstance(path, str) else list(path)
+    found = _walk(parse_maybe_json(obj), parts)
+    return default if found is MISSING else found
+
+
+def _walk(obj: Any, parts: list[str | int]) -> Any:
+    if not parts:
+        return obj
+    if isinstance(obj, Mapping):
+        # longest dotted key first, so flat OTel attribute maps resolve
+        for n in range(len(parts), 0, -1):
+            key = ".".join(str(p) for p in parts[:n])
+            if key in obj:
+                found = _walk(parse_maybe_json(obj[key]), parts[n:])
+                if found is not MISSING:
+                    return found
+        return MISSING
+    if isinstance(obj, list | tuple):
+        head = parts[0]
+        if isinstance(head, int) and -len(obj) <= head < len(obj):
+            return _walk(parse_maybe_json(obj[head]), parts[1:])
+        return MISSING
+    return MISSING
+
+
+def first_path(obj: Any, paths: Iterable[str], *, skip_empty: bool = True) -> Any:
+    """The value at the first of ``paths`` that resolves (skipping ``None`` and ``""`` unless told); else MISSING."""
+    for path in paths:
+        found = get_path(obj, path)
+        if found is MISSING:
+            continue
+        if skip_empty and (found is None or found == "" or found == [] or found == {}):
+            continue
+        return found
+    return MISSING
+
+
+def unflatten_indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """Flat ``{prefix}.{i}.{rest}`` keys → a list of nested dicts ordered by ``i`` (OpenInference attribute style).
+
+    ``{"retrieval.documents.0.document.id": "a", "retrieval.documents.0.document.score": 0.9}`` with prefix
+    ``"retrieval.documents"`` gives ``[{"document": {"id": "a", "score": 0.9}}]``.
+    """
+    items: dict[int, dict[str, Any]] = {}
+    head = prefix + "."
+    for key, value in attributes.items():
+        if not isinstance(key, str) or not key.startswith(head):
+            continue
+        index, _, rest = key[len(head) :].partition(".")
+        if not index.isdigit() or not rest:
+            continue
+        node = items.setdefault(int(index), {})
+        *parents, leaf = rest.split(".")
+        for part in parents:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[leaf] = value
+    return [items[i] for i in sorted(items)]
+
+
+# -- text -------------------------------------------------------------------------------------------------------
+def text_of(value: Any) -> str | None:
+    """Readable text of a value: a string as is; chat content parts joined; other objects as compact JSON."""
+    value = parse_maybe_json(value)
+    if value is None or value is MISSING:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(p, Mapping) and "text" in p for p in value) and value:
+        return "\n".join(str(p["text"]) for p in value)
+    if isinstance(value, Mapping) and isinstance(value.get("content"), str | list) and "role" in value:
+        return text_of(value["content"])
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+USER_ROLES = ("user", "human")
+ASSISTANT_ROLES = ("assistant", "ai", "model")
+
+
+def message_role(message: Any) -> str | None:
+    """The role of a chat message: OpenAI ``role``, LangChain ``type`` (``human``/``ai``) or ``id[-1]`` class names."""
+    if not isinstance(message, Mapping):
+        return None
+    role = message.get("role") or message.get("type")
+    if not role and isinstance(message.get("id"), list) and message["id"]:  # serialised LangChain message
+        role = {"HumanMessage": "human", "AIMessage": "ai"}.get(str(message["id"][-1]))
+    return str(role).lower() if role else None
+
+
+def message_text(message: Mapping[str, Any]) -> str | None:
+    """Text of one chat message: ``content`` (string or parts), Gemini/OTel ``parts``, or LangChain ``kwargs``."""
+    for key in ("content", "parts", "text"):
+        value = message.get(key)
+        if isinstance(value, list):
+            texts = [
+                str(p.get("text") if p.get("text") is not None else p.get("content"))
+                for p in value
+                if isinstance(p, Mapping) and isinstance(p.get("text", p.get("content")), str)
+            ]
+            if texts:
+                return "\n".join(texts)
+        elif isinstance(value, str) and value:
+            return value
+    kwargs = message.get("kwargs")
+    return message_text(kwargs) if isinstance(kwargs, Mapping) else None
+
+
+def _last_message(messages: Any, roles: tuple[str, ...]) -> str | None:
+    messages = parse_maybe_json(messages)
+    if isinstance(messages, Mapping) and isinstance(messages.get("messages"), list):
+        messages = messages["messages"]
+    if not isinstance(messages, list):
+        return None
+    for message in reversed(messages):
+        if (
+            message_role(message) in roles
+            or message_role(message.get("kwargs") if isinstance(message, Mapping) else None) in roles
+        ):
+            return message_text(message)
+    return None
+
+
+def last_user_message(messages: Any) -> str | None:
+    """Text of the last user/human message of a chat message list (or ``{"messages": [...]}``), or None."""
+    return _last_message(messages, USER_ROLES)
+
+
+def last_assistant_message(messages: Any) -> str | None:
+    """Text of the last assistant/ai/model message of a chat message list (or ``{"messages": [...]}``), or None."""
+    return _last_message(messages, ASSISTANT_ROLES)
+
+
+def extract_text(value: Any, paths: Sequence[str]) -> str | None:
+    """Page text from a fetch output: the output itself when it is a string, else the first of ``paths`` found."""
+    value = parse_maybe_json(value)
+    if isinstance(value, str):
+        return value
+    found = first_path(value, paths)
+    return None if found is MISSING else text_of(found)
+
+
+# -- hits -------------------------------------------------------------------------------------------------------
+_URL_KEYS = ("url", "link", "href", "source", "uri", "file_path")
+_ID_KEYS = ("doc_id", "document_id", "id", "docid", "_id")
+_TITLE_KEYS = ("title", "name")
+_SNIPPET_KEYS = ("snippet", "content", "page_content", "text", "description", "body", "summary", "chunk")
+_RANK_KEYS = ("rank", "position")
+
+
+def _first_str(mapping: Mapping[str, Any], keys: Iterable[str]) -> str | None:
+    for key in keys:
+        value = mapping.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+    return None
+
+
+def _looks_like_url(text: str) -> bool:
+    return bool(re.match(r"^[a-z][a-z0-9+.-]*://\S+$", text.strip(), re.IGNORECASE))
+
+
+def hit_from_item(item: Any) -> Hit | None:
+    """One search result → ``Hit`` (rank left unset), from the common shapes; None when nothing identifies it.
+
+    Recognised: LangChain documents (``page_content`` + ``metadata``), OpenInference documents (``{"document": {id,
+    content, metadata, score}}``), plain ``{url, title, snippet}`` dicts (with usual synonyms) and bare URL strings.
+    """
+    item = parse_maybe_json(item)
+    if isinstance(item, str):
+        return Hit(url=item.strip()) if _looks_like_url(item) else None
+    if not isinstance(item, Mapping):
+        return None
+    if isinstance(item.get("document"), Mapping):  # OpenInference
+        item = item["document"]
+    meta = parse_maybe_json(item.get("metadata"))
+    meta = meta if isinstance(meta, Mapping) else {}
+    url = _first_str(item, _URL_KEYS) or _first_str(meta, _URL_KEYS)
+    doc_id = _first_str(item, _ID_KEYS) or _first_str(meta, _ID_KEYS)
+    title = _first_str(item, _TITLE_KEYS) or _first_str(meta, _TITLE_KEYS)
+    snippet = _first_str(item, _SNIPPET_KEYS)
+    if url and not _looks_like_url(url) and doc_id is None:
+        doc_id, url = url, None  # a "source" that is a file name or an id, not a URL
+    elif url and not _looks_like_url(url):
+        url = None
+    if not any((url, doc_id, title, snippet)):
+        return None
+    rank = item.get("rank", item.get("position"))
+    rank = rank if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 1 else None
+    return Hit(rank=rank, doc_id=doc_id, url=url, title=title, snippet=snippet)
+
+
+def _items_at(value: Any, paths: Sequence[str]) -> list[Any] | None:
+    value = parse_maybe_json(value)
+    if isinstance(value, list):
+        return value
+    if not isinstance(value, Mapping):
+        return None
+    for path in paths:
+        found = get_path(value, path)
+        if isinstance(found, list):
+            return found
+        if isinstance(found, Mapping):
+            nested = _items_at(found, paths)
+            if nested is not None:
+                return nested
+    for path in paths:  # flat OpenInference attributes: "retrieval.documents.0.document.id", …
+        flat = unflatten_indexed(value, path)
+        if flat:
+            return flat
+    return None
+
+
+def extract_hits(value: Any, paths: Sequence[str]) -> list[Hit] | None:
+    """Ranked hits from a search output: a list itself, or the first list found at ``paths``; None when none is.
+
+    Ranks are the explicit ``rank``/``position`` of an item when given, else its 1-based list position (items that
+    identify nothing are skipped but still take their position, so ranks stay those the agent saw).
+    """
+    items = _items_at(value, paths)
+    if items is None:
+        return None
+    hits: list[Hit] = []
+    for position, item in enumerate(items, start=1):
+        hit = hit_from_item(item)
+        if hit is not None:
+            hits.append(hit if hit.rank is not None else hit.model_copy(update={"rank": position}))
+    return hits
+
+
+# -- labels -----------------------------------------------------------------------------------------------------
+_LABEL_FIELDS = tuple(Labels.model_fields)
+
+
+def extract_labels(metadata: Any, paths: Sequence[str]) -> Labels:
+    """``Labels`` from a metadata object: the first of ``paths`` holding a labels object, else top-level label keys.
+
+    Unknown keys are ignored; a value of the wrong type is dropped rather than failing the trace.
+    """
+    metadata = parse_maybe_json(metadata)
+    if not isinstance(metadata, Mapping):
+        return Labels()
+    found = first_path(metadata, paths)
+    source = found if isinstance(found, Mapping) else metadata
+    raw = {key: parse_maybe_json(source[key]) for key in _LABEL_FIELDS if key in source}
+    clean: dict[str, Any] = {}
+    for key, value in raw.items():
+        try:
+            Labels.model_validate({key: value})
+        except ValueError:
+            continue
+        clean[key] = value
+    return Labels.model_validate(clean)
+
+
+# -- configuration ----------------------------------------------------------------------------------------------
+class MappingConfig(BaseModel):
+    """Where an adapter finds searches, fetches, hits, page text, question, answer and labels in native records.
+
+    Tool names match case-insensitively against the observation/run name; ``*`` globs are allowed. Paths are dotted
+    (``a.b.0.c``), evaluated against the decoded input/output/metadata of the record. The defaults cover the common
+    conventions (LangChain retrievers, OpenInference, plain ``{url,title,snippet}`` lists, ``outputs["output"]``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    search_types: list[str] = Field(
+        default_factory=lambda: ["RETRIEVER", "retriever"],
+        description="observation types / run types that are always searches",
+    )
+    tool_types: list[str] = Field(
+        default_factory=lambda: ["TOOL", "tool"],
+        description="observation types / run types of tool calls; only these are matched against the tool names",
+    )
+    search_tools: list[str] = Field(
+        default_factory=lambda: ["*search*", "retrieve*", "*retriever*", "tavily*", "serp*"],
+        description="tool names (globs) whose calls are searches",
+    )
+    fetch_tools: list[str] = Field(
+        default_factory=lambda: [
+            "fetch*",
+            "*fetch",
+            "browse*",
+            "open_url",
+            "open_page",
+            "read_url",
+            "scrape*",
+            "get_page",
+            "web_fetch",
+            "crawl*",
+        ],
+        description="tool names (globs) whose calls fetch a page",
+    )
+    query_paths: list[str] = Field(
+        default_factory=lambda: [
+            "query",
+            "q",
+            "search_query",
+            "input",
+            "question",
+            "args.query",
+            "kwargs.query",
+            "arguments.query",
+        ],
+        description="paths of the query in a search call's input (a plain string input is the query)",
+    )
+    hits_paths: list[str] = Field(
+        default_factory=lambda: [
+            "documents",
+            "results",
+            "hits",
+            "output",
+            "retrieval.documents",
+            "organic_results",
+            "items",
+            "data",
+            "web.results",
+            "sources",
+        ],
+        description="paths of the hit list in a search call's output (a list output is the hit list)",
+    )
+    url_paths: list[str] = Field(
+        default_factory=lambda: ["url", "href", "link", "uri", "args.url", "kwargs.url", "arguments.url", "input.url"],
+        description="paths of the URL in a fetch call's input (or output)",
+    )
+    doc_id_paths: list[str] = Field(
+        default_factory=lambda: ["doc_id", "document_id", "id"],
+        description="paths of the document id in a fetch call's input (or output)",
+    )
+    text_paths: list[str] = Field(
+        default_factory=lambda: [
+            "text",
+            "content",
+            "page_content",
+            "markdown",
+            "raw_content",
+            "body",
+            "output",
+            "result",
+            "document.content",
+        ],
+        description="paths of the page text in a fetch call's output (a string output is the text)",
+    )
+    status_paths: list[str] = Field(
+        default_factory=lambda: ["status", "status_code", "http_status"],
+        description="paths of the HTTP status in a fetch call's output",
+    )
+    question_paths: list[str] = Field(
+        default_factory=lambda: [
+            "question",
+            "query",
+            "input",
+            "prompt",
+            "user_input",
+            "inputs.question",
+            "inputs.input",
+        ],
+        description="paths of the question in the root input (chat messages: the last user message)",
+    )
+    answer_paths: list[str] = Field(
+        default_factory=lambda: [
+            "answer",
+            "output",
+            "final_output",
+            "response",
+            "content",
+            "text",
+            "result",
+            "outputs.output",
+            "choices.0.message.content",
+        ],
+        description="paths of the final answer in the root output (chat messages: the last assistant message)",
+    )
+    labels_paths: list[str] = Field(
+        default_factory=lambda: ["labels", "tracescore.labels", "expected", "reference"],
+        description="paths of a labels object in trace metadata (else top-level label keys are used)",
+    )
+
+    def is_search(self, name: str | None, kind: str | None = None) -> bool:
+        """A search call: its type is a search type, or it is a tool call whose name matches a search tool glob."""
+        if kind is not None and kind in self.search_types:
+            return True
+        return (kind is None or kind in self.tool_types) and _matches(name, self.search_tools)
+
+    def is_fetch(self, name: str | None, kind: str | None = None) -> bool:
+        """A fetch call: a tool call whose name matches a fetch tool glob (and no search glob)."""
+        if kind is not None and kind not in self.tool_types:
+            return False
+        return _matches(name, self.fetch_tools) and not _matches(name, self.search_tools)
+
+
+def _matches(name: str | None, globs: Iterable[str]) -> bool:
+    if not name:
+        return False
+    from fnmatch import fnmatchcase
+
+    lowered = name.lower()
+    return any(fnmatchcase(lowered, g.lower()) for g in globs)

@@ -1,0 +1,236 @@
+"""Platform-agnostic score records: what every platform sink writes, built once from a ``TraceResult``.
+
+A ``ScoreRecord`` has a deterministic id (uuid5 of platform trace id + score name + scorer/rubric version) and a fixed
+timestamp (the trace's start time, timezone-aware UTC), so re-scoring any window on any day upserts instead of
+duplicating. Absent scores are never written (they are not 0). ``batches`` cuts records into request bodies under a
+byte limit; ``WriteReport`` tells the run summary what was accepted, rejected (id, name, reason) and retried.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from tracescore.result import TraceResult
+from tracescore.score import Score
+from tracescore.scorers import answer, citations, diagnosis, retrieval
+
+__all__ = [
+    "COMMENT_LIMIT",
+    "SCORE_ID_NAMESPACE",
+    "DataType",
+    "Rejection",
+    "ScoreRecord",
+    "WriteReport",
+    "batches",
+    "score_id",
+    "score_records",
+    "scorer_version",
+]
+
+DataType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL"]
+SCORE_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://tracescore.dev/score-id")
+COMMENT_LIMIT = 2000
+_VERSIONS_BY_PREFIX: dict[str, str] = {
+    "retrieval.": retrieval.SCORER_VERSION,
+    "citation.": citations.SCORER_VERSION,
+    "answer.": answer.SCORER_VERSION,
+    "diagnosis": diagnosis.SCORER_VERSION,
+}
+_META_KEYS = ("scorer_version", "rubric_version", "judge_model", "k", "agreement")
+
+
+def score_id(platform_trace_id: str, name: str, version: str) -> str:
+    """The deterministic id of one score on one trace: the same inputs give the same id on every run."""
+    return str(uuid.uuid5(SCORE_ID_NAMESPACE, f"{platform_trace_id}\x1f{name}\x1f{version}"))
+
+
+def scorer_version(score: Score) -> str:
+    """The version that changes a score's meaning: its rubric version, else its scorer version, else ``"1"``."""
+    for key in ("rubric_version", "scorer_version"):
+        value = score.metadata.get(key)
+        if value:
+            return str(value)
+    for prefix, version in _VERSIONS_BY_PREFIX.items():
+        if score.name.startswith(prefix):
+            return version
+    return "1"
+
+
+@dataclass(frozen=True)
+class ScoreRecord:
+    """One score, ready for any platform: typed value, actionable comment, metadata and fixed timestamp."""
+
+    id: str
+    trace_id: str
+    name: str
+    value: float | str
+    data_type: DataType
+    timestamp: datetime
+    comment: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain JSON-able dict (platform sinks rename fields as their API wants)."""
+        return {
+            "id": self.id,
+            "trace_id": self.trace_id,
+            "name": self.name,
+            "value": self.value,
+            "data_type": self.data_type,
+            "timestamp": self.timestamp.isoformat(),
+            "comment": self.comment,
+            "metadata": dict(self.metadata),
+        }
+
+
+def _typed(value: float | bool | str) -> tuple[float | str, DataType]:
+    if isinstance(value, bool):
+        return (1.0 if value else 0.0), "BOOLEAN"
+    if isinstance(value, str):
+        return value, "CATEGORICAL"
+    return float(value), "NUMERIC"
+
+
+def _utc(moment: datetime) -> datetime:
+    """Timezone-aware UTC; a naive time is taken as UTC (never the machine's local offset)."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _comment(score: Score) -> str | None:
+    text = score.comment
+    if not text:
+        missing = score.metadata.get("missing")
+        if isinstance(missing, list | tuple) and missing:
+            text = "missing: " + ", ".join(str(m) for m in missing)
+    if text and len(text) > COMMENT_LIMIT:
+        text = text[: COMMENT_LIMIT - 1] + "…"
+    return text or None
+
+
+def _metadata(score: Score, version: str, extra: Mapping[str, Any]) -> dict[str, Any]:
+    meta: dict[str, Any] = {"scorer_version": version}
+    for key in _META_KEYS:
+        if key in score.metadata and key != "scorer_version":
+            meta[key] = score.metadata[key]
+    meta.update(extra)
+    return json.loads(json.dumps(meta, default=str))  # type: ignore[no-any-return]
+
+
+def score_records(
+    result: TraceResult,
+    *,
+    platform_trace_id: str | None = None,
+    extra_metadata: Mapping[str, Any] | None = None,
+) -> tuple[list[ScoreRecord], list[Rejection]]:
+    """The records to write for one result (present scores only), and the scores that cannot be written, with why.
+
+    ``platform_trace_id`` defaults to ``result.trace_id``. A result without a start time cannot be written
+    idempotently (a re-run on another day would duplicate it), so its scores are refused with that reason.
+    """
+    trace_id = platform_trace_id or result.trace_id
+    present = [s for s in result.scores.values() if s.value is not None]
+    if not present:
+        return [], []
+    if not trace_id:
+        return [], [Rejection(None, None, s.name, "result has no trace id") for s in present]
+    if result.timestamp is None:
+        reason = "trace has no start time: without a fixed timestamp a re-run would duplicate the score"
+        return [], [Rejection(None, trace_id, s.name, reason) for s in present]
+    moment = _utc(result.timestamp)
+    records: list[ScoreRecord] = []
+    for s in present:
+        assert s.value is not None
+        version = scorer_version(s)
+        value, data_type = _typed(s.value)
+        records.append(
+            ScoreRecord(
+                id=score_id(trace_id, s.name, version),
+                trace_id=trace_id,
+                name=s.name,
+                value=value,
+                data_type=data_type,
+                timestamp=moment,
+                comment=_comment(s),
+                metadata=_metadata(s, version, extra_metadata or {}),
+            )
+        )
+    return records, []
+
+
+def batches(
+    records: Iterable[ScoreRecord],
+    *,
+    max_bytes: int,
+    size: Callable[[ScoreRecord], int],
+    report: WriteReport | None = None,
+    max_items: int | None = None,
+) -> Iterator[list[ScoreRecord]]:
+    """Cut ``records`` into lists whose JSON-array body (``[a,b,…]``) stays within ``max_bytes``.
+
+    ``size`` is the encoded size of one record as the platform sends it. A record that alone exceeds the limit is
+    refused into ``report`` (or raises ValueError without one) instead of being sent to certain rejection.
+    """
+    batch: list[ScoreRecord] = []
+    used = 2  # the brackets
+    for record in records:
+        n = size(record)
+        if n + 2 > max_bytes:
+            if report is None:
+                raise ValueError(f"score {record.name!r} of trace {record.trace_id!r} is {n} bytes > {max_bytes}")
+            report.reject(record, f"score body is {n} bytes, over the {max_bytes}-byte request limit")
+            continue
+        extra = n + (1 if batch else 0)
+        if batch and (used + extra > max_bytes or (max_items is not None and len(batch) >= max_items)):
+            yield batch
+            batch, used, extra = [], 2, n
+        batch.append(record)
+        used += extra
+    if batch:
+        yield batch
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A score the platform (or we, before sending) refused: which one and why."""
+
+    id: str | None
+    trace_id: str | None
+    name: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"trace {self.trace_id} score {self.name} ({self.id}): {self.reason}"
+
+
+@dataclass
+class WriteReport:
+    """What a sink did in one run: accepted and rejected scores, retried requests, requests and batches sent, notes."""
+
+    accepted: int = 0
+    rejected: list[Rejection] = field(default_factory=list)
+    retried: int = 0
+    requests: int = 0
+    batches: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def reject(self, record: ScoreRecord, reason: str) -> None:
+        self.rejected.append(Rejection(record.id, record.trace_id, record.name, reason))
+
+    def as_dict(self) -> dict[str, Any]:
+        """For the run summary (stored with the run and printed)."""
+        return {
+            "accepted": self.accepted,
+            "rejected": len(self.rejected),
+            "retried": self.retried,
+            "requests": self.requests,
+            "batches": self.batches,
+            "notes": list(self.notes),
+            "rejections": [
+                {"id": r.id, "trace_id": r.trace_id, "name": r.name, "reason": r.reason} for r in self.rejected
+            ],
+        }
