@@ -78,10 +78,18 @@ def main() -> None:
 )
 @click.option(
     "--source",
-    type=click.Choice(["jsonl", "langfuse"]),
+    type=click.Choice(["jsonl", "langfuse", "langsmith"]),
     default="jsonl",
     show_default=True,
-    help="Where traces come from: a JSONL file (TRACES) or a Langfuse project (keys from LANGFUSE_* variables).",
+    help="Where traces come from: a JSONL file (TRACES), a Langfuse project (keys from LANGFUSE_* variables) or a "
+    "LangSmith project (--project; LANGSMITH_API_KEY, LANGSMITH_ENDPOINT).",
+)
+@click.option("--project", help="LangSmith: the project (session) name whose root runs are scored.")
+@click.option(
+    "--extend-trace-retention",
+    is_flag=True,
+    default=None,
+    help="LangSmith: let feedback upgrade each trace to extended (400-day, billed) retention. Off by default.",
 )
 @click.option("--from", "window_from", help="Platform sources: first trace start time (ISO 8601; no zone = UTC).")
 @click.option("--to", "window_to", help="Platform sources: end of the window, exclusive (default: now).")
@@ -117,6 +125,8 @@ def score(
     tags: tuple[str, ...],
     write_back: bool | None,
     config_path: str | None,
+    project: str | None = None,
+    extend_trace_retention: bool | None = None,
 ) -> None:
     """Score traces stage by stage and print the stage contingency table.
 
@@ -134,12 +144,29 @@ def score(
             ("--environment", environment or None),
             ("--trace-name", trace_name),
             ("--tag", tags or None),
+            ("--project", project),
+            ("--extend-trace-retention", extend_trace_retention),
         )
         for flag, value in platform_only:
             if value is not None:
                 raise click.BadParameter(f"{flag} applies to platform sources only", param_hint=flag)
     elif traces is not None:
         raise click.UsageError(f"TRACES {traces!r} is for --source jsonl; --source {source} reads --from/--to")
+    if source == "langsmith":
+        _score_langsmith(
+            out=out,
+            store_path=store_path,
+            k=k,
+            final_answer_prefix=final_answer_prefix,
+            quiet=quiet,
+            project=project,
+            window_from=window_from,
+            window_to=window_to,
+            write_back=True if write_back is None else write_back,
+            extend_trace_retention=extend_trace_retention,
+            config_path=config_path,
+        )
+        return
     if source == "langfuse":
         _score_langfuse(
             out=out,
@@ -338,6 +365,96 @@ def _score_langfuse(
     if rejected:
         click.echo(f"{len(rejected)} score(s) rejected by Langfuse (see above)", err=True)
     if counts.failed or rejected:
+        sys.exit(EXIT_INPUT_ERRORS)
+
+
+def _score_langsmith(
+    *,
+    out: str | None,
+    store_path: str,
+    k: int,
+    final_answer_prefix: str,
+    quiet: bool,
+    project: str | None,
+    window_from: str | None,
+    window_to: str | None,
+    write_back: bool,
+    extend_trace_retention: bool | None,
+    config_path: str | None,
+) -> None:
+    """``score --source langsmith``: read the window, score, write feedback, store, print the table and the report."""
+    from tracescore.config import load_config
+    from tracescore.langsmith_run import LangSmithRun, score_langsmith_window
+    from tracescore.sources.langsmith import make_client
+
+    if not project:
+        raise click.BadParameter("required with --source langsmith: the project name", param_hint="--project")
+    if window_from is None:
+        raise click.BadParameter("required with --source langsmith, e.g. 2026-11-20T00:00:00Z", param_hint="--from")
+    start = _parse_time("--from", window_from)
+    end = _parse_time("--to", window_to, default=datetime.now(UTC))
+    console = Console(stderr=False, quiet=quiet, width=max(120, Console().width))
+    scorers = default_scorers(k=k, final_answer_prefix=final_answer_prefix or None)
+    summary = Summary()
+    run = LangSmithRun()
+    try:
+        config = load_config(config_path)
+        settings = config.langsmith
+        client = make_client(timeout_ms=int(settings.timeout * 1000), retries=settings.retries)
+        store = Store(store_path)
+        run_id = store.start_run("score", source=f"langsmith:{project} {start.isoformat()}..{end.isoformat()}")
+        sink = JsonlSink(out) if out else None
+        status = "failed"
+        try:
+            results = score_langsmith_window(
+                client,
+                project,
+                start,
+                end,
+                scorers,
+                config=config,
+                write_back=write_back,
+                extend_trace_retention=extend_trace_retention,
+                run=run,
+            )
+            for n, result in enumerate(results, start=1):
+                summary.add(result.to_json())
+                store.add_result(run_id, result)
+                if sink:
+                    sink.write(result)
+                if n % 500 == 0:
+                    store.commit()
+            status = "done"
+        finally:
+            if sink:
+                sink.close()
+            store.finish_run(run_id, run.as_dict() | {"results": out}, status=status)
+            store.close()
+    except TracescoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+    render_terminal(summary, console)
+    written = run.write
+    if not quiet:
+        console.print(
+            f"read {run.counts.seen} traces from LangSmith project {project!r}"
+            + (
+                f"; feedback: {written['created']} created, {written['updated']} updated, "
+                f"{written['unchanged']} unchanged, {written['rejected']} not written "
+                f"({written['requests']} requests)"
+                if written is not None
+                else "; no write-back"
+            ),
+            highlight=False,
+        )
+        console.print(f"run {run_id} stored in {store_path}" + (f"; results in {out}" if out else ""), highlight=False)
+    for rejection in run.rejected:
+        click.echo(f"not written: {rejection}", err=True)
+    counts = run.counts
+    if counts.failed:
+        click.echo(f"{counts.failed} of {counts.seen} traces could not be scored", err=True)
+    if run.rejected:
+        click.echo(f"{len(run.rejected)} feedback(s) not written to LangSmith (see above)", err=True)
+    if counts.failed or run.rejected:
         sys.exit(EXIT_INPUT_ERRORS)
 
 

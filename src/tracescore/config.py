@@ -20,6 +20,7 @@ __all__ = [
     "SECTIONS",
     "Config",
     "GateSettings",
+    "LangSmithSettings",
     "LangfuseSettings",
     "load_config",
     "register_section",
@@ -72,7 +73,28 @@ class GateSettings(BaseModel):
     )
 
 
-SECTIONS: dict[str, type[BaseModel]] = {"mapping": MappingConfig, "langfuse": LangfuseSettings, "gate": GateSettings}
+class LangSmithSettings(BaseModel):
+    """``[langsmith]``: paging, timeouts and feedback options. Credentials only from LANGSMITH_API_KEY/_ENDPOINT."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    page_size: int = Field(
+        default=100, ge=1, le=100, description="root runs per batch: one reference-example read per batch (max 100)"
+    )
+    timeout: float = Field(default=30.0, gt=0, description="seconds per HTTP request")
+    retries: int = Field(default=4, ge=0, le=10, description="retries per request (429 + Retry-After, 5xx, timeouts)")
+    extend_trace_retention: bool = Field(
+        default=False, description="upgrade scored traces to extended (400-day, billed) retention when writing feedback"
+    )
+    feedback_source_type: str = Field(default="api", pattern="^(api|model)$", description="feedback source: api|model")
+
+
+SECTIONS: dict[str, type[BaseModel]] = {
+    "mapping": MappingConfig,
+    "langfuse": LangfuseSettings,
+    "langsmith": LangSmithSettings,
+    "gate": GateSettings,
+}
 
 
 def register_section(name: str, model: type[BaseModel]) -> None:
@@ -102,6 +124,10 @@ class Config:
     @property
     def langfuse(self) -> LangfuseSettings:
         return self.section("langfuse")  # type: ignore[no-any-return]
+
+    @property
+    def langsmith(self) -> LangSmithSettings:
+        return self.section("langsmith")  # type: ignore[no-any-return]
 
 
 def _known() -> str:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from tracescore.adapters.jsonl import trace_from_json
 from tracescore.adapters.langfuse import langfuse_adapter
+from tracescore.adapters.langsmith import trace_from_langsmith
 from tracescore.errors import ConfigError
 from tracescore.trace import Trace
 
@@ -38,3 +39,4 @@ def get_adapter(name: str) -> Adapter:
 
 register("jsonl", trace_from_json)
 register("langfuse", langfuse_adapter())
+register("langsmith", trace_from_langsmith)

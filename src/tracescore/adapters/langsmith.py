@@ -1,0 +1,235 @@
+"""LangSmith runs → Trace: the root run gives question, answer and labels; child runs give the search/fetch steps.
+
+A native record is what ``sources.langsmith`` yields — ``{"id", "project", "root", "runs", "example", "error"}`` with
+runs as plain dicts — or a recorded ingest body ``{"post": [...], "patch": [...]}`` (patches merged onto their posts).
+Searches are ``run_type="retriever"`` runs (LangChain ``outputs["documents"]`` or a ``@traceable`` list under
+``outputs["output"]``) and tool runs named as search tools; fetches are tool runs named as fetch tools (names and paths
+come from ``MappingConfig``). Labels come from the reference example when the run belongs to an experiment, else from
+the root run's metadata. A search or fetch nested inside another one is not counted twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from tracescore.adapters.fields import (
+    MISSING,
+    MappingConfig,
+    extract_hits,
+    extract_labels,
+    extract_text,
+    first_path,
+    last_user_message,
+    parse_maybe_json,
+    text_of,
+)
+from tracescore.adapters.jsonl import describe_validation_error
+from tracescore.errors import AdapterError
+from tracescore.trace import FetchStep, Labels, SearchStep, Trace
+
+__all__ = ["langsmith_adapter", "merge_ingest", "trace_from_langsmith"]
+
+_DEFAULT = MappingConfig()
+_GOLD_KEYS = ("gold_answer", "answer", "expected_answer", "reference", "output", "expected")
+
+
+def langsmith_adapter(config: MappingConfig | None = None) -> Callable[[object], Trace]:
+    """An adapter bound to ``config`` (tool names and field paths)."""
+    cfg = config or _DEFAULT
+    return lambda payload: trace_from_langsmith(payload, cfg)
+
+
+def merge_ingest(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Runs of a recorded ``{"post": [...], "patch": [...]}`` ingest body, each patch merged onto its post.
+
+    A patch is matched by ``id``, else by ``dotted_order``/``trace_id`` (the JS SDK's patches omit the id).
+    """
+    posts = [dict(p) for p in body.get("post") or [] if isinstance(p, Mapping)]
+    for patch in body.get("patch") or []:
+        if not isinstance(patch, Mapping):
+            continue
+        target = next((p for p in posts if patch.get("id") and p.get("id") == patch.get("id")), None)
+        if target is None:
+            target = next((p for p in posts if patch.get("dotted_order")
+                           and p.get("dotted_order") == patch.get("dotted_order")), None)
+        if target is None:
+            target = next((p for p in posts if patch.get("trace_id") and p.get("trace_id") == patch.get("trace_id")
+                           and not p.get("parent_run_id")), None)
+        if target is None:
+            posts.append(dict(patch))
+        else:
+            target.update({k: v for k, v in patch.items() if v is not None})
+    return posts
+
+
+def _bundle(payload: object) -> dict[str, Any]:
+    data = parse_maybe_json(payload)
+    if not isinstance(data, Mapping):
+        raise AdapterError(f"not a LangSmith record: expected a JSON object, got {type(data).__name__}")
+    if data.get("error"):
+        raise AdapterError(str(data["error"]))
+    if "root" in data:
+        return dict(data)
+    if "post" in data or "patch" in data:
+        runs = merge_ingest(data)
+        roots = [r for r in runs if not r.get("parent_run_id")]
+        if not roots:
+            raise AdapterError("recorded LangSmith runs have no root run (every run has a parent_run_id)")
+        root = roots[0]
+        return {"root": root, "runs": [r for r in runs if r is not root], "example": None, "project": None}
+    if "run_type" in data and "id" in data:
+        return {"root": dict(data), "runs": [], "example": None, "project": None}
+    raise AdapterError("not a LangSmith record: expected 'root' and 'runs', a recorded 'post'/'patch' body or a run")
+
+
+def _outputs(run: Mapping[str, Any]) -> Any:
+    """A run's outputs; a lone ``{"output": x}`` (how ``@traceable`` stores a non-dict return value) is unwrapped."""
+    out = parse_maybe_json(run.get("outputs"))
+    if isinstance(out, Mapping) and set(out) == {"output"}:
+        return parse_maybe_json(out["output"])
+    return out
+
+
+def _question(root: Mapping[str, Any], cfg: MappingConfig) -> str:
+    inputs = parse_maybe_json(root.get("inputs"))
+    if isinstance(inputs, str):
+        return inputs
+    if isinstance(inputs, Mapping) and "messages" in inputs:
+        found = last_user_message(inputs["messages"])
+        if found:
+            return found
+    value = first_path(inputs, cfg.question_paths)
+    return "" if value is MISSING else text_of(value) or ""
+
+
+def _answer(root: Mapping[str, Any], cfg: MappingConfig) -> str:
+    outputs = _outputs(root)
+    if isinstance(outputs, str):
+        return outputs
+    value = first_path(outputs, cfg.answer_paths)
+    if value is MISSING and isinstance(outputs, Mapping) and isinstance(outputs.get("messages"), list):
+        assistant = [m for m in outputs["messages"] if isinstance(m, Mapping) and m.get("role") in ("assistant", "ai")]
+        value = assistant[-1].get("content") if assistant else MISSING
+    return "" if value is MISSING else text_of(value) or ""
+
+
+def _labels(bundle: Mapping[str, Any], cfg: MappingConfig) -> Labels:
+    example = bundle.get("example")
+    if isinstance(example, Mapping):
+        outputs = parse_maybe_json(example.get("outputs"))
+        labels = extract_labels(outputs, cfg.labels_paths)
+        if labels == Labels() and isinstance(outputs, Mapping):
+            gold = first_path(outputs, _GOLD_KEYS)
+            if isinstance(gold, str):
+                labels = Labels(gold_answer=gold)
+        return labels
+    extra = parse_maybe_json(bundle["root"].get("extra"))
+    metadata = extra.get("metadata") if isinstance(extra, Mapping) else None
+    return extract_labels(metadata, cfg.labels_paths)
+
+
+def _search(run: Mapping[str, Any], cfg: MappingConfig) -> SearchStep:
+    inputs = parse_maybe_json(run.get("inputs"))
+    query = inputs if isinstance(inputs, str) else first_path(inputs, cfg.query_paths)
+    hits = extract_hits(_outputs(run), cfg.hits_paths) or []
+    return SearchStep(tool=str(run.get("name") or "search"), query="" if query is MISSING else text_of(query) or "",
+                      hits=hits)
+
+
+def _fetch(run: Mapping[str, Any], cfg: MappingConfig) -> FetchStep:
+    inputs, outputs = parse_maybe_json(run.get("inputs")), _outputs(run)
+    url = first_path(inputs, cfg.url_paths)
+    url = first_path(outputs, cfg.url_paths) if url is MISSING and isinstance(outputs, Mapping) else url
+    doc_id = first_path(inputs, cfg.doc_id_paths)
+    status = first_path(outputs, cfg.status_paths) if isinstance(outputs, Mapping) else MISSING
+    if isinstance(inputs, str) and url is MISSING:
+        url = inputs
+    return FetchStep(
+        tool=str(run.get("name") or "fetch"),
+        url=None if url is MISSING else str(url),
+        doc_id=None if doc_id is MISSING else str(doc_id),
+        text=extract_text(outputs, cfg.text_paths) or "",
+        status=status if isinstance(status, int | str) else None,
+        fetched_at=_time(run.get("end_time") or run.get("start_time")),
+    )
+
+
+def _time(value: Any) -> datetime | None:
+    """A run time: ISO 8601 text (the Python SDK, the API) or epoch milliseconds (the JS SDK's ingest bodies)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=UTC)
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise AdapterError(f"run time {value!r} is neither ISO 8601 nor epoch milliseconds") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _order(run: Mapping[str, Any]) -> tuple[str, str]:
+    return (str(run.get("dotted_order") or ""), str(run.get("start_time") or ""))
+
+
+def trace_from_langsmith(payload: object, config: MappingConfig | None = None) -> Trace:
+    """One LangSmith trace (root run, child runs, reference example) → ``Trace``; AdapterError names what is wrong."""
+    cfg = config or _DEFAULT
+    bundle = _bundle(payload)
+    root = bundle["root"]
+    if not isinstance(root, Mapping) or not root.get("id"):
+        raise AdapterError("LangSmith record has no root run id")
+    steps: list[SearchStep | FetchStep] = []
+    counted: set[str] = set()  # ids of runs already taken as a step: their descendants are not counted again
+    runs = sorted((r for r in bundle.get("runs") or [] if isinstance(r, Mapping)), key=_order)
+    for run in runs:
+        rid, parent = str(run.get("id")), str(run.get("parent_run_id"))
+        if parent in counted:
+            counted.add(rid)
+            continue
+        name, kind = run.get("name"), run.get("run_type")
+        if cfg.is_search(name, kind):
+            steps.append(_search(run, cfg))
+            counted.add(rid)
+        elif cfg.is_fetch(name, kind):
+            steps.append(_fetch(run, cfg))
+            counted.add(rid)
+    found = bundle.get("project")
+    project: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    extra = parse_maybe_json(root.get("extra"))
+    found = extra.get("metadata") if isinstance(extra, Mapping) else None
+    meta: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    metadata: dict[str, Any] = {
+        "provider": "langsmith",
+        "name": root.get("name"),
+        "tags": list(root.get("tags") or []),
+        "langsmith": {
+            "run_id": str(root["id"]),
+            "trace_id": str(root.get("trace_id") or root["id"]),
+            "session_id": str(root.get("session_id") or project.get("id") or "") or None,
+            "project": project.get("name"),
+            "reference_example_id": str(root["reference_example_id"]) if root.get("reference_example_id") else None,
+        },
+    }
+    if meta.get("ls_model_name"):
+        metadata["model"] = meta["ls_model_name"]
+    start = _time(root.get("start_time"))
+    metadata["langsmith"]["start_time"] = start.isoformat() if start else None  # ISO, whatever the SDK sent
+    try:
+        return Trace(
+            id=str(root["id"]),
+            timestamp=start,
+            question=_question(root, cfg),
+            steps=steps,
+            answer=_answer(root, cfg),
+            labels=_labels(bundle, cfg),
+            metadata=metadata,
+        )
+    except (ValidationError, ValueError) as exc:
+        detail = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise AdapterError(f"LangSmith run {root['id']}: {detail}") from None

@@ -1,0 +1,259 @@
+"""LangSmith sink: each score becomes one feedback on the trace's root run, idempotently.
+
+Per score key: ``create_feedback(run_id, key, feedback_id=<deterministic>, session_id=…, start_time=…,
+extend_trace_retention=False, …)`` through the synchronous ``POST /feedback`` (errors surface here, unlike the
+background multipart queue). The id is ``sinks.records.score_id`` (uuid5 of root run id + key + scorer version), so a
+repeated write meets a 409 conflict and becomes ``update_feedback`` (``PATCH /feedback/{id}``): re-runs never
+duplicate. Categorical keys (``diagnosis``) get their feedback config created once per sink. Retries (429 honouring
+``Retry-After``, 5xx, timeouts) happen once, in the client's HTTP adapter (see ``make_client``); a feedback that still
+fails is reported with its trace, key and reason, and the batch goes on. Before writing a batch of traces, the feedback
+they already carry is listed once, so unchanged scores are skipped and a re-run costs about one request per 100 traces.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from tracescore.result import TraceResult
+from tracescore.scorers.diagnosis import CELLS
+from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, score_records
+
+if TYPE_CHECKING:  # pragma: no cover
+    from langsmith import Client
+
+__all__ = ["CATEGORICAL_CONFIGS", "DIAGNOSIS_ACTIONS", "LOOKUP_BATCH", "LangSmithSink", "feedback_comment"]
+
+CATEGORICAL_CONFIGS: dict[str, dict[str, Any]] = {
+    "diagnosis": {
+        "type": "categorical",
+        "categories": [{"value": float(i), "label": cell} for i, cell in enumerate(CELLS)],
+    },
+}
+"""Feedback configs of the categorical keys: the score sent is the category's value, the label its ``value``."""
+
+DIAGNOSIS_ACTIONS: dict[str, str] = {
+    "retrieval_fail": "retrieval missed a required document: fix the search (query, index, ranking) first",
+    "ungrounded": "retrieval found the documents but the answer is not grounded in them: fix the prompt/model",
+    "grounded": "retrieved and grounded",
+    "retrieval_pass": "retrieval found the required documents (grounding not judged)",
+}
+_SOURCE_KEYS = ("scorer_version", "rubric_version", "judge_model", "k", "agreement")
+_STOP_AFTER_ATTEMPT = 1
+"""The SDK's own retry loop is not used on top of the HTTP adapter's (which already retries 429/5xx/timeouts)."""
+LOOKUP_BATCH = 100
+"""Traces whose existing feedback is listed in one lookup before writing (the API's page size is 100)."""
+_log = logging.getLogger(__name__)
+
+
+def feedback_comment(record: ScoreRecord) -> str:
+    """What a person reading the feedback can act on: the scorer's comment, or the diagnosis' next step."""
+    if record.name == "diagnosis" and isinstance(record.value, str):
+        stage, _, verdict = record.value.partition("/")
+        action = DIAGNOSIS_ACTIONS.get(stage, record.value)
+        text = f"{record.value}: {action}; answer {verdict}"
+        return f"{text} ({record.comment})" if record.comment else text
+    if record.comment:
+        return record.comment
+    return f"{record.name} = {record.value:g}" if isinstance(record.value, float) else f"{record.name} = {record.value}"
+
+
+class _DropConflictLogs(logging.Filter):
+    """The SDK logs every failed create at ERROR; an expected conflict on a re-run is not an error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from langsmith.utils import LangSmithConflictError
+
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, LangSmithConflictError)
+
+
+class LangSmithSink:
+    """Writes the present scores of each ``TraceResult`` as feedback on its LangSmith root run.
+
+    Results are buffered up to ``lookup_batch`` traces; a flush first lists the feedback those runs already carry (one
+    ``GET /feedback?run=…`` page per 100 feedbacks), then creates only what is missing and patches only what changed,
+    so re-scoring an overlapping window costs almost nothing. Call ``flush()`` (or use the sink as a context manager)
+    at the end.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        extend_trace_retention: bool = False,
+        feedback_source_type: str = "api",
+        lookup_batch: int = LOOKUP_BATCH,
+    ) -> None:
+        self.client = client
+        self.extend_trace_retention = extend_trace_retention
+        self.feedback_source_type = feedback_source_type
+        self.lookup_batch = lookup_batch
+        self.report = WriteReport()
+        self.created = 0
+        self.updated = 0
+        self.unchanged = 0
+        self._pending: list[tuple[ScoreRecord, str, str]] = []
+        self._pending_runs: set[str] = set()
+        self._configs_done: set[str] = set()
+        self._filter = _DropConflictLogs()
+        logging.getLogger("langsmith.client").addFilter(self._filter)
+
+    def close(self) -> None:
+        """Flush what is buffered and stop filtering the SDK's conflict logs."""
+        try:
+            self.flush()
+        finally:
+            logging.getLogger("langsmith.client").removeFilter(self._filter)
+
+    def __enter__(self) -> LangSmithSink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def write(self, result: TraceResult) -> list[Rejection]:
+        """Queue one result's present scores (written at the next flush); returns those refused right away."""
+        found = result.metadata.get("langsmith")
+        ls: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        run_id = str(ls.get("run_id") or result.trace_id or "")
+        records, refused = score_records(result, platform_trace_id=run_id or None)
+        self.report.rejected.extend(refused)
+        rejected = list(refused)
+        session_id = ls.get("session_id")
+        for record in records:
+            if not session_id:
+                rejected.append(self._reject(record, "trace has no LangSmith session (project) id; LangSmith needs "
+                                                     "it for run feedback: read traces with --source langsmith"))
+                continue
+            self._pending.append((record, run_id, str(session_id)))
+            self._pending_runs.add(run_id)
+        if len(self._pending_runs) >= self.lookup_batch:
+            rejected += self.flush()
+        return rejected
+
+    def flush(self) -> list[Rejection]:
+        """Write everything queued: create the missing feedback, patch the changed, skip the unchanged."""
+        pending, runs = self._pending, sorted(self._pending_runs)
+        self._pending, self._pending_runs = [], set()
+        if not pending:
+            return []
+        existing = self._existing(runs, sorted({record.name for record, _, _ in pending}))
+        rejected = []
+        for record, run_id, session_id in pending:
+            problem = self._write_one(record, run_id, session_id, existing)
+            if problem:
+                rejected.append(self._reject(record, problem))
+        return rejected
+
+    def summary(self) -> dict[str, Any]:
+        """For the run log: created/updated/unchanged counts next to the shared write report."""
+        return {"created": self.created, "updated": self.updated, "unchanged": self.unchanged} | self.report.as_dict()
+
+    def _existing(self, run_ids: list[str], keys: list[str]) -> dict[str, Any] | None:
+        """Our keys' feedback already on these runs, by id; None when the lookup fails (then every write is a
+        create, and a conflict an update)."""
+        from langsmith.utils import LangSmithError
+
+        try:
+            self.report.requests += 1
+            return {str(f.id): f for f in self.client.list_feedback(run_ids=run_ids, feedback_key=keys)}
+        except (LangSmithError, OSError, ValueError) as exc:
+            _log.warning("cannot list existing LangSmith feedback (%s); writing every score", _short(exc))
+            return None
+
+    def _reject(self, record: ScoreRecord, reason: str) -> Rejection:
+        self.report.reject(record, reason)
+        return self.report.rejected[-1]
+
+    def _ensure_config(self, key: str) -> str | None:
+        config = CATEGORICAL_CONFIGS.get(key)
+        if config is None or key in self._configs_done:
+            return None
+        from langsmith.utils import LangSmithError
+
+        try:
+            self.report.requests += 1
+            self.client.create_feedback_config(key, feedback_config=config)  # type: ignore[arg-type]
+        except (LangSmithError, OSError, ValueError) as exc:
+            return (f"cannot create the categorical feedback config of {key!r} ({_short(exc)}); if the key exists "
+                    f"with other categories, rename or delete it in LangSmith")
+        self._configs_done.add(key)
+        return None
+
+    def _write_one(
+        self, record: ScoreRecord, run_id: str, session_id: str, existing: dict[str, Any] | None
+    ) -> str | None:
+        from langsmith.utils import LangSmithConflictError, LangSmithError
+
+        score, value = _score_value(record)
+        comment = feedback_comment(record)
+        stored = existing.get(record.id) if existing is not None else None
+        if stored is not None and _same(stored, score, value, comment):
+            self.unchanged += 1
+            self.report.accepted += 1
+            return None
+        if stored is None:
+            problem = self._ensure_config(record.name)
+            if problem:
+                return problem
+            source_info = {k: record.metadata[k] for k in _SOURCE_KEYS if k in record.metadata}
+            source_info["tool"] = "tracescore"
+            try:
+                self.report.requests += 1
+                self.client.create_feedback(
+                    run_id,
+                    record.name,
+                    score=score,
+                    value=value,
+                    comment=comment,
+                    feedback_id=record.id,
+                    source_info=source_info,
+                    feedback_source_type=self.feedback_source_type,
+                    session_id=session_id,
+                    start_time=record.timestamp,
+                    extend_trace_retention=self.extend_trace_retention,
+                    stop_after_attempt=_STOP_AFTER_ATTEMPT,
+                )
+                self.created += 1
+                self.report.accepted += 1
+                return None
+            except LangSmithConflictError:
+                pass  # the id exists (our own create retried after a lost answer, or a concurrent run): update it
+            except (LangSmithError, OSError, ValueError) as exc:
+                return f"create_feedback failed: {_short(exc)}"
+        try:
+            self.report.requests += 1
+            self.client.update_feedback(record.id, score=score, value=value, comment=comment)
+        except (LangSmithError, OSError, ValueError) as exc:
+            return f"update_feedback failed: {_short(exc)}"
+        self.updated += 1
+        self.report.accepted += 1
+        return None
+
+
+def _same(stored: Any, score: float | None, value: str | None, comment: str) -> bool:
+    """The stored feedback already says this (scores compared as LangSmith stores them: 4 decimals)."""
+    have = stored.score
+    want = None if score is None else round(score, 4)
+    same_score = (have is None and want is None) or (
+        have is not None and want is not None and abs(float(have) - want) < 1e-9
+    )
+    return same_score and stored.value == value and (stored.comment or "") == comment
+
+
+def _score_value(record: ScoreRecord) -> tuple[float | None, str | None]:
+    """(score, value) as LangSmith feedback wants them: numbers as ``score``; a category as its value and label."""
+    if isinstance(record.value, str):
+        config = CATEGORICAL_CONFIGS.get(record.name)
+        if config is not None:
+            for category in config["categories"]:
+                if category["label"] == record.value:
+                    return float(category["value"]), record.value
+        return None, record.value
+    return float(record.value), None
+
+
+def _short(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
