@@ -57,6 +57,24 @@ def test_with_a_key_the_judge_runs_by_default_and_reports_its_cost(fake: FakeAnt
         ]
 
 
+def test_per_trace_judge_usage_reaches_result_lines_store_and_report(fake: FakeAnthropic, tmp_path: Path) -> None:
+    from tracescore.report import summarize
+
+    _, _, lines = _run(tmp_path, _env(fake))
+    usage = [r["judge"] for r in lines if "judge" in r]
+    called = [u for u in usage if u["calls"] == 1]
+    assert len(called) == len(fake.messages()) and all(u["input_tokens"] > 0 for u in called)
+    assert all(u["input_tokens"] == 0 for u in usage if u["calls"] == 0)  # answered from the cache
+    with Store(tmp_path / "t.db") as store:
+        (run,) = store.runs()
+        stored = list(store.results(run["id"]))
+    assert stored == lines  # the store keeps the very lines --out wrote
+    total = summarize(stored).judge
+    assert total.calls == run["summary"]["judge"]["calls"]
+    assert total.input_tokens == run["summary"]["judge"]["input_tokens"]
+    assert total.cost_usd == pytest.approx(run["summary"]["judge"]["cost_usd"], abs=1e-5)
+
+
 def test_scoring_the_same_traces_twice_sends_zero_requests_the_second_time(fake: FakeAnthropic, tmp_path: Path) -> None:
     _, _, first = _run(tmp_path, _env(fake))
     sent = len(fake.messages())
@@ -118,7 +136,7 @@ def test_deterministic_scoring_never_imports_the_sdks(tmp_path: Path) -> None:
 def test_the_store_migration_for_the_judge_is_appended(tmp_path: Path) -> None:
     from tracescore.sinks.store import MIGRATIONS
 
-    assert [name for name, _ in MIGRATIONS][1] == "0002_judge"
+    assert [name for name, _ in MIGRATIONS][:2] == ["0001_initial", "0002_judge"]
     with Store(tmp_path / "m.db") as store:
         assert "0002_judge" in store.applied_migrations()
         assert store.judge_cache_get("nope") is None

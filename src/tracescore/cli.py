@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
 from tracescore import __version__
 from tracescore.adapters import get_adapter
@@ -22,7 +23,7 @@ from tracescore.report import Summary, render_terminal
 from tracescore.scorers import default_scorers
 from tracescore.scorers.grounding import BUDGET_REASON, NO_JUDGE, grounding_scorer
 from tracescore.sinks import JsonlSink, Store
-from tracescore.sources.jsonl import read_jsonl
+from tracescore.sources.jsonl import Record, read_jsonl
 
 __all__ = ["main"]
 
@@ -63,6 +64,19 @@ def main() -> None:
 )
 @click.option("--quiet", "-q", is_flag=True, help="No tables, only errors.")
 @click.option(
+    "--no-judge",
+    is_flag=True,
+    help="Skip the judged stages (grounding, citation support) even with ANTHROPIC_API_KEY set.",
+)
+@click.option("--judge-model", default=DEFAULT_MODEL, show_default=True, help="Anthropic model of the judge.")
+@click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="USD",
+    help="Stop judging (between traces) once the judge's estimated spend reaches this; the rest stay unjudged.",
+)
+@click.option(
     "--source",
     type=click.Choice(["jsonl", "langfuse", "langsmith"]),
     default="jsonl",
@@ -93,19 +107,6 @@ def main() -> None:
     type=click.Path(dir_okay=False),
     help="tracescore.toml with [mapping] and platform sections (default: ./tracescore.toml when present).",
 )
-@click.option(
-    "--no-judge",
-    is_flag=True,
-    help="Skip the judged stages (grounding, citation support) even with ANTHROPIC_API_KEY set.",
-)
-@click.option("--judge-model", default=DEFAULT_MODEL, show_default=True, help="Anthropic model of the judge.")
-@click.option(
-    "--max-cost",
-    type=click.FloatRange(min=0),
-    default=None,
-    metavar="USD",
-    help="Stop judging (between traces) once the judge's estimated spend reaches this; the rest stay unjudged.",
-)
 def score(
     traces: str | None,
     out: str | None,
@@ -113,6 +114,9 @@ def score(
     k: int,
     final_answer_prefix: str,
     quiet: bool,
+    no_judge: bool,
+    judge_model: str,
+    max_cost: float | None,
     source: str,
     window_from: str | None,
     window_to: str | None,
@@ -121,9 +125,6 @@ def score(
     tags: tuple[str, ...],
     write_back: bool | None,
     config_path: str | None,
-    no_judge: bool,
-    judge_model: str,
-    max_cost: float | None,
     project: str | None = None,
     extend_trace_retention: bool | None = None,
 ) -> None:
@@ -203,8 +204,7 @@ def score(
         progress = Progress(
             TextColumn("scoring"),
             BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("bytes"),
+            DownloadColumn(),
             TimeRemainingColumn(),
             console=Console(stderr=True),
             transient=True,
@@ -250,11 +250,27 @@ def score(
         sys.exit(EXIT_INPUT_ERRORS)
 
 
-def _size(path: str) -> int | None:
-    try:
-        return os.path.getsize(path) if path != "-" else None
-    except OSError:
-        return None  # read_jsonl raises the clear error
+def _build_judge(no_judge: bool, model: str, store: Store) -> tuple[Judge | None, str]:
+    """The judge for this run (cached in the store), or None with the reason its scores will be absent."""
+    if no_judge:
+        return None, "judge turned off (--no-judge)"
+    if not os.environ.get("ANTHROPIC_API_KEY"):
+        return None, NO_JUDGE
+    from tracescore.judge.anthropic import AnthropicJudge
+    from tracescore.judge.cache import CachingJudge
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            judge = AnthropicJudge(model=model)
+        except ImportError as exc:
+            click.echo(f"warning: the judge needs the anthropic SDK ({exc}): pip install 'tracescore[judge]'", err=True)
+            return None, "judge unavailable: anthropic SDK not installed"
+        except ConfigError:
+            raise
+    for warning in caught:
+        click.echo(f"warning: {warning.message}", err=True)
+    return CachingJudge(judge, store), NO_JUDGE
 
 
 def _parse_time(flag: str, value: str | None, default: datetime | None = None) -> datetime:
@@ -352,29 +368,6 @@ def _score_langfuse(
         sys.exit(EXIT_INPUT_ERRORS)
 
 
-def _build_judge(no_judge: bool, model: str, store: Store) -> tuple[Judge | None, str]:
-    """The judge for this run (cached in the store), or None with the reason its scores will be absent."""
-    if no_judge:
-        return None, "judge turned off (--no-judge)"
-    if not os.environ.get("ANTHROPIC_API_KEY"):
-        return None, NO_JUDGE
-    from tracescore.judge.anthropic import AnthropicJudge
-    from tracescore.judge.cache import CachingJudge
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            judge = AnthropicJudge(model=model)
-        except ImportError as exc:
-            click.echo(f"warning: the judge needs the anthropic SDK ({exc}): pip install 'tracescore[judge]'", err=True)
-            return None, "judge unavailable: anthropic SDK not installed"
-        except ConfigError:
-            raise
-    for warning in caught:
-        click.echo(f"warning: {warning.message}", err=True)
-    return CachingJudge(judge, store), NO_JUDGE
-
-
 def _score_langsmith(
     *,
     out: str | None,
@@ -414,8 +407,15 @@ def _score_langsmith(
         status = "failed"
         try:
             results = score_langsmith_window(
-                client, project, start, end, scorers, config=config, write_back=write_back,
-                extend_trace_retention=extend_trace_retention, run=run,
+                client,
+                project,
+                start,
+                end,
+                scorers,
+                config=config,
+                write_back=write_back,
+                extend_trace_retention=extend_trace_retention,
+                run=run,
             )
             for n, result in enumerate(results, start=1):
                 summary.add(result.to_json())
@@ -458,10 +458,153 @@ def _score_langsmith(
         sys.exit(EXIT_INPUT_ERRORS)
 
 
-def _counted(records, progress, task):  # type: ignore[no-untyped-def]
+def _size(path: str) -> int | None:
+    try:
+        return os.path.getsize(path) if path != "-" else None
+    except OSError:
+        return None  # read_jsonl raises the clear error
+
+
+def _counted(records: Iterator[Record], progress: Progress, task: TaskID) -> Iterator[Record]:
+    """Advance the progress bar by each record's size in bytes as it streams past."""
     for record in records:
         progress.advance(task, record.size)
         yield record
+
+
+EXIT_GATE_FAILED = 1
+REPORT_FORMATS = ("terminal", "markdown", "json", "html")
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _store_option(f: _F) -> _F:
+    return click.option(
+        "--store",
+        "store_path",
+        default="tracescore.db",
+        show_default=True,
+        type=click.Path(dir_okay=False),
+        help="Local store to read run:… specs from.",
+    )(f)
+
+
+def _write(text: str, out: str | None) -> None:
+    if not out or out == "-":
+        click.echo(text, nl=False)
+        return
+    try:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out!r}: {exc.strerror}") from exc
+
+
+@main.command()
+@click.argument("results")
+@_store_option
+@click.option("--group-by", metavar="FIELD", help="One column per value of this field, e.g. metadata.provider.")
+@click.option(
+    "--format", "fmt", type=click.Choice(REPORT_FORMATS), default="terminal", show_default=True, help="Output format."
+)
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
+def report(results: str, store_path: str, group_by: str | None, fmt: str, out: str | None) -> None:
+    """Report a result file or stored run (run:latest, run:ID): stage cells with ids, rates, the work queue."""
+    import json
+
+    from tracescore.render import render_html, render_markdown, render_report_terminal
+    from tracescore.report import build_report, report_to_json
+    from tracescore.runs import results_from
+
+    try:
+        label, lines = results_from(results, store_path)
+        built = build_report(lines, group_by=group_by, source=label)
+    except TracescoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if fmt == "terminal":
+        if out:
+            with open(out, "w", encoding="utf-8") as fh:
+                render_report_terminal(built, Console(file=fh, width=160, force_terminal=False))
+        else:
+            render_report_terminal(built, Console(width=max(120, Console().width)))
+    elif fmt == "markdown":
+        _write(render_markdown(built), out)
+    elif fmt == "json":
+        _write(json.dumps(report_to_json(built), indent=2, ensure_ascii=False) + "\n", out)
+    else:
+        _write(render_html(built), out)
+
+
+def _limits(values: tuple[str, ...]) -> dict[str, float]:
+    from tracescore.gate import parse_limit
+
+    out: dict[str, float] = {}
+    for text in values:
+        try:
+            name, value = parse_limit(text)
+        except TracescoreError as exc:
+            raise click.BadParameter(str(exc)) from exc
+        out[name] = value
+    return out
+
+
+@main.command()
+@click.argument("results")
+@click.option("--baseline", "baselines", multiple=True, help="Baseline result file or run:…; repeat for a noise band.")
+@click.option("--min", "minimums", multiple=True, metavar="NAME=VALUE", help="Lowest allowed mean of a score.")
+@click.option("--max", "maximums", multiple=True, metavar="NAME=VALUE", help="Highest allowed mean of a score.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Read the [gate] table of this file (default: ./tracescore.toml when present).",
+)
+@click.option("--allow-unread/--no-allow-unread", default=None, help="Let cited-but-never-fetched URLs pass (warn).")
+@click.option("--tolerance", type=click.FloatRange(min=0), help="Slack added to the baseline noise band (absolute).")
+@click.option("--case-key", metavar="FIELD", help="Field naming the case across runs (default trace_id).")
+@click.option("--markdown", "markdown_out", type=click.Path(dir_okay=False), help="Write the Markdown summary here.")
+@click.option("--junit", "junit_out", type=click.Path(dir_okay=False), help="Write JUnit XML here.")
+@_store_option
+def gate(
+    results: str,
+    baselines: tuple[str, ...],
+    minimums: tuple[str, ...],
+    maximums: tuple[str, ...],
+    config_path: str | None,
+    allow_unread: bool | None,
+    tolerance: float | None,
+    case_key: str | None,
+    markdown_out: str | None,
+    junit_out: str | None,
+    store_path: str,
+) -> None:
+    """Gate RESULTS stage by stage: thresholds, no newly failing case, no fabricated or unread citation."""
+    from tracescore.gate import GateConfig, load_gate_config, run_gate
+    from tracescore.render import render_gate_markdown, render_junit
+    from tracescore.runs import results_from
+
+    mins, maxs = _limits(minimums), _limits(maximums)
+    try:
+        if config_path is None and os.path.isfile("tracescore.toml"):
+            config_path = "tracescore.toml"
+        base = load_gate_config(config_path) if config_path else GateConfig()
+        config = base.merged(mins, maxs, allow_unread=allow_unread, tolerance=tolerance, case_key=case_key)
+        label, current = results_from(results, store_path)
+        loaded = [results_from(spec, store_path) for spec in baselines]
+        outcome = run_gate(
+            current, [lines for _, lines in loaded], config, source=label, baseline_names=[n for n, _ in loaded]
+        )
+    except TracescoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+    summary = render_gate_markdown(outcome)
+    click.echo(summary, nl=False)
+    if markdown_out:
+        _write(summary, markdown_out)
+    if junit_out:
+        _write(render_junit(outcome), junit_out)
+    if not outcome.passed:
+        sys.exit(EXIT_GATE_FAILED)
 
 
 from tracescore.cli_job import backfill, init, run  # noqa: E402 - the job commands (issue #6)

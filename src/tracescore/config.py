@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 
 from tracescore.adapters.fields import MappingConfig
 from tracescore.errors import ConfigError
@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_CONFIG_FILE",
     "SECTIONS",
     "Config",
+    "GateSettings",
     "LangSmithSettings",
     "LangfuseSettings",
     "load_config",
@@ -54,6 +55,24 @@ class LangfuseSettings(BaseModel):
     score_environment: str | None = Field(default=None, description="environment stamped on written scores")
 
 
+class GateSettings(BaseModel):
+    """``[gate]``: what ``tracescore gate`` enforces (limits given on the command line win per score)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min: dict[str, Annotated[float, Strict()]] = Field(
+        default_factory=dict, description='score name = lowest allowed mean, e.g. "grounding.rate" = 0.85'
+    )
+    max: dict[str, Annotated[float, Strict()]] = Field(
+        default_factory=dict, description='score name = highest allowed mean, e.g. "citation.unfetched_rate" = 0.1'
+    )
+    allow_unread: bool = Field(default=False, description="cited-but-unread URLs warn instead of failing")
+    tolerance: float = Field(default=0.0, ge=0, description="absolute slack below the baseline noise band")
+    case_key: str = Field(
+        default="trace_id", min_length=1, description='field that names a case, e.g. "metadata.case_id"'
+    )
+
+
 class LangSmithSettings(BaseModel):
     """``[langsmith]``: paging, timeouts and feedback options. Credentials only from LANGSMITH_API_KEY/_ENDPOINT."""
 
@@ -74,6 +93,7 @@ SECTIONS: dict[str, type[BaseModel]] = {
     "mapping": MappingConfig,
     "langfuse": LangfuseSettings,
     "langsmith": LangSmithSettings,
+    "gate": GateSettings,
 }
 
 

@@ -1,7 +1,8 @@
-"""Reports: the stage contingency table and per-stage summaries, never an average of stages.
+"""Reports: the stage contingency table, per-stage rates and the work queue they imply, never an average of stages.
 
 ``Summary`` is built incrementally from result lines (dicts in the documented result format), so a report over a
-large file streams; rendering to the terminal uses rich.
+large file streams; ``build_report`` adds one ``Summary`` per group (``--group-by``) and stage counts over time.
+The stage verdicts of one result (``stage_verdicts``) live here only; the gate reuses them.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Console
@@ -17,7 +19,81 @@ from rich.text import Text
 
 from tracescore.scorers.diagnosis import CELLS
 
-__all__ = ["StageStat", "Summary", "render_terminal", "summarize"]
+__all__ = [
+    "STAGES",
+    "JudgeUsage",
+    "Report",
+    "StageCount",
+    "StageStat",
+    "Summary",
+    "WorkItem",
+    "build_report",
+    "field_value",
+    "render_terminal",
+    "report_to_json",
+    "stage_verdicts",
+    "summary_to_json",
+    "summarize",
+    "work_queue",
+]
+
+STAGES = ("retrieval", "grounding", "answer", "citations")
+MIN_GROUNDING = 0.8  # same cut as diagnosis: grounded when grounding.rate ≥ this
+NO_GROUP = "(none)"
+_RESULT_KEYS = frozenset(
+    ("trace_id", "scores", "missing", "errors", "notes", "comments", "line", "timestamp", "metadata", "judge")
+)
+
+
+def _num(value: object) -> float | None:
+    return float(value) if isinstance(value, bool | int | float) else None
+
+
+def stage_verdicts(result: Mapping[str, Any], *, unread_fails: bool = True) -> dict[str, bool | None]:
+    """Pass (True), fail (False) or undecided (None) per stage of one result line, from its scores.
+
+    retrieval and answer come from the ``diagnosis`` cell (answer from ``answer.correct`` first); grounding from
+    the grounded/ungrounded row or ``grounding.rate``; citations pass when no cited URL is fabricated or (unless
+    ``unread_fails`` is off) unread.
+    """
+    scores: Mapping[str, Any] = result.get("scores") or {}
+    cell = scores.get("diagnosis")
+    row, _, col = cell.partition("/") if isinstance(cell, str) else ("", "", "")
+    out: dict[str, bool | None] = dict.fromkeys(STAGES)
+    if row:
+        out["retrieval"] = row != "retrieval_fail"
+    else:
+        recall = next((_num(v) for n, v in scores.items() if n.startswith("retrieval.recall_at_")), None)
+        out["retrieval"] = None if recall is None else recall >= 1.0
+    if row in ("grounded", "ungrounded"):
+        out["grounding"] = row == "grounded"
+    elif (rate := _num(scores.get("grounding.rate"))) is not None:
+        out["grounding"] = rate >= MIN_GROUNDING
+    correct = scores.get("answer.correct")
+    if isinstance(correct, bool):
+        out["answer"] = correct
+    elif col:
+        out["answer"] = col == "right"
+    fabricated = _num(scores.get("citation.fabricated_count"))
+    if fabricated is not None:
+        unread = (_num(scores.get("citation.unfetched_rate")) or 0.0) if unread_fails else 0.0
+        out["citations"] = fabricated == 0 and unread == 0
+    return out
+
+
+def field_value(result: Mapping[str, Any], path: str) -> str | None:
+    """The value at a dotted path of a result line (``metadata.provider``), as text; bare names look in metadata."""
+    parts = path.split(".")
+    node: Any = result if parts[0] in _RESULT_KEYS else result.get("metadata") or {}
+    for part in parts:
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    if node is None:
+        return None
+    if isinstance(node, list | tuple):
+        return ",".join(str(v) for v in node)
+    return str(node).lower() if isinstance(node, bool) else str(node)
 
 
 @dataclass
@@ -38,8 +114,53 @@ class StageStat:
 
 
 @dataclass
+class StageCount:
+    """Passes among decided traces of one stage, and the trace ids that failed it."""
+
+    passed: int = 0
+    decided: int = 0
+    failed_ids: list[str] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float | None:
+        return self.passed / self.decided if self.decided else None
+
+    def add(self, verdict: bool | None, trace_id: str | None = None) -> None:
+        """Count one trace's verdict; a failure keeps its id when one is given."""
+        if verdict is None:
+            return
+        self.decided += 1
+        if verdict:
+            self.passed += 1
+        elif trace_id is not None:
+            self.failed_ids.append(trace_id)
+
+
+@dataclass
+class JudgeUsage:
+    """Judge tokens and estimated cost, summed from the optional ``judge`` object of result lines or run summaries."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, usage: object) -> None:
+        if not isinstance(usage, Mapping):
+            return
+        self.calls += int(usage.get("calls") or 0)
+        self.input_tokens += int(usage.get("input_tokens") or 0)
+        self.output_tokens += int(usage.get("output_tokens") or 0)
+        self.cost_usd += float(usage.get("cost_usd") or 0.0)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.calls or self.input_tokens or self.output_tokens or self.cost_usd)
+
+
+@dataclass
 class Summary:
-    """Counts per contingency cell (with trace ids), per-score statistics and unreadable inputs."""
+    """Counts per contingency cell (with trace ids), per-stage pass counts, per-score statistics, judge usage."""
 
     traces: int = 0
     failed: int = 0
@@ -47,10 +168,14 @@ class Summary:
     undiagnosed: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     stats: dict[str, StageStat] = field(default_factory=lambda: defaultdict(StageStat))
     categorical: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
+    stages: dict[str, StageCount] = field(default_factory=lambda: {s: StageCount() for s in STAGES})
+    fabricated: dict[str, float] = field(default_factory=dict)
+    judge: JudgeUsage = field(default_factory=JudgeUsage)
     errors: list[str] = field(default_factory=list)
 
-    def add(self, result: Mapping[str, Any]) -> None:
-        """Fold one result line into the summary."""
+    def add(self, result: Mapping[str, Any], verdicts: Mapping[str, bool | None] | None = None) -> None:
+        """Fold one result line (and its ``stage_verdicts``, when already computed) into the summary."""
+        self.judge.add(result.get("judge"))
         if result.get("errors") and not result.get("scores") and not result.get("missing"):
             self.failed += 1
             self.errors += list(result["errors"])
@@ -73,6 +198,15 @@ class Summary:
         cell = result.get("scores", {}).get("diagnosis")
         if isinstance(cell, str):
             self.cells.setdefault(cell, []).append(tid)
+        for stage, verdict in (verdicts if verdicts is not None else stage_verdicts(result)).items():
+            self.stages[stage].add(verdict, tid)
+        fabricated = _num(result.get("scores", {}).get("citation.fabricated_count"))
+        if fabricated:
+            self.fabricated[tid] = fabricated
+
+    @property
+    def diagnosed(self) -> int:
+        return sum(len(ids) for ids in self.cells.values())
 
 
 def summarize(results: Iterable[Mapping[str, Any]]) -> Summary:
@@ -81,6 +215,191 @@ def summarize(results: Iterable[Mapping[str, Any]]) -> Summary:
     for result in results:
         summary.add(result)
     return summary
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One line of the work queue: which cell, what it means for the team, and the trace ids behind it."""
+
+    key: str
+    title: str
+    advice: str
+    trace_ids: tuple[str, ...]
+
+
+_QUEUE: tuple[tuple[str, str, str], ...] = (
+    (
+        "retrieval_fail/right",
+        "right answers with retrieval failing — check these first",
+        "a stale required_doc_ids label, or an answer from the model's memory rather than from its sources",
+    ),
+    ("retrieval_fail/wrong", "retrieval bugs", "fix the retriever (query, provider, index), not the prompt"),
+    (
+        "ungrounded/wrong",
+        "grounding bugs",
+        "the answer is not supported by what was retrieved: fix the prompt or generation, not the retriever",
+    ),
+    (
+        "ungrounded/right",
+        "right but ungrounded answers",
+        "the model answered from memory; its sources do not back the answer",
+    ),
+    (
+        "grounded/wrong",
+        "reasoning bugs",
+        "the evidence was retrieved and used, yet the answer is wrong: fix the reasoning step or the answer label",
+    ),
+    (
+        "retrieval_pass/wrong",
+        "wrong answers with retrieval passing",
+        "a grounding or reasoning bug: run the judge to tell them apart",
+    ),
+)
+
+
+def work_queue(summary: Summary) -> list[WorkItem]:
+    """What the cells imply the team should fix, most urgent first; empty cells give no item."""
+    items = [
+        WorkItem(key, title, advice, tuple(summary.cells.get(key, [])))
+        for key, title, advice in _QUEUE
+        if summary.cells.get(key)
+    ]
+    if summary.fabricated:
+        items.append(
+            WorkItem(
+                "citation.fabricated",
+                "answers citing fabricated URLs",
+                "a cited URL never appeared in any search hit or fetch: the agent made it up",
+                tuple(summary.fabricated),
+            )
+        )
+    return items
+
+
+def _hour(timestamp: object) -> str | None:
+    """``YYYY-MM-DDTHH:00`` of an ISO timestamp, in UTC when it has an offset; None when it is not one."""
+    if not isinstance(timestamp, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(timestamp)
+    except ValueError:
+        return None
+    if moment.utcoffset():
+        moment = moment.astimezone(UTC)
+    return f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:00"
+
+
+@dataclass
+class Report:
+    """An overall Summary, one Summary per group (``group_by``) and stage pass counts per hour (UTC)."""
+
+    source: str = ""
+    group_by: str | None = None
+    overall: Summary = field(default_factory=Summary)
+    groups: dict[str, Summary] = field(default_factory=dict)
+    hours: dict[str, dict[str, StageCount]] = field(default_factory=dict)
+
+    def add(self, result: Mapping[str, Any]) -> None:
+        """Fold one result line into the overall summary, its group and its time buckets."""
+        if result.get("errors") and not result.get("scores") and not result.get("missing"):
+            self.overall.add(result)
+            return  # unreadable: counted overall only, it has no group and no time
+        verdicts = stage_verdicts(result)
+        self.overall.add(result, verdicts)
+        if self.group_by:
+            key = field_value(result, self.group_by) or NO_GROUP
+            self.groups.setdefault(key, Summary()).add(result, verdicts)
+        hour = _hour(result.get("timestamp"))
+        if hour is not None:
+            counts = self.hours.get(hour) or self.hours.setdefault(hour, {s: StageCount() for s in STAGES})
+            for stage, verdict in verdicts.items():
+                counts[stage].add(verdict)
+
+    def timeline(self) -> tuple[str, list[tuple[str, dict[str, StageCount]]]]:
+        """Stage counts over time: per day, or per hour when all traces fall on one day."""
+        days: dict[str, dict[str, StageCount]] = {}
+        for hour, counts in self.hours.items():
+            day = days.setdefault(hour[:10], {s: StageCount() for s in STAGES})
+            for stage, count in counts.items():
+                day[stage].passed += count.passed
+                day[stage].decided += count.decided
+        granularity, buckets = ("hour", self.hours) if len(days) <= 1 else ("day", days)
+        return granularity, sorted(buckets.items())
+
+    def columns(self) -> list[tuple[str, Summary]]:
+        """The groups side by side (sorted, the no-value group last), or the overall summary alone."""
+        if not self.group_by:
+            return [("all", self.overall)]
+        return sorted(self.groups.items(), key=lambda p: (p[0] == NO_GROUP, p[0]))
+
+
+def build_report(results: Iterable[Mapping[str, Any]], *, group_by: str | None = None, source: str = "") -> Report:
+    """A Report over many result lines, streaming."""
+    report = Report(source=source, group_by=group_by or None)
+    for result in results:
+        report.add(result)
+    return report
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _stage_json(count: StageCount, ids: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {"passed": count.passed, "decided": count.decided, "rate": _round(count.rate)}
+    if ids:
+        out["failed_trace_ids"] = list(count.failed_ids)
+    return out
+
+
+def summary_to_json(summary: Summary) -> dict[str, Any]:
+    """One Summary as plain JSON: cells with their trace ids, stage rates, score stats, judge usage, work queue."""
+    return {
+        "traces": summary.traces,
+        "unreadable": summary.failed,
+        "cells": {c: {"count": len(ids), "trace_ids": list(ids)} for c, ids in summary.cells.items()},
+        "undiagnosed": dict(summary.undiagnosed),
+        "stages": {s: _stage_json(c) for s, c in summary.stages.items()},
+        "scores": {
+            name: {
+                "present": stat.present,
+                "mean": _round(stat.mean),
+                "absent": stat.absent_count,
+                "absent_reasons": dict(stat.absent),
+            }
+            for name, stat in sorted(summary.stats.items())
+        },
+        "categorical": {n: dict(v) for n, v in summary.categorical.items()},
+        "judge": {
+            "calls": summary.judge.calls,
+            "input_tokens": summary.judge.input_tokens,
+            "output_tokens": summary.judge.output_tokens,
+            "cost_usd": round(summary.judge.cost_usd, 6),
+        },
+        "work_queue": [
+            {"key": w.key, "title": w.title, "advice": w.advice, "trace_ids": list(w.trace_ids)}
+            for w in work_queue(summary)
+        ],
+        "errors": list(summary.errors),
+    }
+
+
+def report_to_json(report: Report) -> dict[str, Any]:
+    """The whole report as plain JSON (the ``--format json`` output)."""
+    granularity, buckets = report.timeline()
+    return {
+        "source": report.source,
+        "group_by": report.group_by,
+        "overall": summary_to_json(report.overall),
+        "groups": {name: summary_to_json(s) for name, s in report.columns()} if report.group_by else {},
+        "timeline": {
+            "granularity": granularity,
+            "buckets": [
+                {"bucket": label, "stages": {s: _stage_json(c, ids=False) for s, c in counts.items()}}
+                for label, counts in buckets
+            ],
+        },
+    }
 
 
 def _fmt(value: float | None) -> str:
@@ -117,7 +436,7 @@ def render_terminal(summary: Summary, console: Console) -> None:
     stages.add_column("score", no_wrap=True, min_width=28)
     for column in ("present", "mean / share true", "absent"):
         stages.add_column(column, justify="right", no_wrap=True, min_width=len(column))
-    stages.add_column("top reason absent", overflow="ellipsis", no_wrap=True, max_width=60)
+    stages.add_column("top reason absent", overflow="ellipsis", no_wrap=True, max_width=46)
     for name in sorted(summary.stats):
         stat = summary.stats[name]
         top = max(stat.absent.items(), key=lambda p: p[1])[0] if stat.absent else ""

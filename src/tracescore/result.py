@@ -66,4 +66,7 @@ class TraceResult:
             out["timestamp"] = self.timestamp.isoformat()
         if self.metadata:
             out["metadata"] = self.metadata
+        usage = next((s.metadata["judge_usage"] for s in self.scores.values() if "judge_usage" in s.metadata), None)
+        if usage:
+            out["judge"] = usage
         return out

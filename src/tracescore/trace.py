@@ -23,7 +23,7 @@ __all__ = [
     "json_schema",
 ]
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION: Literal["1"] = "1"
 
 
 class _Model(BaseModel):
@@ -40,6 +40,8 @@ class Hit(_Model):
     url: str | None = None
     title: str | None = None
     snippet: str | None = None
+    score: float | None = Field(default=None, description="the search engine's relevance score, if it gave one")
+    metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class SearchStep(_Model):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SHARED_DATA
 from tests.fakes.langfuse_data import make_trace
 from tracescore.adapters import get_adapter
 from tracescore.adapters.fields import MappingConfig
@@ -17,11 +18,10 @@ from tracescore.pipeline import score_trace
 from tracescore.scorers import default_scorers
 from tracescore.trace import FetchStep, SearchStep
 
-DATA = Path("/work/shared/data/langfuse_traces")
+DATA = SHARED_DATA / "langfuse_traces"
 EXPORTS = sorted(DATA.glob("*.json")) + sorted(DATA.glob("worker_trace_fixtures/*.trace.json"))
 
 
-@pytest.mark.skipif(not EXPORTS, reason="shared reference data not present")
 @pytest.mark.parametrize("path", EXPORTS, ids=lambda p: p.name)
 def test_every_real_export_maps_and_retrieval_is_absent_with_reason(path: Path) -> None:
     data = json.loads(path.read_text())
@@ -120,3 +120,14 @@ def test_experiment_labels_come_from_the_dataset_item_first() -> None:
     assert trace.labels.required_doc_ids == ["kb-7"]  # the item's metadata wins over the trace's metadata
     assert trace.labels.expected_answer_contains == ["30 days"]  # not on the item: kept from trace metadata
     assert (trace.metadata["experiment"], trace.metadata["dataset_item_id"]) == ("exp-1", "item-9")
+
+
+def test_an_empty_answer_field_is_an_empty_answer_not_the_output_as_json() -> None:
+    data = json.loads((DATA / "worker_trace_fixtures/langgraph-python-2025-08-22.trace.json").read_text())
+    data["trace"]["output"] = {"answer": "", "intermediate": {"steps": 3}}
+    for observation in data["observations"]:
+        observation["output"] = (
+            {"answer": ""} if observation.get("parentObservationId") is None else observation.get("output")
+        )
+    trace = trace_from_observations(data)
+    assert "intermediate" not in trace.answer and "{" not in trace.answer

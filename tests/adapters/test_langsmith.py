@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SHARED_DATA
 from tests.fakes.langsmith_runs import load_samples, run_tree
 from tracescore.adapters import get_adapter
 from tracescore.adapters.fields import MappingConfig
@@ -16,16 +17,21 @@ from tracescore.pipeline import score_trace
 from tracescore.scorers import default_scorers
 from tracescore.trace import Trace
 
-# reference data lives in ../shared/data beside the repository (see tests/conftest.py on main)
-RECORDED = Path(__file__).resolve().parents[3] / "shared" / "data" / "langsmith_runs"
+RECORDED = SHARED_DATA / "langsmith_runs"
 RECORDED_FILES = sorted(RECORDED.glob("*.json"))
 PROJECT = "11111111-1111-4111-8111-111111111111"
 
 
 def _bundle(trace: dict, *, experiment: bool = False) -> dict:
     runs, example = run_tree(trace, PROJECT, experiment=experiment)
-    return {"id": runs[0]["id"], "project": {"id": PROJECT, "name": "p"}, "root": runs[0], "runs": runs[1:],
-            "example": example, "error": None}
+    return {
+        "id": runs[0]["id"],
+        "project": {"id": PROJECT, "name": "p"},
+        "root": runs[0],
+        "runs": runs[1:],
+        "example": example,
+        "error": None,
+    }
 
 
 def test_recorded_runs_are_present() -> None:
@@ -80,14 +86,42 @@ def test_retriever_shapes_and_tool_names() -> None:
     root = bundle["root"]
     docs = [{"page_content": "A", "metadata": {"doc_id": "d1", "source": "https://a.example/1"}, "type": "Document"}]
     extra = [
-        {"id": "r1", "name": "VectorStoreRetriever", "run_type": "retriever", "parent_run_id": root["id"],
-         "dotted_order": "z1", "inputs": {"query": "q1"}, "outputs": {"documents": docs}},
-        {"id": "r2", "name": "my_lookup", "run_type": "retriever", "parent_run_id": root["id"], "dotted_order": "z2",
-         "inputs": {"query": "q2"}, "outputs": {"output": [{"url": "https://b.example/2", "title": "B"}]}},
-        {"id": "r3", "name": "kb_lookup", "run_type": "tool", "parent_run_id": root["id"], "dotted_order": "z3",
-         "inputs": {"input": "q3"}, "outputs": {"output": [{"url": "https://c.example/3"}]}},
-        {"id": "r4", "name": "get_weather", "run_type": "tool", "parent_run_id": root["id"], "dotted_order": "z4",
-         "inputs": {"city": "Oslo"}, "outputs": {"output": "rain"}},
+        {
+            "id": "r1",
+            "name": "VectorStoreRetriever",
+            "run_type": "retriever",
+            "parent_run_id": root["id"],
+            "dotted_order": "z1",
+            "inputs": {"query": "q1"},
+            "outputs": {"documents": docs},
+        },
+        {
+            "id": "r2",
+            "name": "my_lookup",
+            "run_type": "retriever",
+            "parent_run_id": root["id"],
+            "dotted_order": "z2",
+            "inputs": {"query": "q2"},
+            "outputs": {"output": [{"url": "https://b.example/2", "title": "B"}]},
+        },
+        {
+            "id": "r3",
+            "name": "kb_lookup",
+            "run_type": "tool",
+            "parent_run_id": root["id"],
+            "dotted_order": "z3",
+            "inputs": {"input": "q3"},
+            "outputs": {"output": [{"url": "https://c.example/3"}]},
+        },
+        {
+            "id": "r4",
+            "name": "get_weather",
+            "run_type": "tool",
+            "parent_run_id": root["id"],
+            "dotted_order": "z4",
+            "inputs": {"city": "Oslo"},
+            "outputs": {"output": "rain"},
+        },
     ]
     bundle["runs"] = extra
     trace = trace_from_langsmith(bundle)
@@ -100,19 +134,44 @@ def test_retriever_shapes_and_tool_names() -> None:
 
 
 def test_a_search_nested_in_a_search_tool_counts_once() -> None:
-    root = {"id": "root", "name": "agent", "run_type": "chain", "start_time": "2026-11-20T09:00:00+00:00",
-            "inputs": {"question": "q"}, "outputs": {"output": "a"}, "session_id": PROJECT}
+    root = {
+        "id": "root",
+        "name": "agent",
+        "run_type": "chain",
+        "start_time": "2026-11-20T09:00:00+00:00",
+        "inputs": {"question": "q"},
+        "outputs": {"output": "a"},
+        "session_id": PROJECT,
+    }
     runs = [
-        {"id": "t", "name": "web_search", "run_type": "tool", "parent_run_id": "root", "dotted_order": "1",
-         "inputs": {"query": "q"}, "outputs": {"output": [{"url": "https://a.example/"}]}},
-        {"id": "r", "name": "Retriever", "run_type": "retriever", "parent_run_id": "t", "dotted_order": "1.1",
-         "inputs": {"query": "q"}, "outputs": {"documents": [{"page_content": "x", "metadata": {"source": "s"}}]}},
+        {
+            "id": "t",
+            "name": "web_search",
+            "run_type": "tool",
+            "parent_run_id": "root",
+            "dotted_order": "1",
+            "inputs": {"query": "q"},
+            "outputs": {"output": [{"url": "https://a.example/"}]},
+        },
+        {
+            "id": "r",
+            "name": "Retriever",
+            "run_type": "retriever",
+            "parent_run_id": "t",
+            "dotted_order": "1.1",
+            "inputs": {"query": "q"},
+            "outputs": {"documents": [{"page_content": "x", "metadata": {"source": "s"}}]},
+        },
     ]
     trace = trace_from_langsmith({"root": root, "runs": runs})
     assert len(trace.searches) == 1 and trace.searches[0].tool == "web_search"
     assert trace.metadata["langsmith"] == {
-        "run_id": "root", "trace_id": "root", "session_id": PROJECT, "project": None,
-        "start_time": "2026-11-20T09:00:00+00:00", "reference_example_id": None,
+        "run_id": "root",
+        "trace_id": "root",
+        "session_id": PROJECT,
+        "project": None,
+        "start_time": "2026-11-20T09:00:00+00:00",
+        "reference_example_id": None,
     }
 
 

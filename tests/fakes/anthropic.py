@@ -12,8 +12,6 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import socket
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -93,20 +91,13 @@ class FakeAnthropic(FakeServer):
 
     def __init__(self, latency: float = 0.0, tamper: Tamper | None = None) -> None:
         super().__init__(latency)
-        # accepted sockets inherit this: without it, header and body writes meet delayed ACKs (~40 ms a request)
-        self._httpd.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.tamper = tamper
         self.cached_prefixes: set[str] = set()
         self._ids = itertools.count(1)
 
-    def start(self) -> FakeAnthropic:
-        # a short poll interval: shutdown() otherwise waits up to 0.5 s per server
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-        self._thread.start()
-        return self
-
     def __enter__(self) -> FakeAnthropic:
-        return self.start()
+        self.start()
+        return self
 
     def messages(self) -> list[Request]:
         return self.requests_to("/v1/messages", "POST")

@@ -11,9 +11,9 @@ T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 def test_job_state_migration_is_appended_after_the_initial_one(tmp_path: Path) -> None:
     names = [name for name, _ in MIGRATIONS]
-    assert names[0] == "0001_initial" and names[-1] == "0003_job_state"
+    assert names[0] == "0001_initial" and names[-1] == "0004_job_state"
     with Store(tmp_path / "s.db") as store:
-        assert "0003_job_state" in store.applied_migrations()
+        assert "0004_job_state" in store.applied_migrations()
 
 
 def test_time_text_sorts_like_time() -> None:

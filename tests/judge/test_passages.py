@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from tests.conftest import SHARED_DATA
 from tracescore.judge.passages import BM25, approx_tokens, chunk_text, select_passages, terms
 
-WICE = Path(__file__).resolve().parents[3] / "shared" / "data" / "wice" / "claim_dev.jsonl"
+WICE = SHARED_DATA / "wice" / "claim_dev.jsonl"
 
 
 def test_terms_drop_stop_words_stem_and_keep_numbers() -> None:
@@ -47,7 +47,6 @@ def test_long_page_keeps_each_claims_best_chunk_within_budget() -> None:
     assert [p.index for p in selected] == sorted(picked)
 
 
-@pytest.mark.skipif(not WICE.exists(), reason="WiCE data not found beside the repo")
 def test_wice_supported_claims_keep_a_gold_sentence_at_a_quarter_of_the_tokens() -> None:
     rows = [json.loads(line) for line in WICE.read_text(encoding="utf-8").splitlines()]
     supported = [r for r in rows if r["label"] == "supported"]

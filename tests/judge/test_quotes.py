@@ -5,21 +5,19 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 
+from tests.conftest import SHARED_DATA
 from tracescore.judge.quotes import normalize_quote_text, verify_quote
 
-WICE = Path(__file__).resolve().parents[3] / "shared" / "data" / "wice" / "claim_dev.jsonl"
-if not WICE.exists():  # the worktree layout: /work/wt-x/tests → /work/shared
-    WICE = Path("/work/shared/data/wice/claim_dev.jsonl")
+WICE = SHARED_DATA / "wice" / "claim_dev.jsonl"
 
 
 @pytest.fixture(scope="module")
 def wice() -> list[dict]:
     if not WICE.exists():
-        pytest.skip(f"WiCE data not found at {WICE}")
+        pytest.fail(f"WiCE data not found at {WICE}")
     return [json.loads(line) for line in WICE.read_text(encoding="utf-8").splitlines()]
 
 

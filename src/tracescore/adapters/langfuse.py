@@ -83,6 +83,8 @@ def _answer(value: Any, mapping: MappingConfig) -> str:
         return message_text(value) or ""
     found = first_path(value, mapping.answer_paths)
     if found is MISSING:
+        if first_path(value, mapping.answer_paths, skip_empty=False) is not MISSING:
+            return ""  # an answer field that is there but empty is an empty answer, not the whole output as text
         return text_of(value) or ""
     return found if isinstance(found, str) else _answer(found, mapping)
 

@@ -22,8 +22,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tracescore.errors import JudgeError
+from tracescore.judge.anthropic import estimate_cost
 from tracescore.judge.passages import MAX_SHARE, chunk_text, select_passages
-from tracescore.judge.protocol import Judge, JudgeRequest
+from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest
 from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import load_rubric
 from tracescore.score import Score, absent, score
@@ -236,6 +237,7 @@ def grounding_scorer(
             reply = judge.judge(request)
         except JudgeError as exc:
             return _all_absent(JUDGE_ERROR, comment=str(exc), **meta)
+        meta["judge_usage"] = _usage(reply)
         judged = _verify(reply.output, labels, len(sentences), reply.key)
         if not judged.rows:
             return _all_absent("answer makes no factual claim", **meta)
@@ -244,6 +246,23 @@ def grounding_scorer(
 
     score_grounding.__name__ = "grounding"
     return score_grounding
+
+
+def _usage(reply: JudgeReply) -> dict[str, Any]:
+    """What this trace's judge call cost (zero when answered from the cache), for the result line and reports."""
+    cost = estimate_cost(
+        reply.model,
+        input_tokens=reply.input_tokens,
+        output_tokens=reply.output_tokens,
+        cache_read=reply.cache_read_tokens,
+        cache_write=reply.cache_write_tokens,
+    )
+    return {
+        "calls": 0 if reply.cached else 1,
+        "input_tokens": reply.input_tokens,
+        "output_tokens": reply.output_tokens,
+        "cost_usd": round(cost or 0.0, 6),
+    }
 
 
 @dataclass

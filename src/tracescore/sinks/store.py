@@ -64,7 +64,13 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     (
-        "0003_job_state",
+        "0003_result_line",
+        """
+        ALTER TABLE results ADD COLUMN result_line TEXT;
+        """,
+    ),
+    (
+        "0004_job_state",
         """
         CREATE TABLE watermarks (
             source_key TEXT PRIMARY KEY, low TEXT NOT NULL, watermark TEXT NOT NULL, run_id TEXT,
@@ -164,7 +170,7 @@ class Store:
         try:
             self._db.execute(
                 "INSERT INTO results (run_id, trace_id, line, timestamp, diagnosis, scores, missing, errors, notes,"
-                " metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " metadata, result_line) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     result.trace_id,
@@ -176,6 +182,7 @@ class Store:
                     json.dumps(result.errors),
                     json.dumps(result.notes),
                     json.dumps(result.metadata, default=str),
+                    json.dumps(result.to_json(), ensure_ascii=False, default=str),
                 ),
             )
             self._db.executemany(
@@ -215,9 +222,7 @@ class Store:
                 f"INSERT INTO claims (run_id, trace_id, {', '.join(_CLAIM_KEYS)}) VALUES ({', '.join('?' * 15)})",
                 [
                     (run_id, tid)
-                    + tuple(
-                        json.dumps(v) if isinstance(v, list) else v for v in (getattr(c, k) for k in _CLAIM_KEYS)
-                    )
+                    + tuple(json.dumps(v) if isinstance(v, list) else v for v in (getattr(c, k) for k in _CLAIM_KEYS))
                     for c in result.claims
                 ],
             )
@@ -280,12 +285,15 @@ class Store:
         return [dict(zip(keys, row, strict=True)) | {"summary": json.loads(row[6] or "null")} for row in rows]
 
     def results(self, run_id: str) -> Iterator[dict[str, Any]]:
-        """The result lines of a run, in the documented result format."""
+        """The result lines of a run, exactly as ``--out`` writes them (older rows: rebuilt from their columns)."""
         for row in self._db.execute(
-            "SELECT trace_id, line, timestamp, scores, missing, errors, notes, metadata FROM results"
+            "SELECT trace_id, line, timestamp, scores, missing, errors, notes, metadata, result_line FROM results"
             " WHERE run_id = ? ORDER BY id",
             (run_id,),
         ):
+            if row[8]:
+                yield json.loads(row[8])
+                continue
             yield {
                 "trace_id": row[0],
                 "line": row[1],
