@@ -140,3 +140,19 @@ def test_an_adapter_bug_on_one_record_is_reported_on_it_and_the_batch_goes_on(tm
     assert (s["scored"], s["failed"]) == (9, 1)
     assert "line 5 (t-00004): adapter failed: KeyError" in s["failures"][0]
     assert "t-00004" not in {v["trace_id"] for v in sink.stored.values()}
+
+
+def test_traces_younger_than_settle_are_left_for_the_next_run(tmp_path: Path) -> None:
+    now = datetime.now(UTC)
+    traces = tmp_path / "t.jsonl"
+    old = write_traces(traces, now - timedelta(minutes=5), 3, step=timedelta(seconds=1))
+    young = write_traces(traces, now - timedelta(seconds=20), 1, prefix="young")
+    sink = CountingSink()
+    setup = make_setup(tmp_path, JsonlSource(traces), sink=sink)
+    setup.settle_minutes = 1.0
+    first = run_job(setup, now=now)
+    assert first.summary["scored"] == 3 and first.summary["watermark"] == first.summary["window"][1]
+    assert {v["trace_id"] for v in sink.stored.values()} == set(old)
+    second = run_job(setup, now=now + timedelta(minutes=2))
+    assert second.summary["scored"] == 1 and second.summary["skipped"] == 3
+    assert {v["trace_id"] for v in sink.stored.values()} == set(old) | set(young)

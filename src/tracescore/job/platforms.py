@@ -46,6 +46,7 @@ class JobSetup:
     judge_model: str | None = None
     judge: JudgePool | None = None
     batch_poll_seconds: float = 30.0
+    settle_minutes: float = 0.0
     judge_off: str | None = None  # why the judged stages will be absent, when they will be
 
     def close(self) -> None:
@@ -88,6 +89,7 @@ def build_setup(config: Config) -> JobSetup:
         judge_model=scoring.judge_model,
         judge=pool,
         batch_poll_seconds=job.batch_poll_seconds,
+        settle_minutes=job.settle_delta.total_seconds() / 60,
         judge_off=None if pool is not None else no_judge_reason,
         sink=sink if job.write_back else None,
         store_path=Path(job.store),

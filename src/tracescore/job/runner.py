@@ -48,8 +48,11 @@ def run_job(
     since: datetime | None = None,
     on_progress: Progress | None = None,
 ) -> Outcome:
-    """One scheduled run over ``[watermark - lookback, now)``; raises LockError when another run holds the store."""
-    until = (now or datetime.now(UTC)).astimezone(UTC)
+    """One scheduled run over ``[watermark - lookback, now - settle)``; LockError when another run holds the store.
+
+    Traces younger than ``settle`` may still be running (no answer yet): they are left for the next run.
+    """
+    until = (now or datetime.now(UTC)).astimezone(UTC) - timedelta(minutes=setup.settle_minutes)
     lookback = timedelta(minutes=setup.lookback_minutes)
     with StoreLock(setup.store_path, "tracescore run"), Store(setup.store_path) as store:
         state = JobState(store)

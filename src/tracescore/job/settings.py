@@ -49,6 +49,7 @@ class JobSettings(BaseModel):
 
     store: str = Field(default="tracescore.db", description="local SQLite store: results, watermarks, lock beside it")
     lookback: str = Field(default="15m", description="re-read this far behind the watermark for late-arriving traces")
+    settle: str = Field(default="1m", description="leave traces younger than this for the next run (still running)")
     judge_concurrency: int = Field(default=8, ge=1, le=256, description="traces scored at once (judge calls in flight)")
     requests_per_minute: float | None = Field(
         default=None, gt=0, description="platform request rate (reads + writes); Langfuse Hobby allows 30/min"
@@ -63,7 +64,7 @@ class JobSettings(BaseModel):
         default=30.0, gt=0, le=3600, description="backfill --judge-batch: seconds between polls of a message batch"
     )
 
-    @field_validator("lookback")
+    @field_validator("lookback", "settle")
     @classmethod
     def _duration(cls, value: str) -> str:
         parse_duration(value)
@@ -72,6 +73,10 @@ class JobSettings(BaseModel):
     @property
     def lookback_delta(self) -> timedelta:
         return parse_duration(self.lookback)
+
+    @property
+    def settle_delta(self) -> timedelta:
+        return parse_duration(self.settle)
 
 
 class ScoringSettings(BaseModel):
