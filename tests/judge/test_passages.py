@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from tests.conftest import SHARED_DATA
 from tracescore.judge.passages import BM25, approx_tokens, chunk_text, select_passages, terms
 
