@@ -202,3 +202,37 @@ def test_cli_errors_name_the_fix(fake: FakeLangfuse, tmp_path: Path) -> None:
     assert no_file.exit_code == 2 and "missing TRACES" in no_file.output
     keys = CliRunner().invoke(main, ["score", "--source", "langfuse", *WINDOW], env={"LANGFUSE_PUBLIC_KEY": ""})
     assert keys.exit_code == 1 and "LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY not set" in keys.output
+
+
+def test_with_a_judge_key_the_judged_scores_land_in_langfuse_too(fake: FakeLangfuse, tmp_path: Path) -> None:
+    from tests.fakes.anthropic import FakeAnthropic
+
+    (tmp_path / "none.toml").write_text("")
+    with FakeAnthropic() as anthropic:
+        env = env_for(fake) | {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": anthropic.url}
+        result = CliRunner().invoke(
+            main,
+            [
+                "score",
+                "--source",
+                "langfuse",
+                *WINDOW,
+                "--store",
+                str(tmp_path / "ts.db"),
+                "--config",
+                str(tmp_path / "none.toml"),
+                "-q",
+            ],
+            env=env,
+        )
+        calls = len(anthropic.messages())
+    assert result.exit_code == 0, result.output
+    assert calls >= 1
+    judged = [s for s in fake.scores.values() if s["name"] == "grounding.rate"]
+    assert len(judged) == N
+    assert all(s["metadata"]["judge_model"] and s["metadata"]["rubric_version"] for s in judged)
+    assert {s["name"] for s in fake.scores.values()} >= set(EXPECTED) | {"grounding.hallucination_rate"}
+    with Store(tmp_path / "ts.db") as store:
+        (run,) = store.runs()
+    usage = run["summary"]["judge"]
+    assert usage["calls"] == calls and usage["calls"] + usage["cache_hits"] == N  # identical traces hit the cache

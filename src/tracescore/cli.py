@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -20,7 +21,8 @@ from tracescore.judge.anthropic import DEFAULT_MODEL
 from tracescore.judge.protocol import Judge
 from tracescore.pipeline import RunCounts, score_records
 from tracescore.report import Summary, render_terminal
-from tracescore.scorers import default_scorers
+from tracescore.result import TraceResult
+from tracescore.scorers import Scorer, default_scorers
 from tracescore.scorers.grounding import BUDGET_REASON, NO_JUDGE, grounding_scorer
 from tracescore.sinks import JsonlSink, Store
 from tracescore.sources.jsonl import Record, read_jsonl
@@ -152,12 +154,12 @@ def score(
                 raise click.BadParameter(f"{flag} applies to platform sources only", param_hint=flag)
     elif traces is not None:
         raise click.UsageError(f"TRACES {traces!r} is for --source jsonl; --source {source} reads --from/--to")
+    options = _ScoringOptions(k, final_answer_prefix, no_judge, judge_model, max_cost)
     if source == "langsmith":
         _score_langsmith(
             out=out,
             store_path=store_path,
-            k=k,
-            final_answer_prefix=final_answer_prefix,
+            options=options,
             quiet=quiet,
             project=project,
             window_from=window_from,
@@ -171,8 +173,7 @@ def score(
         _score_langfuse(
             out=out,
             store_path=store_path,
-            k=k,
-            final_answer_prefix=final_answer_prefix,
+            options=options,
             quiet=quiet,
             window_from=window_from,
             window_to=window_to,
@@ -185,20 +186,11 @@ def score(
     console = Console(stderr=False, quiet=quiet, width=max(120, Console().width))
     counts = RunCounts()
     summary = Summary()
-    unjudged: list[str] = []
-    judge = None
+    scoring: _Scoring | None = None
     try:
         total = _size(traces)
         store = Store(store_path)
-        judge, no_judge_reason = _build_judge(no_judge, judge_model, store)
-        if judge is not None and max_cost is not None and not judge.usage.priced:
-            raise ConfigError(
-                f"--max-cost needs a price for judge model {judge_model!r}, which is not in the price table;"
-                f" use a priced model (e.g. {DEFAULT_MODEL!r}) or drop --max-cost"
-            )
-        scorers = default_scorers(k=k, final_answer_prefix=final_answer_prefix or None) + [
-            grounding_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=max_cost)
-        ]
+        scoring = _scoring(store, options)
         run_id = store.start_run("score", source=f"jsonl:{traces}")
         sink = JsonlSink(out) if out else None
         progress = Progress(
@@ -212,42 +204,108 @@ def score(
         )
         with progress:
             task = progress.add_task("score", total=total)
-            for n, result in enumerate(
-                score_records(_counted(read_jsonl(traces), progress, task), get_adapter("jsonl"), scorers, counts),
-                start=1,
-            ):
-                summary.add(result.to_json())
-                if result.missing.get("grounding.rate", "").startswith(BUDGET_REASON):
-                    unjudged.append(str(result.trace_id))
-                store.add_result(run_id, result)
-                if sink:
-                    sink.write(result)
-                if n % 500 == 0:
-                    store.commit()
+            records = _counted(read_jsonl(traces), progress, task)
+            _record(
+                score_records(records, get_adapter("jsonl"), scoring.scorers, counts),
+                store,
+                run_id,
+                sink,
+                summary,
+                scoring,
+            )
         if sink:
             sink.close()
-        judged = {"judge": judge.usage.as_dict() | {"model": judge.model}, "unjudged": unjudged} if judge else {}
-        store.finish_run(run_id, counts.as_dict() | {"results": out} | judged, status="done")
+        store.finish_run(run_id, counts.as_dict() | {"results": out} | scoring.as_dict(), status="done")
         store.close()
     except TracescoreError as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
-        if judge is not None and callable(getattr(judge, "close", None)):
-            judge.close()  # type: ignore[attr-defined]
+        if scoring is not None:
+            scoring.close()
     render_terminal(summary, console)
-    if judge is not None:
-        console.print(judge.usage.line(), highlight=False)
-        if unjudged:
-            shown = ", ".join(unjudged[:10]) + (f" (+{len(unjudged) - 10} more)" if len(unjudged) > 10 else "")
-            click.echo(
-                f"judge budget reached (--max-cost {max_cost}): {len(unjudged)} traces left unjudged: {shown}",
-                err=True,
-            )
+    scoring.print_usage(console)
     if not quiet:
         console.print(f"run {run_id} stored in {store_path}" + (f"; results in {out}" if out else ""), highlight=False)
     if counts.failed:
         click.echo(f"{counts.failed} of {counts.seen} lines could not be scored (see above)", err=True)
         sys.exit(EXIT_INPUT_ERRORS)
+
+
+@dataclass(frozen=True)
+class _ScoringOptions:
+    """What every ``score`` source shares: the deterministic stages' options and the judge's."""
+
+    k: int
+    final_answer_prefix: str
+    no_judge: bool
+    judge_model: str
+    max_cost: float | None
+
+
+@dataclass
+class _Scoring:
+    """The scorers of one run and the judge they share: its usage, the traces left unjudged, closing it."""
+
+    scorers: list[Scorer]
+    judge: Judge | None
+    max_cost: float | None
+    unjudged: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        if self.judge is None:
+            return {}
+        return {"judge": self.judge.usage.as_dict() | {"model": self.judge.model}, "unjudged": self.unjudged}
+
+    def print_usage(self, console: Console) -> None:
+        if self.judge is None:
+            return
+        console.print(self.judge.usage.line(), highlight=False)
+        if self.unjudged:
+            shown = ", ".join(self.unjudged[:10])
+            more = f" (+{len(self.unjudged) - 10} more)" if len(self.unjudged) > 10 else ""
+            click.echo(
+                f"judge budget reached (--max-cost {self.max_cost}): {len(self.unjudged)} traces left unjudged:"
+                f" {shown}{more}",
+                err=True,
+            )
+
+    def close(self) -> None:
+        if self.judge is not None and callable(getattr(self.judge, "close", None)):
+            self.judge.close()  # type: ignore[attr-defined]
+
+
+def _scoring(store: Store, options: _ScoringOptions) -> _Scoring:
+    """Deterministic scorers plus the judged ones (judge cached in ``store``, or absent with the reason)."""
+    judge, no_judge_reason = _build_judge(options.no_judge, options.judge_model, store)
+    if judge is not None and options.max_cost is not None and not judge.usage.priced:
+        raise ConfigError(
+            f"--max-cost needs a price for judge model {options.judge_model!r}, which is not in the price table;"
+            f" use a priced model (e.g. {DEFAULT_MODEL!r}) or drop --max-cost"
+        )
+    scorers = default_scorers(k=options.k, final_answer_prefix=options.final_answer_prefix or None) + [
+        grounding_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=options.max_cost)
+    ]
+    return _Scoring(scorers, judge, options.max_cost)
+
+
+def _record(
+    results: Iterable[TraceResult],
+    store: Store,
+    run_id: str,
+    sink: JsonlSink | None,
+    summary: Summary,
+    scoring: _Scoring,
+) -> None:
+    """Fold each result into the summary, the store (committed every 500) and ``--out``."""
+    for n, result in enumerate(results, start=1):
+        summary.add(result.to_json())
+        if result.missing.get("grounding.rate", "").startswith(BUDGET_REASON):
+            scoring.unjudged.append(str(result.trace_id))
+        store.add_result(run_id, result)
+        if sink:
+            sink.write(result)
+        if n % 500 == 0:
+            store.commit()
 
 
 def _build_judge(no_judge: bool, model: str, store: Store) -> tuple[Judge | None, str]:
@@ -292,8 +350,7 @@ def _score_langfuse(
     *,
     out: str | None,
     store_path: str,
-    k: int,
-    final_answer_prefix: str,
+    options: _ScoringOptions,
     quiet: bool,
     window_from: str | None,
     window_to: str | None,
@@ -310,14 +367,15 @@ def _score_langfuse(
     start = _parse_time("--from", window_from)
     end = _parse_time("--to", window_to, default=datetime.now(UTC))
     console = Console(stderr=False, quiet=quiet, width=max(120, Console().width))
-    scorers = default_scorers(k=k, final_answer_prefix=final_answer_prefix or None)
     summary = Summary()
     run = LangfuseRun()
+    scoring: _Scoring | None = None
     try:
         config = load_config(config_path)
         window = LangfuseWindow.from_settings(start, end, config.langfuse, **filters)
         credentials = LangfuseCredentials.from_env()
         store = Store(store_path)
+        scoring = _scoring(store, options)
         run_id = store.start_run(
             "score", source=f"langfuse:{credentials.base_url} {start.isoformat()}..{end.isoformat()}"
         )
@@ -325,23 +383,22 @@ def _score_langfuse(
         status = "failed"
         try:
             with make_client(credentials, timeout=config.langfuse.timeout) as client:
+                scorers = scoring.scorers
                 results = score_langfuse_window(client, window, scorers, config=config, write_back=write_back, run=run)
-                for n, result in enumerate(results, start=1):
-                    summary.add(result.to_json())
-                    store.add_result(run_id, result)
-                    if sink:
-                        sink.write(result)
-                    if n % 500 == 0:
-                        store.commit()
+                _record(results, store, run_id, sink, summary, scoring)
             status = "done"
         finally:
             if sink:
                 sink.close()
-            store.finish_run(run_id, run.as_dict() | {"results": out}, status=status)
+            store.finish_run(run_id, run.as_dict() | {"results": out} | scoring.as_dict(), status=status)
             store.close()
     except TracescoreError as exc:
         raise click.ClickException(str(exc)) from exc
+    finally:
+        if scoring is not None:
+            scoring.close()
     render_terminal(summary, console)
+    scoring.print_usage(console)
     if not quiet:
         read = run.read
         console.print(
@@ -372,8 +429,7 @@ def _score_langsmith(
     *,
     out: str | None,
     store_path: str,
-    k: int,
-    final_answer_prefix: str,
+    options: _ScoringOptions,
     quiet: bool,
     project: str | None,
     window_from: str | None,
@@ -394,14 +450,15 @@ def _score_langsmith(
     start = _parse_time("--from", window_from)
     end = _parse_time("--to", window_to, default=datetime.now(UTC))
     console = Console(stderr=False, quiet=quiet, width=max(120, Console().width))
-    scorers = default_scorers(k=k, final_answer_prefix=final_answer_prefix or None)
     summary = Summary()
     run = LangSmithRun()
+    scoring: _Scoring | None = None
     try:
         config = load_config(config_path)
         settings = config.langsmith
         client = make_client(timeout_ms=int(settings.timeout * 1000), retries=settings.retries)
         store = Store(store_path)
+        scoring = _scoring(store, options)
         run_id = store.start_run("score", source=f"langsmith:{project} {start.isoformat()}..{end.isoformat()}")
         sink = JsonlSink(out) if out else None
         status = "failed"
@@ -411,28 +468,26 @@ def _score_langsmith(
                 project,
                 start,
                 end,
-                scorers,
+                scoring.scorers,
                 config=config,
                 write_back=write_back,
                 extend_trace_retention=extend_trace_retention,
                 run=run,
             )
-            for n, result in enumerate(results, start=1):
-                summary.add(result.to_json())
-                store.add_result(run_id, result)
-                if sink:
-                    sink.write(result)
-                if n % 500 == 0:
-                    store.commit()
+            _record(results, store, run_id, sink, summary, scoring)
             status = "done"
         finally:
             if sink:
                 sink.close()
-            store.finish_run(run_id, run.as_dict() | {"results": out}, status=status)
+            store.finish_run(run_id, run.as_dict() | {"results": out} | scoring.as_dict(), status=status)
             store.close()
     except TracescoreError as exc:
         raise click.ClickException(str(exc)) from exc
+    finally:
+        if scoring is not None:
+            scoring.close()
     render_terminal(summary, console)
+    scoring.print_usage(console)
     written = run.write
     if not quiet:
         console.print(
