@@ -10,7 +10,6 @@ are queued per route prefix and consumed one per matching request, before the ha
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections import defaultdict, deque
@@ -109,6 +108,8 @@ class FakeServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # headers and body go out in two writes: without TCP_NODELAY, Nagle + delayed ACK add ~40 ms a request
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -156,8 +157,6 @@ class FakeServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        # accepted sockets inherit this: without it, header and body writes meet delayed ACKs (~40 ms a request)
-        self._httpd.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         # a short poll interval: shutdown() otherwise waits up to 0.5 s per server
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 

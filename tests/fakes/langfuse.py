@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import json
-import socket
 import threading
 import uuid
 from collections import Counter
@@ -94,15 +93,6 @@ class FakeLangfuse(FakeServer):
         self.repeat_pages = 0
         self.anonymous_errors = False  # 207 error messages that name no score (neither id nor index)
         self._state = threading.Lock()
-        accept = self._httpd.get_request
-
-        def get_request() -> tuple[socket.socket, Any]:
-            # headers and body go out in two writes: without TCP_NODELAY, Nagle + delayed ACK add ~40 ms a request
-            conn, address = accept()
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            return conn, address
-
-        self._httpd.get_request = get_request  # type: ignore[method-assign]
 
     # -- data ---------------------------------------------------------------------------------------------------
     def add_trace(self, trace: dict[str, Any], observations: Iterable[dict[str, Any]]) -> None:

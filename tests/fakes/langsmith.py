@@ -46,8 +46,6 @@ class FakeLangSmith(FakeServer):
 
     def __init__(self, *, page_size: int = MAX_PAGE, latency: float = 0.0) -> None:
         super().__init__(latency=latency)
-        # headers and body go out in two writes: without TCP_NODELAY, Nagle + delayed ACK add ~40 ms per request
-        self._httpd.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]
         self.page_size = page_size
         self.repeat_pages = 0
         self.projects: dict[str, dict[str, Any]] = {}
@@ -60,12 +58,6 @@ class FakeLangSmith(FakeServer):
         self._lost_responses = 0
         self._lost_delay = 0.0
         self._data_lock = threading.Lock()
-
-    def start(self) -> FakeLangSmith:
-        """Serve with a short poll interval, so stopping takes milliseconds instead of the default half second."""
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-        self._thread.start()
-        return self
 
     # ------------------------------------------------------------------ seeding
     def add_project(self, name: str, *, reference_dataset_id: str | None = None) -> str:
