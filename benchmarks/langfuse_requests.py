@@ -29,7 +29,7 @@ from tracescore.langfuse_client import LangfuseCredentials, make_client  # noqa:
 from tracescore.langfuse_run import LangfuseRun, score_langfuse_window  # noqa: E402
 from tracescore.pipeline import score_trace  # noqa: E402
 from tracescore.scorers import default_scorers  # noqa: E402
-from tracescore.sinks.records import score_records  # noqa: E402
+from tracescore.sinks.records import records_from_result  # noqa: E402
 from tracescore.sources.langfuse import LangfuseWindow  # noqa: E402
 
 T0 = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
@@ -71,7 +71,7 @@ def run_naive(fake: FakeLangfuse, window: LangfuseWindow) -> tuple[int, int]:
         for trace_id in roots:  # one read per trace
             rows = client.observations.get_many(trace_id=trace_id, fields="core,basic,io,metadata", limit=1000).data
             trace = trace_from_observations({"id": trace_id, "observations": [r.dict(by_alias=True) for r in rows]})
-            records, _ = score_records(score_trace(trace, scorers))
+            records, _ = records_from_result(score_trace(trace, scorers))
             traces += 1
             for record in records:  # one write per score
                 client.scores.create(

@@ -36,7 +36,7 @@ from tracescore.adapters.langsmith import trace_from_langsmith  # noqa: E402
 from tracescore.pipeline import RunCounts, score_records, score_trace  # noqa: E402
 from tracescore.scorers import default_scorers  # noqa: E402
 from tracescore.sinks.langsmith import CATEGORICAL_CONFIGS, LangSmithSink, _score_value, feedback_comment  # noqa: E402
-from tracescore.sinks.records import score_records as records_of  # noqa: E402
+from tracescore.sinks.records import records_from_result as records_of  # noqa: E402
 from tracescore.sources.langsmith import LangSmithSource, make_client  # noqa: E402
 
 START = datetime(2026, 11, 1, tzinfo=UTC)

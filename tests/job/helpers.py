@@ -11,12 +11,13 @@ from pathlib import Path
 
 from tests.conftest import SAMPLES
 from tracescore.result import TraceResult
-from tracescore.sinks.records import WriteReport, score_records
+from tracescore.sinks.records import WriteReport, records_from_result
 from tracescore.sources.jsonl import JsonlSource, Record
 
 
-def write_traces(path: Path, start: datetime, count: int, *, step: timedelta = timedelta(seconds=10),
-                 prefix: str = "t") -> list[str]:
+def write_traces(
+    path: Path, start: datetime, count: int, *, step: timedelta = timedelta(seconds=10), prefix: str = "t"
+) -> list[str]:
     """``count`` sample traces (cycled), ids ``{prefix}-{n}``, timestamps ``start + n*step``; returns their ids."""
     samples = [json.loads(line) for line in SAMPLES.read_text().splitlines()]
     ids = []
@@ -48,7 +49,7 @@ class CountingSink:
             raise SinkError("platform unavailable (injected)")
         report = WriteReport(requests=1, batches=1)
         for result in results:
-            records, refused = score_records(result)
+            records, refused = records_from_result(result)
             report.rejected.extend(refused)
             with self._lock:
                 for record in records:
@@ -67,8 +68,17 @@ class DoublingSource(JsonlSource):
             yield record
 
 
-def make_setup(tmp_path: Path, source: object, *, sink: object = None, workers: int = 4, scorers: list | None = None,
-               lookback_minutes: float = 15.0, chunks: int = 4, write_batch: int = 10):  # type: ignore[no-untyped-def]
+def make_setup(
+    tmp_path: Path,
+    source: object,
+    *,
+    sink: object = None,
+    workers: int = 4,
+    scorers: list | None = None,
+    lookback_minutes: float = 15.0,
+    chunks: int = 4,
+    write_batch: int = 10,
+):  # type: ignore[no-untyped-def]
     """A ``JobSetup`` over a real JSONL source, the real adapter and scorers, and ``sink``."""
     from tracescore.adapters import get_adapter
     from tracescore.job.engine import Limits

@@ -36,7 +36,7 @@ def test_init_writes_a_commented_starter_that_loads_with_every_default(tmp_path:
     result = CliRunner().invoke(main, ["init", str(target), "--source", "jsonl", "--traces", "traces.jsonl"])
     assert result.exit_code == 0, result.output
     text = target.read_text()
-    assert "ANTHROPIC_API_KEY" in text and "# lookback = \"15m\"" in text and "# [langfuse]" in text
+    assert "ANTHROPIC_API_KEY" in text and '# lookback = "15m"' in text and "# [langfuse]" in text
     config = load_config(target)
     assert config.section("source").kind == "jsonl" and config.section("source").path == "traces.jsonl"
     assert config.section("job") == JobSettings() and config.section("scoring") == ScoringSettings()

@@ -28,7 +28,7 @@ from tracescore.cli import main
 from tracescore.config import load_config
 from tracescore.job.platforms import build_setup
 from tracescore.pipeline import score_trace
-from tracescore.sinks.records import score_records
+from tracescore.sinks.records import records_from_result
 from tracescore.sinks.state import JobState
 from tracescore.sinks.store import Store
 
@@ -42,7 +42,7 @@ def fake() -> Iterator[FakeLangfuse]:
 
 
 def _config(tmp_path: Path, **job: object) -> Path:
-    lines = ['[source]', 'kind = "langfuse"', "", "[job]", f'store = "{tmp_path / "ts.db"}"']
+    lines = ["[source]", 'kind = "langfuse"', "", "[job]", f'store = "{tmp_path / "ts.db"}"']
     lines += [f"{k} = {v!r}" if not isinstance(v, str) else f'{k} = "{v}"' for k, v in job.items()]
     path = tmp_path / "tracescore.toml"
     path.write_text("\n".join(lines) + "\n")
@@ -65,7 +65,7 @@ def _expected_score_ids(config: Path, start: datetime, stop: datetime) -> set[st
     try:
         expected: set[str] = set()
         for record in setup.source.records(start, stop):
-            records, refused = score_records(score_trace(setup.adapter(record.payload), setup.scorers))
+            records, refused = records_from_result(score_trace(setup.adapter(record.payload), setup.scorers))
             assert not refused
             expected |= {r.id for r in records}
         return expected

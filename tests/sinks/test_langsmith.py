@@ -138,7 +138,7 @@ def test_a_changed_score_is_patched_in_place(server: FakeLangSmith) -> None:
 
 
 def _record(results: list[TraceResult], run_id: str, key: str):  # type: ignore[no-untyped-def]
-    from tracescore.sinks.records import score_records as records_of
+    from tracescore.sinks.records import records_from_result as records_of
 
     result = next(r for r in results if r.trace_id == run_id)
     return next(r for r in records_of(result)[0] if r.name == key)

@@ -9,7 +9,7 @@ import pytest
 
 from tracescore.result import TraceResult
 from tracescore.score import absent, score
-from tracescore.sinks.records import WriteReport, batches, score_id, score_records
+from tracescore.sinks.records import WriteReport, batches, records_from_result, score_id
 
 
 def _result(ts: datetime | None = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)) -> TraceResult:
@@ -26,7 +26,7 @@ def _result(ts: datetime | None = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)) -> T
 
 
 def test_records_are_typed_and_skip_absent() -> None:
-    records, refused = score_records(_result())
+    records, refused = records_from_result(_result())
     assert refused == []
     by_name = {r.name: r for r in records}
     assert set(by_name) == {"retrieval.recall_at_5", "answer.correct", "diagnosis", "grounding.rate"}
@@ -42,26 +42,26 @@ def test_records_are_typed_and_skip_absent() -> None:
 
 
 def test_ids_are_deterministic_and_depend_on_trace_name_version() -> None:
-    first, _ = score_records(_result())
-    again, _ = score_records(_result())
+    first, _ = records_from_result(_result())
+    again, _ = records_from_result(_result())
     assert [r.id for r in first] == [r.id for r in again]
     assert len({r.id for r in first}) == len(first)
     assert score_id("t-1", "x", "1") != score_id("t-2", "x", "1") != score_id("t-1", "x", "2")
-    other, _ = score_records(_result(), platform_trace_id="lf-9")
+    other, _ = records_from_result(_result(), platform_trace_id="lf-9")
     assert {r.trace_id for r in other} == {"lf-9"}
     assert not {r.id for r in other} & {r.id for r in first}
 
 
 def test_timestamp_is_trace_start_in_utc() -> None:
     paris = datetime(2026, 11, 20, 10, 0, tzinfo=timezone(timedelta(hours=1)))
-    records, _ = score_records(_result(paris))
+    records, _ = records_from_result(_result(paris))
     assert {r.timestamp for r in records} == {datetime(2026, 11, 20, 9, 0, tzinfo=UTC)}
-    naive, _ = score_records(_result(datetime(2026, 11, 20, 9, 0)))  # noqa: DTZ001 - naive input on purpose
+    naive, _ = records_from_result(_result(datetime(2026, 11, 20, 9, 0)))  # noqa: DTZ001 - naive input on purpose
     assert {r.timestamp.tzinfo for r in naive} == {UTC}
 
 
 def test_no_start_time_is_refused_with_reason() -> None:
-    records, refused = score_records(_result(None))
+    records, refused = records_from_result(_result(None))
     assert records == []
     assert len(refused) == 4 and "no start time" in refused[0].reason
 
@@ -71,7 +71,7 @@ def _size(r: object) -> int:
 
 
 def test_batches_stay_under_limit_and_keep_every_record() -> None:
-    records = [r for i in range(50) for r in score_records(_result(), platform_trace_id=f"t-{i}")[0]]
+    records = [r for i in range(50) for r in records_from_result(_result(), platform_trace_id=f"t-{i}")[0]]
     limit = 2000
     out = list(batches(records, max_bytes=limit, size=_size))
     assert [r.id for b in out for r in b] == [r.id for r in records]
@@ -82,7 +82,7 @@ def test_batches_stay_under_limit_and_keep_every_record() -> None:
 
 
 def test_oversized_record_is_rejected_not_sent() -> None:
-    records, _ = score_records(_result())
+    records, _ = records_from_result(_result())
     report = WriteReport()
     out = list(batches(records, max_bytes=250, size=lambda r: 300 if r.name == "diagnosis" else 100, report=report))
     assert "diagnosis" not in {r.name for b in out for r in b}

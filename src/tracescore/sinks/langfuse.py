@@ -20,7 +20,7 @@ from tracescore.langfuse_client import classify_error, describe_error, request_o
 from tracescore.result import TraceResult
 from tracescore.retry import Verdict, call_with_retries
 from tracescore.scorers.diagnosis import CELLS
-from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, batches, score_records
+from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, batches, records_from_result
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -82,7 +82,7 @@ class LangfuseScoreSink:
     # -- public -------------------------------------------------------------------------------------------------
     def write(self, result: TraceResult) -> None:
         """Queue the present scores of one result; full batches are sent as they fill."""
-        records, refused = score_records(result, extra_metadata=self.extra_metadata)
+        records, refused = records_from_result(result, extra_metadata=self.extra_metadata)
         self.report.rejected.extend(refused)
         for record in records:
             size = self._size(record)

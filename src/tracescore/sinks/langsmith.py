@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracescore.result import TraceResult
 from tracescore.scorers.diagnosis import CELLS
-from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, score_records
+from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, records_from_result
 
 if TYPE_CHECKING:  # pragma: no cover
     from langsmith import Client
@@ -118,14 +118,19 @@ class LangSmithSink:
         found = result.metadata.get("langsmith")
         ls: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         run_id = str(ls.get("run_id") or result.trace_id or "")
-        records, refused = score_records(result, platform_trace_id=run_id or None)
+        records, refused = records_from_result(result, platform_trace_id=run_id or None)
         self.report.rejected.extend(refused)
         rejected = list(refused)
         session_id = ls.get("session_id")
         for record in records:
             if not session_id:
-                rejected.append(self._reject(record, "trace has no LangSmith session (project) id; LangSmith needs "
-                                                     "it for run feedback: read traces with --source langsmith"))
+                rejected.append(
+                    self._reject(
+                        record,
+                        "trace has no LangSmith session (project) id; LangSmith needs "
+                        "it for run feedback: read traces with --source langsmith",
+                    )
+                )
                 continue
             self._pending.append((record, run_id, str(session_id)))
             self._pending_runs.add(run_id)
@@ -177,8 +182,10 @@ class LangSmithSink:
             self.report.requests += 1
             self.client.create_feedback_config(key, feedback_config=config)  # type: ignore[arg-type]
         except (LangSmithError, OSError, ValueError) as exc:
-            return (f"cannot create the categorical feedback config of {key!r} ({_short(exc)}); if the key exists "
-                    f"with other categories, rename or delete it in LangSmith")
+            return (
+                f"cannot create the categorical feedback config of {key!r} ({_short(exc)}); if the key exists "
+                f"with other categories, rename or delete it in LangSmith"
+            )
         self._configs_done.add(key)
         return None
 

@@ -28,7 +28,7 @@ __all__ = [
     "WriteReport",
     "batches",
     "score_id",
-    "score_records",
+    "records_from_result",
     "scorer_version",
 ]
 
@@ -121,7 +121,7 @@ def _metadata(score: Score, version: str, extra: Mapping[str, Any]) -> dict[str,
     return json.loads(json.dumps(meta, default=str))  # type: ignore[no-any-return]
 
 
-def score_records(
+def records_from_result(
     result: TraceResult,
     *,
     platform_trace_id: str | None = None,

@@ -75,9 +75,7 @@ class JobState:
 
     # -- watermarks ---------------------------------------------------------------------------------------
     def watermark(self, source_key: str) -> Watermark | None:
-        rows = self.store.query(
-            "SELECT low, watermark, run_id FROM watermarks WHERE source_key = ?", (source_key,)
-        )
+        rows = self.store.query("SELECT low, watermark, run_id FROM watermarks WHERE source_key = ?", (source_key,))
         if not rows:
             return None
         low, mark, run_id = rows[0]
