@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracescore.errors import JudgeError
-from tracescore.judge.anthropic import MAX_TOKENS, estimate_cost
+from tracescore.judge.anthropic import MAX_TOKENS, estimate_cost, message_params
 from tracescore.judge.protocol import JudgeRequest, JudgeUsage
 from tracescore.scorers.citations import parse_answer
 from tracescore.scorers.grounding import collect_evidence, grounding_request
@@ -101,18 +101,9 @@ class BatchPrefill:
     def _params(self, request: JudgeRequest) -> dict[str, Any]:
         from anthropic.lib._parse._transform import transform_schema  # what messages.parse sends for output_format
 
-        content: list[dict[str, Any]] = []
-        if request.prefix:
-            content.append({"type": "text", "text": request.prefix, "cache_control": {"type": "ephemeral"}})
-        content.append({"type": "text", "text": request.content})
-        return {
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "system": [{"type": "text", "text": request.rubric.system, "cache_control": {"type": "ephemeral"}}],
-            "messages": [{"role": "user", "content": content}],
-            "output_config": {
-                "format": {"type": "json_schema", "schema": transform_schema(request.output.model_json_schema())}
-            },
+        schema = transform_schema(request.output.model_json_schema())
+        return message_params(self.model, self.max_tokens, request) | {
+            "output_config": {"format": {"type": "json_schema", "schema": schema}}
         }
 
     def _run(self, requests: dict[str, JudgeRequest]) -> None:
@@ -127,8 +118,9 @@ class BatchPrefill:
             waited = 0.0
             while batch.processing_status != "ended":
                 if waited >= self.max_wait_seconds:
-                    raise JudgeError(f"message batch {batch.id} not ended after {waited:.0f} s; its traces are judged"
-                                     " one by one")
+                    raise JudgeError(
+                        f"message batch {batch.id} not ended after {waited:.0f} s; its traces are judged one by one"
+                    )
                 time.sleep(self.poll_seconds)
                 waited += self.poll_seconds
                 batch = self.client.messages.batches.retrieve(batch.id)
@@ -181,7 +173,9 @@ class BatchPrefill:
 
 
 def window_prefill(
-    prefill: BatchPrefill, read: Callable[[Any, Any], Iterable[Any]], adapter: Callable[[object], Trace],
+    prefill: BatchPrefill,
+    read: Callable[[Any, Any], Iterable[Any]],
+    adapter: Callable[[object], Trace],
     done: Callable[[str], bool],
 ) -> Callable[[Any, Any], None]:
     """A ``before_window`` hook: read the window, keep the traces not yet done, prefill their judge replies."""

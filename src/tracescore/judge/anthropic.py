@@ -19,6 +19,7 @@ from tracescore.errors import ConfigError, JudgeError
 from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
 
 __all__ = [
+    "message_params",
     "DEFAULT_MODEL",
     "MAX_ATTEMPTS",
     "PRICES_PER_MTOK",
@@ -71,6 +72,20 @@ def estimate_cost(
         return None
     per_in, per_out = price[0] / 1e6, price[1] / 1e6
     return input_tokens * per_in + cache_write * per_in * 1.25 + cache_read * per_in * 0.1 + output_tokens * per_out
+
+
+def message_params(model: str, max_tokens: int, request: JudgeRequest) -> dict[str, Any]:
+    """The Messages API body of a judge request, less its output format: rubric and shared prefix marked for caching."""
+    content: list[dict[str, Any]] = []
+    if request.prefix:
+        content.append({"type": "text", "text": request.prefix, "cache_control": {"type": "ephemeral"}})
+    content.append({"type": "text", "text": request.content})
+    return {
+        "model": model,
+        "max_tokens": max_tokens,
+        "system": [{"type": "text", "text": request.rubric.system, "cache_control": {"type": "ephemeral"}}],
+        "messages": [{"role": "user", "content": content}],
+    }
 
 
 def _retry_after(exc: BaseException) -> float | None:
@@ -154,17 +169,7 @@ class AnthropicJudge:
         return float(min(self.wait_initial * 2 ** (attempt - 1), self.wait_max))
 
     def _params(self, request: JudgeRequest) -> dict[str, Any]:
-        content: list[dict[str, Any]] = []
-        if request.prefix:
-            content.append({"type": "text", "text": request.prefix, "cache_control": {"type": "ephemeral"}})
-        content.append({"type": "text", "text": request.content})
-        return {
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "system": [{"type": "text", "text": request.rubric.system, "cache_control": {"type": "ephemeral"}}],
-            "messages": [{"role": "user", "content": content}],
-            "output_format": request.output,
-        }
+        return message_params(self.model, self.max_tokens, request) | {"output_format": request.output}
 
     def judge(self, request: JudgeRequest) -> JudgeReply:
         """One structured call, retried in this layer only; ``JudgeError`` when it cannot be answered."""
