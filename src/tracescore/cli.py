@@ -346,6 +346,43 @@ def _parse_time(flag: str, value: str | None, default: datetime | None = None) -
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def _score_platform(
+    source: str,
+    results: Callable[[list[Scorer]], Iterable[TraceResult]],
+    run_summary: Callable[[], dict[str, Any]],
+    *,
+    out: str | None,
+    store_path: str,
+    options: _ScoringOptions,
+    console: Console,
+) -> str:
+    """What every platform ``score`` shares: store, judge, result loop, ``--out`` and tables; returns the run id."""
+    summary = Summary()
+    scoring: _Scoring | None = None
+    try:
+        store = Store(store_path)
+        scoring = _scoring(store, options)
+        run_id = store.start_run("score", source=source)
+        sink = JsonlSink(out) if out else None
+        status = "failed"
+        try:
+            _record(results(scoring.scorers), store, run_id, sink, summary, scoring)
+            status = "done"
+        finally:
+            if sink:
+                sink.close()
+            store.finish_run(run_id, run_summary() | {"results": out} | scoring.as_dict(), status=status)
+            store.close()
+    except TracescoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        if scoring is not None:
+            scoring.close()
+    render_terminal(summary, console)
+    scoring.print_usage(console)
+    return run_id
+
+
 def _score_langfuse(
     *,
     out: str | None,
@@ -367,38 +404,22 @@ def _score_langfuse(
     start = _parse_time("--from", window_from)
     end = _parse_time("--to", window_to, default=datetime.now(UTC))
     console = Console(stderr=False, quiet=quiet, width=max(120, Console().width))
-    summary = Summary()
     run = LangfuseRun()
-    scoring: _Scoring | None = None
     try:
         config = load_config(config_path)
         window = LangfuseWindow.from_settings(start, end, config.langfuse, **filters)
         credentials = LangfuseCredentials.from_env()
-        store = Store(store_path)
-        scoring = _scoring(store, options)
-        run_id = store.start_run(
-            "score", source=f"langfuse:{credentials.base_url} {start.isoformat()}..{end.isoformat()}"
-        )
-        sink = JsonlSink(out) if out else None
-        status = "failed"
-        try:
-            with make_client(credentials, timeout=config.langfuse.timeout) as client:
-                scorers = scoring.scorers
-                results = score_langfuse_window(client, window, scorers, config=config, write_back=write_back, run=run)
-                _record(results, store, run_id, sink, summary, scoring)
-            status = "done"
-        finally:
-            if sink:
-                sink.close()
-            store.finish_run(run_id, run.as_dict() | {"results": out} | scoring.as_dict(), status=status)
-            store.close()
     except TracescoreError as exc:
         raise click.ClickException(str(exc)) from exc
-    finally:
-        if scoring is not None:
-            scoring.close()
-    render_terminal(summary, console)
-    scoring.print_usage(console)
+
+    def results(scorers: list[Scorer]) -> Iterator[TraceResult]:
+        with make_client(credentials, timeout=config.langfuse.timeout) as client:
+            yield from score_langfuse_window(client, window, scorers, config=config, write_back=write_back, run=run)
+
+    source = f"langfuse:{credentials.base_url} {start.isoformat()}..{end.isoformat()}"
+    run_id = _score_platform(
+        source, results, run.as_dict, out=out, store_path=store_path, options=options, console=console
+    )
     if not quiet:
         read = run.read
         console.print(
@@ -450,44 +471,31 @@ def _score_langsmith(
     start = _parse_time("--from", window_from)
     end = _parse_time("--to", window_to, default=datetime.now(UTC))
     console = Console(stderr=False, quiet=quiet, width=max(120, Console().width))
-    summary = Summary()
     run = LangSmithRun()
-    scoring: _Scoring | None = None
     try:
         config = load_config(config_path)
         settings = config.langsmith
         client = make_client(timeout_ms=int(settings.timeout * 1000), retries=settings.retries)
-        store = Store(store_path)
-        scoring = _scoring(store, options)
-        run_id = store.start_run("score", source=f"langsmith:{project} {start.isoformat()}..{end.isoformat()}")
-        sink = JsonlSink(out) if out else None
-        status = "failed"
-        try:
-            results = score_langsmith_window(
-                client,
-                project,
-                start,
-                end,
-                scoring.scorers,
-                config=config,
-                write_back=write_back,
-                extend_trace_retention=extend_trace_retention,
-                run=run,
-            )
-            _record(results, store, run_id, sink, summary, scoring)
-            status = "done"
-        finally:
-            if sink:
-                sink.close()
-            store.finish_run(run_id, run.as_dict() | {"results": out} | scoring.as_dict(), status=status)
-            store.close()
     except TracescoreError as exc:
         raise click.ClickException(str(exc)) from exc
-    finally:
-        if scoring is not None:
-            scoring.close()
-    render_terminal(summary, console)
-    scoring.print_usage(console)
+
+    def results(scorers: list[Scorer]) -> Iterator[TraceResult]:
+        yield from score_langsmith_window(
+            client,
+            project,
+            start,
+            end,
+            scorers,
+            config=config,
+            write_back=write_back,
+            extend_trace_retention=extend_trace_retention,
+            run=run,
+        )
+
+    source = f"langsmith:{project} {start.isoformat()}..{end.isoformat()}"
+    run_id = _score_platform(
+        source, results, run.as_dict, out=out, store_path=store_path, options=options, console=console
+    )
     written = run.write
     if not quiet:
         console.print(
