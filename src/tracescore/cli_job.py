@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -60,7 +62,7 @@ _config_option = click.option(
 )
 
 
-def _fail(code: int, message: str) -> None:
+def _fail(code: int, message: str) -> NoReturn:
     click.echo(f"tracescore: {message}", err=True)
     sys.exit(code)
 
@@ -115,23 +117,39 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
         for reason in report.unreadable:
             _emit({"unreadable": reason})
         assert report.window is not None
-        _emit({
-            "check_gaps": True, "source": setup.source_key, "window": [w.isoformat() for w in report.window],
-            "checked": report.checked, "gaps": len(report.gaps), "unreadable": len(report.unreadable),
-        })
+        _emit(
+            {
+                "check_gaps": True,
+                "source": setup.source_key,
+                "window": [w.isoformat() for w in report.window],
+                "checked": report.checked,
+                "gaps": len(report.gaps),
+                "unreadable": len(report.unreadable),
+            }
+        )
         if report.gaps or report.unreadable:
-            _fail(EXIT_GAPS, f"{len(report.gaps) + len(report.unreadable)} traces older than the lookback were never"
-                  " scored; score them with `tracescore backfill --from … --to …` or raise [job] lookback")
+            _fail(
+                EXIT_GAPS,
+                f"{len(report.gaps) + len(report.unreadable)} traces older than the lookback were never"
+                " scored; score them with `tracescore backfill --from … --to …` or raise [job] lookback",
+            )
         return
-    try:
+    with _exits("run stopped"):
         outcome = run_job(setup, since=since)
+    _finish(outcome)
+
+
+@contextmanager
+def _exits(stopped: str) -> Iterator[None]:
+    """Job errors as exit codes cron can read: lock held 3, bad config 2, anything else stopped 4."""
+    try:
+        yield
     except LockError as exc:
         _fail(EXIT_LOCKED, str(exc))
     except ConfigError as exc:
         _fail(EXIT_BAD_CONFIG, str(exc))
     except TracescoreError as exc:
-        _fail(EXIT_ABORTED, f"run stopped: {exc}")
-    _finish(outcome)
+        _fail(EXIT_ABORTED, f"{stopped}: {exc}")
 
 
 @click.command()
@@ -159,23 +177,16 @@ def backfill(
         _dry_run(setup, start, stop, judge_batch)
         return
     bar = _Bar(quiet)
-    try:
-        with bar:
-            outcome = backfill_job(
-                setup,
-                start=start,
-                stop=stop,
-                resume=resume,
-                judge_batch=judge_batch,
-                on_progress=bar.update,
-                on_start=bar.start,
-            )
-    except LockError as exc:
-        _fail(EXIT_LOCKED, str(exc))
-    except ConfigError as exc:
-        _fail(EXIT_BAD_CONFIG, str(exc))
-    except TracescoreError as exc:
-        _fail(EXIT_ABORTED, f"backfill stopped (run it again to resume): {exc}")
+    with _exits("backfill stopped (run it again to resume)"), bar:
+        outcome = backfill_job(
+            setup,
+            start=start,
+            stop=stop,
+            resume=resume,
+            judge_batch=judge_batch,
+            on_progress=bar.update,
+            on_start=bar.start,
+        )
     _finish(outcome)
 
 
@@ -240,8 +251,10 @@ class _Bar:
         self.progress = Progress(
             TextColumn("backfill"),
             BarColumn(bar_width=24),
-            TextColumn("{task.completed:.0f}/{task.total:.0f} slices, {task.fields[traces]} traces"
-                       " ({task.fields[rate]:.1f}/s, {task.fields[failed]} failed), judge ${task.fields[cost]:.2f}"),
+            TextColumn(
+                "{task.completed:.0f}/{task.total:.0f} slices, {task.fields[traces]} traces"
+                " ({task.fields[rate]:.1f}/s, {task.fields[failed]} failed), judge ${task.fields[cost]:.2f}"
+            ),
             TextColumn("ETA"),
             TimeRemainingColumn(),
             console=Console(stderr=True),
@@ -287,8 +300,14 @@ class _Bar:
 
 @click.command()
 @click.argument("path", default="tracescore.toml", type=click.Path(dir_okay=False))
-@click.option("--source", "kind", type=click.Choice(["langfuse", "langsmith", "jsonl"]), default="langfuse",
-              show_default=True, help="Platform the job reads and writes back to.")
+@click.option(
+    "--source",
+    "kind",
+    type=click.Choice(["langfuse", "langsmith", "jsonl"]),
+    default="langfuse",
+    show_default=True,
+    help="Platform the job reads and writes back to.",
+)
 @click.option("--traces", "traces_path", help="The traces file, for --source jsonl.")
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def init(path: str, kind: str, traces_path: str | None, force: bool) -> None:

@@ -19,6 +19,7 @@ from tracescore.trace import Hit, Labels
 __all__ = [
     "MISSING",
     "MappingConfig",
+    "answer_text",
     "extract_hits",
     "extract_labels",
     "extract_text",
@@ -30,6 +31,7 @@ __all__ = [
     "message_role",
     "message_text",
     "parse_maybe_json",
+    "question_text",
     "split_path",
     "text_of",
     "unflatten_indexed",
@@ -499,3 +501,39 @@ def _matches(name: str | None, globs: Iterable[str]) -> bool:
 
     lowered = name.lower()
     return any(fnmatchcase(lowered, g.lower()) for g in globs)
+
+
+def question_text(value: Any, mapping: MappingConfig) -> str:
+    """The user's question in a root input: a string, the last user chat message, else the first question path."""
+    value = parse_maybe_json(value)
+    if value in (None, "", MISSING):
+        return ""
+    if isinstance(value, str):
+        return value
+    from_messages = last_user_message(value)
+    if from_messages is not None:
+        return from_messages
+    found = first_path(value, mapping.question_paths)
+    if found is MISSING:
+        return text_of(value) or ""
+    return question_text(found, mapping) if not isinstance(found, str) else found
+
+
+def answer_text(value: Any, mapping: MappingConfig) -> str:
+    """The final answer in a root output: a string, the last assistant message, else the first answer path."""
+    value = parse_maybe_json(value)
+    if value in (None, "", MISSING):
+        return ""
+    if isinstance(value, str):
+        return value
+    from_messages = last_assistant_message(value)
+    if from_messages is not None:
+        return from_messages
+    if isinstance(value, Mapping) and message_role(value) in ASSISTANT_ROLES:
+        return message_text(value) or ""
+    found = first_path(value, mapping.answer_paths)
+    if found is MISSING:
+        if first_path(value, mapping.answer_paths, skip_empty=False) is not MISSING:
+            return ""  # an answer field that is there but empty is an empty answer, not the whole output as text
+        return text_of(value) or ""
+    return found if isinstance(found, str) else answer_text(found, mapping)

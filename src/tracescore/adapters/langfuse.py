@@ -16,18 +16,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from tracescore.adapters.fields import (
-    ASSISTANT_ROLES,
     MISSING,
     MappingConfig,
+    answer_text,
     extract_hits,
     extract_labels,
     extract_text,
     first_path,
-    last_assistant_message,
-    last_user_message,
-    message_role,
-    message_text,
     parse_maybe_json,
+    question_text,
     text_of,
 )
 from tracescore.errors import AdapterError
@@ -53,40 +50,6 @@ def _time(value: Any) -> datetime | None:
 def _is_root(row: Mapping[str, Any]) -> bool:
     flag = row.get("isRootObservation")
     return bool(flag) if flag is not None else not row.get("parentObservationId")
-
-
-def _question(value: Any, mapping: MappingConfig) -> str:
-    value = parse_maybe_json(value)
-    if value in (None, "", MISSING):
-        return ""
-    if isinstance(value, str):
-        return value
-    from_messages = last_user_message(value)
-    if from_messages is not None:
-        return from_messages
-    found = first_path(value, mapping.question_paths)
-    if found is MISSING:
-        return text_of(value) or ""
-    return _question(found, mapping) if not isinstance(found, str) else found
-
-
-def _answer(value: Any, mapping: MappingConfig) -> str:
-    value = parse_maybe_json(value)
-    if value in (None, "", MISSING):
-        return ""
-    if isinstance(value, str):
-        return value
-    from_messages = last_assistant_message(value)
-    if from_messages is not None:
-        return from_messages
-    if isinstance(value, Mapping) and message_role(value) in ASSISTANT_ROLES:
-        return message_text(value) or ""
-    found = first_path(value, mapping.answer_paths)
-    if found is MISSING:
-        if first_path(value, mapping.answer_paths, skip_empty=False) is not MISSING:
-            return ""  # an answer field that is there but empty is an empty answer, not the whole output as text
-        return text_of(value) or ""
-    return found if isinstance(found, str) else _answer(found, mapping)
 
 
 def _search_step(row: Mapping[str, Any], mapping: MappingConfig) -> SearchStep:
@@ -161,14 +124,14 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
     root: Mapping[str, Any] = roots[0] if roots else (rows[0] if rows else {})
     generations = [r for r in rows if r.get("type") == _GENERATION]
 
-    question = _question(trace_obj.get("input"), mapping) if trace_obj else ""
-    question = question or _question(root.get("input"), mapping)
+    question = question_text(trace_obj.get("input"), mapping) if trace_obj else ""
+    question = question or question_text(root.get("input"), mapping)
     if not question and generations:
-        question = _question(generations[0].get("input"), mapping)
-    answer = _answer(trace_obj.get("output"), mapping) if trace_obj else ""
-    answer = answer or _answer(root.get("output"), mapping)
+        question = question_text(generations[0].get("input"), mapping)
+    answer = answer_text(trace_obj.get("output"), mapping) if trace_obj else ""
+    answer = answer or answer_text(root.get("output"), mapping)
     if not answer and generations:
-        answer = _answer(generations[-1].get("output"), mapping)
+        answer = answer_text(generations[-1].get("output"), mapping)
 
     steps: list[Step] = []
     for row in rows:

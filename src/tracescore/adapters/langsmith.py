@@ -19,12 +19,13 @@ from pydantic import ValidationError
 from tracescore.adapters.fields import (
     MISSING,
     MappingConfig,
+    answer_text,
     extract_hits,
     extract_labels,
     extract_text,
     first_path,
-    last_user_message,
     parse_maybe_json,
+    question_text,
     text_of,
 )
 from tracescore.adapters.jsonl import describe_validation_error
@@ -54,11 +55,21 @@ def merge_ingest(body: Mapping[str, Any]) -> list[dict[str, Any]]:
             continue
         target = next((p for p in posts if patch.get("id") and p.get("id") == patch.get("id")), None)
         if target is None:
-            target = next((p for p in posts if patch.get("dotted_order")
-                           and p.get("dotted_order") == patch.get("dotted_order")), None)
+            target = next(
+                (p for p in posts if patch.get("dotted_order") and p.get("dotted_order") == patch.get("dotted_order")),
+                None,
+            )
         if target is None:
-            target = next((p for p in posts if patch.get("trace_id") and p.get("trace_id") == patch.get("trace_id")
-                           and not p.get("parent_run_id")), None)
+            target = next(
+                (
+                    p
+                    for p in posts
+                    if patch.get("trace_id")
+                    and p.get("trace_id") == patch.get("trace_id")
+                    and not p.get("parent_run_id")
+                ),
+                None,
+            )
         if target is None:
             posts.append(dict(patch))
         else:
@@ -94,29 +105,6 @@ def _outputs(run: Mapping[str, Any]) -> Any:
     return out
 
 
-def _question(root: Mapping[str, Any], cfg: MappingConfig) -> str:
-    inputs = parse_maybe_json(root.get("inputs"))
-    if isinstance(inputs, str):
-        return inputs
-    if isinstance(inputs, Mapping) and "messages" in inputs:
-        found = last_user_message(inputs["messages"])
-        if found:
-            return found
-    value = first_path(inputs, cfg.question_paths)
-    return "" if value is MISSING else text_of(value) or ""
-
-
-def _answer(root: Mapping[str, Any], cfg: MappingConfig) -> str:
-    outputs = _outputs(root)
-    if isinstance(outputs, str):
-        return outputs
-    value = first_path(outputs, cfg.answer_paths)
-    if value is MISSING and isinstance(outputs, Mapping) and isinstance(outputs.get("messages"), list):
-        assistant = [m for m in outputs["messages"] if isinstance(m, Mapping) and m.get("role") in ("assistant", "ai")]
-        value = assistant[-1].get("content") if assistant else MISSING
-    return "" if value is MISSING else text_of(value) or ""
-
-
 def _labels(bundle: Mapping[str, Any], cfg: MappingConfig) -> Labels:
     example = bundle.get("example")
     if isinstance(example, Mapping):
@@ -136,8 +124,9 @@ def _search(run: Mapping[str, Any], cfg: MappingConfig) -> SearchStep:
     inputs = parse_maybe_json(run.get("inputs"))
     query = inputs if isinstance(inputs, str) else first_path(inputs, cfg.query_paths)
     hits = extract_hits(_outputs(run), cfg.hits_paths) or []
-    return SearchStep(tool=str(run.get("name") or "search"), query="" if query is MISSING else text_of(query) or "",
-                      hits=hits)
+    return SearchStep(
+        tool=str(run.get("name") or "search"), query="" if query is MISSING else text_of(query) or "", hits=hits
+    )
 
 
 def _fetch(run: Mapping[str, Any], cfg: MappingConfig) -> FetchStep:
@@ -224,9 +213,9 @@ def trace_from_langsmith(payload: object, config: MappingConfig | None = None) -
         return Trace(
             id=str(root["id"]),
             timestamp=start,
-            question=_question(root, cfg),
+            question=question_text(root.get("inputs"), cfg),
             steps=steps,
-            answer=_answer(root, cfg),
+            answer=answer_text(_outputs(root), cfg),
             labels=_labels(bundle, cfg),
             metadata=metadata,
         )

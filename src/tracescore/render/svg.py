@@ -30,17 +30,23 @@ def _legend(parts: list[str], names: Sequence[str], colors: Mapping[str, str]) -
         x += 28 + 7 * len(name)
 
 
-def bar_chart(
-    chart_id: str, categories: Sequence[str], series: Sequence[str], values: Mapping[tuple[str, str], float | None]
-) -> str:
-    """Grouped bars: one cluster per category (stage), one bar per series (group); ``values[(series, category)]``."""
-    colors = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(series)}
+def _open_chart(chart_id: str) -> tuple[list[str], float, float]:
+    """The opening ``<svg>`` with its axes, and the plot area's width and height."""
     plot_w, plot_h = _W - _LEFT - 12, _H - _TOP - _BOTTOM
     parts = [
         f'<svg class="chart" id="{chart_id}" xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}"'
         f' viewBox="0 0 {_W} {_H}" role="img">'
     ]
     _axis(parts, plot_w, plot_h)
+    return parts, plot_w, plot_h
+
+
+def bar_chart(
+    chart_id: str, categories: Sequence[str], series: Sequence[str], values: Mapping[tuple[str, str], float | None]
+) -> str:
+    """Grouped bars: one cluster per category (stage), one bar per series (group); ``values[(series, category)]``."""
+    colors = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(series)}
+    parts, plot_w, plot_h = _open_chart(chart_id)
     cluster = plot_w / max(len(categories), 1)
     bar = min(48.0, (cluster - 16) / max(len(series), 1))
     for ci, category in enumerate(categories):
@@ -75,12 +81,7 @@ def line_chart(
 ) -> str:
     """One line per series (stage) over the buckets (time); ``values[(series, bucket)]``; gaps break the line."""
     colors = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(series)}
-    plot_w, plot_h = _W - _LEFT - 12, _H - _TOP - _BOTTOM
-    parts = [
-        f'<svg class="chart" id="{chart_id}" xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}"'
-        f' viewBox="0 0 {_W} {_H}" role="img">'
-    ]
-    _axis(parts, plot_w, plot_h)
+    parts, plot_w, plot_h = _open_chart(chart_id)
     step = plot_w / max(len(buckets), 1)
     label_every = max(1, len(buckets) // 8)
     for bi, bucket in enumerate(buckets):
