@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
     "SCHEMA_VERSION",
+    "BlindSpot",
     "Citation",
     "FetchStep",
     "Hit",
@@ -81,6 +82,18 @@ class Citation(_Model):
     sentence: str | None = Field(default=None, description="the answer sentence this citation backs, if known")
 
 
+class BlindSpot(_Model):
+    """A step the adapter saw but could not read (a search whose results, or a fetch whose page, it cannot parse).
+
+    A score built on what such a step returned would rest on a blind spot, so it is absent with this reason
+    instead (``citation.fabricated_count`` for a search, ``citation.unfetched_rate`` for a fetch).
+    """
+
+    kind: Literal["search", "fetch"]
+    tool: str = ""
+    reason: str
+
+
 class Labels(_Model):
     """Optional ground truth. Scores that need a missing label are absent, with the reason."""
 
@@ -101,6 +114,9 @@ class Trace(_Model):
     answer: str = ""
     citations: list[Citation] | None = None
     labels: Labels = Field(default_factory=Labels)
+    blind_spots: list[BlindSpot] = Field(
+        default_factory=list, description="steps seen but not readable; scores resting on them are absent"
+    )
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("id", mode="before")

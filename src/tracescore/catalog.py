@@ -1,0 +1,114 @@
+"""The score catalog: every score once — name, stage, type, direction, producing scorer and version, definition.
+
+It is the public contract. Gate directions, sink data types, score versions, report sections, the README table and
+the package tests read it; a score name that a user types (``--min``, ``[gate]``) is checked against it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "CATALOG",
+    "STAGES",
+    "Entry",
+    "closest",
+    "entry",
+    "is_known",
+    "recall_name",
+]
+
+Stage = Literal["retrieval", "grounding", "citations", "answer", "diagnosis", "surface"]
+Kind = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL"]
+STAGES: tuple[Stage, ...] = ("retrieval", "grounding", "citations", "answer", "surface", "diagnosis")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One score of the catalog. ``direction``: +1 higher is better, -1 lower is better, 0 neither (no regression)."""
+
+    name: str
+    stage: Stage
+    kind: Kind
+    direction: int
+    scorer: str
+    version: str
+    judged: bool
+    definition: str
+
+    def matches(self, name: str) -> bool:
+        """Whether ``name`` is this entry's score (``retrieval.recall_at_{k}`` matches any k)."""
+        if "{k}" in self.name:
+            return re.fullmatch(re.escape(self.name).replace(r"\{k\}", r"[1-9][0-9]*"), name) is not None
+        return name == self.name
+
+
+def _e(
+    name: str, stage: Stage, kind: Kind, direction: int, scorer: str, version: str, judged: bool, definition: str
+) -> Entry:
+    return Entry(name, stage, kind, direction, scorer, version, judged, definition)
+
+
+_R, _C, _A, _D = "retrieval-1", "citations-1", "answer-1", "diagnosis-1"
+_G = "grounding-1"  # the rubric version of scorers/grounding.toml; a judged score's metadata carries the live one
+
+CATALOG: tuple[Entry, ...] = (
+    _e("retrieval.recall_at_{k}", "retrieval", "NUMERIC", 1, "retrieval", _R, False,
+       "share of required_doc_ids among the first k hits of any search call"),
+    _e("retrieval.first_hit_rank", "retrieval", "NUMERIC", -1, "retrieval", _R, False,
+       "best rank, within its own search call, of any required doc; absent when none came back"),
+    _e("retrieval.retrieved_any", "retrieval", "BOOLEAN", 1, "retrieval", _R, False,
+       "any hit came back at all"),
+    _e("grounding.rate", "grounding", "NUMERIC", 1, "grounding", _G, True,
+       "supported claims / claims"),
+    _e("grounding.hallucination_rate", "grounding", "NUMERIC", -1, "grounding", _G, True,
+       "(unsupported + contradicted) / claims"),
+    _e("grounding.unverified_quotes", "grounding", "NUMERIC", -1, "grounding", _G, True,
+       "supported verdicts whose quote was not found in the named document (downgraded)"),
+    _e("citation.coverage", "citations", "NUMERIC", 1, "citations", _C, False,
+       "answer sentences that carry a citation / answer sentences"),
+    _e("citation.unfetched_rate", "citations", "NUMERIC", -1, "citations", _C, False,
+       "cited URLs the agent never fetched / cited URLs; absent when a fetch could not be read"),
+    _e("citation.fabricated_count", "citations", "NUMERIC", -1, "citations", _C, False,
+       "cited URLs that never appeared in any search result or fetch; absent when a search could not be read"),
+    _e("citation.support_rate", "citations", "NUMERIC", 1, "grounding", _G, True,
+       "cited claims whose cited source supports them"),
+    _e("citation.drift_rate", "citations", "NUMERIC", -1, "grounding", _G, True,
+       "cited claims supported by another fetched source but not by the one cited"),
+    _e("answer.correct", "answer", "BOOLEAN", 1, "answer", _A, False,
+       "expected_answer_contains all present (or refusal when expected)"),
+    _e("answer.token_f1", "answer", "NUMERIC", 1, "answer", _A, False,
+       "SQuAD-style normalised token F1 against gold_answer"),
+    _e("answer.exact_match", "answer", "BOOLEAN", 1, "answer", _A, False,
+       "SQuAD-style normalised exact match against gold_answer"),
+    _e("diagnosis", "diagnosis", "CATEGORICAL", 0, "diagnosis", _D, False,
+       "the stage contingency cell (retrieval_fail/ungrounded/grounded × right/wrong)"),
+)
+
+
+def entry(name: str) -> Entry | None:
+    """The catalog entry of a score name (``retrieval.recall_at_3`` → the recall entry), or None."""
+    for e in CATALOG:
+        if e.matches(name):
+            return e
+    return None
+
+
+def is_known(name: str) -> bool:
+    """Whether ``name`` is a catalog score (a versioned name ``x@v`` counts as ``x``)."""
+    return entry(name.split("@", 1)[0]) is not None
+
+
+def closest(name: str) -> str | None:
+    """The catalog name closest to a misspelt one, for "did you mean …?" (recall shown with k = 5)."""
+    names = [e.name.replace("{k}", "5") for e in CATALOG]
+    found = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
+    return found[0] if found else None
+
+
+def recall_name(k: int) -> str:
+    """The recall score's name at cut-off ``k`` (k is part of the name so series never mix)."""
+    return f"retrieval.recall_at_{k}"
