@@ -23,14 +23,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.fakes.langfuse import FakeLangfuse, env_for  # noqa: E402
 from tests.fakes.langfuse_data import make_trace  # noqa: E402
-from tracescore.adapters.langfuse import trace_from_observations  # noqa: E402
 from tracescore.config import Config  # noqa: E402
-from tracescore.langfuse_client import LangfuseCredentials, make_client  # noqa: E402
-from tracescore.langfuse_run import LangfuseRun, score_langfuse_window  # noqa: E402
-from tracescore.pipeline import score_trace  # noqa: E402
+from tracescore.engine.pipeline import score_trace  # noqa: E402
+from tracescore.platforms.langfuse.adapter import trace_from_observations  # noqa: E402
+from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client  # noqa: E402
+from tracescore.platforms.langfuse.run import LangfuseRun, score_langfuse_window  # noqa: E402
+from tracescore.platforms.langfuse.source import LangfuseWindow  # noqa: E402
 from tracescore.scorers import default_scorers  # noqa: E402
 from tracescore.sinks.records import records_from_result  # noqa: E402
-from tracescore.sources.langfuse import LangfuseWindow  # noqa: E402
 
 T0 = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
 HOBBY_LIMIT_PER_MINUTE = 30

@@ -32,12 +32,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.fakes.langsmith import FakeLangSmith  # noqa: E402
 from tests.fakes.langsmith_runs import load_samples, seed  # noqa: E402
 from tracescore.adapters import get_adapter  # noqa: E402
-from tracescore.adapters.langsmith import trace_from_langsmith  # noqa: E402
-from tracescore.pipeline import RunCounts, score_records, score_trace  # noqa: E402
+from tracescore.engine.pipeline import RunCounts, score_records, score_trace  # noqa: E402
+from tracescore.platforms.langsmith.adapter import trace_from_langsmith  # noqa: E402
+from tracescore.platforms.langsmith.sink import CATEGORICAL_CONFIGS, LangSmithSink, _score_value, feedback_comment  # noqa: E402
+from tracescore.platforms.langsmith.source import LangSmithSource, make_client  # noqa: E402
 from tracescore.scorers import default_scorers  # noqa: E402
-from tracescore.sinks.langsmith import CATEGORICAL_CONFIGS, LangSmithSink, _score_value, feedback_comment  # noqa: E402
 from tracescore.sinks.records import records_from_result as records_of  # noqa: E402
-from tracescore.sources.langsmith import LangSmithSource, make_client  # noqa: E402
 
 START = datetime(2026, 11, 1, tzinfo=UTC)
 END = datetime(2026, 12, 1, tzinfo=UTC)

@@ -88,10 +88,11 @@ def write_file(path: Path, n: int, seed: int = 1) -> int:
 
 def _score_in_process(path: Path, workdir: Path) -> float:
     from tracescore.adapters import get_adapter
-    from tracescore.pipeline import RunCounts, score_records
+    from tracescore.engine.pipeline import RunCounts, score_records
     from tracescore.scorers import default_scorers
-    from tracescore.sinks import JsonlSink, Store
+    from tracescore.sinks import JsonlSink
     from tracescore.sources.jsonl import read_jsonl
+    from tracescore.store import Store
 
     store = Store(workdir / f"bench-{time.time_ns()}.db")
     run_id = store.start_run("bench")

@@ -3,6 +3,7 @@ answer), written back as named scores to Langfuse and LangSmith."""
 
 from __future__ import annotations
 
+from tracescore.engine.pipeline import RunCounts, score_records, score_trace
 from tracescore.errors import (
     AdapterError,
     ConfigError,
@@ -14,10 +15,9 @@ from tracescore.errors import (
     StoreError,
     TracescoreError,
 )
-from tracescore.pipeline import RunCounts, score_records, score_trace
 from tracescore.result import TraceResult
-from tracescore.score import Score, absent, score
 from tracescore.scorers import answer_scorer, citation_scorer, default_scorers, diagnose, retrieval_scorer
+from tracescore.scores import Score, absent, score
 from tracescore.trace import SCHEMA_VERSION, Citation, FetchStep, Hit, Labels, SearchStep, Trace
 
 __version__ = "0.1.0"

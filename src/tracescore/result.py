@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from tracescore.score import Score, ScoreValue
 from tracescore.scorers.citations import CitationRow
 from tracescore.scorers.grounding import ClaimRow
+from tracescore.scores import Score, ScoreValue
 
 __all__ = ["TraceResult"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from tests.fakes.judge import QueueJudge
+from tracescore.engine.pipeline import score_trace
 from tracescore.errors import JudgeError
-from tracescore.pipeline import score_trace
 from tracescore.scorers import default_scorers
 from tracescore.scorers.grounding import BUDGET_REASON, JUDGED_SCORES, NO_JUDGE, collect_evidence, grounding_scorer
 from tracescore.trace import Trace

@@ -10,8 +10,8 @@ import pytest
 
 from tests.fakes.anthropic import FakeAnthropic, overloaded, rate_limited, server_error
 from tracescore.adapters import get_adapter
+from tracescore.engine.pipeline import RunCounts, score_records
 from tracescore.judge.anthropic import AnthropicJudge
-from tracescore.pipeline import RunCounts, score_records
 from tracescore.scorers import default_scorers
 from tracescore.scorers.grounding import JUDGED_SCORES, grounding_scorer
 from tracescore.sources.jsonl import read_jsonl
@@ -38,7 +38,7 @@ def judge(fake: FakeAnthropic) -> Iterator[AnthropicJudge]:
 
 
 def _score(judge: AnthropicJudge, traces: list[Trace]) -> dict[str, Any]:
-    from tracescore.pipeline import score_trace
+    from tracescore.engine.pipeline import score_trace
 
     scorers = [*default_scorers(), grounding_scorer(judge=judge)]
     return {t.id: score_trace(t, scorers) for t in traces}

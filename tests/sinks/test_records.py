@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from tracescore.result import TraceResult
-from tracescore.score import absent, score
+from tracescore.scores import absent, score
 from tracescore.sinks.records import WriteReport, batches, records_from_result, score_id
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tracescore.adapters.jsonl import trace_from_json
-from tracescore.adapters.langfuse import langfuse_adapter
-from tracescore.adapters.langsmith import trace_from_langsmith
 from tracescore.errors import ConfigError
+from tracescore.platforms.langfuse.adapter import langfuse_adapter
+from tracescore.platforms.langsmith.adapter import trace_from_langsmith
 from tracescore.trace import Trace
 
 __all__ = ["Adapter", "get_adapter", "register", "registered", "trace_from_json"]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tracescore.score import Score
 from tracescore.scorers.answer import answer_scorer
 from tracescore.scorers.citations import citation_scorer
 from tracescore.scorers.diagnosis import CELLS, diagnose
 from tracescore.scorers.grounding import grounding_scorer
 from tracescore.scorers.retrieval import retrieval_scorer
+from tracescore.scores import Score
 from tracescore.trace import Trace
 
 __all__ = [

@@ -11,7 +11,7 @@ import string
 from collections import Counter
 from collections.abc import Callable
 
-from tracescore.score import Score, absent, score
+from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 
 __all__ = [

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tracescore.score import Score, absent, score
+from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 from tracescore.urls import is_url, normalize_url
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tracescore.score import Score, absent, score
+from tracescore.scores import Score, absent, score
 
 __all__ = ["CELLS", "SCORER_VERSION", "diagnose"]
 

@@ -27,8 +27,8 @@ from tracescore.judge.passages import MAX_SHARE, chunk_text, select_passages
 from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest
 from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import load_rubric
-from tracescore.score import Score, absent, score
 from tracescore.scorers.citations import ParsedAnswer, citation_rows, parse_answer
+from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 from tracescore.urls import normalize_url
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from tracescore.score import Score, absent, score
+from tracescore.scores import Score, absent, score
 from tracescore.trace import Hit, Trace
 from tracescore.urls import is_url, normalize_url
 

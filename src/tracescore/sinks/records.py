@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from tracescore.result import TraceResult
-from tracescore.score import Score
 from tracescore.scorers import answer, citations, diagnosis, retrieval
+from tracescore.scores import Score
 
 __all__ = [
     "COMMENT_LIMIT",

@@ -1,0 +1,5 @@
+"""``python -m tracescore.cli``."""
+
+from tracescore.cli.main import main
+
+main()

@@ -1,0 +1,321 @@
+"""``tracescore run``, ``backfill`` and ``init``: the production job, thin over ``tracescore.engine``.
+
+Exit status (for cron and Kubernetes CronJobs): 0 done; 1 done, but some traces could not be read or some scores
+were rejected (reported, never retried silently); 2 bad option or config; 3 another run holds the lock; 4 the run
+stopped on a source, sink or store error (the watermark stays where everything below it is written); 5 gaps found.
+The last line on stderr says why in one line; the run summary is one JSON line on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from tracescore.errors import ConfigError, LockError, TracescoreError
+
+__all__ = [
+    "EXIT_ABORTED",
+    "EXIT_BAD_CONFIG",
+    "EXIT_GAPS",
+    "EXIT_LOCKED",
+    "EXIT_TRACE_FAILURES",
+    "backfill",
+    "init",
+    "run",
+]
+
+EXIT_TRACE_FAILURES = 1
+EXIT_BAD_CONFIG = 2
+EXIT_LOCKED = 3
+EXIT_ABORTED = 4
+EXIT_GAPS = 5
+
+
+class _When(click.ParamType):  # type: ignore[type-arg,unused-ignore]
+    """An ISO 8601 date or time; without an offset it is UTC."""
+
+    name = "datetime"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        try:
+            moment = datetime.fromisoformat(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is not an ISO 8601 date or time (e.g. 2026-11-01, 2026-11-01T12:00Z)", param, ctx)
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+WHEN = _When()
+_config_option = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, exists=True),
+    help="tracescore.toml to read (default: ./tracescore.toml).",
+)
+
+
+def _fail(code: int, message: str) -> NoReturn:
+    click.echo(f"tracescore: {message}", err=True)
+    sys.exit(code)
+
+
+def _setup(config_path: str | None) -> Any:
+    from tracescore.config import load_config
+    from tracescore.engine.setup import build_setup
+
+    try:
+        setup = build_setup(load_config(config_path))
+    except ConfigError as exc:
+        _fail(EXIT_BAD_CONFIG, str(exc))
+    click.get_current_context().call_on_close(setup.close)
+    return setup
+
+
+def _emit(summary: dict[str, Any]) -> None:
+    click.echo(json.dumps(summary, default=str, sort_keys=False))
+
+
+def _finish(outcome: Any) -> None:
+    _emit(outcome.summary)
+    s = outcome.summary
+    if outcome.counts_failed:
+        _fail(
+            EXIT_TRACE_FAILURES,
+            f"{s.get('failed', 0)} traces unreadable and {s.get('scores_rejected', 0)} scores rejected"
+            f" of {s.get('seen', 0)} traces seen (ids and reasons in the summary and the store, run {outcome.run_id})",
+        )
+
+
+@click.command()
+@_config_option
+@click.option("--check-gaps", is_flag=True, help="Score nothing: list traces older than the lookback no run scored.")
+@click.option("--since", type=WHEN, help="Start the window here instead of at the watermark minus the lookback.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet: bool) -> None:
+    """Score traces newer than the stored watermark minus the lookback, write back, advance the watermark."""
+    from tracescore.engine.runner import check_gaps as find_gaps
+    from tracescore.engine.runner import run_job
+
+    setup = _setup(config_path)
+    if check_gaps:
+        try:
+            report = find_gaps(setup, since=since)
+        except TracescoreError as exc:
+            _fail(EXIT_ABORTED, str(exc))
+        if report.window is None:
+            _fail(EXIT_GAPS, f"no completed run of {setup.source_key} yet: nothing to check")
+        for trace_id, moment in report.gaps:
+            _emit({"gap": trace_id, "timestamp": moment.isoformat() if moment else None})
+        for reason in report.unreadable:
+            _emit({"unreadable": reason})
+        assert report.window is not None
+        _emit(
+            {
+                "check_gaps": True,
+                "source": setup.source_key,
+                "window": [w.isoformat() for w in report.window],
+                "checked": report.checked,
+                "gaps": len(report.gaps),
+                "unreadable": len(report.unreadable),
+            }
+        )
+        if report.gaps or report.unreadable:
+            _fail(
+                EXIT_GAPS,
+                f"{len(report.gaps) + len(report.unreadable)} traces older than the lookback were never"
+                " scored; score them with `tracescore backfill --from … --to …` or raise [job] lookback",
+            )
+        return
+    with _exits("run stopped"):
+        outcome = run_job(setup, since=since)
+    _finish(outcome)
+
+
+@contextmanager
+def _exits(stopped: str) -> Iterator[None]:
+    """Job errors as exit codes cron can read: lock held 3, bad config 2, anything else stopped 4."""
+    try:
+        yield
+    except LockError as exc:
+        _fail(EXIT_LOCKED, str(exc))
+    except ConfigError as exc:
+        _fail(EXIT_BAD_CONFIG, str(exc))
+    except TracescoreError as exc:
+        _fail(EXIT_ABORTED, f"{stopped}: {exc}")
+
+
+@click.command()
+@_config_option
+@click.option("--from", "start", type=WHEN, help="Oldest trace time to score (inclusive).")
+@click.option("--to", "stop", type=WHEN, help="Newest trace time to score (exclusive).")
+@click.option("--resume", is_flag=True, help="Continue the last unfinished backfill (same window without --from/--to).")
+@click.option("--dry-run", is_flag=True, help="Count traces and estimate judge calls, tokens and cost; call nothing.")
+@click.option("--judge-batch", is_flag=True, help="Judge each slice through the Message Batches API (half the price).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def backfill(
+    config_path: str | None,
+    start: datetime | None,
+    stop: datetime | None,
+    resume: bool,
+    dry_run: bool,
+    judge_batch: bool,
+    quiet: bool,
+) -> None:
+    """Re-score history in [--from, --to): progress, judge cost and ETA; a killed backfill resumes where it stopped."""
+    from tracescore.engine.runner import backfill_job
+
+    setup = _setup(config_path)
+    if dry_run:
+        _dry_run(setup, start, stop, judge_batch)
+        return
+    bar = _Bar(quiet)
+    with _exits("backfill stopped (run it again to resume)"), bar:
+        outcome = backfill_job(
+            setup,
+            start=start,
+            stop=stop,
+            resume=resume,
+            judge_batch=judge_batch,
+            on_progress=bar.update,
+            on_start=bar.start,
+        )
+    _finish(outcome)
+
+
+def _dry_run(setup: Any, start: datetime | None, stop: datetime | None, judge_batch: bool) -> None:
+    from tracescore.engine.estimate import dry_run
+    from tracescore.store.state import Backfill
+
+    if start is None or stop is None or start >= stop:
+        _fail(EXIT_BAD_CONFIG, "--dry-run needs --from and --to, with --from before --to")
+    assert start is not None and stop is not None
+    windows = Backfill("", setup.source_key, "", start, stop, setup.chunks, start, "").windows()
+    try:
+        done = _done_lookup(setup, start, stop)
+        estimate = dry_run(
+            setup.source, setup.adapter, windows, window=(start, stop), done=done, model=setup.judge_model
+        )
+    except TracescoreError as exc:
+        _fail(EXIT_ABORTED, f"dry run stopped: {exc}")
+    if judge_batch and estimate.cost_usd is not None:
+        from tracescore.engine.batch import BATCH_DISCOUNT
+
+        estimate.cost_usd *= BATCH_DISCOUNT
+    _emit(estimate.as_dict() | {"source": setup.source_key, "judge_off": setup.judge_off, "judge_batch": judge_batch})
+    cost = "unknown (no judge price table)" if estimate.cost_usd is None else f"~${estimate.cost_usd:.2f}"
+    click.echo(
+        f"{estimate.traces} traces ({estimate.already_done} already scored by a backfill of this window and setup,"
+        f" {estimate.unreadable} unreadable); judge estimate: {estimate.judge.calls} calls,"
+        f" {estimate.judge.input_tokens} input + {estimate.judge.output_tokens} output tokens, {cost}"
+        f" with {estimate.model}" + (f" (but the judge will not run: {setup.judge_off})" if setup.judge_off else ""),
+        err=True,
+    )
+
+
+def _done_lookup(setup: Any, start: datetime, stop: datetime) -> Any:
+    """``trace_id → already done?`` for an unfinished backfill of exactly this window (None when there is none)."""
+    if not Path(setup.store_path).exists():
+        return None
+    from tracescore.store.db import Store
+    from tracescore.store.state import JobState, MarkReader, to_text
+
+    store = Store(setup.store_path)
+    rows = store.query(
+        "SELECT id FROM backfills WHERE source_key = ? AND fingerprint = ? AND start = ? AND stop = ?",
+        (setup.source_key, setup.fingerprint, to_text(start), to_text(stop)),
+    )
+    if not rows:
+        store.close()
+        return None
+    job = JobState(store).backfill(str(rows[0][0]))
+    marks = MarkReader(store)
+    assert job is not None
+    return lambda trace_id: marks.marked(job.scope, trace_id) is not None
+
+
+class _Bar:
+    """The backfill progress bar on stderr: slices done, traces, traces/s, judge cost so far, ETA."""
+
+    def __init__(self, quiet: bool) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.progress = Progress(
+            TextColumn("backfill"),
+            BarColumn(bar_width=24),
+            TextColumn(
+                "{task.completed:.0f}/{task.total:.0f} slices, {task.fields[traces]} traces"
+                " ({task.fields[rate]:.1f}/s, {task.fields[failed]} failed), judge ${task.fields[cost]:.2f}"
+            ),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            disable=quiet,
+        )
+        self.task = self.progress.add_task("backfill", total=1, traces=0, rate=0.0, failed=0, cost=0.0)
+        self._done_before = 0
+
+    def __enter__(self) -> _Bar:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.__exit__(*exc)
+
+    def start(self, job: Any, resumed: bool) -> None:
+        left = len(job.windows())
+        self._done_before = job.chunks - left
+        self.progress.update(self.task, total=job.chunks, completed=self._done_before)
+        if resumed and not left:
+            self.progress.console.print(
+                f"backfill {job.id} of this window and scoring setup is already complete: nothing to do"
+                " (a change of scorers, k or judge model starts a new one)",
+                highlight=False,
+            )
+        elif resumed:
+            self.progress.console.print(
+                f"resuming backfill {job.id}: {self._done_before}/{job.chunks} slices already done", highlight=False
+            )
+
+    def update(self, counts: Any) -> None:
+        done = counts.scored + counts.failed
+        rate = done / counts.duration_s if counts.duration_s else 0.0
+        self.progress.update(
+            self.task,
+            completed=self._done_before + counts.windows_done,
+            traces=done,
+            rate=rate,
+            failed=counts.failed,
+            cost=counts.judge_cost_usd,
+        )
+
+
+@click.command()
+@click.argument("path", default="tracescore.toml", type=click.Path(dir_okay=False))
+@click.option(
+    "--source",
+    "kind",
+    type=click.Choice(["langfuse", "langsmith", "jsonl"]),
+    default="langfuse",
+    show_default=True,
+    help="Platform the job reads and writes back to.",
+)
+@click.option("--traces", "traces_path", help="The traces file, for --source jsonl.")
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+def init(path: str, kind: str, traces_path: str | None, force: bool) -> None:
+    """Write a commented starter tracescore.toml."""
+    from tracescore.engine.settings import starter_config
+
+    target = Path(path)
+    if target.exists() and not force:
+        _fail(EXIT_BAD_CONFIG, f"{path} exists; pass --force to overwrite it")
+    target.write_text(starter_config(kind, traces_path), encoding="utf-8")
+    click.echo(f"wrote {path}: set credentials in the environment, then run `tracescore run --config {path}`")

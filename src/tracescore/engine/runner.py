@@ -1,0 +1,233 @@
+"""The scheduled run, the backfill and the gap check: lock, state, windows, engine, run summary.
+
+``run``: window ``[watermark - lookback, now)`` (the first run starts one lookback back), traces already marked are
+skipped, the watermark advances to ``now`` once every trace of the window is written. ``backfill``: ``[from, to)``
+in slices, resumable by slice and by per-trace marks. ``check_gaps``: traces older than the lookback that arrived
+after their window was done (never scored by ``run``) are reported.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from tracescore.engine.core import Engine, JobCounts
+from tracescore.engine.setup import JobSetup
+from tracescore.errors import ConfigError, InputError
+from tracescore.store.db import Store
+from tracescore.store.lock import StoreLock
+from tracescore.store.state import Backfill, JobState, MarkReader, to_text
+
+__all__ = ["GapReport", "Outcome", "backfill_job", "check_gaps", "run_job"]
+
+log = logging.getLogger("tracescore.engine")
+Progress = Callable[[JobCounts], None]
+
+
+@dataclass
+class Outcome:
+    """What a run or backfill did: its summary (stored with the run and logged as one JSON line)."""
+
+    run_id: str
+    status: str
+    summary: dict[str, Any]
+    backfill: Backfill | None = None
+
+    @property
+    def counts_failed(self) -> int:
+        return int(self.summary.get("failed", 0)) + int(self.summary.get("scores_rejected", 0))
+
+
+def run_job(
+    setup: JobSetup,
+    *,
+    now: datetime | None = None,
+    since: datetime | None = None,
+    on_progress: Progress | None = None,
+) -> Outcome:
+    """One scheduled run over ``[watermark - lookback, now - settle)``; LockError when another run holds the store.
+
+    Traces younger than ``settle`` may still be running (no answer yet): they are left for the next run.
+    """
+    until = (now or datetime.now(UTC)).astimezone(UTC) - timedelta(minutes=setup.settle_minutes)
+    lookback = timedelta(minutes=setup.lookback_minutes)
+    with StoreLock(setup.store_path, "tracescore run"), Store(setup.store_path) as store:
+        state = JobState(store)
+        mark = state.watermark(setup.source_key)
+        start = since or ((mark.watermark - lookback) if mark else (until - lookback))
+        if start >= until:
+            raise ConfigError(f"window start {start.isoformat()} is not before its end {until.isoformat()}")
+        run_id = store.start_run("run", source=setup.source_key)
+        scope = run_scope(setup.source_key)
+        low = min(start, mark.low) if mark else start
+
+        def on_window(index: int, window: tuple[datetime, datetime]) -> None:
+            state.advance(setup.source_key, low, window[1], run_id)
+
+        before = to_text(mark.watermark) if mark else None
+        extra = {"window": [to_text(start), to_text(until)], "watermark_before": before}
+        return _execute(setup, store, run_id, "run", [(start, until)], scope, on_window, on_progress, extra)
+
+
+def backfill_job(
+    setup: JobSetup,
+    *,
+    start: datetime | None,
+    stop: datetime | None,
+    resume: bool = False,
+    judge_batch: bool = False,
+    on_progress: Progress | None = None,
+    on_start: Callable[[Backfill, bool], None] | None = None,
+) -> Outcome:
+    """Score ``[start, stop)`` in slices; an unfinished backfill of the same window and setup is resumed.
+
+    With ``judge_batch`` each slice's judge calls go through the Message Batches API before the slice is scored.
+    """
+    if judge_batch and setup.judge is None:
+        raise ConfigError(f"--judge-batch needs the judge, which is off: {setup.judge_off}")
+    with StoreLock(setup.store_path, "tracescore backfill"), Store(setup.store_path) as store:
+        state = JobState(store)
+        if start is None or stop is None:
+            if not resume:
+                raise ConfigError("backfill needs --from and --to (or --resume to continue the last unfinished one)")
+            found = state.latest_unfinished_backfill(setup.source_key)
+            if found is None:
+                raise ConfigError(f"no unfinished backfill of {setup.source_key} to resume; give --from and --to")
+            job, resumed = found, True
+        else:
+            if start >= stop:
+                raise ConfigError(f"--from {start.isoformat()} must be before --to {stop.isoformat()}")
+            job, resumed = state.open_backfill(setup.source_key, setup.fingerprint, start, stop, setup.chunks)
+        if on_start is not None:
+            on_start(job, resumed)
+        run_id = store.start_run("backfill", source=setup.source_key)
+        windows = job.windows()
+
+        def on_window(index: int, window: tuple[datetime, datetime]) -> None:
+            state.backfill_progress(job.id, window[1], "done" if window[1] >= job.stop else "running")
+
+        extra = {
+            "backfill_id": job.id,
+            "window": [to_text(job.start), to_text(job.stop)],
+            "resumed_from": to_text(job.done_until) if resumed else None,
+            "slices_left": len(windows),
+        }
+        before = None
+        marks = MarkReader(store)
+        if judge_batch:
+            assert setup.judge is not None and setup.judge.cache is not None
+            from tracescore.engine.batch import BatchPrefill, window_prefill
+
+            prefill = BatchPrefill(
+                model=setup.judge.model,
+                cache=setup.judge.cache,
+                usage=setup.judge.batch_usage,
+                poll_seconds=setup.batch_poll_seconds,
+            )
+            before = window_prefill(
+                prefill, setup.source.records, setup.adapter, lambda key: marks.marked(job.scope, key) is not None
+            )
+            extra["judge_batch"] = True
+        try:
+            outcome = _execute(
+                setup, store, run_id, "backfill", windows, job.scope, on_window, on_progress, extra, before
+            )
+        finally:
+            marks.close()
+        if judge_batch:
+            report = prefill.report
+            outcome.summary["judge_batches"] = {
+                "batches": report.batches, "submitted": report.submitted, "succeeded": report.succeeded,
+                "failed": report.failed, "already_cached": report.already_cached, "errors": report.errors[:20],
+            }
+        outcome.backfill = state.backfill(job.id)
+        return outcome
+
+
+def run_scope(source_key: str) -> str:
+    return f"run:{source_key}"
+
+
+def _execute(
+    setup: JobSetup,
+    store: Store,
+    run_id: str,
+    command: str,
+    windows: list[tuple[datetime, datetime]],
+    scope: str,
+    on_window: Callable[[int, tuple[datetime, datetime]], None],
+    on_progress: Progress | None,
+    extra: dict[str, Any],
+    before_window: Callable[[datetime, datetime], None] | None = None,
+) -> Outcome:
+    engine = Engine(
+        before_window=before_window,
+        source=setup.source,
+        adapter=setup.adapter,
+        scorers=setup.scorers,
+        store=store,
+        sink=setup.sink,
+        limits=setup.limits,
+        usage=setup.usage,
+        requests=lambda: setup.limiter.count,
+    )
+    summary: dict[str, Any] = {"run_id": run_id, "command": command, "source": setup.source_key} | extra
+    status, error = "done", None
+    try:
+        engine.process(windows, scope=scope, run_id=run_id, on_window=on_window, on_progress=on_progress)
+    except BaseException as exc:
+        status, error = "aborted", str(exc) or type(exc).__name__
+        raise
+    finally:
+        summary |= engine.counts.as_dict() | {"status": status, "error": error}
+        if command == "run":
+            mark = JobState(store).watermark(setup.source_key)
+            summary["watermark"] = to_text(mark.watermark) if mark else None
+        store.finish_run(run_id, summary, status=status)
+        log.info("run summary", extra={"summary": summary})
+    return Outcome(run_id, status, summary)
+
+
+@dataclass
+class GapReport:
+    """Traces older than the lookback that no run scored, in ``window``."""
+
+    window: tuple[datetime, datetime] | None
+    gaps: list[tuple[str, datetime | None]] = field(default_factory=list)
+    checked: int = 0
+    unreadable: list[str] = field(default_factory=list)
+
+
+def check_gaps(setup: JobSetup, *, since: datetime | None = None) -> GapReport:
+    """Read ``[since or low, watermark - lookback)`` again and list the traces ``run`` never marked."""
+    with Store(setup.store_path) as store:
+        mark = JobState(store).watermark(setup.source_key)
+        if mark is None:
+            return GapReport(None)
+        end = mark.watermark - timedelta(minutes=setup.lookback_minutes)
+        start = max(since, mark.low) if since else mark.low
+        report = GapReport((start, end))
+        if start >= end:
+            return report
+        marks = MarkReader(store)
+        scope = run_scope(setup.source_key)
+        try:
+            for record in setup.source.records(start, end):
+                report.checked += 1
+                try:
+                    trace = setup.adapter(record.payload)
+                except InputError as exc:
+                    from tracescore.engine.core import _record_key
+
+                    key = _record_key(record)
+                    if marks.marked(scope, key) is None:
+                        report.unreadable.append(f"{key}: {exc}")
+                    continue
+                if marks.marked(scope, trace.id) is None:
+                    report.gaps.append((trace.id, trace.timestamp))
+        finally:
+            marks.close()
+        return report

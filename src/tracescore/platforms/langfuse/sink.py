@@ -1,0 +1,240 @@
+"""Langfuse sink: each score as its own named Langfuse score on the trace, idempotently, in few requests.
+
+Scores go to ``POST /api/public/scores`` as a JSON list, in batches under the body limit (about 1 MiB), each with a
+deterministic id and the trace's start time as timestamp, so a re-run on any later day overwrites instead of
+duplicating (Langfuse upserts on id + name + calendar date of the timestamp). A 207 answer is read per score: every
+rejection lands in the ``WriteReport`` with its id, name and reason. Failed requests are retried (bounded, honouring
+Retry-After; re-sending the same ids is safe); a batch that still fails is recorded as rejected, never dropped. The
+categorical ``diagnosis`` score references a score config, found or created once per run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tracescore.config import LangfuseSettings
+from tracescore.platforms.langfuse.client import classify_error, describe_error, request_options, retry_policy
+from tracescore.result import TraceResult
+from tracescore.retry import Verdict, call_with_retries
+from tracescore.scorers.diagnosis import CELLS
+from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, batches, records_from_result
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from langfuse.api import LangfuseAPI
+
+__all__ = ["CATEGORICAL_CONFIGS", "LangfuseScoreSink", "score_body"]
+
+#: categorical score names and their categories (a Langfuse score config is created for each, once)
+CATEGORICAL_CONFIGS: dict[str, tuple[str, ...]] = {"diagnosis": CELLS}
+_CONFIG_DESCRIPTION = "tracescore stage contingency cell: which stage (retrieval, grounding, answer) broke"
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_INDEX = re.compile(r"\[(\d+)\]")
+
+
+def score_body(record: ScoreRecord, *, config_id: str | None = None, environment: str | None = None) -> dict[str, Any]:
+    """The JSON object Langfuse expects for one score (camelCase, timezone-aware ISO timestamp)."""
+    body: dict[str, Any] = {
+        "id": record.id,
+        "traceId": record.trace_id,
+        "name": record.name,
+        "value": record.value,
+        "dataType": record.data_type,
+        "timestamp": record.timestamp.isoformat(),
+        "metadata": dict(record.metadata),
+    }
+    if record.comment:
+        body["comment"] = record.comment
+    if config_id:
+        body["configId"] = config_id
+    if environment:
+        body["environment"] = environment
+    return body
+
+
+class LangfuseScoreSink:
+    """Buffers score records of many traces and sends them in as few requests as the body limit allows."""
+
+    def __init__(
+        self,
+        client: LangfuseAPI,
+        settings: LangfuseSettings | None = None,
+        *,
+        report: WriteReport | None = None,
+        extra_metadata: Mapping[str, Any] | None = None,
+        sleep: Callable[[float], None] | None = None,
+    ) -> None:
+        self.client = client
+        self.settings = settings or LangfuseSettings()
+        self.report = report if report is not None else WriteReport()
+        self.extra_metadata = dict(extra_metadata or {})
+        self._buffer: list[ScoreRecord] = []
+        self._buffered_bytes = 2
+        self._config_ids: dict[str, str | None] = {}
+        self._policy = retry_policy(self.settings.max_attempts, self.settings.backoff)
+        self._options = request_options(self.settings.timeout)
+        self._sleep = {"sleep": sleep} if sleep is not None else {}
+
+    # -- public -------------------------------------------------------------------------------------------------
+    def write(self, result: TraceResult) -> None:
+        """Queue the present scores of one result; full batches are sent as they fill."""
+        records, refused = records_from_result(result, extra_metadata=self.extra_metadata)
+        self.report.rejected.extend(refused)
+        for record in records:
+            size = self._size(record)
+            if self._buffer and self._buffered_bytes + size + 1 > self.settings.batch_bytes:
+                self.flush()
+            self._buffer.append(record)
+            self._buffered_bytes += size + 1
+
+    def flush(self) -> None:
+        """Send everything buffered."""
+        pending, self._buffer, self._buffered_bytes = self._buffer, [], 2
+        for batch in batches(pending, max_bytes=self.settings.batch_bytes, size=self._size, report=self.report):
+            self._send(batch)
+
+    def close(self) -> WriteReport:
+        """Flush and return the report for the run summary."""
+        self.flush()
+        return self.report
+
+    # -- internals ----------------------------------------------------------------------------------------------
+    def _body(self, record: ScoreRecord) -> dict[str, Any]:
+        config_id = self._config_id(record.name) if record.data_type == "CATEGORICAL" else None
+        return score_body(record, config_id=config_id, environment=self.settings.score_environment)
+
+    def _size(self, record: ScoreRecord) -> int:
+        # an upper bound of what the SDK sends: ASCII-escaped JSON with spaces, plus room for a config id
+        return len(json.dumps(score_body(record, environment=self.settings.score_environment))) + 64
+
+    def _call(self, fn: Callable[[], Any]) -> Any:
+        def on_retry(attempt: int, verdict: Verdict) -> None:
+            self.report.retried += 1
+
+        def counted() -> Any:
+            self.report.requests += 1
+            return fn()
+
+        return call_with_retries(
+            counted, classify=classify_error, policy=self._policy, on_retry=on_retry, **self._sleep
+        )
+
+    def _send(self, batch: Sequence[ScoreRecord]) -> None:
+        from langfuse.api import CreateScoreRequest
+
+        self.report.batches += 1
+        bodies = [self._body(r) for r in batch]
+        request = [CreateScoreRequest.model_validate(b) for b in bodies]
+        try:
+            response = self._call(
+                lambda: self.client.scores.with_raw_response.create(request=request, request_options=self._options)
+            )
+        except Exception as exc:
+            reason = f"not delivered after {self._policy.max_attempts} attempts: {describe_error(exc)}"
+            for record in batch:
+                self.report.reject(record, reason)
+            return
+        data = response.data
+        if getattr(data, "rejected", None) is not None:  # the 207 shape: {accepted, rejected, errors}
+            self._partial(batch, data)
+        else:
+            self.report.accepted += len(batch)
+
+    def _partial(self, batch: Sequence[ScoreRecord], data: Any) -> None:
+        """A 207: attribute each error to its score by id (or list index) in the message; never drop one."""
+        errors = list(getattr(data, "errors", None) or [])
+        by_id = {r.id: r for r in batch}
+        rejected: set[str] = set()
+        unattributed: list[str] = []
+        for error in errors:
+            message = str(getattr(error, "message", error))
+            extra = error.model_extra if hasattr(error, "model_extra") and error.model_extra else {}
+            record = by_id.get(str(extra.get("id"))) if extra.get("id") else None
+            if record is None:
+                record = next((by_id[m] for m in _UUID.findall(message) if m in by_id), None)
+            if record is None and (match := _INDEX.search(message)) and int(match.group(1)) < len(batch):
+                record = batch[int(match.group(1))]
+            if record is None or record.id in rejected:
+                unattributed.append(message)
+                continue
+            rejected.add(record.id)
+            self.report.reject(record, message)
+        count = int(getattr(data, "rejected", len(errors)) or 0)
+        if unattributed or count > len(rejected):
+            # the server refused more than it named: say so for the whole batch rather than guess
+            names = ", ".join(sorted({r.name for r in batch if r.id not in rejected}))
+            reason = "; ".join(unattributed) or "rejected without a message"
+            self.report.rejected.append(
+                Rejection(
+                    None,
+                    batch[0].trace_id if batch else None,
+                    names or "?",
+                    f"{count - len(rejected)} score(s) of this batch rejected, not named: {reason}",
+                )
+            )
+        self.report.accepted += max(0, len(batch) - max(count, len(rejected)))
+
+    def _config_id(self, name: str) -> str | None:
+        """The id of the categorical score config for ``name``: an existing matching one, else created once."""
+        if name in self._config_ids:
+            return self._config_ids[name]
+        categories = CATEGORICAL_CONFIGS.get(name)
+        if categories is None:
+            self._config_ids[name] = None
+            return None
+        try:
+            config_id = self._find_config(name, categories) or self._create_config(name, categories)
+        except Exception as exc:  # without a config the scores still go out; Langfuse infers the type
+            self.report.notes.append(f"score config {name!r} unavailable: {describe_error(exc)}")
+            config_id = None
+        self._config_ids[name] = config_id
+        return config_id
+
+    def _find_config(self, name: str, categories: Sequence[str]) -> str | None:
+        page = 1
+        while True:
+
+            def list_page(current: int = page) -> Any:
+                return self.client.score_configs.get(page=current, limit=100, request_options=self._options)
+
+            listing = self._call(list_page)
+            for config in listing.data:
+                labels = [c.label for c in (config.categories or [])]
+                if config.name == name and not config.is_archived and str(config.data_type) == "CATEGORICAL":
+                    if set(labels) >= set(categories):
+                        return str(config.id)
+            if page >= (listing.meta.total_pages or 1):
+                return None
+            page += 1
+
+    def _create_config(self, name: str, categories: Sequence[str]) -> str:
+        """Create the config; a retry first looks again, since a timed-out create may have been stored."""
+        from langfuse.api import ConfigCategory, ScoreConfigDataType
+
+        attempts = 0
+
+        def create() -> str:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1:
+                found = self._find_config(name, categories)
+                if found:
+                    return found
+            self.report.requests += 1
+            created = self.client.score_configs.create(
+                name=name,
+                data_type=ScoreConfigDataType.CATEGORICAL,
+                categories=[ConfigCategory(label=label, value=float(i)) for i, label in enumerate(categories)],
+                description=_CONFIG_DESCRIPTION,
+                request_options=self._options,
+            )
+            return str(created.id)
+
+        def on_retry(attempt: int, verdict: Verdict) -> None:
+            self.report.retried += 1
+
+        return call_with_retries(create, classify=classify_error, policy=self._policy, on_retry=on_retry, **self._sleep)

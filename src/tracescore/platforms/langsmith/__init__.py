@@ -1,0 +1,1 @@
+"""LangSmith: source (root runs with children), adapter, feedback sink, job wiring."""

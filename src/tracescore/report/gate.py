@@ -1,0 +1,348 @@
+"""The CI gate: each stage checked on its own, never an average, against thresholds and the baseline runs.
+
+Rules, each reported separately: per-score thresholds (``min``/``max`` on the run's mean); no regression of a
+score's mean outside the noise band of the baseline runs (their min–max spread, plus an optional tolerance); no
+case whose stage passed in every baseline run may fail it now; no cited URL fabricated (always) or unread
+(configurable: when allowed, unread citations fail no rule). Thresholds come from ``--min``/``--max`` or the
+``[gate]`` table of ``tracescore.toml``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from tracescore.config import load_config
+from tracescore.errors import ConfigError, InputError
+from tracescore.report.summary import Summary, field_value, stage_verdicts
+
+__all__ = [
+    "HIGHER_IS_BETTER",
+    "LOWER_IS_BETTER",
+    "Band",
+    "CaseFailure",
+    "GateCheck",
+    "GateConfig",
+    "GateResult",
+    "direction",
+    "load_gate_config",
+    "parse_limit",
+    "run_gate",
+]
+
+HIGHER_IS_BETTER = (
+    "retrieval.recall_at_",
+    "retrieval.retrieved_any",
+    "grounding.rate",
+    "citation.coverage",
+    "citation.support_rate",
+    "answer.correct",
+    "answer.token_f1",
+    "answer.exact_match",
+)
+LOWER_IS_BETTER = (
+    "retrieval.first_hit_rank",
+    "grounding.hallucination_rate",
+    "grounding.unverified_quotes",
+    "citation.unfetched_rate",
+    "citation.drift_rate",
+    "surface.contradiction_ratio",
+)
+_EPS = 1e-9
+Rule = Literal["threshold", "regression", "newly_failing", "fabricated", "unread"]
+Status = Literal["pass", "fail", "warn"]
+
+
+def direction(name: str) -> int:
+    """+1 when a higher mean is better, -1 when lower is better, 0 when unknown (no regression check)."""
+    if any(name == p or (p.endswith("_") and name.startswith(p)) for p in HIGHER_IS_BETTER):
+        return 1
+    return -1 if name in LOWER_IS_BETTER else 0
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """What the gate enforces. ``minimums``/``maximums`` map score names to limits on the run's mean."""
+
+    minimums: Mapping[str, float] = field(default_factory=dict)
+    maximums: Mapping[str, float] = field(default_factory=dict)
+    allow_unread: bool = False
+    tolerance: float = 0.0
+    case_key: str = "trace_id"
+
+    def merged(
+        self,
+        minimums: Mapping[str, float] | None = None,
+        maximums: Mapping[str, float] | None = None,
+        **changes: Any,
+    ) -> GateConfig:
+        """This config with command-line limits laid over it (the command line wins per score)."""
+        return replace(
+            self,
+            minimums={**self.minimums, **(minimums or {})},
+            maximums={**self.maximums, **(maximums or {})},
+            **{k: v for k, v in changes.items() if v is not None},
+        )
+
+
+def parse_limit(text: str) -> tuple[str, float]:
+    """``retrieval.recall_at_5=0.9`` → (name, value); the message names the bad text and the expected form."""
+    name, sep, raw = text.partition("=")
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not sep or not name.strip() or math.isnan(value):
+        raise ConfigError(f"bad limit {text!r}; expected NAME=NUMBER, e.g. retrieval.recall_at_5=0.9")
+    return name.strip(), value
+
+
+def load_gate_config(path: str | Path) -> GateConfig:
+    """The ``[gate]`` section of a ``tracescore.toml`` (validated by ``config.GateSettings``); none means no limits."""
+    settings = load_config(path).section("gate")
+    return GateConfig(
+        minimums=dict(settings.min),
+        maximums=dict(settings.max),
+        allow_unread=settings.allow_unread,
+        tolerance=settings.tolerance,
+        case_key=settings.case_key,
+    )
+
+
+@dataclass(frozen=True)
+class Band:
+    """The spread of one score's mean over the baseline runs."""
+
+    low: float
+    high: float
+    runs: int
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+
+@dataclass(frozen=True)
+class CaseFailure:
+    """A case that broke a rule: its key, the trace that shows it, the stage, and what was seen."""
+
+    case: str
+    trace_id: str
+    stage: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """One rule applied to one stage or score: its verdict, what was observed and the limit it was held to."""
+
+    rule: Rule
+    subject: str
+    status: Status
+    message: str
+    observed: float | None = None
+    limit: str = ""
+    band: Band | None = None
+    cases: tuple[CaseFailure, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "fail"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """All checks of one gate run; ``passed`` when none failed."""
+
+    checks: tuple[GateCheck, ...]
+    traces: int
+    unreadable: int
+    baseline_runs: int
+    source: str = ""
+    baselines: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return not any(c.failed for c in self.checks)
+
+    @property
+    def failures(self) -> list[GateCheck]:
+        return [c for c in self.checks if c.failed]
+
+
+@dataclass
+class _Run:
+    """What the gate needs from one run: its Summary and, per case, the stage verdicts and the trace id."""
+
+    summary: Summary = field(default_factory=Summary)
+    cases: dict[str, tuple[str, dict[str, bool | None]]] = field(default_factory=dict)
+    unreadable: dict[str, tuple[str, str]] = field(default_factory=dict)
+    fabricated: list[CaseFailure] = field(default_factory=list)
+    unread: list[CaseFailure] = field(default_factory=list)
+
+
+def _fold(results: Iterable[Mapping[str, Any]], case_key: str, allow_unread: bool) -> _Run:
+    run = _Run()
+    for result in results:
+        run.summary.add(result)
+        tid = str(result.get("trace_id"))
+        case = field_value(result, case_key) or tid
+        scores = result.get("scores") or {}
+        if result.get("errors") and not scores and not result.get("missing"):
+            run.unreadable[case] = (tid, "; ".join(map(str, result["errors"]))[:200])
+            continue
+        run.cases[case] = (tid, stage_verdicts(result, unread_fails=not allow_unread))
+        fabricated = scores.get("citation.fabricated_count")
+        if isinstance(fabricated, int | float) and fabricated > 0:
+            run.fabricated.append(CaseFailure(case, tid, "citations", f"{fabricated:g} fabricated cited URL(s)"))
+        unread = scores.get("citation.unfetched_rate")
+        if isinstance(unread, int | float) and unread > 0:
+            run.unread.append(CaseFailure(case, tid, "citations", f"{unread:.0%} of cited URLs never fetched"))
+    return run
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _threshold(name: str, limit: float, sign: int, summary: Summary) -> GateCheck:
+    op = "≥" if sign > 0 else "≤"
+    stat = summary.stats.get(name)
+    mean = stat.mean if stat else None
+    if mean is None:
+        why = "never scored" if stat is None else f"absent in all {stat.absent_count} traces"
+        if stat and stat.absent:
+            why += f" (top reason: {max(stat.absent.items(), key=lambda p: p[1])[0]})"
+        return GateCheck("threshold", name, "fail", f"{name} has no value to check: {why}", None, f"{op} {limit:g}")
+    ok = mean >= limit - _EPS if sign > 0 else mean <= limit + _EPS
+    absent = f" ({stat.absent_count} absent)" if stat and stat.absent_count else ""
+    message = f"{name} = {_fmt(mean)} over {stat.present if stat else 0} traces{absent}, needs {op} {limit:g}"
+    return GateCheck("threshold", name, "pass" if ok else "fail", message, mean, f"{op} {limit:g}")
+
+
+def _regressions(
+    current: Summary, baselines: Sequence[Summary], tolerance: float, skip: frozenset[str] = frozenset()
+) -> list[GateCheck]:
+    checks: list[GateCheck] = []
+    names = sorted(({n for b in baselines for n in b.stats} & set(current.stats)) - skip)
+    for name in names:
+        sign = direction(name)
+        means = [m for b in baselines if (s := b.stats.get(name)) and (m := s.mean) is not None]
+        mean = current.stats[name].mean
+        if not sign or not means or mean is None:
+            continue
+        band = Band(min(means), max(means), len(means))
+        if sign > 0:
+            floor = band.low - tolerance
+            ok, limit = mean >= floor - _EPS, f"≥ {_fmt(floor)}"
+        else:
+            ceiling = band.high + tolerance
+            ok, limit = mean <= ceiling + _EPS, f"≤ {_fmt(ceiling)}"
+        where = f"band {_fmt(band.low)}–{_fmt(band.high)} over {band.runs} baseline run(s), {band.width * 100:.1f} pts"
+        verb = "inside or better than" if ok else "outside"
+        message = f"{name} = {_fmt(mean)}, {verb} the {where}"
+        checks.append(GateCheck("regression", name, "pass" if ok else "fail", message, mean, limit, band))
+    return checks
+
+
+def _stable_passes(baselines: Sequence[_Run]) -> dict[tuple[str, str], int]:
+    """(case, stage) pairs that passed in every baseline run that decided them: how many runs saw them pass."""
+    seen: dict[tuple[str, str], int] = {}
+    broken: set[tuple[str, str]] = set()
+    for run in baselines:
+        for case, (_, verdicts) in run.cases.items():
+            for stage, verdict in verdicts.items():
+                if verdict is None:
+                    continue
+                if verdict:
+                    seen[(case, stage)] = seen.get((case, stage), 0) + 1
+                else:
+                    broken.add((case, stage))
+    return {k: n for k, n in seen.items() if k not in broken}
+
+
+def _newly_failing(current: _Run, baselines: Sequence[_Run]) -> GateCheck:
+    stable = _stable_passes(baselines)
+    stable_cases = {case for case, _ in stable}
+    cases: list[CaseFailure] = []
+    for case, (tid, verdicts) in current.cases.items():
+        for stage, verdict in verdicts.items():
+            if verdict is False and (case, stage) in stable:
+                cases.append(CaseFailure(case, tid, stage, f"passed in {stable[(case, stage)]} baseline run(s)"))
+    for case, (tid, reason) in current.unreadable.items():
+        if case in stable_cases:
+            cases.append(CaseFailure(case, tid, "unreadable", reason))
+    n = len({c.case for c in cases})
+    if cases:
+        message = f"{n} case(s) that passed in the baseline fail now ({len(cases)} stage failure(s))"
+    else:
+        message = f"no case that passed in the baseline fails now ({len(stable_cases)} baseline-passing case(s))"
+    status: Status = "fail" if cases else "pass"
+    return GateCheck("newly_failing", "cases", status, message, float(n), "= 0", None, tuple(cases))
+
+
+def run_gate(
+    current: Iterable[Mapping[str, Any]],
+    baselines: Sequence[Iterable[Mapping[str, Any]]] = (),
+    config: GateConfig | None = None,
+    *,
+    source: str = "",
+    baseline_names: Sequence[str] = (),
+) -> GateResult:
+    """Check the current run's result lines against the config and the baseline runs' result lines."""
+    config = config or GateConfig()
+    now = _fold(current, config.case_key, config.allow_unread)
+    before = [_fold(b, config.case_key, config.allow_unread) for b in baselines]
+    for i, run in enumerate(before):
+        if not run.summary.traces:
+            name = baseline_names[i] if i < len(baseline_names) else f"#{i + 1}"
+            raise InputError(f"baseline {name} holds no scored result; check the file or the run id")
+    checks: list[GateCheck] = []
+    checks += [_threshold(n, v, +1, now.summary) for n, v in sorted(config.minimums.items())]
+    checks += [_threshold(n, v, -1, now.summary) for n, v in sorted(config.maximums.items())]
+    if before:
+        skip = frozenset({"citation.unfetched_rate"} if config.allow_unread else ())
+        checks += _regressions(now.summary, [b.summary for b in before], config.tolerance, skip)
+        checks.append(_newly_failing(now, before))
+    fabricated = tuple(now.fabricated)
+    checks.append(
+        GateCheck(
+            "fabricated",
+            "citation.fabricated_count",
+            "fail" if fabricated else "pass",
+            f"{len(fabricated)} trace(s) cite URLs never seen in any search hit or fetch"
+            if fabricated
+            else "no fabricated cited URL",
+            float(len(fabricated)),
+            "= 0",
+            None,
+            fabricated,
+        )
+    )
+    unread = tuple(now.unread)
+    status: Status = "pass" if not unread else ("warn" if config.allow_unread else "fail")
+    checks.append(
+        GateCheck(
+            "unread",
+            "citation.unfetched_rate",
+            status,
+            f"{len(unread)} trace(s) cite URLs the agent never fetched" + (" (allowed)" if config.allow_unread else "")
+            if unread
+            else "every cited URL was fetched",
+            float(len(unread)),
+            "allowed" if config.allow_unread else "= 0",
+            None,
+            unread,
+        )
+    )
+    return GateResult(
+        tuple(checks),
+        traces=now.summary.traces,
+        unreadable=now.summary.failed,
+        baseline_runs=len(before),
+        source=source,
+        baselines=tuple(baseline_names),
+    )

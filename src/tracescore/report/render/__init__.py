@@ -1,0 +1,10 @@
+"""Renderers of reports and gate results: terminal (rich), Markdown, self-contained HTML, JUnit XML."""
+
+from __future__ import annotations
+
+from tracescore.report.render.html import render_html
+from tracescore.report.render.junit import render_junit
+from tracescore.report.render.markdown import render_gate_markdown, render_markdown
+from tracescore.report.render.terminal import render_report_terminal
+
+__all__ = ["render_gate_markdown", "render_html", "render_junit", "render_markdown", "render_report_terminal"]

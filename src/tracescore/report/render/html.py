@@ -1,0 +1,98 @@
+"""A self-contained HTML report (inline CSS and SVG, no script, no external resource): opens with no network."""
+
+from __future__ import annotations
+
+from html import escape
+
+from tracescore.report.render.svg import bar_chart, line_chart
+from tracescore.report.summary import STAGES, Report, work_queue
+from tracescore.scorers.diagnosis import CELLS
+
+__all__ = ["render_html"]
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:980px;color:#222}
+h1{font-size:22px}h2{font-size:17px;margin-top:28px}table{border-collapse:collapse;margin:8px 0}
+td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,th:first-child{text-align:left}
+td.ids{text-align:left;font-family:ui-monospace,monospace;font-size:12px;max-width:560px}
+.muted{color:#666}svg.chart{display:block;margin:8px 0;background:#fafafa;border:1px solid #eee}
+li{margin:4px 0}code{font-size:12px}
+"""
+
+
+def _rate(passed: int, decided: int) -> str:
+    return f"{passed / decided:.0%} <span class=muted>({passed}/{decided})</span>" if decided else "—"
+
+
+def render_html(report: Report) -> str:
+    """The report as one HTML page: stage rates per group and over time as SVG, cells with ids, the work queue."""
+    overall = report.overall
+    columns = report.columns()
+    names = [n for n, _ in columns]
+    title = "tracescore report" + (f" — {report.source}" if report.source else "")
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+        f'<p class="muted">{overall.traces} traces scored, {overall.failed} unreadable, {overall.diagnosed} with a'
+        " stage cell" + (f"; grouped by <code>{escape(report.group_by)}</code>" if report.group_by else "") + ".</p>",
+    ]
+    bars = {(n, st): s.stages[st].rate for n, s in columns for st in STAGES}
+    out += ["<h2>Stage pass rates per group</h2>", bar_chart("chart-groups", STAGES, names, bars)]
+    granularity, buckets = report.timeline()
+    labels = [b for b, _ in buckets]
+    points = {(st, b): counts[st].rate for b, counts in buckets for st in STAGES}
+    out.append(f"<h2>Stage pass rates over time (per {granularity})</h2>")
+    if labels:
+        out.append(line_chart("chart-time", labels, STAGES, points))
+    else:
+        out.append('<p class="muted">No timestamps in these results.</p>')
+
+    out += ["<h2>Stage contingency</h2>", '<table id="cells"><tr><th>cell</th>']
+    out += [f"<th>{escape(n)}</th>" for n in names] + ["<th>trace ids</th></tr>"]
+    for cell in CELLS:
+        if not any(s.cells.get(cell) for _, s in columns):
+            continue
+        counts = "".join(f"<td>{len(s.cells.get(cell, []))}</td>" for _, s in columns)
+        ids = ", ".join(escape(i) for i in overall.cells.get(cell, []))
+        out.append(f'<tr data-cell="{escape(cell)}"><td>{escape(cell)}</td>{counts}<td class="ids">{ids}</td></tr>')
+    undiagnosed = "".join(f"<td>{sum(s.undiagnosed.values())}</td>" for _, s in columns)
+    reasons = "; ".join(f"{n} × {escape(r)}" for r, n in sorted(overall.undiagnosed.items(), key=lambda p: -p[1]))
+    out.append(f'<tr data-cell="none"><td>no cell</td>{undiagnosed}<td class="ids">{reasons}</td></tr></table>')
+
+    out += ['<h2>Stage pass rates</h2><table id="stages"><tr><th>stage</th>']
+    out += [f"<th>{escape(n)}</th>" for n in names] + ["</tr>"]
+    for st in STAGES:
+        row = "".join(f"<td>{_rate(s.stages[st].passed, s.stages[st].decided)}</td>" for _, s in columns)
+        out.append(f"<tr><td>{st}</td>{row}</tr>")
+    out.append("</table>")
+    if overall.judge.any:
+        j = overall.judge
+        out.append(
+            f"<p>Judge: {j.calls} calls, {j.input_tokens:,} input + {j.output_tokens:,} output tokens,"
+            f" ≈ ${j.cost_usd:.4f}.</p>"
+        )
+
+    out.append('<h2>Work queue</h2><ul id="queue">')
+    queue = work_queue(overall)
+    if not queue:
+        out.append("<li>Nothing to fix: no trace in a failing cell.</li>")
+    for item in queue:
+        ids = ", ".join(f"<code>{escape(i)}</code>" for i in item.trace_ids)
+        out.append(
+            f'<li data-key="{escape(item.key)}"><b>{len(item.trace_ids)} {escape(item.title)}</b> —'
+            f" {escape(item.advice)}: {ids}</li>"
+        )
+    out.append("</ul>")
+
+    out.append('<h2>Scores</h2><table id="scores"><tr><th>score</th><th>present</th><th>mean / share true</th>')
+    out.append("<th>absent</th></tr>")
+    for name, stat in sorted(overall.stats.items()):
+        mean = "—" if stat.mean is None else f"{stat.mean:.3f}"
+        out.append(
+            f"<tr><td>{escape(name)}</td><td>{stat.present}</td><td>{mean}</td><td>{stat.absent_count}</td></tr>"
+        )
+    out.append("</table></body></html>")
+    return "\n".join(out) + "\n"

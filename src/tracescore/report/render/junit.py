@@ -1,0 +1,44 @@
+"""JUnit XML of a gate result: one test case per rule and stage, so CI shows each stage's verdict on its own."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from tracescore.report.gate import GateResult
+
+__all__ = ["render_junit"]
+
+
+def render_junit(result: GateResult) -> str:
+    """The gate's checks as a JUnit ``testsuites`` document (failures carry the rule, stage and cases)."""
+    failures = sum(1 for c in result.checks if c.failed)
+    skipped = sum(1 for c in result.checks if c.status == "warn")
+    root = ET.Element("testsuites", name="tracescore", tests=str(len(result.checks)), failures=str(failures))
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name="tracescore.gate",
+        tests=str(len(result.checks)),
+        failures=str(failures),
+        errors="0",
+        skipped=str(skipped),
+    )
+    for check in result.checks:
+        case = ET.SubElement(
+            suite, "testcase", classname=f"tracescore.gate.{check.rule}", name=f"{check.subject} {check.limit}".strip()
+        )
+        body = "\n".join(
+            f"{c.case}\tstage={c.stage}\ttrace={c.trace_id}" + (f"\t{c.detail}" if c.detail else "")
+            for c in check.cases
+        )
+        if check.failed:
+            failure = ET.SubElement(case, "failure", message=check.message, type=check.rule)
+            failure.text = body or check.message
+        elif check.status == "warn":
+            ET.SubElement(case, "skipped", message=check.message)
+            if body:
+                ET.SubElement(case, "system-out").text = body
+        else:
+            ET.SubElement(case, "system-out").text = check.message
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,158 @@
+"""Markdown for a PR comment or ``$GITHUB_STEP_SUMMARY``: the report, and the one-screen gate summary."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tracescore.report.gate import GateCheck, GateResult
+from tracescore.report.summary import STAGES, Report, Summary, work_queue
+from tracescore.scorers.diagnosis import CELLS
+
+__all__ = ["render_gate_markdown", "render_markdown"]
+
+MAX_IDS = 12  # trace ids listed per cell or queue item before "… and N more"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _ids(ids: Sequence[str], limit: int = MAX_IDS) -> str:
+    shown = ", ".join(f"`{i}`" for i in ids[:limit])
+    return shown + (f" … and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def _rate(passed: int, decided: int) -> str:
+    return f"{passed / decided:.0%} ({passed}/{decided})" if decided else "—"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "r") -> list[str]:
+    out = ["| " + " | ".join(map(_cell, header)) + " |"]
+    out.append("| --- | " + " | ".join(("---:" if align == "r" else "---") for _ in header[1:]) + " |")
+    out += ["| " + " | ".join(map(_cell, row)) + " |" for row in rows]
+    return out
+
+
+def _used_cells(columns: Sequence[tuple[str, Summary]]) -> list[str]:
+    return [c for c in CELLS if any(s.cells.get(c) for _, s in columns)]
+
+
+def render_markdown(report: Report) -> str:
+    """The report as Markdown: contingency cells with ids, stage rates, judge cost and the work queue."""
+    overall = report.overall
+    columns = report.columns()
+    names = [name for name, _ in columns]
+    lines = [f"## tracescore report{f' — {report.source}' if report.source else ''}", ""]
+    lines.append(
+        f"{overall.traces} traces scored, {overall.failed} unreadable, {overall.diagnosed} with a stage cell"
+        + (f"; grouped by `{report.group_by}`" if report.group_by else "")
+        + "."
+    )
+    lines += ["", "### Stage contingency", ""]
+    lines += _table(
+        ["cell", *names],
+        [[c, *(str(len(s.cells.get(c, []))) for _, s in columns)] for c in _used_cells(columns)]
+        + [["no cell", *(str(sum(s.undiagnosed.values())) for _, s in columns)]],
+    )
+    lines += ["", "### Stage pass rates", ""]
+    rates = [[st, *(_rate(s.stages[st].passed, s.stages[st].decided) for _, s in columns)] for st in STAGES]
+    lines += _table(["stage", *names], rates)
+    if overall.judge.any:
+        j = overall.judge
+        lines += [
+            "",
+            f"Judge: {j.calls} calls, {j.input_tokens:,} input + {j.output_tokens:,} output tokens,"
+            f" ≈ ${j.cost_usd:.4f}.",
+        ]
+    lines += ["", "### Work queue", ""]
+    queue = work_queue(overall)
+    if not queue:
+        lines.append("Nothing to fix: no trace in a failing cell.")
+    for item in queue:
+        lines.append(f"- **{len(item.trace_ids)} {item.title}** — {item.advice}: {_ids(item.trace_ids)}")
+    lines += ["", "### Traces per cell", ""]
+    for cell in _used_cells([("all", overall)]):
+        lines.append(f"- `{cell}` ({len(overall.cells[cell])}): {_ids(overall.cells[cell], limit=10**9)}")
+    if overall.undiagnosed:
+        reasons = "; ".join(f"{n} × {r}" for r, n in sorted(overall.undiagnosed.items(), key=lambda p: -p[1]))
+        lines.append(f"- no cell ({sum(overall.undiagnosed.values())}): {reasons}")
+    lines += ["", "### Scores", ""]
+    lines += _table(
+        ["score", "present", "mean / share true", "absent"],
+        [
+            [n, str(st.present), "—" if st.mean is None else f"{st.mean:.3f}", str(st.absent_count)]
+            for n, st in sorted(overall.stats.items())
+        ],
+    )
+    if overall.errors:
+        lines += ["", f"{len(overall.errors)} error(s); first: {_cell(overall.errors[0])}"]
+    return "\n".join(lines) + "\n"
+
+
+_RULE_TITLES = {
+    "threshold": "threshold",
+    "regression": "no regression (noise band)",
+    "newly_failing": "no newly failing case",
+    "fabricated": "no fabricated citation",
+    "unread": "no unread citation",
+}
+_ICON = {"pass": "✅", "fail": "❌", "warn": "⚠️"}
+
+
+def _check_cases(check: GateCheck, limit: int) -> list[str]:
+    out = [
+        f"  - `{c.case}` — stage **{c.stage}**"
+        + (f" (trace `{c.trace_id}`)" if c.trace_id != c.case else "")
+        + (f": {c.detail}" if c.detail else "")
+        for c in check.cases[:limit]
+    ]
+    if len(check.cases) > limit:
+        out.append(f"  - … and {len(check.cases) - limit} more (see the JUnit report)")
+    return out
+
+
+def render_gate_markdown(result: GateResult, *, max_cases: int = 8) -> str:
+    """A one-screen Markdown summary: verdict, one row per rule and stage, the cases that broke each failed rule."""
+    failures = result.failures
+    verdict = "passed" if result.passed else f"failed — {len(failures)} of {len(result.checks)} checks"
+    lines = [f"## {'✅' if result.passed else '❌'} tracescore gate {verdict}", ""]
+    lines.append(
+        f"{result.traces} traces"
+        + (f" in {result.source}" if result.source else "")
+        + (f", {result.unreadable} unreadable" if result.unreadable else "")
+        + f"; {result.baseline_runs} baseline run(s)."
+    )
+    banded = [(c.subject, c.band) for c in result.checks if c.band is not None]
+    if banded:
+        runs = max(b.runs for _, b in banded)
+        if runs < 2:
+            lines.append("Noise band: one baseline run, so zero width; repeat --baseline to measure the spread.")
+        else:
+            spread = sorted(((n, b) for n, b in banded if b.width > 0), key=lambda p: -p[1].width)
+            shown = "; ".join(f"{n} {b.low:.3f}–{b.high:.3f} ({b.width * 100:.1f} pts)" for n, b in spread[:6])
+            more = f"; {len(spread) - 6} more with narrower bands" if len(spread) > 6 else ""
+            flat = len(banded) - len(spread)
+            lines.append(
+                f"Noise band from {runs} baseline runs: {shown or 'no spread'}{more}"
+                + (f"; {flat} score(s) identical in every baseline run." if flat and spread else ".")
+            )
+    lines += [""]
+    ordered = sorted(result.checks, key=lambda c: (not c.failed, c.status != "warn"))
+    rows = [
+        [
+            f"{_ICON[c.status]} {_RULE_TITLES[c.rule]}",
+            c.subject,
+            "—" if c.observed is None else f"{c.observed:.3f}".rstrip("0").rstrip("."),
+            c.limit + (f" (band {c.band.low:.3f}–{c.band.high:.3f}, {c.band.width * 100:.1f} pts)" if c.band else ""),
+        ]
+        for c in ordered
+        if c.status != "pass" or c.rule != "regression"
+    ]
+    lines += _table(["rule", "stage / score", "observed", "limit"], rows, align="l")
+    quiet = sum(1 for c in result.checks if c.rule == "regression" and c.status == "pass")
+    if quiet:
+        lines.append(f"\n{quiet} score(s) inside their noise band (not listed).")
+    for check in failures + [c for c in result.checks if c.status == "warn"]:
+        lines += ["", f"**{_RULE_TITLES[check.rule]} — {check.subject}**: {check.message}"]
+        lines += _check_cases(check, max_cases)
+    return "\n".join(lines) + "\n"

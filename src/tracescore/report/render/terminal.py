@@ -1,0 +1,89 @@
+"""The report in the terminal (rich): cells side by side per group, stage pass rates, the work queue with ids."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from tracescore.report.summary import STAGES, Report, work_queue
+from tracescore.scorers.diagnosis import CELLS
+
+__all__ = ["render_report_terminal"]
+
+MAX_IDS = 12  # ids shown per work-queue item
+MAX_CELL_IDS = 200  # ids shown per cell
+
+
+def _ids(ids: tuple[str, ...] | list[str], limit: int = MAX_IDS) -> str:
+    return ", ".join(ids[:limit]) + (f" … and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def render_report_terminal(report: Report, console: Console) -> None:
+    """Contingency cells and stage pass rates with one column per group, then judge cost and the work queue."""
+    overall = report.overall
+    columns = report.columns()
+    title = f"Stage contingency ({overall.traces} traces scored, {overall.failed} unreadable)"
+    if report.group_by:
+        title += f" by {report.group_by}"
+    console.print(Text(title, style="bold"), highlight=False)
+    cells = Table()
+    cells.add_column("cell", no_wrap=True)
+    for name, _ in columns:
+        cells.add_column(name, justify="right", no_wrap=True)
+    for cell in CELLS:
+        if any(s.cells.get(cell) for _, s in columns):
+            cells.add_row(cell, *(str(len(s.cells.get(cell, []))) for _, s in columns))
+    cells.add_row("no cell", *(str(sum(s.undiagnosed.values())) for _, s in columns))
+    console.print(cells)
+
+    console.print(Text("Stage pass rates (passed / decided; undecided traces not counted)", style="bold"))
+    rates = Table()
+    rates.add_column("stage", no_wrap=True)
+    for name, _ in columns:
+        rates.add_column(name, justify="right", no_wrap=True)
+    for stage in STAGES:
+        row = []
+        for _, s in columns:
+            c = s.stages[stage]
+            row.append(f"{c.rate:.0%} ({c.passed}/{c.decided})" if c.rate is not None else "—")
+        rates.add_row(stage, *row)
+    console.print(rates)
+
+    console.print(Text("Scores (mean over present values; absent ones counted, never as 0)", style="bold"))
+    stats = Table()
+    stats.add_column("score", no_wrap=True, min_width=28)
+    for column in ("present", "mean / share true", "absent"):
+        stats.add_column(column, justify="right", no_wrap=True)
+    for name in sorted(overall.stats):
+        st = overall.stats[name]
+        stats.add_row(name, str(st.present), "—" if st.mean is None else f"{st.mean:.3f}", str(st.absent_count))
+    console.print(stats)
+
+    if overall.judge.any:
+        j = overall.judge
+        console.print(
+            f"judge: {j.calls} calls, {j.input_tokens:,} input + {j.output_tokens:,} output tokens,"
+            f" ≈ ${j.cost_usd:.4f}",
+            highlight=False,
+        )
+    console.print(Text("Traces per cell", style="bold"))
+    for cell in CELLS:
+        if overall.cells.get(cell):
+            ids = overall.cells[cell]
+            console.print(f"  {cell} ({len(ids)}): {_ids(ids, limit=MAX_CELL_IDS)}", highlight=False, soft_wrap=True)
+    console.print(Text("Work queue", style="bold"))
+    queue = work_queue(overall)
+    if not queue:
+        console.print("  nothing to fix: no trace in a failing cell")
+    for item in queue:
+        console.print(
+            Text.assemble(
+                (f"  {len(item.trace_ids)} {item.title}", "bold"), f" — {item.advice}: ", _ids(item.trace_ids)
+            ),
+            highlight=False,
+        )
+    for message in overall.errors[:10]:
+        console.print(Text.assemble(("error ", "red"), message), highlight=False)
+    if len(overall.errors) > 10:
+        console.print(f"… and {len(overall.errors) - 10} more errors", highlight=False)

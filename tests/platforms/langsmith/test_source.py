@@ -1,0 +1,138 @@
+"""LangSmith source through the real SDK: window, paging (never a page over 100), selected fields, examples per page,
+repeated pages, resumed listings, per-trace failures, and the errors a user sees."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from tests.fakes.base import Fault
+from tests.fakes.langsmith import FakeLangSmith
+from tests.fakes.langsmith_runs import load_samples, run_tree, seed
+from tracescore.adapters import get_adapter
+from tracescore.engine.pipeline import RunCounts, score_records
+from tracescore.errors import ConfigError, SourceError
+from tracescore.platforms.langsmith.source import CHILD_FIELDS, ROOT_FIELDS, LangSmithSource, make_client
+from tracescore.scorers import default_scorers
+
+START = datetime(2026, 11, 1, tzinfo=UTC)
+END = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLangSmith]:
+    with FakeLangSmith(page_size=7) as fake:
+        yield fake
+
+
+def _source(server: FakeLangSmith, **kwargs: object) -> LangSmithSource:
+    client = make_client(api_key="k", endpoint=server.url, timeout_ms=2000, backoff=0.01)
+    return LangSmithSource(client, project="search-agent", **kwargs)  # type: ignore[arg-type]
+
+
+def _root_ids(records: object) -> list[str]:
+    return [r.payload["id"] for r in records]  # type: ignore[attr-defined]
+
+
+def test_window_paging_and_selected_fields(server: FakeLangSmith) -> None:
+    samples = load_samples()
+    project_id = seed(server, samples)
+    times = sorted(datetime.fromisoformat(s["timestamp"]) for s in samples)
+    start, end = times[5], times[30]  # [start, end): samples 5..29
+    want = {run_tree(s, project_id)[0][0]["id"] for s in samples
+            if start <= datetime.fromisoformat(s["timestamp"]) < end}
+
+    got = _root_ids(_source(server, page_size=10).records(start, end))
+    assert len(got) == len(set(got)) == 25 and set(got) == want
+
+    queries = [r.json() for r in server.requests_to("/runs/query", "POST")]
+    assert all(q.get("limit") is None or q["limit"] <= 100 for q in queries)
+    roots = [q for q in queries if q.get("is_root") is True]
+    children = [q for q in queries if q.get("trace")]
+    assert len(roots) == 4  # 25 roots in pages of 7 (the server's page size)
+    assert all(q["session"] == [project_id] for q in queries)  # project_id passed: no name lookup per query
+    assert roots[0]["select"] == list(ROOT_FIELDS)
+    assert roots[0]["filter"] == f'lt(start_time, "{end:%Y-%m-%dT%H:%M:%S}Z")'
+    assert roots[0]["start_time"].startswith(start.strftime("%Y-%m-%dT%H:%M:%S"))
+    assert sorted(q["trace"] for q in children) == sorted(want)  # one children query per trace
+    assert all(q["select"] == list(CHILD_FIELDS) and q["is_root"] is False for q in children)
+    assert len(server.requests_to("/sessions", "GET")) == 1  # the project is looked up once
+
+
+def test_examples_are_read_once_per_page_of_roots(server: FakeLangSmith) -> None:
+    seed(server, load_samples(), experiment=True)
+    records = list(_source(server, page_size=10).records(START, END))
+    assert len(records) == 38 and all(r.payload["example"] for r in records)
+    assert len(server.requests_to("/examples", "GET")) == 4  # ceil(38 / 10)
+    assert all(r.payload["example"]["id"] == r.payload["root"]["reference_example_id"] for r in records)
+
+
+def test_repeated_pages_and_a_cut_root_page_neither_lose_nor_repeat_traces(server: FakeLangSmith) -> None:
+    project_id = seed(server, load_samples())
+    server.repeat_pages = 3
+    # a page of roots (up to 100) is listed before any children: 6 pages of 7 + 3 repeats; the 9th comes back cut
+    server.faults.add("/runs/query", *[Fault()] * 8, Fault.truncated())
+    got = _root_ids(_source(server).records(START, END))
+    assert server.faults.pending() == 0
+    assert sorted(got) == sorted(run_tree(s, project_id)[0][0]["id"] for s in load_samples())
+    resumed = [q for q in (r.json() for r in server.requests_to("/runs/query")) if q.get("is_root")
+               and q.get("filter", "").startswith("lte(")]
+    assert resumed  # the listing went on below the last start time seen
+
+
+def test_a_trace_whose_children_cannot_be_read_is_reported_and_the_batch_goes_on(server: FakeLangSmith) -> None:
+    seed(server, load_samples(5))
+    server.faults.add("/runs/query", Fault(), *[Fault.truncated()] * 3)  # root page, then the 1st trace's children
+    counts = RunCounts()
+    results = list(score_records(_source(server).records(START, END), get_adapter("langsmith"), default_scorers(),
+                                 counts))
+    assert (counts.seen, counts.scored, counts.failed) == (5, 4, 1)
+    failed = next(r for r in results if r.errors)
+    assert failed.trace_id and "cannot read the child runs of trace" in failed.errors[0]
+
+
+def test_user_errors_name_the_value_and_the_fix(server: FakeLangSmith, monkeypatch: pytest.MonkeyPatch) -> None:
+    seed(server, load_samples(2))
+    client = make_client(api_key="k", endpoint=server.url, timeout_ms=2000)
+    with pytest.raises(SourceError, match="LangSmith project 'nope' not found; check the name"):
+        list(LangSmithSource(client, project="nope").records(START, END))
+    with pytest.raises(ConfigError, match="has no timezone"):
+        list(_source(server).records(datetime(2026, 11, 1), END))  # noqa: DTZ001 - the point of the test
+    with pytest.raises(ConfigError, match="empty window"):
+        list(_source(server).records(END, END - timedelta(days=1)))
+    with pytest.raises(ConfigError, match="page size 500 is out of range; LangSmith accepts 1..100"):
+        _source(server, page_size=500)
+    monkeypatch.delenv("LANGSMITH_API_KEY", raising=False)
+    monkeypatch.delenv("LANGCHAIN_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match="LANGSMITH_API_KEY is not set"):
+        make_client(endpoint=server.url)
+
+
+def test_scoring_a_jsonl_file_never_imports_langsmith() -> None:
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from tracescore.cli import main\n"
+        "r = CliRunner().invoke(main, ['score', 'cookbook/data/traces.jsonl', '--store', ':memory:', '-q'])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "print('langsmith' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_a_429_is_retried_after_the_wait_the_server_asked_for(server: FakeLangSmith) -> None:
+    import time
+
+    seed(server, load_samples(1))
+    server.faults.add("/runs/query", Fault.rate_limited(retry_after=1))
+    began = time.monotonic()
+    records = list(_source(server).records(START, END))
+    waited = time.monotonic() - began
+    assert len(records) == 1 and records[0].payload["error"] is None
+    assert len(server.requests_to("/runs/query")) == 3  # the 429, its retry, the children
+    assert waited >= 0.95  # Retry-After: 1 was honoured (a lower bound, not a speed check)
