@@ -5,7 +5,7 @@ window (default 1,000 traces of 12 observations, ~10 scores each):
 
 - naive: one paged list call for the traces (root observations at the default page size), one observations read
   per trace, one score write per score — the shape of the usual cookbook code;
-- tracescore: ``score_langfuse_window`` — one paged scan at 1000 rows per page with only the needed field groups,
+- tracescore: the ``langfuse`` platform (source + batch sink, as ``score --source langfuse``) — one paged scan
   scores batched under the 1 MiB body limit.
 
 Run: ``PYTHONPATH=. python benchmarks/langfuse_requests.py [--traces 1000] [--observations 12]``.
@@ -24,10 +24,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.fakes.langfuse import FakeLangfuse, env_for  # noqa: E402
 from tests.fakes.langfuse_data import make_trace  # noqa: E402
 from tracescore.config import Config  # noqa: E402
-from tracescore.engine.pipeline import score_trace  # noqa: E402
+from tracescore.engine.pipeline import score_records, score_trace  # noqa: E402
+from tracescore.engine.setup import build_platform  # noqa: E402
+from tracescore.limits import RateLimiter  # noqa: E402
 from tracescore.platforms.langfuse.adapter import trace_from_observations  # noqa: E402
 from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client  # noqa: E402
-from tracescore.platforms.langfuse.run import LangfuseRun, score_langfuse_window  # noqa: E402
 from tracescore.platforms.langfuse.source import LangfuseWindow  # noqa: E402
 from tracescore.scorers import default_scorers  # noqa: E402
 from tracescore.sinks.records import records_from_result  # noqa: E402
@@ -45,11 +46,27 @@ def _fake(traces: int, observations: int) -> FakeLangfuse:
 
 def run_tracescore(fake: FakeLangfuse, window: LangfuseWindow) -> tuple[int, int]:
     """Traces scored and scores written by tracescore."""
-    run = LangfuseRun()
-    with make_client(LangfuseCredentials.from_env(env_for(fake)), timeout=30) as client:
-        traces = sum(1 for _ in score_langfuse_window(client, window, default_scorers(), config=Config({}), run=run))
-    assert run.write is not None and not run.write.rejected, run.write
-    return traces, run.write.accepted
+    import os
+    from contextlib import ExitStack
+
+    os.environ.update({k: v for k, v in env_for(fake).items() if v is not None})
+    traces = accepted = 0
+    with ExitStack() as resources:
+        parts = build_platform(Config({}), RateLimiter(None), resources, kind="langfuse")
+        assert parts.sink is not None
+        batch = []
+        for result in score_records(parts.source.records(window.start, window.end), parts.adapter, default_scorers()):
+            traces += 1
+            batch.append(result)
+            if len(batch) == 50:
+                report = parts.sink.write(batch)
+                assert not report.rejected, report
+                accepted += report.accepted
+                batch = []
+        if batch:
+            report = parts.sink.write(batch)
+            accepted += report.accepted
+    return traces, accepted
 
 
 def run_naive(fake: FakeLangfuse, window: LangfuseWindow) -> tuple[int, int]:

@@ -31,11 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.fakes.langsmith import FakeLangSmith  # noqa: E402
 from tests.fakes.langsmith_runs import load_samples, seed  # noqa: E402
-from tracescore.adapters import get_adapter  # noqa: E402
 from tracescore.engine.pipeline import RunCounts, score_records, score_trace  # noqa: E402
 from tracescore.platforms.langsmith.adapter import trace_from_langsmith  # noqa: E402
 from tracescore.platforms.langsmith.sink import CATEGORICAL_CONFIGS, LangSmithSink, _score_value, feedback_comment  # noqa: E402
 from tracescore.platforms.langsmith.source import LangSmithSource, make_client  # noqa: E402
+from tracescore.platforms.registry import get_adapter  # noqa: E402
 from tracescore.scorers import default_scorers  # noqa: E402
 from tracescore.sinks.records import records_from_result as records_of  # noqa: E402
 

@@ -87,8 +87,8 @@ def write_file(path: Path, n: int, seed: int = 1) -> int:
 
 
 def _score_in_process(path: Path, workdir: Path) -> float:
-    from tracescore.adapters import get_adapter
     from tracescore.engine.pipeline import RunCounts, score_records
+    from tracescore.platforms.registry import get_adapter
     from tracescore.scorers import default_scorers
     from tracescore.sinks import JsonlSink
     from tracescore.sources.jsonl import read_jsonl

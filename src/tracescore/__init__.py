@@ -3,6 +3,7 @@ answer), written back as named scores to Langfuse and LangSmith."""
 
 from __future__ import annotations
 
+from tracescore.api import report, score_traces, to_pandas
 from tracescore.engine.pipeline import RunCounts, score_records, score_trace
 from tracescore.errors import (
     AdapterError,
@@ -47,8 +48,11 @@ __all__ = [
     "citation_scorer",
     "default_scorers",
     "diagnose",
+    "report",
     "retrieval_scorer",
     "score",
     "score_records",
     "score_trace",
+    "score_traces",
+    "to_pandas",
 ]

@@ -1,58 +1,143 @@
-"""``tracescore.toml``: the mapping of native records to traces and per-platform settings, validated up front.
+"""``tracescore.toml``, declared in one place: every section's schema, read the same way by every command.
 
-Sections are pydantic models registered in ``SECTIONS`` (``[mapping]``, ``[langfuse]``, …); a platform adds its own
-section with ``register_section``. A wrong key or value fails with the file, the dotted key and what is allowed.
+The core sections are declared here (``[source]``, ``[job]``, ``[scoring]``, ``[judge]``, ``[mapping]``, ``[gate]``);
+each platform declares its own (``[langfuse]``, ``[langsmith]``, …) in its folder and the registry hands them over.
+Nothing registers itself on import. A wrong section, key or value fails with the file, the dotted key and what is
+allowed. Credentials never live in the file: the platform clients read them from the environment.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 import tomllib
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator
 
 from tracescore.adapters.fields import MappingConfig
+from tracescore.catalog import CATALOG
 from tracescore.errors import ConfigError
+from tracescore.judge.anthropic import DEFAULT_MODEL
+from tracescore.judge.rubrics import load_rubric
+from tracescore.platforms import registry
+from tracescore.platforms.langfuse.settings import LangfuseSettings
+from tracescore.platforms.langsmith.settings import LangSmithSettings
 
 __all__ = [
+    "CORE_SECTIONS",
     "DEFAULT_CONFIG_FILE",
-    "SECTIONS",
     "Config",
     "GateSettings",
+    "JobSettings",
+    "JudgeSettings",
     "LangSmithSettings",
     "LangfuseSettings",
+    "ScoringSettings",
+    "SourceSettings",
+    "fingerprint",
     "load_config",
-    "register_section",
+    "parse_duration",
+    "parse_sections",
+    "schema",
+    "starter_config",
 ]
 
 DEFAULT_CONFIG_FILE = "tracescore.toml"
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-class LangfuseSettings(BaseModel):
-    """``[langfuse]``: what to read and how to write back. Credentials never live here: only in the environment."""
+def parse_duration(text: str) -> timedelta:
+    """``"90s"``, ``"15m"``, ``"2h"``, ``"7d"`` → timedelta; anything else is a ValueError saying what is allowed."""
+    match = _DURATION.match(text)
+    if not match:
+        raise ValueError(f"expected a duration such as '90s', '15m', '2h' or '7d', got {text!r}")
+    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+
+
+class SourceSettings(BaseModel):
+    """``[source]``: where the traces come from (scores are written back to the same platform)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    environment: list[str] = Field(default_factory=list, description="only traces from these environments")
-    trace_name: str | None = Field(default=None, description="only traces with this name")
-    tags: list[str] = Field(default_factory=list, description="only traces carrying all of these tags")
-    trace_overhang: float = Field(
-        default=600.0, ge=0, le=86_400, description="seconds a trace may run past --to and still be read whole"
+    kind: str = Field(default="jsonl", description="platform to read: " + ", ".join(repr(n) for n in registry.names()))
+    path: str | None = Field(default=None, description="the traces file, for kind = 'jsonl'")
+    project: str | None = Field(default=None, description="the LangSmith project name, for kind = 'langsmith'")
+
+    @field_validator("kind")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in registry.platforms():
+            raise ValueError("expected one of " + ", ".join(repr(n) for n in registry.names()))
+        return value
+
+
+class JobSettings(BaseModel):
+    """``[job]``: the scheduled run and the backfill: store, lookback, concurrency, write-back."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    store: str = Field(default="tracescore.db", description="local SQLite store: results, watermarks, lock beside it")
+    lookback: str = Field(default="15m", description="re-read this far behind the watermark for late-arriving traces")
+    settle: str = Field(default="1m", description="leave traces younger than this for the next run (still running)")
+    judge_concurrency: int = Field(default=8, ge=1, le=256, description="traces scored at once (judge calls in flight)")
+    requests_per_minute: float | None = Field(
+        default=None, gt=0, description="platform request rate (reads + writes); Langfuse Hobby allows 30/min"
     )
-    page_size: int = Field(default=1000, ge=1, le=1000, description="observations per page (Langfuse max 1000)")
-    batch_bytes: int = Field(
-        default=900_000, ge=10_000, le=1_000_000, description="max body size of one POST /api/public/scores"
+    write_batch: int = Field(default=50, ge=1, le=1000, description="traces per write to the platform")
+    queue_size: int = Field(default=64, ge=1, le=10_000, description="bound of each queue between the stages")
+    backfill_chunks: int = Field(
+        default=48, ge=1, le=10_000, description="a backfill window is done (and resumed) in this many slices"
     )
-    timeout: float = Field(default=30.0, gt=0, description="seconds per HTTP request")
-    max_attempts: int = Field(default=5, ge=1, le=20, description="attempts per request (429/5xx/timeouts)")
-    backoff: float = Field(
-        default=0.5, ge=0, le=60, description="first wait in seconds between attempts when no Retry-After (doubles)"
+    write_back: bool = Field(default=True, description="write scores to the source platform (false: local store only)")
+    batch_poll_seconds: float = Field(
+        default=30.0, gt=0, le=3600, description="backfill --judge-batch: seconds between polls of a message batch"
     )
-    experiment_labels: bool = Field(
-        default=True, description="take labels of experiment traces from their dataset item's expected output"
+
+    @field_validator("lookback", "settle")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        parse_duration(value)
+        return value
+
+    @property
+    def lookback_delta(self) -> timedelta:
+        return parse_duration(self.lookback)
+
+    @property
+    def settle_delta(self) -> timedelta:
+        return parse_duration(self.settle)
+
+
+class ScoringSettings(BaseModel):
+    """``[scoring]``: parameters of the deterministic scorers (part of score names and of the backfill identity)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    k: int = Field(default=5, ge=1, description="cut-off of retrieval.recall_at_{k}; part of the score name")
+    final_answer_prefix: str = Field(
+        default="FINAL ANSWER:", description="score only the text after this marker when present ('' to disable)"
     )
-    score_environment: str | None = Field(default=None, description="environment stamped on written scores")
+    judge: bool = Field(default=True, description="run the judged stages when ANTHROPIC_API_KEY is set")
+    judge_model: str = Field(default=DEFAULT_MODEL, description="Anthropic model of the judge")
+    max_cost: float | None = Field(
+        default=None, ge=0, description="USD: stop judging once the judge's estimated spend of a run reaches this"
+    )
+
+
+class JudgeSettings(BaseModel):
+    """``[judge]``: the judge's model and rubric; part of the scoring identity (a change starts a new backfill)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str | None = Field(
+        default=None, description="Anthropic model of the judge (overrides [scoring] judge_model)"
+    )
+    rubric: str = Field(default="grounding", min_length=1, description="rubric file (scorers/<rubric>.toml)")
 
 
 class GateSettings(BaseModel):
@@ -73,33 +158,22 @@ class GateSettings(BaseModel):
     )
 
 
-class LangSmithSettings(BaseModel):
-    """``[langsmith]``: paging, timeouts and feedback options. Credentials only from LANGSMITH_API_KEY/_ENDPOINT."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    page_size: int = Field(
-        default=100, ge=1, le=100, description="root runs per batch: one reference-example read per batch (max 100)"
-    )
-    timeout: float = Field(default=30.0, gt=0, description="seconds per HTTP request")
-    retries: int = Field(default=4, ge=0, le=10, description="retries per request (429 + Retry-After, 5xx, timeouts)")
-    extend_trace_retention: bool = Field(
-        default=False, description="upgrade scored traces to extended (400-day, billed) retention when writing feedback"
-    )
-    feedback_source_type: str = Field(default="api", pattern="^(api|model)$", description="feedback source: api|model")
-
-
-SECTIONS: dict[str, type[BaseModel]] = {
+CORE_SECTIONS: dict[str, type[BaseModel]] = {
+    "source": SourceSettings,
+    "job": JobSettings,
+    "scoring": ScoringSettings,
+    "judge": JudgeSettings,
     "mapping": MappingConfig,
-    "langfuse": LangfuseSettings,
-    "langsmith": LangSmithSettings,
     "gate": GateSettings,
 }
 
 
-def register_section(name: str, model: type[BaseModel]) -> None:
-    """Make ``[name]`` a known section of ``tracescore.toml``, validated by ``model``."""
-    SECTIONS[name] = model
+def schema() -> dict[str, type[BaseModel]]:
+    """Every known section: the core ones, then each registered platform's."""
+    sections = dict(CORE_SECTIONS)
+    for platform in registry.platforms().values():
+        sections.update(platform.sections)
+    return sections
 
 
 class Config:
@@ -112,9 +186,10 @@ class Config:
     def section(self, name: str) -> Any:
         """The validated model of ``[name]`` (its defaults when the file has no such section)."""
         if name not in self._sections:
-            if name not in SECTIONS:
+            known = schema()
+            if name not in known:
                 raise ConfigError(f"unknown config section {name!r}; expected one of {_known()}")
-            self._sections[name] = SECTIONS[name]()
+            self._sections[name] = known[name]()
         return self._sections[name]
 
     @property
@@ -129,9 +204,14 @@ class Config:
     def langsmith(self) -> LangSmithSettings:
         return self.section("langsmith")  # type: ignore[no-any-return]
 
+    @property
+    def judge_model(self) -> str:
+        """The judge's model: ``[judge] model`` when set, else ``[scoring] judge_model``."""
+        return self.section("judge").model or self.section("scoring").judge_model  # type: ignore[no-any-return]
+
 
 def _known() -> str:
-    return ", ".join(f"[{n}]" for n in sorted(SECTIONS))
+    return ", ".join(f"[{n}]" for n in sorted(schema()))
 
 
 def load_config(path: str | Path | None = None) -> Config:
@@ -156,9 +236,10 @@ def load_config(path: str | Path | None = None) -> Config:
 
 def parse_sections(data: dict[str, Any], *, source: str = DEFAULT_CONFIG_FILE) -> dict[str, BaseModel]:
     """Validate a decoded TOML document section by section."""
+    known = schema()
     sections: dict[str, BaseModel] = {}
     for name, body in data.items():
-        model = SECTIONS.get(name)
+        model = known.get(name)
         if model is None:
             raise ConfigError(f"{source}: unknown section [{name}]; expected one of {_known()}")
         if not isinstance(body, dict):
@@ -178,4 +259,59 @@ def _describe(exc: ValidationError, section: str, model: type[BaseModel], source
         return f"{source}: unknown key {key!r}; allowed keys in [{section}]: {allowed}"
     field = model.model_fields.get(str(err["loc"][0])) if err["loc"] else None
     what = f" ({field.description})" if field is not None and field.description else ""
-    return f"{source}: bad value for {key!r}: {err['msg']}, got {err.get('input')!r}{what}"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return f"{source}: bad value for {key!r}: {msg}, got {err.get('input')!r}{what}"
+
+
+def fingerprint(config: Config) -> str:
+    """What makes two scorings the same: scoring parameters, scorer versions from the catalog, the judge's model and
+    rubric version (a change means a new backfill)."""
+    judge: JudgeSettings = config.section("judge")
+    parts: dict[str, Any] = {
+        "scoring": config.section("scoring").model_dump(exclude={"max_cost"}),
+        "versions": sorted({e.version for e in CATALOG if not e.judged}),
+        "judge": {"model": config.judge_model, "rubric": judge.rubric, "version": load_rubric(judge.rubric).version},
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def starter_config(kind: str = "langfuse", path: str | None = None) -> str:
+    """A commented ``tracescore.toml``: the chosen source set, every other key shown with its default."""
+    lines = [
+        "# tracescore.toml: read by every command (`score`, `run`, `backfill`, `gate`) or given with --config.",
+        "# Credentials come only from the environment (LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY / LANGFUSE_HOST,",
+        "# LANGSMITH_API_KEY / LANGSMITH_ENDPOINT, ANTHROPIC_API_KEY), never from this file.",
+        "# Uncomment a key to change it; a wrong key or value stops the run with the key and what is allowed.",
+        "",
+        "[source]",
+        f"kind = {json.dumps(kind)}",
+    ]
+    if kind == "jsonl":
+        lines.append(f"path = {json.dumps(path or 'traces.jsonl')}")
+    for name, model in (("source", SourceSettings), ("job", JobSettings), ("scoring", ScoringSettings)):
+        if name != "source":
+            lines += ["", f"[{name}]"]
+        for key, info in model.model_fields.items():
+            if name == "source" and (key == "kind" or (key == "path" and kind == "jsonl")):
+                continue
+            lines.append(f"# {info.description}")
+            lines.append(f"# {key} = {_toml(info.default)}")
+    for name, section in sorted(schema().items()):
+        if name in ("source", "job", "scoring", "mapping"):
+            continue
+        lines += ["", f"# [{name}]"]
+        for key, info in section.model_fields.items():
+            default = info.get_default(call_default_factory=True)
+            lines.append(f"# {key} = {_toml(default)}" + (f"  # {info.description}" if info.description else ""))
+    lines += ["", "# [mapping]: how native records become traces; see the README for every key and its default."]
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: Any) -> str:
+    if value is None:
+        return "(unset)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    return json.dumps(value)

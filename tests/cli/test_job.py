@@ -13,8 +13,7 @@ from click.testing import CliRunner
 from tests.engine.helpers import write_traces
 from tests.fakes.anthropic import FakeAnthropic
 from tracescore.cli import main
-from tracescore.config import LangfuseSettings, load_config
-from tracescore.engine.settings import JobSettings, ScoringSettings
+from tracescore.config import JobSettings, LangfuseSettings, ScoringSettings, load_config
 from tracescore.store.db import Store
 from tracescore.store.lock import StoreLock
 

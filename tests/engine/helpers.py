@@ -80,10 +80,10 @@ def make_setup(
     write_batch: int = 10,
 ):  # type: ignore[no-untyped-def]
     """A ``JobSetup`` over a real JSONL source, the real adapter and scorers, and ``sink``."""
-    from tracescore.adapters import get_adapter
     from tracescore.engine.core import Limits
     from tracescore.engine.setup import JobSetup
     from tracescore.limits import RateLimiter
+    from tracescore.platforms.registry import get_adapter
     from tracescore.scorers import default_scorers
 
     return JobSetup(

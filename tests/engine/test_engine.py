@@ -120,7 +120,7 @@ def test_rate_limiter_spaces_requests_and_counts_them() -> None:
 
 
 def test_an_adapter_bug_on_one_record_is_reported_on_it_and_the_batch_goes_on(tmp_path: Path) -> None:
-    from tracescore.adapters import get_adapter
+    from tracescore.platforms.registry import get_adapter
 
     traces = tmp_path / "t.jsonl"
     write_traces(traces, T0, 10)

@@ -244,11 +244,11 @@ def test_config_and_limit_errors_name_the_value_and_the_fix(tmp_path: Path) -> N
     result = CliRunner().invoke(main, ["gate", "x.jsonl", "--min", "recall=high"])
     assert result.exit_code == 2 and "bad limit 'recall=high'" in result.output
     missing = CliRunner().invoke(main, ["gate", str(tmp_path / "none.jsonl")])
-    assert missing.exit_code == 1 and "no result file" in missing.output
+    assert missing.exit_code == 6 and "no result file" in missing.output
     empty = write(tmp_path / "empty.jsonl", [])
     now = write(tmp_path / "now.jsonl", clean_run("now"))
     no_baseline = CliRunner().invoke(main, ["gate", str(now), "--baseline", str(empty)])
-    assert no_baseline.exit_code == 1
+    assert no_baseline.exit_code == 6  # could not run ≠ a rule failed (1)
     assert f"baseline {empty} holds no scored result; check the file or the run id" in no_baseline.output
 
 

@@ -223,16 +223,16 @@ def test_stored_run_reports_like_the_result_file(tmp_path: Path) -> None:
 
 def test_bad_specs_name_the_fix(tmp_path: Path) -> None:
     missing = _run("report", str(tmp_path / "nope.jsonl"))
-    assert missing.exit_code == 1 and "give a results JSONL file (from --out) or run:latest" in missing.output
+    assert missing.exit_code == 6 and "give a results JSONL file (from --out) or run:latest" in missing.output
     no_store = _run("report", "run:latest", "--store", str(tmp_path / "none.db"))
-    assert no_store.exit_code == 1 and "pass --store PATH" in no_store.output
+    assert no_store.exit_code == 6 and "pass --store PATH" in no_store.output
     _run("score", str(SAMPLES), "--store", str(tmp_path / "a.db"), "-q")
     too_far = _run("report", "run:latest~3", "--store", str(tmp_path / "a.db"))
-    assert too_far.exit_code == 1 and "holds only 1 finished run(s)" in too_far.output
+    assert too_far.exit_code == 6 and "holds only 1 finished run(s)" in too_far.output
     a_store = _run("report", str(tmp_path / "a.db"))
-    assert a_store.exit_code == 1 and "is a store, not a result file; use run:latest --store" in a_store.output
+    assert a_store.exit_code == 6 and "is a store, not a result file; use run:latest --store" in a_store.output
     unknown = _run("report", "run:zzz", "--store", str(tmp_path / "a.db"))
-    assert unknown.exit_code == 1 and "'run:zzz' matches no finished run" in unknown.output
+    assert unknown.exit_code == 6 and "'run:zzz' matches no finished run" in unknown.output
 
 
 def test_stage_verdicts_follow_the_cell_then_the_scores() -> None:

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from tests.fakes.anthropic import FakeAnthropic, overloaded, rate_limited, server_error
-from tracescore.adapters import get_adapter
 from tracescore.engine.pipeline import RunCounts, score_records
 from tracescore.judge.anthropic import AnthropicJudge
+from tracescore.platforms.registry import get_adapter
 from tracescore.scorers import default_scorers
 from tracescore.scorers.grounding import JUDGED_SCORES, grounding_scorer
 from tracescore.sources.jsonl import read_jsonl

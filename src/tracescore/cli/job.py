@@ -1,41 +1,38 @@
 """``tracescore run``, ``backfill`` and ``init``: the production job, thin over ``tracescore.engine``.
 
-Exit status (for cron and Kubernetes CronJobs): 0 done; 1 done, but some traces could not be read or some scores
-were rejected (reported, never retried silently); 2 bad option or config; 3 another run holds the lock; 4 the run
-stopped on a source, sink or store error (the watermark stays where everything below it is written); 5 gaps found.
-The last line on stderr says why in one line; the run summary is one JSON line on stdout.
+Exit status: the table in ``cli/exits.py`` (the same for every command). The last line on stderr says why in one
+line; the run summary is one JSON line on stdout.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
+from tracescore.cli.exits import EXIT_ABORTED, EXIT_GAPS, EXIT_INPUT, EXIT_LOCKED, EXIT_USAGE, fail
+from tracescore.config import load_config, starter_config
+from tracescore.engine.batch import BATCH_DISCOUNT
+from tracescore.engine.estimate import dry_run as estimate_dry_run
+from tracescore.engine.runner import backfill_job, run_job
+from tracescore.engine.runner import check_gaps as find_gaps
+from tracescore.engine.setup import JobSetup, build_setup
 from tracescore.errors import ConfigError, LockError, TracescoreError
+from tracescore.platforms import registry
+from tracescore.store.db import Store
+from tracescore.store.state import Backfill, JobState, MarkReader
 
-__all__ = [
-    "EXIT_ABORTED",
-    "EXIT_BAD_CONFIG",
-    "EXIT_GAPS",
-    "EXIT_LOCKED",
-    "EXIT_TRACE_FAILURES",
-    "backfill",
-    "init",
-    "run",
-]
+__all__ = ["backfill", "init", "run"]
 
-EXIT_TRACE_FAILURES = 1
-EXIT_BAD_CONFIG = 2
-EXIT_LOCKED = 3
-EXIT_ABORTED = 4
-EXIT_GAPS = 5
+EXIT_TRACE_FAILURES = EXIT_INPUT
+EXIT_BAD_CONFIG = EXIT_USAGE
 
 
 class _When(click.ParamType):  # type: ignore[type-arg,unused-ignore]
@@ -62,15 +59,10 @@ _config_option = click.option(
 )
 
 
-def _fail(code: int, message: str) -> NoReturn:
-    click.echo(f"tracescore: {message}", err=True)
-    sys.exit(code)
+_fail = fail
 
 
-def _setup(config_path: str | None) -> Any:
-    from tracescore.config import load_config
-    from tracescore.engine.setup import build_setup
-
+def _setup(config_path: str | None) -> JobSetup:
     try:
         setup = build_setup(load_config(config_path))
     except ConfigError as exc:
@@ -101,9 +93,6 @@ def _finish(outcome: Any) -> None:
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet: bool) -> None:
     """Score traces newer than the stored watermark minus the lookback, write back, advance the watermark."""
-    from tracescore.engine.runner import check_gaps as find_gaps
-    from tracescore.engine.runner import run_job
-
     setup = _setup(config_path)
     if check_gaps:
         try:
@@ -136,6 +125,14 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
         return
     with _exits("run stopped"):
         outcome = run_job(setup, since=since)
+    if not outcome.summary.get("seen"):
+        window = outcome.summary.get("window") or ["?", "?"]
+        click.echo(
+            f"tracescore: the window {window[0]} .. {window[1]} of {setup.source_key} held 0 traces; nothing scored."
+            " To score older traces: `tracescore run --since 2026-11-01T00:00Z` (once) or"
+            " `tracescore backfill --from … --to …`",
+            err=True,
+        )
     _finish(outcome)
 
 
@@ -170,8 +167,6 @@ def backfill(
     quiet: bool,
 ) -> None:
     """Re-score history in [--from, --to): progress, judge cost and ETA; a killed backfill resumes where it stopped."""
-    from tracescore.engine.runner import backfill_job
-
     setup = _setup(config_path)
     if dry_run:
         _dry_run(setup, start, stop, judge_batch)
@@ -190,24 +185,19 @@ def backfill(
     _finish(outcome)
 
 
-def _dry_run(setup: Any, start: datetime | None, stop: datetime | None, judge_batch: bool) -> None:
-    from tracescore.engine.estimate import dry_run
-    from tracescore.store.state import Backfill
-
+def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, judge_batch: bool) -> None:
     if start is None or stop is None or start >= stop:
         _fail(EXIT_BAD_CONFIG, "--dry-run needs --from and --to, with --from before --to")
     assert start is not None and stop is not None
     windows = Backfill("", setup.source_key, "", start, stop, setup.chunks, start, "").windows()
     try:
         done = _done_lookup(setup, start, stop)
-        estimate = dry_run(
+        estimate = estimate_dry_run(
             setup.source, setup.adapter, windows, window=(start, stop), done=done, model=setup.judge_model
         )
     except TracescoreError as exc:
         _fail(EXIT_ABORTED, f"dry run stopped: {exc}")
     if judge_batch and estimate.cost_usd is not None:
-        from tracescore.engine.batch import BATCH_DISCOUNT
-
         estimate.cost_usd *= BATCH_DISCOUNT
     _emit(estimate.as_dict() | {"source": setup.source_key, "judge_off": setup.judge_off, "judge_batch": judge_batch})
     cost = "unknown (no judge price table)" if estimate.cost_usd is None else f"~${estimate.cost_usd:.2f}"
@@ -220,24 +210,16 @@ def _dry_run(setup: Any, start: datetime | None, stop: datetime | None, judge_ba
     )
 
 
-def _done_lookup(setup: Any, start: datetime, stop: datetime) -> Any:
+def _done_lookup(setup: JobSetup, start: datetime, stop: datetime) -> Any:
     """``trace_id → already done?`` for an unfinished backfill of exactly this window (None when there is none)."""
     if not Path(setup.store_path).exists():
         return None
-    from tracescore.store.db import Store
-    from tracescore.store.state import JobState, MarkReader, to_text
-
     store = Store(setup.store_path)
-    rows = store.query(
-        "SELECT id FROM backfills WHERE source_key = ? AND fingerprint = ? AND start = ? AND stop = ?",
-        (setup.source_key, setup.fingerprint, to_text(start), to_text(stop)),
-    )
-    if not rows:
+    job = JobState(store).backfill_of(setup.source_key, setup.fingerprint, start, stop)
+    if job is None:
         store.close()
         return None
-    job = JobState(store).backfill(str(rows[0][0]))
     marks = MarkReader(store)
-    assert job is not None
     return lambda trace_id: marks.marked(job.scope, trace_id) is not None
 
 
@@ -245,9 +227,6 @@ class _Bar:
     """The backfill progress bar on stderr: slices done, traces, traces/s, judge cost so far, ETA."""
 
     def __init__(self, quiet: bool) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
         self.progress = Progress(
             TextColumn("backfill"),
             BarColumn(bar_width=24),
@@ -303,7 +282,7 @@ class _Bar:
 @click.option(
     "--source",
     "kind",
-    type=click.Choice(["langfuse", "langsmith", "jsonl"]),
+    type=click.Choice(registry.names()),
     default="langfuse",
     show_default=True,
     help="Platform the job reads and writes back to.",
@@ -312,8 +291,6 @@ class _Bar:
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def init(path: str, kind: str, traces_path: str | None, force: bool) -> None:
     """Write a commented starter tracescore.toml."""
-    from tracescore.engine.settings import starter_config
-
     target = Path(path)
     if target.exists() and not force:
         _fail(EXIT_BAD_CONFIG, f"{path} exists; pass --force to overwrite it")

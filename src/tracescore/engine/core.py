@@ -16,11 +16,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from tracescore.adapters import Adapter
 from tracescore.engine.pipeline import score_trace
 from tracescore.errors import InputError, SinkError, SourceError, TracescoreError
+from tracescore.platforms.base import BatchSink
 from tracescore.result import TraceResult
 from tracescore.scorers import Scorer
 from tracescore.sinks.records import WriteReport
@@ -36,10 +37,7 @@ Window = tuple[datetime, datetime]
 _FAILURES_KEPT = 50
 
 
-class Sink(Protocol):
-    """A platform sink: writes the present scores of a batch of results idempotently (deterministic ids)."""
-
-    def write(self, results: Sequence[TraceResult]) -> WriteReport: ...
+Sink = BatchSink
 
 
 UsageMeter = Callable[[], Mapping[str, Any]]

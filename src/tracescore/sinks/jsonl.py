@@ -1,8 +1,9 @@
-"""Result lines to a JSONL file (``--out``), one JSON object per trace in the documented result format."""
+"""Result lines to a JSONL file or stdout (``--out``, ``-``), one JSON object per trace in the result format."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import IO
 
@@ -17,6 +18,10 @@ class JsonlSink:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._tmp: Path | None = None
+        if str(path) == "-":  # stdout: streamed as it comes
+            self._fh = sys.stdout
+            return
         self._tmp = self.path.with_name(self.path.name + ".partial")
         try:
             self._fh: IO[str] = open(self._tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
@@ -27,5 +32,8 @@ class JsonlSink:
         self._fh.write(json.dumps(result.to_json(), ensure_ascii=False, default=str) + "\n")
 
     def close(self) -> None:
+        if self._tmp is None:
+            self._fh.flush()
+            return
         self._fh.close()
         self._tmp.replace(self.path)

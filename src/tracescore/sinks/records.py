@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from tracescore.catalog import entry
 from tracescore.result import TraceResult
-from tracescore.scorers import answer, citations, diagnosis, retrieval
 from tracescore.scores import Score
 
 __all__ = [
@@ -35,12 +35,6 @@ __all__ = [
 DataType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL"]
 SCORE_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://tracescore.dev/score-id")
 COMMENT_LIMIT = 2000
-_VERSIONS_BY_PREFIX: dict[str, str] = {
-    "retrieval.": retrieval.SCORER_VERSION,
-    "citation.": citations.SCORER_VERSION,
-    "answer.": answer.SCORER_VERSION,
-    "diagnosis": diagnosis.SCORER_VERSION,
-}
 _META_KEYS = ("scorer_version", "rubric_version", "judge_model", "k", "agreement")
 
 
@@ -50,15 +44,14 @@ def score_id(platform_trace_id: str, name: str, version: str) -> str:
 
 
 def scorer_version(score: Score) -> str:
-    """The version that changes a score's meaning: its rubric version, else its scorer version, else ``"1"``."""
+    """The version that changes a score's meaning: its rubric version, else its scorer version, else the catalog's
+    version of its name, else ``"1"`` (a score outside the catalog)."""
     for key in ("rubric_version", "scorer_version"):
         value = score.metadata.get(key)
         if value:
             return str(value)
-    for prefix, version in _VERSIONS_BY_PREFIX.items():
-        if score.name.startswith(prefix):
-            return version
-    return "1"
+    known = entry(score.name)
+    return known.version if known is not None else "1"
 
 
 @dataclass(frozen=True)
@@ -88,12 +81,17 @@ class ScoreRecord:
         }
 
 
-def _typed(value: float | bool | str) -> tuple[float | str, DataType]:
-    if isinstance(value, bool):
-        return (1.0 if value else 0.0), "BOOLEAN"
-    if isinstance(value, str):
-        return value, "CATEGORICAL"
-    return float(value), "NUMERIC"
+def _typed(name: str, value: float | bool | str) -> tuple[float | str, DataType]:
+    """The value as the platforms store it, typed by the catalog (by the value for a name outside it)."""
+    known = entry(name)
+    kind: DataType = known.kind if known is not None else (
+        "BOOLEAN" if isinstance(value, bool) else "CATEGORICAL" if isinstance(value, str) else "NUMERIC"
+    )
+    if kind == "CATEGORICAL":
+        return str(value), kind
+    if kind == "BOOLEAN":
+        return (1.0 if value else 0.0), kind
+    return float(value), kind
 
 
 def _utc(moment: datetime) -> datetime:
@@ -146,7 +144,7 @@ def records_from_result(
     for s in present:
         assert s.value is not None
         version = scorer_version(s)
-        value, data_type = _typed(s.value)
+        value, data_type = _typed(s.name, s.value)
         records.append(
             ScoreRecord(
                 id=score_id(trace_id, s.name, version),
@@ -202,6 +200,7 @@ class Rejection:
     trace_id: str | None
     name: str
     reason: str
+    retryable: bool = False  # not delivered after the bounded retries (a later run may succeed), not refused
 
     def __str__(self) -> str:
         return f"trace {self.trace_id} score {self.name} ({self.id}): {self.reason}"
@@ -218,8 +217,13 @@ class WriteReport:
     batches: int = 0
     notes: list[str] = field(default_factory=list)
 
-    def reject(self, record: ScoreRecord, reason: str) -> None:
-        self.rejected.append(Rejection(record.id, record.trace_id, record.name, reason))
+    def reject(self, record: ScoreRecord, reason: str, *, retryable: bool = False) -> None:
+        self.rejected.append(Rejection(record.id, record.trace_id, record.name, reason, retryable))
+
+    @property
+    def undelivered(self) -> list[Rejection]:
+        """Scores not delivered after the bounded retries (the platform did not refuse them; a re-run may deliver)."""
+        return [r for r in self.rejected if r.retryable]
 
     def as_dict(self) -> dict[str, Any]:
         """For the run summary (stored with the run and printed)."""

@@ -145,6 +145,14 @@ class JobState:
         )
         return self.backfill(str(rows[0][0])) if rows else None
 
+    def backfill_of(self, source_key: str, fingerprint: str, start: datetime, stop: datetime) -> Backfill | None:
+        """The backfill of exactly this source, scoring setup and window, if one was started."""
+        rows = self.store.query(
+            "SELECT id FROM backfills WHERE source_key = ? AND fingerprint = ? AND start = ? AND stop = ?",
+            (source_key, fingerprint, to_text(start), to_text(stop)),
+        )
+        return self.backfill(str(rows[0][0])) if rows else None
+
     def backfill(self, backfill_id: str) -> Backfill | None:
         rows = self.store.query(
             "SELECT id, source_key, fingerprint, start, stop, chunks, done_until, status FROM backfills WHERE id = ?",

@@ -10,11 +10,11 @@ import pytest
 
 from tests.conftest import SHARED_DATA
 from tests.fakes.langfuse_data import make_trace
-from tracescore.adapters import get_adapter
 from tracescore.adapters.fields import MappingConfig
 from tracescore.engine.pipeline import score_trace
 from tracescore.errors import AdapterError
 from tracescore.platforms.langfuse.adapter import langfuse_adapter, trace_from_observations
+from tracescore.platforms.registry import get_adapter
 from tracescore.scorers import default_scorers
 from tracescore.trace import FetchStep, SearchStep
 

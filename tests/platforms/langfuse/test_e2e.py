@@ -180,7 +180,7 @@ def test_a_source_failure_stops_cleanly_keeping_what_was_scored(fake: FakeLangfu
 
     fake.handle = second_page_fails  # type: ignore[method-assign]
     result = _run(fake, tmp_path, config="[langfuse]\npage_size = 100\nmax_attempts = 2\nbackoff = 0\n")
-    assert result.exit_code == 1
+    assert result.exit_code == 4  # stopped on a source failure (the exit-code table)
     assert "cannot read Langfuse observations (page 2" in result.output and "clickhouse unavailable" in result.output
     with Store(tmp_path / "ts.db") as store:
         (run,) = store.runs()
@@ -201,7 +201,7 @@ def test_cli_errors_name_the_fix(fake: FakeLangfuse, tmp_path: Path) -> None:
     no_file = CliRunner().invoke(main, ["score"])
     assert no_file.exit_code == 2 and "missing TRACES" in no_file.output
     keys = CliRunner().invoke(main, ["score", "--source", "langfuse", *WINDOW], env={"LANGFUSE_PUBLIC_KEY": ""})
-    assert keys.exit_code == 1 and "LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY not set" in keys.output
+    assert keys.exit_code == 2 and "LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY not set" in keys.output
 
 
 def test_with_a_judge_key_the_judged_scores_land_in_langfuse_too(fake: FakeLangfuse, tmp_path: Path) -> None:

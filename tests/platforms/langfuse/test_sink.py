@@ -9,8 +9,8 @@ import pytest
 
 from tests.fakes.base import Fault
 from tests.fakes.langfuse import FakeLangfuse, env_for
-from tracescore.config import LangfuseSettings
 from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client
+from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.platforms.langfuse.sink import LangfuseScoreSink
 from tracescore.result import TraceResult
 from tracescore.scorers.diagnosis import CELLS

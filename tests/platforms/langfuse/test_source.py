@@ -10,9 +10,9 @@ import pytest
 from tests.fakes.base import Fault
 from tests.fakes.langfuse import FakeLangfuse, env_for
 from tests.fakes.langfuse_data import make_trace
-from tracescore.config import LangfuseSettings
 from tracescore.errors import ConfigError, SourceError
 from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client
+from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.platforms.langfuse.source import (
     LangfuseWindow,
     ReadStats,

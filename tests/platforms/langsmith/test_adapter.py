@@ -9,11 +9,11 @@ import pytest
 
 from tests.conftest import SHARED_DATA
 from tests.fakes.langsmith_runs import load_samples, run_tree
-from tracescore.adapters import get_adapter
 from tracescore.adapters.fields import MappingConfig
 from tracescore.engine.pipeline import score_trace
 from tracescore.errors import AdapterError
 from tracescore.platforms.langsmith.adapter import langsmith_adapter, merge_ingest, trace_from_langsmith
+from tracescore.platforms.registry import get_adapter
 from tracescore.scorers import default_scorers
 from tracescore.trace import Trace
 

@@ -69,5 +69,5 @@ def test_bad_options_say_what_to_do(server: FakeLangSmith, extra: list[str], mes
 def test_an_unknown_project_is_a_one_line_error(server: FakeLangSmith, tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["score", "--source", "langsmith", "--project", "nope", *WINDOW,
                                        "--store", str(tmp_path / "ts.db")])
-    assert result.exit_code == 1 and "LangSmith project 'nope' not found" in result.output
+    assert result.exit_code == 4 and "LangSmith project 'nope' not found" in result.output
     assert "lsv2_cli_test_key" not in result.output

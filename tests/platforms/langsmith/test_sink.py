@@ -16,10 +16,10 @@ import pytest
 from tests.fakes.base import Fault
 from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_runs import load_samples, run_tree, seed
-from tracescore.adapters import get_adapter
 from tracescore.engine.pipeline import RunCounts, score_records, score_trace
 from tracescore.platforms.langsmith.sink import CATEGORICAL_CONFIGS, LangSmithSink, feedback_comment
 from tracescore.platforms.langsmith.source import LangSmithSource, make_client
+from tracescore.platforms.registry import get_adapter
 from tracescore.result import TraceResult
 from tracescore.scorers import default_scorers
 from tracescore.sinks.records import score_id, scorer_version

@@ -13,10 +13,10 @@ import pytest
 from tests.fakes.base import Fault
 from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_runs import load_samples, run_tree, seed
-from tracescore.adapters import get_adapter
 from tracescore.engine.pipeline import RunCounts, score_records
 from tracescore.errors import ConfigError, SourceError
 from tracescore.platforms.langsmith.source import CHILD_FIELDS, ROOT_FIELDS, LangSmithSource, make_client
+from tracescore.platforms.registry import get_adapter
 from tracescore.scorers import default_scorers
 
 START = datetime(2026, 11, 1, tzinfo=UTC)

@@ -1,1 +1,15 @@
 """Langfuse: client (credentials, retries), source (whole traces of a window), adapter, score sink, job wiring."""
+
+from __future__ import annotations
+
+from tracescore.platforms.base import Platform
+from tracescore.platforms.langfuse.settings import LangfuseSettings
+
+PLATFORM = Platform(
+    name="langfuse",
+    adapter="tracescore.platforms.langfuse.adapter:langfuse_adapter",
+    factory="tracescore.platforms.langfuse.platform:build",
+    sections={"langfuse": LangfuseSettings},
+    sdk="langfuse",
+    summary="a Langfuse project (keys from LANGFUSE_PUBLIC_KEY/_SECRET_KEY/_HOST)",
+)

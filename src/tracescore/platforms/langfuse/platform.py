@@ -1,65 +1,62 @@
-"""Langfuse as a job platform: the windowed source and the batch sink the engine drives, over one bare client.
+"""Langfuse as a platform: the windowed source and the batch sink the engine drives, over one bare client.
 
-Thin wrappers over ``sources/langfuse.py`` and ``sinks/langfuse.py``: the source takes the engine's ``since``/
-``until``; the sink returns what each batch did, and turns scores that were not delivered (after the bounded
-retries) into a SinkError, so their traces are not marked done and the watermark does not pass them.
+The source takes the engine's ``since``/``until``; the sink returns what each batch did, typed per score (delivered,
+rejected with a reason, undelivered after the retries): the engine stops on undelivered scores so their traces are
+not marked done and the watermark does not pass them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from tracescore.config import Config
+from tracescore.adapters.fields import MappingConfig, split_path
 from tracescore.errors import SinkError
+from tracescore.platforms.base import Parts, PlatformContext
+from tracescore.platforms.langfuse.adapter import langfuse_adapter
+from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client
+from tracescore.platforms.langfuse.settings import LangfuseSettings
+from tracescore.platforms.langfuse.sink import LangfuseScoreSink
+from tracescore.platforms.langfuse.source import LangfuseWindow, ReadStats, read_experiment_items, read_langfuse
 from tracescore.result import TraceResult
 from tracescore.sinks.records import WriteReport
 from tracescore.sources.jsonl import Record
+from tracescore.trace import Labels
 
 if TYPE_CHECKING:
     from langfuse.api import LangfuseAPI
 
-    from tracescore.adapters import Adapter
-    from tracescore.limits import RateLimiter
-    from tracescore.platforms.langfuse.sink import LangfuseScoreSink
-    from tracescore.platforms.langfuse.source import ReadStats
+__all__ = ["LangfuseJobSink", "LangfuseJobSource", "build", "metadata_keys_to_expand"]
 
-__all__ = ["LangfuseJobSink", "LangfuseJobSource", "langfuse_platform"]
 
-_UNDELIVERED = "not delivered after"
+def metadata_keys_to_expand(mapping: MappingConfig) -> list[str]:
+    """Top-level metadata keys that may hold labels: Langfuse cuts longer values at 200 characters unless named."""
+    keys = {str(split_path(p)[0]) for p in mapping.labels_paths if split_path(p)}
+    return sorted(keys | set(Labels.model_fields))
 
 
 class LangfuseJobSource:
-    """Whole traces whose root starts in ``[since, until)``, with the ``[langfuse]`` filters."""
+    """Whole traces whose root starts in ``[since, until)``, with the ``[langfuse]`` filters (or the overrides)."""
 
-    def __init__(self, client: LangfuseAPI, config: Config) -> None:
-        from tracescore.platforms.langfuse.run import metadata_keys_to_expand
-        from tracescore.platforms.langfuse.source import ReadStats
-
+    def __init__(self, client: LangfuseAPI, settings: LangfuseSettings, mapping: MappingConfig, **filters: Any) -> None:
         self.client = client
-        self.config = config
-        self.expand = metadata_keys_to_expand(config)
-        self.stats: ReadStats = ReadStats()
+        self.settings = settings
+        self.filters = filters
+        self.expand = metadata_keys_to_expand(mapping)
+        self.stats = ReadStats()
 
     def records(self, since: datetime, until: datetime | None = None) -> Iterator[Record]:
-        from datetime import UTC
-        from datetime import datetime as dt
-
-        from tracescore.platforms.langfuse.source import LangfuseWindow, read_experiment_items, read_langfuse
-
-        settings = self.config.langfuse
-        window = LangfuseWindow.from_settings(since, until or dt.now(UTC), settings)
+        window = LangfuseWindow.from_settings(since, until or datetime.now(UTC), self.settings, **self.filters)
         experiments = (
-            read_experiment_items(self.client, window, settings, stats=self.stats)
-            if settings.experiment_labels
+            read_experiment_items(self.client, window, self.settings, stats=self.stats)
+            if self.settings.experiment_labels
             else None
         )
         yield from read_langfuse(
             self.client,
             window,
-            settings,
+            self.settings,
             expand_metadata=self.expand,
             stats=self.stats,
             experiment_items=experiments,
@@ -79,32 +76,49 @@ class LangfuseJobSink:
             if result.scores:
                 self.sink.write(result)
         self.sink.flush()
-        new = report.rejected[rejected:]
-        undelivered = [r for r in new if r.reason.startswith(_UNDELIVERED)]
-        if undelivered:
-            raise SinkError(f"Langfuse did not take {len(undelivered)} scores: {undelivered[0].reason}")
-        return WriteReport(
+        batch = WriteReport(
             accepted=report.accepted - accepted,
-            rejected=list(new),
+            rejected=list(report.rejected[rejected:]),
             retried=report.retried - retried,
             requests=report.requests - requests,
         )
+        if batch.undelivered:
+            raise SinkError(f"Langfuse did not take {len(batch.undelivered)} scores: {batch.undelivered[0].reason}")
+        return batch
 
 
-def langfuse_platform(
-    config: Config, limiter: RateLimiter, write_back: bool, resources: ExitStack
-) -> tuple[LangfuseJobSource, str, Adapter, LangfuseJobSink | None]:
-    """Credentials from the environment, one client for reading and writing, every request through ``limiter``."""
-    from tracescore.platforms.langfuse.adapter import langfuse_adapter
-    from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client
-    from tracescore.platforms.langfuse.sink import LangfuseScoreSink
-
+def build(context: PlatformContext) -> Parts:
+    """Credentials from the environment, one client for reading and writing, every request through the limiter."""
     credentials = LangfuseCredentials.from_env()
-    settings = config.langfuse
-    client = resources.enter_context(
-        make_client(credentials, timeout=settings.timeout, on_request=limiter.httpx_hook)
+    settings: LangfuseSettings = context.sections["langfuse"]
+    client = context.resources.enter_context(
+        make_client(credentials, timeout=settings.timeout, on_request=context.limiter.httpx_hook)
     )
-    filters: list[Any] = [*settings.environment, settings.trace_name or "", *settings.tags]
+    overrides = {k: v for k, v in context.overrides.items() if k in ("environment", "trace_name", "tags") and v}
+    filters: list[Any] = [
+        *overrides.get("environment", settings.environment),
+        overrides.get("trace_name", settings.trace_name) or "",
+        *overrides.get("tags", settings.tags),
+    ]
     key = f"langfuse:{credentials.base_url}" + ("|" + ",".join(map(str, filters)) if any(filters) else "")
-    sink = LangfuseJobSink(LangfuseScoreSink(client, settings)) if write_back else None
-    return LangfuseJobSource(client, config), key, langfuse_adapter(config.mapping), sink
+    sink = LangfuseJobSink(LangfuseScoreSink(client, settings)) if context.write_back else None
+    source = LangfuseJobSource(client, settings, context.mapping, **overrides)
+
+    def summary(seen: int) -> tuple[str, list[str]]:
+        read = source.stats
+        line = f"read {read.traces} traces ({read.rows} observations, {read.requests} requests, {read.retries} retried)"
+        if sink is None:
+            return line + "; no write-back", list(read.notes)
+        written = sink.sink.report
+        line += f"; wrote {written.accepted} scores in {written.requests} requests ({written.retried} retried)"
+        return line, list(read.notes) + list(written.notes)
+
+    return Parts(
+        source,
+        key,
+        langfuse_adapter(context.mapping),
+        sink,
+        describe=f"langfuse:{credentials.base_url}",
+        stats=source.stats,
+        summary=summary,
+    )

@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tracescore.config import LangfuseSettings
 from tracescore.platforms.langfuse.client import classify_error, describe_error, request_options, retry_policy
+from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.result import TraceResult
 from tracescore.retry import Verdict, call_with_retries
 from tracescore.scorers.diagnosis import CELLS
@@ -136,7 +136,7 @@ class LangfuseScoreSink:
         except Exception as exc:
             reason = f"not delivered after {self._policy.max_attempts} attempts: {describe_error(exc)}"
             for record in batch:
-                self.report.reject(record, reason)
+                self.report.reject(record, reason, retryable=True)
             return
         data = response.data
         if getattr(data, "rejected", None) is not None:  # the 207 shape: {accepted, rejected, errors}

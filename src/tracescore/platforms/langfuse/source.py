@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from tracescore.config import LangfuseSettings
 from tracescore.errors import ConfigError, SourceError
 from tracescore.platforms.langfuse.client import classify_error, describe_error, request_options, retry_policy
+from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.retry import Verdict, call_with_retries
 from tracescore.sources.jsonl import Record
 

@@ -1,31 +1,27 @@
-"""LangSmith as a job platform: the root runs of a project in the engine's window, feedback written per batch.
+"""LangSmith as a platform: the root runs of a project in the engine's window, feedback written per batch.
 
-Thin wrappers over ``sources/langsmith.py`` and ``sinks/langsmith.py``. Every HTTP request of the SDK's session goes
-through the job's rate limiter. Feedback that could not be created or updated (after the SDK's retries) is a
-SinkError, so its traces are not marked done and the watermark does not pass them; a refusal that a retry cannot fix
-(no session id, a conflicting feedback config) is a rejection, reported with the trace.
+Every HTTP request of the SDK's session goes through the job's rate limiter. Feedback that could not be created or
+updated after the SDK's retries is undelivered (typed on the rejection): a SinkError, so its traces are not marked
+done and the watermark does not pass them; a refusal a retry cannot fix (no session id, a conflicting feedback
+config) is a rejection, reported with the trace.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import ExitStack
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tracescore.config import Config
 from tracescore.errors import ConfigError, SinkError
+from tracescore.limits import RateLimiter
+from tracescore.platforms.base import Parts, PlatformContext
+from tracescore.platforms.langsmith.adapter import langsmith_adapter
+from tracescore.platforms.langsmith.settings import LangSmithSettings
+from tracescore.platforms.langsmith.sink import LangSmithSink
+from tracescore.platforms.langsmith.source import LangSmithSource, make_client
 from tracescore.result import TraceResult
 from tracescore.sinks.records import WriteReport
 
-if TYPE_CHECKING:
-    from tracescore.adapters import Adapter
-    from tracescore.limits import RateLimiter
-    from tracescore.platforms.langsmith.sink import LangSmithSink
-    from tracescore.platforms.langsmith.source import LangSmithSource
-
-__all__ = ["LangSmithJobSink", "langsmith_platform"]
-
-_UNDELIVERED = ("create_feedback failed", "update_feedback failed")
+__all__ = ["LangSmithJobSink", "build"]
 
 
 class LangSmithJobSink:
@@ -42,10 +38,10 @@ class LangSmithJobSink:
             if result.scores:
                 rejected += self.sink.write(result)
         rejected += self.sink.flush()
-        undelivered = [r for r in rejected if r.reason.startswith(_UNDELIVERED)]
-        if undelivered:
-            raise SinkError(f"LangSmith did not take {len(undelivered)} feedback: {undelivered[0].reason}")
-        return WriteReport(accepted=report.accepted - accepted, rejected=rejected, requests=report.requests - requests)
+        batch = WriteReport(accepted=report.accepted - accepted, rejected=rejected, requests=report.requests - requests)
+        if batch.undelivered:
+            raise SinkError(f"LangSmith did not take {len(batch.undelivered)} feedback: {batch.undelivered[0].reason}")
+        return batch
 
 
 def _limit(client: Any, limiter: RateLimiter) -> None:
@@ -60,32 +56,41 @@ def _limit(client: Any, limiter: RateLimiter) -> None:
     session.request = limited
 
 
-def langsmith_platform(
-    config: Config, limiter: RateLimiter, write_back: bool, resources: ExitStack
-) -> tuple[LangSmithSource, str, Adapter, LangSmithJobSink | None]:
+def build(context: PlatformContext) -> Parts:
     """Credentials from the environment, one client for reading and writing, the project from ``[source]``."""
-    from tracescore.platforms.langsmith.adapter import langsmith_adapter
-    from tracescore.platforms.langsmith.sink import LangSmithSink
-    from tracescore.platforms.langsmith.source import LangSmithSource, make_client
-
-    project = config.section("source").project
+    project = context.overrides.get("project") or context.project
     if not project:
-        where = f" in {config.path}" if config.path else ""
-        raise ConfigError(f"[source] kind = 'langsmith' needs project = '<LangSmith project name>'{where}")
-    settings = config.section("langsmith")
+        raise ConfigError(f"[source] kind = 'langsmith' needs project = '<LangSmith project name>'{context.where()}")
+    settings: LangSmithSettings = context.sections["langsmith"]
     client = make_client(timeout_ms=int(settings.timeout * 1000), retries=settings.retries)
-    resources.callback(client.close) if callable(getattr(client, "close", None)) else None
-    _limit(client, limiter)
+    if callable(getattr(client, "close", None)):
+        context.resources.callback(client.close)
+    _limit(client, context.limiter)
     sink = None
-    if write_back:
+    if context.write_back:
+        retention = context.overrides.get("extend_trace_retention")
         sink = LangSmithJobSink(
             LangSmithSink(
                 client,
-                extend_trace_retention=settings.extend_trace_retention,
+                extend_trace_retention=settings.extend_trace_retention if retention is None else retention,
                 feedback_source_type=settings.feedback_source_type,
             )
         )
-        resources.callback(sink.sink.close)
+        context.resources.callback(sink.sink.close)
     key = f"langsmith:{client.api_url}:{project}"
     source = LangSmithSource(client, project=project, page_size=settings.page_size)
-    return source, key, langsmith_adapter(config.mapping), sink
+
+    def summary(seen: int) -> tuple[str, list[str]]:
+        line = f"read {seen} traces from LangSmith project {project!r}"
+        if sink is None:
+            return line + "; no write-back", []
+        w = sink.sink.summary()
+        return (
+            line + f"; feedback: {w['created']} created, {w['updated']} updated, {w['unchanged']} unchanged,"
+            f" {w['rejected']} not written ({w['requests']} requests)",
+            list(w.get("notes", [])),
+        )
+
+    return Parts(
+        source, key, langsmith_adapter(context.mapping), sink, describe=f"langsmith:{project}", summary=summary
+    )

@@ -149,7 +149,7 @@ class LangSmithSink:
         for record, run_id, session_id in pending:
             problem = self._write_one(record, run_id, session_id, existing)
             if problem:
-                rejected.append(self._reject(record, problem))
+                rejected.append(self._reject(record, problem, retryable=isinstance(problem, _Undelivered)))
         return rejected
 
     def summary(self) -> dict[str, Any]:
@@ -168,8 +168,8 @@ class LangSmithSink:
             _log.warning("cannot list existing LangSmith feedback (%s); writing every score", _short(exc))
             return None
 
-    def _reject(self, record: ScoreRecord, reason: str) -> Rejection:
-        self.report.reject(record, reason)
+    def _reject(self, record: ScoreRecord, reason: str, *, retryable: bool = False) -> Rejection:
+        self.report.reject(record, reason, retryable=retryable)
         return self.report.rejected[-1]
 
     def _ensure_config(self, key: str) -> str | None:
@@ -229,15 +229,19 @@ class LangSmithSink:
             except LangSmithConflictError:
                 pass  # the id exists (our own create retried after a lost answer, or a concurrent run): update it
             except (LangSmithError, OSError, ValueError) as exc:
-                return f"create_feedback failed: {_short(exc)}"
+                return _Undelivered(f"create_feedback failed: {_short(exc)}")
         try:
             self.report.requests += 1
             self.client.update_feedback(record.id, score=score, value=value, comment=comment)
         except (LangSmithError, OSError, ValueError) as exc:
-            return f"update_feedback failed: {_short(exc)}"
+            return _Undelivered(f"update_feedback failed: {_short(exc)}")
         self.updated += 1
         self.report.accepted += 1
         return None
+
+
+class _Undelivered(str):
+    """The reason of a feedback not written after the SDK's retries (retryable, unlike a refusal)."""
 
 
 def _same(stored: Any, score: float | None, value: str | None, comment: str) -> bool:

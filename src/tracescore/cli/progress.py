@@ -1,0 +1,107 @@
+"""What ``score`` says about its input while it runs: a progress line on a terminal, one line for a file that is
+not JSONL, a warning for an empty one."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import IO
+
+import click
+
+from tracescore.sources.jsonl import Record
+
+__all__ = ["Progress", "input_problem"]
+
+_HEAD = 65536
+
+
+def input_problem(path: str) -> str | None:
+    """One line when ``path`` is clearly not a JSONL file (binary, a pretty-printed JSON document, a JSON array);
+    warns on an empty file. A missing file is left to the reader (its own clear error)."""
+    if path == "-":
+        return None
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_HEAD)
+    except OSError:
+        return None
+    if not head.strip():
+        click.echo(f"warning: {path} is empty: no trace to score", err=True)
+        return None
+    if b"\x00" in head:
+        return f"{path} is not JSONL: it looks like a binary file (one JSON trace per line expected)"
+    first = head.lstrip().split(b"\n", 1)[0].strip()
+    try:
+        value = json.loads(first)
+    except ValueError:
+        if first in (b"{", b"[") or first.endswith((b"{", b"[")):
+            return (f"{path} is not JSONL: it looks like a pretty-printed JSON document (one JSON trace per line"
+                    f" expected; e.g. jq -c '.[]' {path} > traces.jsonl)")
+        return None
+    if isinstance(value, list):
+        return (f"{path} is not JSONL: it is a JSON array (one JSON trace per line expected; e.g."
+                f" jq -c '.[]' {path} > traces.jsonl)")
+    return None
+
+
+class Progress:
+    """``N traces, R/s, ETA`` on stderr, redrawn at most every ``every`` seconds, only when stderr is a terminal."""
+
+    def __init__(
+        self,
+        path: str | None,
+        *,
+        quiet: bool = False,
+        stream: IO[str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        every: float = 0.5,
+    ) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = not quiet and self.stream.isatty()
+        self.clock = clock
+        self.every = every
+        self.total = _size(path)
+        self.bytes = 0
+        self.started = clock()
+        self.shown_at = self.started
+        self.drawn = False
+
+    def counted(self, records: Iterator[Record]) -> Iterator[Record]:
+        """Count each record's bytes as it streams past (for the ETA)."""
+        for record in records:
+            self.bytes += record.size
+            yield record
+
+    def update(self, done: int) -> None:
+        if not self.enabled:
+            return
+        now = self.clock()
+        if now - self.shown_at < self.every:
+            return
+        self.shown_at = now
+        elapsed = max(now - self.started, 1e-9)
+        line = f"scoring: {done} traces, {done / elapsed:.1f}/s"
+        if self.total and self.bytes:
+            left = elapsed * (self.total - self.bytes) / self.bytes
+            line += f", ETA {int(left) // 60}m{int(left) % 60:02d}s"
+        self.stream.write("\r" + line + "\x1b[K")
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def _size(path: str | None) -> int | None:
+    if path is None or path == "-":
+        return None
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None

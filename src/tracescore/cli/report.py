@@ -1,0 +1,148 @@
+"""``tracescore report`` and ``tracescore gate``: read results (a file or a stored run), report or enforce."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from tracescore.cli.exits import EXIT_GATE_ERROR, EXIT_GATE_FAILED, fail
+from tracescore.errors import TracescoreError
+from tracescore.report.gate import GateConfig, load_gate_config, parse_limit, run_gate
+from tracescore.report.render import (
+    render_gate_markdown,
+    render_html,
+    render_junit,
+    render_markdown,
+    render_report_terminal,
+)
+from tracescore.report.summary import build_report, report_to_json
+from tracescore.store.runs import results_from
+
+__all__ = ["gate", "report"]
+
+REPORT_FORMATS = ("terminal", "markdown", "json", "html")
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _store_option(f: _F) -> _F:
+    return click.option(
+        "--store",
+        "store_path",
+        default="tracescore.db",
+        show_default=True,
+        type=click.Path(dir_okay=False),
+        help="Local store to read run:… specs from.",
+    )(f)
+
+
+def _write(text: str, out: str | None) -> None:
+    if not out or out == "-":
+        click.echo(text, nl=False)
+        return
+    try:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out!r}: {exc.strerror}") from exc
+
+
+@click.command()
+@click.argument("results")
+@_store_option
+@click.option("--group-by", metavar="FIELD", help="One column per value of this field, e.g. metadata.provider.")
+@click.option(
+    "--format", "fmt", type=click.Choice(REPORT_FORMATS), default="terminal", show_default=True, help="Output format."
+)
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
+def report(results: str, store_path: str, group_by: str | None, fmt: str, out: str | None) -> None:
+    """Report a result file or stored run (run:latest, run:ID): stage cells with ids, rates, the work queue."""
+    try:
+        label, lines = results_from(results, store_path)
+        built = build_report(lines, group_by=group_by, source=label)
+    except TracescoreError as exc:
+        fail(EXIT_GATE_ERROR, str(exc))
+    if fmt == "terminal":
+        if out:
+            with open(out, "w", encoding="utf-8") as fh:
+                render_report_terminal(built, Console(file=fh, width=160, force_terminal=False))
+        else:
+            render_report_terminal(built, Console(width=max(120, Console().width)))
+    elif fmt == "markdown":
+        _write(render_markdown(built), out)
+    elif fmt == "json":
+        _write(json.dumps(report_to_json(built), indent=2, ensure_ascii=False) + "\n", out)
+    else:
+        _write(render_html(built), out)
+
+
+def _limits(values: tuple[str, ...]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for text in values:
+        try:
+            name, value = parse_limit(text)
+        except TracescoreError as exc:
+            raise click.BadParameter(str(exc)) from exc
+        out[name] = value
+    return out
+
+
+@click.command()
+@click.argument("results")
+@click.option("--baseline", "baselines", multiple=True, help="Baseline result file or run:…; repeat for a noise band.")
+@click.option("--min", "minimums", multiple=True, metavar="NAME=VALUE", help="Lowest allowed mean of a score.")
+@click.option("--max", "maximums", multiple=True, metavar="NAME=VALUE", help="Highest allowed mean of a score.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Read the [gate] table of this file (default: ./tracescore.toml when present).",
+)
+@click.option("--allow-unread/--no-allow-unread", default=None, help="Let cited-but-never-fetched URLs pass (warn).")
+@click.option("--tolerance", type=click.FloatRange(min=0), help="Slack added to the baseline noise band (absolute).")
+@click.option("--case-key", metavar="FIELD", help="Field naming the case across runs (default trace_id).")
+@click.option("--markdown", "markdown_out", type=click.Path(dir_okay=False), help="Write the Markdown summary here.")
+@click.option("--junit", "junit_out", type=click.Path(dir_okay=False), help="Write JUnit XML here.")
+@_store_option
+def gate(
+    results: str,
+    baselines: tuple[str, ...],
+    minimums: tuple[str, ...],
+    maximums: tuple[str, ...],
+    config_path: str | None,
+    allow_unread: bool | None,
+    tolerance: float | None,
+    case_key: str | None,
+    markdown_out: str | None,
+    junit_out: str | None,
+    store_path: str,
+) -> None:
+    """Gate RESULTS stage by stage: thresholds, no newly failing case, no fabricated or unread citation."""
+    mins, maxs = _limits(minimums), _limits(maximums)
+    try:
+        if config_path is None and os.path.isfile("tracescore.toml"):
+            config_path = "tracescore.toml"
+        base = load_gate_config(config_path) if config_path else GateConfig()
+        config = base.merged(mins, maxs, allow_unread=allow_unread, tolerance=tolerance, case_key=case_key)
+        label, current = results_from(results, store_path)
+        loaded = [results_from(spec, store_path) for spec in baselines]
+        outcome = run_gate(
+            current, [lines for _, lines in loaded], config, source=label, baseline_names=[n for n, _ in loaded]
+        )
+    except TracescoreError as exc:
+        fail(EXIT_GATE_ERROR, str(exc))
+    summary = render_gate_markdown(outcome)
+    click.echo(summary, nl=False)
+    if markdown_out:
+        _write(summary, markdown_out)
+    if junit_out:
+        _write(render_junit(outcome), junit_out)
+    if not outcome.passed:
+        sys.exit(EXIT_GATE_FAILED)

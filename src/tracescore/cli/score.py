@@ -1,0 +1,380 @@
+"""``tracescore score``: a one-shot run over a file or a platform window, with the same config, platform registry,
+source, adapter and sink as ``run``/``backfill``; results go to the store, ``--out`` and the stage table."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import click
+from rich.console import Console
+
+from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail
+from tracescore.cli.progress import Progress, input_problem
+from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring
+from tracescore.config import Config, load_config
+from tracescore.engine.pipeline import RunCounts, score_records
+from tracescore.engine.setup import build_platform
+from tracescore.errors import ConfigError, InputError, TracescoreError
+from tracescore.limits import RateLimiter
+from tracescore.platforms import registry
+from tracescore.platforms.base import Parts
+from tracescore.platforms.jsonl.platform import EVERYTHING
+from tracescore.report.summary import Summary, render_terminal
+from tracescore.result import TraceResult
+from tracescore.scorers.grounding import BUDGET_REASON
+from tracescore.sinks import JsonlSink
+from tracescore.sinks.records import Rejection, WriteReport
+from tracescore.store import Store
+
+__all__ = ["score"]
+
+_WRITE_BATCH = 50
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What to read: the platform, the file or window, the filters, whether to write back."""
+
+    kind: str
+    path: str | None
+    start: datetime
+    end: datetime | None
+    write_back: bool
+    overrides: dict[str, Any]
+
+
+@click.command()
+@click.argument("traces", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write one JSON result line per trace here ('-' for stdout).",
+)
+@click.option(
+    "--store",
+    "store_path",
+    default="tracescore.db",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="Local SQLite store that keeps every run, result and citation row.",
+)
+@click.option(
+    "-k",
+    "--k",
+    "k",
+    default=None,
+    type=click.IntRange(min=1),
+    help="Cut-off of retrieval.recall_at_{k}; part of the score name. [default: [scoring] k, 5]",
+)
+@click.option(
+    "--final-answer-prefix",
+    default=None,
+    help="Score only the text after this marker when present (empty to disable). [default: FINAL ANSWER:]",
+)
+@click.option("--quiet", "-q", is_flag=True, help="No tables, only errors.")
+@click.option(
+    "--no-judge",
+    is_flag=True,
+    help="Skip the judged stages (grounding, citation support) even with ANTHROPIC_API_KEY set.",
+)
+@click.option("--judge-model", default=None, help="Anthropic model of the judge. [default: [judge] model]")
+@click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="USD",
+    help="Stop judging (between traces) once the judge's estimated spend reaches this; the rest stay unjudged.",
+)
+@click.option(
+    "--source",
+    type=click.Choice(registry.names()),
+    default="jsonl",
+    show_default=True,
+    help="Where traces come from: " + "; ".join(f"{p.name}: {p.summary}" for p in registry.platforms().values()) + ".",
+)
+@click.option("--project", help="LangSmith: the project (session) name whose root runs are scored.")
+@click.option(
+    "--extend-trace-retention",
+    is_flag=True,
+    default=None,
+    help="LangSmith: let feedback upgrade each trace to extended (400-day, billed) retention. Off by default.",
+)
+@click.option("--from", "window_from", help="Platform sources: first trace start time (ISO 8601; no zone = UTC).")
+@click.option("--to", "window_to", help="Platform sources: end of the window, exclusive (default: now).")
+@click.option("--environment", multiple=True, help="Platform sources: only this environment (repeatable).")
+@click.option("--trace-name", help="Platform sources: only traces with this name.")
+@click.option("--tag", "tags", multiple=True, help="Platform sources: only traces carrying this tag (repeatable).")
+@click.option(
+    "--write-back/--no-write-back",
+    default=None,
+    help="Platform sources: write scores back to the platform (default) or only to the store and --out.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="tracescore.toml (default: ./tracescore.toml when present); [scoring], [judge], [mapping] and the "
+    "platform sections apply.",
+)
+def score(
+    traces: str | None,
+    out: str | None,
+    store_path: str,
+    k: int | None,
+    final_answer_prefix: str | None,
+    quiet: bool,
+    no_judge: bool,
+    judge_model: str | None,
+    max_cost: float | None,
+    source: str,
+    window_from: str | None,
+    window_to: str | None,
+    environment: tuple[str, ...],
+    trace_name: str | None,
+    tags: tuple[str, ...],
+    write_back: bool | None,
+    config_path: str | None,
+    project: str | None = None,
+    extend_trace_retention: bool | None = None,
+) -> None:
+    """Score traces stage by stage and print the stage contingency table.
+
+    TRACES is a JSONL file of canonical traces (``-`` for stdin) for ``--source jsonl``; with a platform source the
+    traces of the window ``--from``..``--to`` are read from it and, unless ``--no-write-back``, each score is written
+    back to its trace.
+    """
+    overrides = {
+        "environment": environment,
+        "trace_name": trace_name,
+        "tags": tags,
+        "project": project,
+        "extend_trace_retention": extend_trace_retention,
+    }
+    request = _request(source, traces, window_from, window_to, write_back, overrides)
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        fail(EXIT_USAGE, str(exc))
+    options = _options(config, k, final_answer_prefix, no_judge, judge_model, max_cost)
+    to_stdout = out == "-"
+    console = Console(stderr=to_stdout, quiet=quiet, width=max(120, Console().width))
+    if request.kind == "jsonl" and request.path is not None:
+        problem = input_problem(request.path)
+        if problem is not None:
+            fail(EXIT_INPUT, problem)
+    with ExitStack() as resources:
+        try:
+            parts = build_platform(
+                config,
+                RateLimiter(None),
+                resources,
+                kind=request.kind,
+                path=request.path,
+                write_back=request.write_back,
+                overrides=request.overrides,
+            )
+        except ConfigError as exc:
+            fail(EXIT_USAGE, str(exc))
+        except TracescoreError as exc:
+            fail(EXIT_ABORTED, str(exc))
+        outcome = _score(parts, request, options, store_path=store_path, out=out, console=console, quiet=quiet)
+    _finish(outcome, parts, console, quiet=quiet, store_path=store_path, out=out)
+
+
+def _request(
+    kind: str,
+    traces: str | None,
+    window_from: str | None,
+    window_to: str | None,
+    write_back: bool | None,
+    overrides: dict[str, Any],
+) -> _Request:
+    """Check which options go with which source; parse the window."""
+    if kind == "jsonl":
+        if traces is None:
+            raise click.UsageError("missing TRACES: give a JSONL file (or '-') or choose --source langfuse")
+        platform_only = [("--from", window_from), ("--to", window_to), ("--write-back", write_back)] + [
+            ("--" + name.replace("_", "-").replace("tags", "tag"), value or None) for name, value in overrides.items()
+        ]
+        for flag, value in platform_only:
+            if value is not None:
+                raise click.BadParameter(f"{flag} applies to platform sources only", param_hint=flag)
+        return _Request("jsonl", traces, EVERYTHING, None, False, {})
+    if traces is not None:
+        raise click.UsageError(f"TRACES {traces!r} is for --source jsonl; --source {kind} reads --from/--to")
+    if kind == "langsmith" and not overrides.get("project"):
+        raise click.BadParameter("required with --source langsmith: the project name", param_hint="--project")
+    start = _parse_time("--from", window_from, kind)
+    end = _parse_time("--to", window_to, kind, default=datetime.now(UTC))
+    return _Request(kind, None, start, end, True if write_back is None else write_back, overrides)
+
+
+def _options(
+    config: Config,
+    k: int | None,
+    prefix: str | None,
+    no_judge: bool,
+    judge_model: str | None,
+    max_cost: float | None,
+) -> ScoringOptions:
+    """Command-line values win over ``[scoring]``/``[judge]``, which win over the defaults."""
+    scoring = config.section("scoring")
+    return ScoringOptions(
+        k=k if k is not None else scoring.k,
+        final_answer_prefix=prefix if prefix is not None else scoring.final_answer_prefix,
+        no_judge=no_judge,
+        judge_off_reason=None if scoring.judge else "judge turned off ([scoring] judge = false)",
+        judge_model=judge_model or config.judge_model,
+        max_cost=max_cost if max_cost is not None else scoring.max_cost,
+    )
+
+
+def _parse_time(flag: str, value: str | None, kind: str, default: datetime | None = None) -> datetime:
+    """ISO 8601 date or datetime; no zone means UTC (the unit Langfuse and LangSmith store)."""
+    if value is None:
+        if default is None:
+            raise click.BadParameter(f"required with --source {kind}, e.g. 2026-11-20T00:00:00Z", param_hint=flag)
+        return default
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} is not an ISO 8601 time, e.g. 2026-11-20T00:00:00Z", param_hint=flag
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+@dataclass
+class _Outcome:
+    counts: RunCounts
+    summary: Summary
+    scoring: Scoring
+    run_id: str
+    rejected: list[Rejection]
+    write: WriteReport
+    stopped: str | None = None
+    input_error: str | None = None
+
+
+def _score(
+    parts: Parts,
+    request: _Request,
+    options: ScoringOptions,
+    *,
+    store_path: str,
+    out: str | None,
+    console: Console,
+    quiet: bool,
+) -> _Outcome:
+    """Read, score, store, write ``--out`` and deliver to the platform sink in batches (flushed even on a stop)."""
+    counts = RunCounts()
+    summary = Summary()
+    try:
+        store = Store(store_path)
+        scoring = build_scoring(store, options)
+    except ConfigError as exc:
+        fail(EXIT_USAGE, str(exc))
+    except TracescoreError as exc:
+        fail(EXIT_ABORTED, str(exc))
+    window = "" if request.kind == "jsonl" else f" {request.start.isoformat()}..{request.end.isoformat()}"
+    run_id = store.start_run("score", source=parts.describe + window)
+    outcome = _Outcome(counts, summary, scoring, run_id, [], WriteReport())
+    sink = JsonlSink(out) if out else None
+    pending: list[TraceResult] = []
+    progress = Progress(request.path, quiet=quiet)
+    status = "failed"
+    try:
+        records = parts.source.records(request.start, request.end)
+        for n, result in enumerate(score_records(progress.counted(records), parts.adapter, scoring.scorers, counts), 1):
+            summary.add(result.to_json())
+            if result.missing.get("grounding.rate", "").startswith(BUDGET_REASON):
+                scoring.unjudged.append(str(result.trace_id))
+            store.add_result(run_id, result)
+            if sink:
+                sink.write(result)
+            if parts.sink is not None and result.scores:
+                pending.append(result)
+                if len(pending) >= _WRITE_BATCH:
+                    _deliver(parts, pending, outcome)
+            if n % 500 == 0:
+                store.commit()
+            progress.update(n)
+        status = "done"
+    except InputError as exc:
+        outcome.input_error = str(exc)
+    except TracescoreError as exc:
+        outcome.stopped = str(exc)
+    finally:
+        progress.close()
+        try:
+            if pending and parts.sink is not None:
+                _deliver(parts, pending, outcome)
+        except TracescoreError as exc:
+            outcome.stopped = outcome.stopped or str(exc)
+            status = "failed"
+        finally:
+            if sink:
+                sink.close()
+            read = {"read": parts.stats.as_dict()} if hasattr(parts.stats, "as_dict") else {}
+            if parts.sink is not None:
+                read["write"] = outcome.write.as_dict()
+            store.finish_run(run_id, counts.as_dict() | read | {"results": out} | scoring.as_dict(), status=status)
+            store.close()
+            scoring.close()
+    return outcome
+
+
+def _deliver(parts: Parts, pending: list[TraceResult], outcome: _Outcome) -> None:
+    """One batch to the platform sink, its report added to the run's; undelivered scores raise SinkError."""
+    assert parts.sink is not None
+    batch = list(pending)
+    pending.clear()
+    report = parts.sink.write(batch)
+    total = outcome.write
+    total.accepted += report.accepted
+    total.rejected += report.rejected
+    total.retried += report.retried
+    total.requests += report.requests
+    total.batches += 1
+    outcome.rejected += report.rejected
+
+
+def _finish(
+    outcome: _Outcome, parts: Parts, console: Console, *, quiet: bool, store_path: str, out: str | None
+) -> None:
+    """Tables, the platform's read/write line, rejections, the judge line; then the exit code of the table."""
+    counts = outcome.counts
+    if outcome.input_error is not None:
+        fail(EXIT_INPUT, outcome.input_error)
+    render_terminal(outcome.summary, console)
+    outcome.scoring.print_usage(console)
+    if parts.summary is not None:
+        line, notes = parts.summary(counts.seen)
+        if not quiet:
+            console.print(line, highlight=False)
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
+    if not quiet:
+        console.print(
+            f"run {outcome.run_id} stored in {store_path}" + (f"; results in {out}" if out else ""), highlight=False
+        )
+    for rejection in outcome.rejected:
+        click.echo(f"rejected: {rejection}", err=True)
+    if outcome.stopped is not None:
+        fail(EXIT_ABORTED, outcome.stopped)
+    judge_failed = outcome.scoring.all_failed()
+    if judge_failed is not None:
+        fail(EXIT_ABORTED, judge_failed)
+    if counts.seen == 0 and parts.summary is None:
+        click.echo(f"warning: {parts.describe.removeprefix('jsonl:')} holds no trace: nothing scored", err=True)
+    if counts.failed:
+        unit = "lines" if parts.summary is None else "traces"
+        click.echo(f"{counts.failed} of {counts.seen} {unit} could not be scored (see above)", err=True)
+    if outcome.rejected:
+        click.echo(f"{len(outcome.rejected)} score(s) rejected by {parts.describe.split(':')[0]} (see above)", err=True)
+    if counts.failed or outcome.rejected:
+        sys.exit(EXIT_INPUT)

@@ -1,0 +1,109 @@
+"""The scorers of one ``score`` run and the judge they share (cached in the store): usage, budget, failures."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+from rich.console import Console
+
+from tracescore.errors import ConfigError
+from tracescore.judge.anthropic import DEFAULT_MODEL, AnthropicJudge
+from tracescore.judge.cache import CachingJudge
+from tracescore.judge.protocol import Judge
+from tracescore.scorers import Scorer, default_scorers
+from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
+from tracescore.store import Store
+
+__all__ = ["Scoring", "ScoringOptions", "build_scoring"]
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    """The deterministic stages' options and the judge's (command line over config over defaults)."""
+
+    k: int = 5
+    final_answer_prefix: str = "FINAL ANSWER:"
+    no_judge: bool = False
+    judge_off_reason: str | None = None
+    judge_model: str = DEFAULT_MODEL
+    max_cost: float | None = None
+
+
+@dataclass
+class Scoring:
+    """The scorers of one run and the judge they share: its usage, the traces left unjudged, closing it."""
+
+    scorers: list[Scorer]
+    judge: Judge | None
+    max_cost: float | None
+    unjudged: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        if self.judge is None:
+            return {}
+        return {"judge": self.judge.usage.as_dict() | {"model": self.judge.model}, "unjudged": self.unjudged}
+
+    def print_usage(self, console: Console) -> None:
+        if self.judge is None:
+            return
+        console.print(self.judge.usage.line(), highlight=False)
+        if self.unjudged:
+            shown = ", ".join(self.unjudged[:10])
+            more = f" (+{len(self.unjudged) - 10} more)" if len(self.unjudged) > 10 else ""
+            click.echo(
+                f"judge budget reached (--max-cost {self.max_cost}): {len(self.unjudged)} traces left unjudged:"
+                f" {shown}{more}",
+                err=True,
+            )
+
+    def all_failed(self) -> str | None:
+        """One line when every judge call of the run failed (``judge: 2 of 2 calls failed: <cause>``), else None."""
+        if self.judge is None:
+            return None
+        usage = self.judge.usage
+        if not usage.failures or usage.calls or usage.cache_hits:
+            return None
+        cause = usage.errors[-1].split("attempt(s): ", 1)[-1] if usage.errors else "unknown cause"
+        return f"judge: {usage.failures} of {usage.failures} calls failed: {cause}"
+
+    def close(self) -> None:
+        if self.judge is not None and callable(getattr(self.judge, "close", None)):
+            self.judge.close()  # type: ignore[attr-defined]
+
+
+def build_scoring(store: Store, options: ScoringOptions) -> Scoring:
+    """Deterministic scorers plus the judged ones (judge cached in ``store``, or absent with the reason)."""
+    judge, no_judge_reason = _build_judge(options, store)
+    if judge is not None and options.max_cost is not None and not judge.usage.priced:
+        raise ConfigError(
+            f"--max-cost needs a price for judge model {options.judge_model!r}, which is not in the price table;"
+            f" use a priced model (e.g. {DEFAULT_MODEL!r}) or drop --max-cost"
+        )
+    scorers = default_scorers(k=options.k, final_answer_prefix=options.final_answer_prefix or None) + [
+        grounding_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=options.max_cost)
+    ]
+    return Scoring(scorers, judge, options.max_cost)
+
+
+def _build_judge(options: ScoringOptions, store: Store) -> tuple[Judge | None, str]:
+    """The judge for this run (cached in the store), or None with the reason its scores will be absent."""
+    if options.no_judge:
+        return None, "judge turned off (--no-judge)"
+    if options.judge_off_reason:
+        return None, options.judge_off_reason
+    if not os.environ.get("ANTHROPIC_API_KEY"):
+        return None, NO_JUDGE
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            judge = AnthropicJudge(model=options.judge_model)
+        except ImportError as exc:
+            click.echo(f"warning: the judge needs the anthropic SDK ({exc}): pip install 'tracescore[judge]'", err=True)
+            return None, "judge unavailable: anthropic SDK not installed"
+    for warning in caught:
+        click.echo(f"warning: {warning.message}", err=True)
+    return CachingJudge(judge, store), NO_JUDGE

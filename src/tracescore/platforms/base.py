@@ -1,0 +1,89 @@
+"""What a platform declares (``Platform``) and what its factory gets (``PlatformContext``) and returns (``Parts``).
+
+A platform is one folder under ``platforms/`` whose ``__init__.py`` defines ``PLATFORM``; the registry finds it, so
+adding one needs no edit outside its folder. The factory is named by a dotted path and imported only when that
+platform is used, so its SDK stays an optional import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from tracescore.adapters import Adapter
+from tracescore.adapters.fields import MappingConfig
+from tracescore.limits import RateLimiter
+from tracescore.result import TraceResult
+from tracescore.sinks.records import WriteReport
+from tracescore.sources.base import Source
+
+__all__ = ["BatchSink", "Parts", "Platform", "PlatformContext", "Window"]
+
+
+class BatchSink(Protocol):
+    """A platform sink: writes the present scores of a batch of results idempotently (deterministic ids).
+
+    The report says per score: delivered (``accepted``), rejected with a reason a retry cannot fix (``rejected``),
+    or not delivered after the bounded retries (``undelivered``: the engine stops and leaves those traces unmarked).
+    """
+
+    def write(self, results: Sequence[TraceResult]) -> WriteReport: ...
+
+
+@dataclass(frozen=True)
+class Window:
+    """The traces a one-shot ``score`` asked for, in platform terms (filters override the config's)."""
+
+    environment: tuple[str, ...] = ()
+    trace_name: str | None = None
+    tags: tuple[str, ...] = ()
+    project: str | None = None
+
+
+@dataclass
+class PlatformContext:
+    """What a platform factory may use: its own config sections, the mapping, the ``[source]`` keys, the limiter."""
+
+    sections: dict[str, Any]
+    mapping: MappingConfig
+    path: str | None
+    project: str | None
+    config_dir: Path | None
+    limiter: RateLimiter
+    write_back: bool
+    resources: ExitStack
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+    def where(self) -> str:
+        return f" in {self.config_dir / 'tracescore.toml'}" if self.config_dir else ""
+
+
+@dataclass
+class Parts:
+    """A built platform: the source, a stable key of what it reads (cursor scope), the adapter, the sink, stats."""
+
+    source: Source
+    key: str
+    adapter: Adapter
+    sink: BatchSink | None
+    describe: str = ""
+    stats: Any = None
+    summary: Callable[[int], tuple[str, list[str]]] | None = None  # traces seen → (what was read/written, notes)
+
+
+@dataclass(frozen=True)
+class Platform:
+    """One platform: its name (``[source] kind`` and ``--source``), its config sections, its factory, its extra."""
+
+    name: str
+    factory: str  # "module:function" taking a PlatformContext, returning Parts
+    adapter: str  # "module:function" taking a MappingConfig (or nothing), returning the Adapter
+    sections: dict[str, type[BaseModel]] = field(default_factory=dict)
+    sdk: str | None = None  # the optional package it needs, checked before the factory runs
+    extra: str | None = None  # pip extra that installs it
+    summary: str = ""
