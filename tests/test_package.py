@@ -7,6 +7,8 @@ import re
 
 import tracescore
 from tests.conftest import REPO
+from tracescore.catalog import CATALOG, entry
+from tracescore.cli.exits import EXIT_CODES
 from tracescore.trace import json_schema
 
 
@@ -42,3 +44,38 @@ def test_readme_documents_every_score_name() -> None:
         "diagnosis",
     ):
         assert re.search(rf"`{re.escape(name)}`", readme), name
+
+
+def _catalog_table() -> str:
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## The score catalog", 1)[1].split("\n## ", 1)[0]
+    return "\n".join(line for line in section.splitlines() if line.startswith("|"))
+
+
+def test_every_catalog_name_is_in_the_readme_table() -> None:
+    table = _catalog_table()
+    for e in CATALOG:
+        shown = e.name.replace("{k}", "5")
+        assert f"`{shown}`" in table, f"{e.name} is in catalog.py but not in the README's score catalog table"
+
+
+def test_every_name_a_scorer_emits_on_the_samples_is_in_the_catalog() -> None:
+    traces = [json.loads(line) for line in (REPO / "cookbook" / "data" / "traces.jsonl").read_text().splitlines()]
+    emitted = {name for r in tracescore.score_traces(traces) for name in r.scores}
+    emitted |= {name for r in tracescore.score_traces(traces, k=3) for name in r.scores}
+    assert {"retrieval.recall_at_3", "grounding.rate", "diagnosis"} <= emitted  # judged names too (absent)
+    assert sorted(n for n in emitted if entry(n) is None) == []
+
+
+def test_the_readme_lists_the_exit_code_table() -> None:
+    readme = (REPO / "README.md").read_text()
+    for code in EXIT_CODES:
+        assert re.search(rf"^\| {code} \|", readme, re.M), f"exit code {code} is not in the README's table"
+
+
+def test_the_readme_python_api_example_runs() -> None:
+    readme = (REPO / "README.md").read_text()
+    example = readme.split("## Python API", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    namespace: dict[str, object] = {"__name__": "readme_example"}
+    exec(compile(example, "README.md", "exec"), namespace)  # noqa: S102 - the documented example, as a user runs it
+    assert namespace["results"] and namespace["summary"] is not None

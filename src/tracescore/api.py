@@ -53,7 +53,7 @@ def report(results: Iterable[TraceResult | Mapping[str, Any]], *, group_by: str 
 def to_pandas(results: Iterable[TraceResult]) -> Any:
     """One row per trace, one column per score (absent scores are NaN); needs ``pip install 'tracescore[pandas]'``."""
     try:
-        import pandas as pd
+        import pandas as pd  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
         raise ConfigError("to_pandas needs pandas: pip install 'tracescore[pandas]'") from None
     rows = []

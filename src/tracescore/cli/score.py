@@ -280,7 +280,8 @@ def _score(
         fail(EXIT_USAGE, str(exc))
     except TracescoreError as exc:
         fail(EXIT_ABORTED, str(exc))
-    window = "" if request.kind == "jsonl" else f" {request.start.isoformat()}..{request.end.isoformat()}"
+    end = request.end.isoformat() if request.end is not None else ""
+    window = "" if request.kind == "jsonl" else f" {request.start.isoformat()}..{end}"
     run_id = store.start_run("score", source=parts.describe + window)
     outcome = _Outcome(counts, summary, scoring, run_id, [], WriteReport())
     sink = JsonlSink(out) if out else None

@@ -13,12 +13,13 @@ import hashlib
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from tracescore.adapters import Adapter
+from tracescore.engine.counts import FAILURES_KEPT, JobCounts, Limits, UsageMeter, Windows
 from tracescore.engine.pipeline import score_trace
 from tracescore.errors import InputError, SinkError, SourceError, TracescoreError
 from tracescore.platforms.base import BatchSink
@@ -33,63 +34,11 @@ from tracescore.trace import Trace
 
 __all__ = ["Engine", "JobCounts", "Limits", "Sink", "UsageMeter"]
 
+
 Window = tuple[datetime, datetime]
-_FAILURES_KEPT = 50
 
 
 Sink = BatchSink
-
-
-UsageMeter = Callable[[], Mapping[str, Any]]
-"""What the judge spent so far: ``{"calls", "input_tokens", "output_tokens", "cost_usd", ...}`` (``JudgeUsage``)."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Concurrency knobs: judge calls (scoring threads) in flight, queue bounds, write batching."""
-
-    workers: int = 8
-    queue_size: int = 64
-    write_batch: int = 50
-    write_interval: float = 1.0
-
-
-@dataclass
-class JobCounts:
-    """The run summary: traces seen, scored, failed, skipped; scores written; requests; judge spend; duration."""
-
-    seen: int = 0
-    scored: int = 0
-    failed: int = 0
-    skipped: int = 0
-    duplicates: int = 0
-    scorer_errors: int = 0
-    scores_written: int = 0
-    scores_rejected: int = 0
-    sink_requests: int = 0
-    requests: int = 0
-    judge_calls: float = 0
-    judge_cache_hits: float = 0
-    judge_input_tokens: float = 0
-    judge_output_tokens: float = 0
-    judge_cost_usd: float = 0.0
-    duration_s: float = 0.0
-    windows_done: int = 0
-    failures: list[str] = field(default_factory=list)
-    rejections: list[str] = field(default_factory=list)
-
-    def fail(self, message: str) -> None:
-        self.failed += 1
-        if len(self.failures) < _FAILURES_KEPT:
-            self.failures.append(message)
-
-    def as_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k not in ("failures", "rejections")}
-        out["judge_cost_usd"] = round(self.judge_cost_usd, 6)
-        out["duration_s"] = round(self.duration_s, 3)
-        out["failures"] = list(self.failures)
-        out["rejections"] = list(self.rejections)
-        return out
 
 
 @dataclass
@@ -100,37 +49,6 @@ class _Item:
     trace: Trace | None = None
     error: str | None = None
     line: int | None = None
-
-
-class _Windows:
-    """Which windows are complete: closed by the reader and with nothing outstanding; thread-safe."""
-
-    def __init__(self, count: int) -> None:
-        self._lock = threading.Lock()
-        self.outstanding = [0] * count
-        self.closed = [False] * count
-        self.next = 0  # windows below this index are complete and reported
-
-    def add(self, chunk: int) -> None:
-        with self._lock:
-            self.outstanding[chunk] += 1
-
-    def close(self, chunk: int) -> None:
-        with self._lock:
-            self.closed[chunk] = True
-
-    def done(self, chunk: int, n: int = 1) -> None:
-        with self._lock:
-            self.outstanding[chunk] -= n
-
-    def advance(self) -> int | None:
-        """The index of the newest window that just became complete with all before it, or None."""
-        with self._lock:
-            newest = None
-            while self.next < len(self.closed) and self.closed[self.next] and self.outstanding[self.next] == 0:
-                newest = self.next
-                self.next += 1
-            return newest
 
 
 _STOP = object()
@@ -184,7 +102,7 @@ class Engine:
         stopped; everything committed before it stays done.
         """
         started = time.monotonic()
-        tracker = _Windows(len(windows))
+        tracker = Windows(len(windows))
         inbox: queue.Queue[Any] = queue.Queue(self.limits.queue_size)
         outbox: queue.Queue[Any] = queue.Queue(self.limits.queue_size)
         marks = MarkReader(self.store)
@@ -222,7 +140,7 @@ class Engine:
         windows: Sequence[Window],
         scope: str,
         marks: MarkReader,
-        tracker: _Windows,
+        tracker: Windows,
         inbox: queue.Queue[Any],
         in_flight: set[str],
     ) -> None:
@@ -293,7 +211,7 @@ class Engine:
         windows: Sequence[Window],
         scope: str,
         run_id: str,
-        tracker: _Windows,
+        tracker: Windows,
         outbox: queue.Queue[Any],
         in_flight: set[str],
         on_window: Callable[[int, Window], None],
@@ -335,7 +253,7 @@ class Engine:
         batch: list[tuple[_Item, TraceResult]],
         scope: str,
         run_id: str,
-        tracker: _Windows,
+        tracker: Windows,
         in_flight: set[str],
     ) -> None:
         rejected: dict[str, list[str]] = {}
@@ -354,7 +272,7 @@ class Engine:
             self.counts.sink_requests += report.requests
             for rejection in report.rejected:
                 rejected.setdefault(str(rejection.trace_id), []).append(f"{rejection.name}: {rejection.reason}")
-                if len(self.counts.rejections) < _FAILURES_KEPT:
+                if len(self.counts.rejections) < FAILURES_KEPT:
                     self.counts.rejections.append(str(rejection))
         marks: list[tuple[str, datetime | None, str]] = []
         for item, result in batch:
@@ -379,7 +297,7 @@ class Engine:
         for item, _ in batch:
             tracker.done(item.chunk)
 
-    def _complete(self, windows: Sequence[Window], tracker: _Windows, on_window: Callable[[int, Window], None]) -> None:
+    def _complete(self, windows: Sequence[Window], tracker: Windows, on_window: Callable[[int, Window], None]) -> None:
         newest = tracker.advance()
         self.counts.windows_done = tracker.next
         if newest is not None:

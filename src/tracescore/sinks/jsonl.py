@@ -19,12 +19,12 @@ class JsonlSink:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._tmp: Path | None = None
-        if str(path) == "-":  # stdout: streamed as it comes
-            self._fh = sys.stdout
+        self._fh: IO[str] = sys.stdout  # "-": streamed as it comes
+        if str(path) == "-":
             return
         self._tmp = self.path.with_name(self.path.name + ".partial")
         try:
-            self._fh: IO[str] = open(self._tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
+            self._fh = open(self._tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
         except OSError as exc:
             raise SinkError(f"cannot write results to {str(self.path)!r}: {exc.strerror}") from exc
 

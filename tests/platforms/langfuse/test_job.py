@@ -136,6 +136,7 @@ def test_two_runs_at_once_one_scores_the_other_is_refused(tmp_path: Path) -> Non
         assert set(fake.score_counts().values()) == {1}  # the refused run wrote nothing
 
 
+@pytest.mark.slow
 def test_sigkilled_backfill_resumes_to_every_score_exactly_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
