@@ -275,7 +275,7 @@ def fingerprint(config: Config) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
-def starter_config(kind: str = "langfuse", path: str | None = None) -> str:
+def starter_config(kind: str = "langfuse", path: str | None = None, *, project: str | None = None) -> str:
     """A commented ``tracescore.toml``: the chosen source set, every other key shown with its default."""
     lines = [
         "# tracescore.toml: read by every command (`score`, `run`, `backfill`, `gate`) or given with --config.",
@@ -288,11 +288,14 @@ def starter_config(kind: str = "langfuse", path: str | None = None) -> str:
     ]
     if kind == "jsonl":
         lines.append(f"path = {json.dumps(path or 'traces.jsonl')}")
+    if kind == "langsmith":
+        lines.append(f"project = {json.dumps(project)}" if project else '# project = "<LangSmith project name>"')
     for name, model in (("source", SourceSettings), ("job", JobSettings), ("scoring", ScoringSettings)):
         if name != "source":
             lines += ["", f"[{name}]"]
         for key, info in model.model_fields.items():
-            if name == "source" and (key == "kind" or (key == "path" and kind == "jsonl")):
+            if name == "source" and (key == "kind" or (key == "path" and kind == "jsonl") or
+                                     (key == "project" and kind == "langsmith")):
                 continue
             lines.append(f"# {info.description}")
             lines.append(f"# {key} = {_toml(info.default)}")

@@ -288,11 +288,12 @@ class _Bar:
     help="Platform the job reads and writes back to.",
 )
 @click.option("--traces", "traces_path", help="The traces file, for --source jsonl.")
+@click.option("--project", help="The LangSmith project, for --source langsmith.")
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
-def init(path: str, kind: str, traces_path: str | None, force: bool) -> None:
+def init(path: str, kind: str, traces_path: str | None, project: str | None, force: bool) -> None:
     """Write a commented starter tracescore.toml."""
     target = Path(path)
     if target.exists() and not force:
         _fail(EXIT_BAD_CONFIG, f"{path} exists; pass --force to overwrite it")
-    target.write_text(starter_config(kind, traces_path), encoding="utf-8")
+    target.write_text(starter_config(kind, traces_path, project=project), encoding="utf-8")
     click.echo(f"wrote {path}: set credentials in the environment, then run `tracescore run --config {path}`")
