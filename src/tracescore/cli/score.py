@@ -16,9 +16,9 @@ from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail
 from tracescore.cli.progress import Progress, input_problem
 from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring
 from tracescore.config import Config, load_config
-from tracescore.engine.pipeline import RunCounts, score_records
+from tracescore.engine.oneshot import OneShot, score_once
 from tracescore.engine.setup import build_platform
-from tracescore.errors import ConfigError, InputError, TracescoreError
+from tracescore.errors import ConfigError, TracescoreError
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import Parts
@@ -26,13 +26,10 @@ from tracescore.platforms.jsonl.platform import EVERYTHING
 from tracescore.report.summary import Summary, render_terminal
 from tracescore.result import TraceResult
 from tracescore.scorers.grounding import BUDGET_REASON
-from tracescore.sinks import JsonlSink
-from tracescore.sinks.records import Rejection, WriteReport
 from tracescore.store import Store
 
 __all__ = ["score"]
 
-_WRITE_BATCH = 50
 
 
 @dataclass(frozen=True)
@@ -181,8 +178,8 @@ def score(
             fail(EXIT_USAGE, str(exc))
         except TracescoreError as exc:
             fail(EXIT_ABORTED, str(exc))
-        outcome = _score(parts, request, options, store_path=store_path, out=out, console=console, quiet=quiet)
-    _finish(outcome, parts, console, quiet=quiet, store_path=store_path, out=out)
+        run, summary, scoring = _score(parts, request, options, store_path=store_path, out=out, quiet=quiet)
+    _finish(run, summary, scoring, parts, console, quiet=quiet, store_path=store_path, out=out)
 
 
 def _request(
@@ -248,18 +245,6 @@ def _parse_time(flag: str, value: str | None, kind: str, default: datetime | Non
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-@dataclass
-class _Outcome:
-    counts: RunCounts
-    summary: Summary
-    scoring: Scoring
-    run_id: str
-    rejected: list[Rejection]
-    write: WriteReport
-    stopped: str | None = None
-    input_error: str | None = None
-
-
 def _score(
     parts: Parts,
     request: _Request,
@@ -267,11 +252,9 @@ def _score(
     *,
     store_path: str,
     out: str | None,
-    console: Console,
     quiet: bool,
-) -> _Outcome:
-    """Read, score, store, write ``--out`` and deliver to the platform sink in batches (flushed even on a stop)."""
-    counts = RunCounts()
+) -> tuple[OneShot, Summary, Scoring]:
+    """The one-shot run, folding each result into the stage table and the judge's budget list."""
     summary = Summary()
     try:
         store = Store(store_path)
@@ -280,79 +263,49 @@ def _score(
         fail(EXIT_USAGE, str(exc))
     except TracescoreError as exc:
         fail(EXIT_ABORTED, str(exc))
-    end = request.end.isoformat() if request.end is not None else ""
-    window = "" if request.kind == "jsonl" else f" {request.start.isoformat()}..{end}"
-    run_id = store.start_run("score", source=parts.describe + window)
-    outcome = _Outcome(counts, summary, scoring, run_id, [], WriteReport())
-    sink = JsonlSink(out) if out else None
-    pending: list[TraceResult] = []
     progress = Progress(request.path, quiet=quiet)
-    status = "failed"
+
+    def on_result(n: int, result: TraceResult) -> None:
+        summary.add(result.to_json())
+        if result.missing.get("grounding.rate", "").startswith(BUDGET_REASON):
+            scoring.unjudged.append(str(result.trace_id))
+        progress.update(n)
+
     try:
-        records = parts.source.records(request.start, request.end)
-        for n, result in enumerate(score_records(progress.counted(records), parts.adapter, scoring.scorers, counts), 1):
-            summary.add(result.to_json())
-            if result.missing.get("grounding.rate", "").startswith(BUDGET_REASON):
-                scoring.unjudged.append(str(result.trace_id))
-            store.add_result(run_id, result)
-            if sink:
-                sink.write(result)
-            if parts.sink is not None and result.scores:
-                pending.append(result)
-                if len(pending) >= _WRITE_BATCH:
-                    _deliver(parts, pending, outcome)
-            if n % 500 == 0:
-                store.commit()
-            progress.update(n)
-        status = "done"
-    except InputError as exc:
-        outcome.input_error = str(exc)
-    except TracescoreError as exc:
-        outcome.stopped = str(exc)
+        run = score_once(
+            parts,
+            (request.start, request.end),
+            scoring.scorers,
+            store,
+            out=out,
+            on_result=on_result,
+            counted=progress.counted,
+            extra_summary=scoring.as_dict,
+        )
     finally:
         progress.close()
-        try:
-            if pending and parts.sink is not None:
-                _deliver(parts, pending, outcome)
-        except TracescoreError as exc:
-            outcome.stopped = outcome.stopped or str(exc)
-            status = "failed"
-        finally:
-            if sink:
-                sink.close()
-            read = {"read": parts.stats.as_dict()} if hasattr(parts.stats, "as_dict") else {}
-            if parts.sink is not None:
-                read["write"] = outcome.write.as_dict()
-            store.finish_run(run_id, counts.as_dict() | read | {"results": out} | scoring.as_dict(), status=status)
-            store.close()
-            scoring.close()
-    return outcome
-
-
-def _deliver(parts: Parts, pending: list[TraceResult], outcome: _Outcome) -> None:
-    """One batch to the platform sink, its report added to the run's; undelivered scores raise SinkError."""
-    assert parts.sink is not None
-    batch = list(pending)
-    pending.clear()
-    report = parts.sink.write(batch)
-    total = outcome.write
-    total.accepted += report.accepted
-    total.rejected += report.rejected
-    total.retried += report.retried
-    total.requests += report.requests
-    total.batches += 1
-    outcome.rejected += report.rejected
+        store.close()
+        scoring.close()
+    return run, summary, scoring
 
 
 def _finish(
-    outcome: _Outcome, parts: Parts, console: Console, *, quiet: bool, store_path: str, out: str | None
+    run: OneShot,
+    summary: Summary,
+    scoring: Scoring,
+    parts: Parts,
+    console: Console,
+    *,
+    quiet: bool,
+    store_path: str,
+    out: str | None,
 ) -> None:
     """Tables, the platform's read/write line, rejections, the judge line; then the exit code of the table."""
-    counts = outcome.counts
-    if outcome.input_error is not None:
-        fail(EXIT_INPUT, outcome.input_error)
-    render_terminal(outcome.summary, console)
-    outcome.scoring.print_usage(console)
+    counts = run.counts
+    if run.input_error is not None:
+        fail(EXIT_INPUT, run.input_error)
+    render_terminal(summary, console)
+    scoring.print_usage(console)
     if parts.summary is not None:
         line, notes = parts.summary(counts.seen)
         if not quiet:
@@ -360,14 +313,13 @@ def _finish(
         for note in notes:
             click.echo(f"note: {note}", err=True)
     if not quiet:
-        console.print(
-            f"run {outcome.run_id} stored in {store_path}" + (f"; results in {out}" if out else ""), highlight=False
-        )
-    for rejection in outcome.rejected:
+        where = f"; results in {out}" if out else ""
+        console.print(f"run {run.run_id} stored in {store_path}{where}", highlight=False)
+    for rejection in run.rejected:
         click.echo(f"rejected: {rejection}", err=True)
-    if outcome.stopped is not None:
-        fail(EXIT_ABORTED, outcome.stopped)
-    judge_failed = outcome.scoring.all_failed()
+    if run.stopped is not None:
+        fail(EXIT_ABORTED, run.stopped)
+    judge_failed = scoring.all_failed()
     if judge_failed is not None:
         fail(EXIT_ABORTED, judge_failed)
     if counts.seen == 0 and parts.summary is None:
@@ -375,7 +327,8 @@ def _finish(
     if counts.failed:
         unit = "lines" if parts.summary is None else "traces"
         click.echo(f"{counts.failed} of {counts.seen} {unit} could not be scored (see above)", err=True)
-    if outcome.rejected:
-        click.echo(f"{len(outcome.rejected)} score(s) rejected by {parts.describe.split(':')[0]} (see above)", err=True)
-    if counts.failed or outcome.rejected:
+    if run.rejected:
+        platform = parts.describe.split(":")[0]
+        click.echo(f"{len(run.rejected)} score(s) rejected by {platform} (see above)", err=True)
+    if counts.failed or run.rejected:
         sys.exit(EXIT_INPUT)
