@@ -90,3 +90,14 @@ def test_oversized_record_is_rejected_not_sent() -> None:
     assert "over the 250-byte request limit" in report.rejected[0].reason
     with pytest.raises(ValueError):
         list(batches(records, max_bytes=250, size=lambda r: 300))
+
+
+def test_type_and_version_come_from_the_catalog_not_from_the_value_or_a_name_prefix() -> None:
+    r = TraceResult(trace_id="t-2", timestamp=datetime(2026, 11, 20, 9, 0, tzinfo=UTC))
+    for s in (score("answer.exact_match", 1), score("citation.drift_rate", 0.5), score("not.in.catalog", 2)):
+        r.scores[s.name] = s
+    records, _ = records_from_result(r)
+    by_name = {x.name: x for x in records}
+    assert (by_name["answer.exact_match"].data_type, by_name["answer.exact_match"].value) == ("BOOLEAN", 1.0)
+    assert by_name["citation.drift_rate"].metadata["scorer_version"] == "grounding-1"  # computed by grounding
+    assert by_name["not.in.catalog"].metadata["scorer_version"] == "1"
