@@ -21,15 +21,13 @@ from tracescore.engine.setup import build_platform
 from tracescore.errors import ConfigError, TracescoreError
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
-from tracescore.platforms.base import Parts
-from tracescore.platforms.jsonl.platform import EVERYTHING
+from tracescore.platforms.base import EVERYTHING, Parts
 from tracescore.report.summary import Summary, render_terminal
 from tracescore.result import TraceResult
 from tracescore.scorers.grounding import BUDGET_REASON
 from tracescore.store import Store
 
 __all__ = ["score"]
-
 
 
 @dataclass(frozen=True)
@@ -159,7 +157,7 @@ def score(
     options = _options(config, k, final_answer_prefix, no_judge, judge_model, max_cost)
     to_stdout = out == "-"
     console = Console(stderr=to_stdout, quiet=quiet, width=max(120, Console().width))
-    if request.kind == "jsonl" and request.path is not None:
+    if request.kind == "jsonl" and request.path is not None:  # a JSONL file that is not JSONL: one line
         problem = input_problem(request.path)
         if problem is not None:
             fail(EXIT_INPUT, problem)
@@ -190,19 +188,21 @@ def _request(
     write_back: bool | None,
     overrides: dict[str, Any],
 ) -> _Request:
-    """Check which options go with which source; parse the window."""
-    if kind == "jsonl":
+    """Check which options go with which source (a file platform takes TRACES, the others a window)."""
+    if registry.get(kind).file:
         if traces is None:
-            raise click.UsageError("missing TRACES: give a JSONL file (or '-') or choose --source langfuse")
+            raise click.UsageError(f"missing TRACES: give a {kind} file (or '-') or choose --source langfuse")
         platform_only = [("--from", window_from), ("--to", window_to), ("--write-back", write_back)] + [
             ("--" + name.replace("_", "-").replace("tags", "tag"), value or None) for name, value in overrides.items()
         ]
         for flag, value in platform_only:
             if value is not None:
                 raise click.BadParameter(f"{flag} applies to platform sources only", param_hint=flag)
-        return _Request("jsonl", traces, EVERYTHING, None, False, {})
+        return _Request(kind, traces, EVERYTHING, None, False, {})
     if traces is not None:
-        raise click.UsageError(f"TRACES {traces!r} is for --source jsonl; --source {kind} reads --from/--to")
+        raise click.UsageError(
+            f"TRACES {traces!r} is for a file source (--source jsonl); --source {kind} reads --from/--to"
+        )
     if kind == "langsmith" and not overrides.get("project"):
         raise click.BadParameter("required with --source langsmith: the project name", param_hint="--project")
     start = _parse_time("--from", window_from, kind)
@@ -323,7 +323,7 @@ def _finish(
     if judge_failed is not None:
         fail(EXIT_ABORTED, judge_failed)
     if counts.seen == 0 and parts.summary is None:
-        click.echo(f"warning: {parts.describe.removeprefix('jsonl:')} holds no trace: nothing scored", err=True)
+        click.echo(f"warning: {parts.describe.partition(':')[2]} holds no trace: nothing scored", err=True)
     if counts.failed:
         unit = "lines" if parts.summary is None else "traces"
         click.echo(f"{counts.failed} of {counts.seen} {unit} could not be scored (see above)", err=True)

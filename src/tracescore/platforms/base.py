@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,7 +23,10 @@ from tracescore.result import TraceResult
 from tracescore.sinks.records import WriteReport
 from tracescore.sources.base import Source
 
-__all__ = ["BatchSink", "Parts", "Platform", "PlatformContext", "Window"]
+__all__ = ["EVERYTHING", "BatchSink", "Parts", "Platform", "PlatformContext", "Window"]
+
+EVERYTHING = datetime(1970, 1, 1, tzinfo=UTC)
+"""The ``since`` of a one-shot read of a whole file (with ``until=None``): a file source yields every record."""
 
 
 class BatchSink(Protocol):
@@ -84,6 +88,7 @@ class Platform:
     factory: str  # "module:function" taking a PlatformContext, returning Parts
     adapter: str  # "module:function" taking a MappingConfig (or nothing), returning the Adapter
     sections: dict[str, type[BaseModel]] = field(default_factory=dict)
+    file: bool = False  # reads a file (``score TRACES --source <name>``; the whole file: since EVERYTHING, no until)
     sdk: str | None = None  # the optional package it needs, checked before the factory runs
     extra: str | None = None  # pip extra that installs it
     summary: str = ""

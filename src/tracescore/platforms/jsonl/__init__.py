@@ -8,5 +8,6 @@ PLATFORM = Platform(
     name="jsonl",
     adapter="tracescore.platforms.jsonl.platform:adapter",
     factory="tracescore.platforms.jsonl.platform:build",
+    file=True,
     summary="a JSONL file of canonical traces (TRACES, or [source] path)",
 )

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from tracescore.adapters import Adapter, trace_from_json
 from tracescore.adapters.fields import MappingConfig
 from tracescore.errors import ConfigError
-from tracescore.platforms.base import Parts, PlatformContext
+from tracescore.platforms.base import EVERYTHING, Parts, PlatformContext
 from tracescore.sources.jsonl import JsonlSource, Record, read_jsonl
 
-__all__ = ["EVERYTHING", "FileSource", "adapter", "build"]
-
-EVERYTHING = datetime(1970, 1, 1, tzinfo=UTC)
+__all__ = ["FileSource", "adapter", "build"]
 
 
 class FileSource(JsonlSource):
