@@ -536,7 +536,16 @@ def _counted(records: Iterator[Record], progress: Progress, task: TaskID) -> Ite
 
 
 EXIT_GATE_FAILED = 1
+EXIT_GATE_BAD_CONFIG = 2  # a bad option, [gate] value or score name (click's usage errors exit 2 too)
+EXIT_GATE_CANNOT_RUN = 4  # a results file, baseline or store missing, or holding no scored trace
 REPORT_FORMATS = ("terminal", "markdown", "json", "html")
+
+
+def _cannot_run(exc: TracescoreError) -> click.ClickException:
+    """A report/gate error as a one-line message with its exit code: 2 bad config, 4 could not run."""
+    error = click.ClickException(str(exc))
+    error.exit_code = EXIT_GATE_BAD_CONFIG if isinstance(exc, ConfigError) else EXIT_GATE_CANNOT_RUN
+    return error
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -561,7 +570,9 @@ def _write(text: str, out: str | None) -> None:
         with open(out, "w", encoding="utf-8") as fh:
             fh.write(text)
     except OSError as exc:
-        raise click.ClickException(f"cannot write {out!r}: {exc.strerror}") from exc
+        error = click.ClickException(f"cannot write {out!r}: {exc.strerror}")
+        error.exit_code = EXIT_GATE_CANNOT_RUN
+        raise error from exc
 
 
 @main.command()
@@ -584,7 +595,7 @@ def report(results: str, store_path: str, group_by: str | None, fmt: str, out: s
         label, lines = results_from(results, store_path)
         built = build_report(lines, group_by=group_by, source=label)
     except TracescoreError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise _cannot_run(exc) from exc
     if fmt == "terminal":
         if out:
             with open(out, "w", encoding="utf-8") as fh:
@@ -659,7 +670,7 @@ def gate(
             current, [lines for _, lines in loaded], config, source=label, baseline_names=[n for n, _ in loaded]
         )
     except TracescoreError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise _cannot_run(exc) from exc
     summary = render_gate_markdown(outcome)
     click.echo(summary, nl=False)
     if markdown_out:
