@@ -541,11 +541,21 @@ EXIT_GATE_CANNOT_RUN = 4  # a results file, baseline or store missing, or holdin
 REPORT_FORMATS = ("terminal", "markdown", "json", "html")
 
 
+class _CannotRun(click.ClickException):
+    """report/gate could not run: a results file, baseline or store missing, unwritable or holding no scored trace."""
+
+    exit_code = EXIT_GATE_CANNOT_RUN
+
+
+class _BadGateConfig(click.ClickException):
+    """A bad [gate] value or score name, exiting like click's usage errors."""
+
+    exit_code = EXIT_GATE_BAD_CONFIG
+
+
 def _cannot_run(exc: TracescoreError) -> click.ClickException:
     """A report/gate error as a one-line message with its exit code: 2 bad config, 4 could not run."""
-    error = click.ClickException(str(exc))
-    error.exit_code = EXIT_GATE_BAD_CONFIG if isinstance(exc, ConfigError) else EXIT_GATE_CANNOT_RUN
-    return error
+    return _BadGateConfig(str(exc)) if isinstance(exc, ConfigError) else _CannotRun(str(exc))
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -570,9 +580,7 @@ def _write(text: str, out: str | None) -> None:
         with open(out, "w", encoding="utf-8") as fh:
             fh.write(text)
     except OSError as exc:
-        error = click.ClickException(f"cannot write {out!r}: {exc.strerror}")
-        error.exit_code = EXIT_GATE_CANNOT_RUN
-        raise error from exc
+        raise _CannotRun(f"cannot write {out!r}: {exc.strerror}") from exc
 
 
 @main.command()

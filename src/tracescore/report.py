@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 # the catalog's stages that have a pass/fail verdict per trace (surface has counts, diagnosis is the cell itself)
-STAGES = tuple(s for s in catalog.STAGES if s in ("retrieval", "grounding", "citations", "answer"))
+STAGES: tuple[str, ...] = tuple(s for s in catalog.STAGES if s in ("retrieval", "grounding", "citations", "answer"))
 NO_GROUP = "(none)"
 _RESULT_KEYS = frozenset(
     ("trace_id", "scores", "missing", "errors", "notes", "comments", "line", "timestamp", "metadata", "judge")
@@ -92,7 +92,7 @@ def score_stage(name: str) -> str:
 
 def by_stage(names: Iterable[str]) -> list[str]:
     """Score names in the catalog's stage order (retrieval, grounding, citations, answer, …), by name within one."""
-    order = {stage: i for i, stage in enumerate(catalog.STAGES)}
+    order: dict[str, int] = {stage: i for i, stage in enumerate(catalog.STAGES)}
     return sorted(names, key=lambda n: (order.get(score_stage(n), len(order)), n))
 
 
