@@ -387,16 +387,21 @@ def test_unreadable_lines_among_good_ones_fail_the_gate_and_are_listed(tmp_path:
     with path.open("ab") as fh:
         fh.write(b"\x00\xffgarbage\n")
         fh.write(b'{"question": "a trace line by mistake", "steps": []}\n')
+        fh.write(json.dumps(case_line("c9")).encode()[:60] + b"\n")  # cut short
+        fh.write(b"[" * 50_000 + b"]" * 50_000 + b"\n")  # deeper than the parser goes: reported, no crash
     junit = tmp_path / "gate.xml"
     result = CliRunner().invoke(main, ["gate", str(path), "--junit", str(junit)])
     assert result.exit_code == RULE_FAILED, result.output
-    assert "6 traces in" in result.output and ", 2 unreadable" in result.output
-    assert "| ❌ every result line read | results | 2 | = 0 |" in result.output
-    assert "**every result line read — results**: 2 of 8 result line(s) could not be read or scored" in result.output
+    assert "6 traces in" in result.output and ", 4 unreadable" in result.output
+    assert "| ❌ every result line read | results | 4 | = 0 |" in result.output
+    assert "**every result line read — results**: 4 of 10 result line(s) could not be read or scored" in result.output
     assert "  - `line 7` — stage **unreadable**: " in result.output and "not JSON (binary data)" in result.output
     assert (
         "  - `line 8` — stage **unreadable**: " in result.output and "a trace line, not a result line" in result.output
     )
+    assert "  - `line 9` — stage **unreadable**: " in result.output
+    assert "not JSON (truncated: the line ends before its JSON does)" in result.output
+    assert "  - `line 10` — stage **unreadable**: " in result.output and "nested too deeply to read" in result.output
     fails = failed_cases(ET.parse(junit).getroot())
     assert [(c, n) for c, n, _ in fails] == [("tracescore.gate.readable", "readable: results")]
     assert fails[0][2].splitlines()[0].startswith("line 7\tstage=unreadable\t")

@@ -45,6 +45,17 @@ def _not_a_result(data: object) -> str | None:
     return None
 
 
+def _why_not_json(payload: object, exc: Exception) -> str:
+    """Binary data, nesting too deep, a line cut short, or the parser's own message."""
+    if _binary(payload):
+        return "binary data"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to read"
+    if isinstance(exc, json.JSONDecodeError) and exc.pos >= len(exc.doc.rstrip("\r\n")) - 1:
+        return "truncated: the line ends before its JSON does"
+    return str(exc)[:120]
+
+
 def _binary(payload: object) -> bool:
     """Whether a line is binary data rather than text: not UTF-8, or holding control characters."""
     raw = payload if isinstance(payload, bytes) else str(payload).encode("utf-8", "replace")
@@ -89,7 +100,7 @@ def read_results(path: str | Path) -> Iterator[dict[str, Any]]:
             reason = _not_a_result(data)
             kind = "trace" if reason and reason.startswith("a trace line") else "other"
         except (ValueError, RecursionError) as exc:
-            reason = "not JSON (binary data)" if _binary(record.payload) else f"not JSON ({str(exc)[:120]})"
+            reason = f"not JSON ({_why_not_json(record.payload, exc)})"
             kind = "other"
         if reason is not None:
             bad[kind] = bad.get(kind, 0) + 1
