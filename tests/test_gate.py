@@ -16,7 +16,7 @@ from tracescore.gate import GateConfig, load_gate_config, parse_limit, run_gate
 from tracescore.render import render_gate_markdown, render_junit
 
 SAMPLES = Path(__file__).resolve().parents[1] / "cookbook" / "data" / "traces.jsonl"
-PASSED, RULE_FAILED, BAD_CONFIG, CANNOT_RUN = 0, 1, 2, 4  # the README's exit-code rows for gate and report
+PASSED, RULE_FAILED, BAD_CONFIG, CANNOT_RUN = 0, 1, 2, 6  # the README's exit-code rows for gate and report
 
 
 def case_line(

@@ -14,7 +14,7 @@ from tracescore.cli import main
 from tracescore.report import build_report, field_value, report_to_json, stage_verdicts, work_queue
 
 SAMPLES = Path(__file__).resolve().parents[1] / "cookbook" / "data" / "traces.jsonl"
-CANNOT_RUN = 4  # the README's exit code of a report that could not run (missing input, nothing to report)
+CANNOT_RUN = 6  # the README's exit code of a report that could not run (missing input, nothing to report)
 
 
 def result_line(

@@ -537,7 +537,7 @@ def _counted(records: Iterator[Record], progress: Progress, task: TaskID) -> Ite
 
 EXIT_GATE_FAILED = 1
 EXIT_GATE_BAD_CONFIG = 2  # a bad option, [gate] value or score name (click's usage errors exit 2 too)
-EXIT_GATE_CANNOT_RUN = 4  # a results file, baseline or store missing, or holding no scored trace
+EXIT_GATE_CANNOT_RUN = 6  # a results file, baseline or store missing, or holding no scored trace
 REPORT_FORMATS = ("terminal", "markdown", "json", "html")
 
 
@@ -554,7 +554,7 @@ class _BadGateConfig(click.ClickException):
 
 
 def _cannot_run(exc: TracescoreError) -> click.ClickException:
-    """A report/gate error as a one-line message with its exit code: 2 bad config, 4 could not run."""
+    """A report/gate error as a one-line message with its exit code: 2 bad config, 6 could not run."""
     return _BadGateConfig(str(exc)) if isinstance(exc, ConfigError) else _CannotRun(str(exc))
 
 
