@@ -15,7 +15,8 @@ from tracescore.errors import ConfigError, NoResultsError
 from tracescore.gate import GateConfig, load_gate_config, parse_limit, run_gate
 from tracescore.render import render_gate_markdown, render_junit
 
-SAMPLES = Path(__file__).resolve().parents[1] / "cookbook" / "data" / "traces.jsonl"
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
+SAMPLES = ROOT / "cookbook" / "data" / "traces.jsonl"
 PASSED, RULE_FAILED, BAD_CONFIG, CANNOT_RUN = 0, 1, 2, 6  # the README's exit-code rows for gate and report
 
 
