@@ -84,8 +84,19 @@ def test_recipe_passes_on_clean_cases(scored: Path, tmp_path: Path) -> None:
 
 def test_recipe_reports_a_broken_input_instead_of_passing(tmp_path: Path) -> None:
     run = _run(tmp_path, tmp_path / "missing.jsonl", tmp_path / "none", "--allow-unread")
-    assert run.returncode == 2
+    assert run.returncode == 6  # could not run
     assert "no result file" in run.stderr
+
+
+def test_recipe_refuses_a_traces_file_and_a_bad_score_name(scored: Path, tmp_path: Path) -> None:
+    traces = ROOT / "cookbook" / "data" / "traces.jsonl"
+    run = _run(tmp_path, traces, tmp_path / "none")
+    assert run.returncode == 6, run.stdout + run.stderr
+    assert "is a traces file, not a results file" in run.stderr and "score it first" in run.stderr
+    assert not (tmp_path / "out" / "summary.md").exists()
+    typo = _run(tmp_path, scored, tmp_path / "none", "--min", "answer.corect=0.8")
+    assert typo.returncode == 2
+    assert "unknown score 'answer.corect'; did you mean answer.correct?" in typo.stderr
 
 
 def test_workflow_uses_only_options_the_commands_accept() -> None:

@@ -6,7 +6,9 @@
 # RESULTS is the result file of `tracescore score --out`; every *.jsonl under BASELINE_DIR (one per baseline run,
 # e.g. downloaded artifacts of the last runs on main) becomes a --baseline. Writes OUT_DIR/report.md, report.html,
 # gate.md, gate.xml (JUnit) and summary.md (gate + report, for a PR comment), appends summary.md to
-# $GITHUB_STEP_SUMMARY when that is set, and exits with the gate's status (0 pass, 1 fail).
+# $GITHUB_STEP_SUMMARY when that is set, and exits with tracescore's status: 0 the gate passed, 1 a rule failed,
+# 2 a bad option, config value or score name, 6 could not run (a missing file, or one with no scored trace: empty,
+# unreadable, or a traces file instead of results). A usage error of this script exits 2.
 set -uo pipefail
 if [ $# -lt 3 ]; then
   echo "usage: $0 RESULTS BASELINE_DIR OUT_DIR [gate options...]" >&2
@@ -25,13 +27,13 @@ if [ -d "$baselines" ]; then
   done < <(find "$baselines" -name '*.jsonl' -type f -print0 | sort -z)
 fi
 
-tracescore report "$results" --group-by "$group_by" --format markdown --out "$out/report.md" || exit 2
-tracescore report "$results" --group-by "$group_by" --format html --out "$out/report.html" || exit 2
+tracescore report "$results" --group-by "$group_by" --format markdown --out "$out/report.md" || exit $?
+tracescore report "$results" --group-by "$group_by" --format html --out "$out/report.html" || exit $?
 tracescore gate "$results" ${args[@]+"${args[@]}"} --markdown "$out/gate.md" --junit "$out/gate.xml" "$@" >/dev/null
 status=$?
 if [ ! -f "$out/gate.md" ]; then
   echo "tracescore gate could not run (exit $status); see the error above" >&2
-  exit 2
+  exit $status
 fi
 
 {

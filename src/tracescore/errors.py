@@ -3,7 +3,8 @@
 TracescoreError
 ├── ConfigError          a bad option, config key or value (names the value and what is allowed)
 ├── InputError           a trace line or native record that cannot be read or mapped
-│   └── AdapterError     a native platform record that cannot become a Trace
+│   ├── AdapterError     a native platform record that cannot become a Trace
+│   └── NoResultsError   a results file or run holds no scored trace (empty, unreadable, or a traces file)
 ├── SourceError          reading from a platform failed after the bounded retries
 ├── SinkError            writing scores failed after the bounded retries
 ├── StoreError           the local SQLite store cannot be opened, migrated or written
@@ -19,6 +20,7 @@ __all__ = [
     "InputError",
     "JudgeError",
     "LockError",
+    "NoResultsError",
     "SinkError",
     "SourceError",
     "StoreError",
@@ -60,3 +62,7 @@ class JudgeError(TracescoreError):
 
 class LockError(TracescoreError):
     """Another run holds the store's lock."""
+
+
+class NoResultsError(InputError):
+    """A results file or run that holds no scored trace: empty, unreadable, or not a results file at all."""

@@ -14,6 +14,7 @@ from tracescore.cli import main
 from tracescore.report.summary import build_report, field_value, report_to_json, stage_verdicts, work_queue
 
 SAMPLES = Path(__file__).resolve().parents[2] / "cookbook" / "data" / "traces.jsonl"
+CANNOT_RUN = 6  # the README's exit code of a report that could not run (missing input, nothing to report)
 
 
 def result_line(
@@ -223,16 +224,16 @@ def test_stored_run_reports_like_the_result_file(tmp_path: Path) -> None:
 
 def test_bad_specs_name_the_fix(tmp_path: Path) -> None:
     missing = _run("report", str(tmp_path / "nope.jsonl"))
-    assert missing.exit_code == 6 and "give a results JSONL file (from --out) or run:latest" in missing.output
+    assert missing.exit_code == CANNOT_RUN and "give a results JSONL file (from --out) or run:latest" in missing.output
     no_store = _run("report", "run:latest", "--store", str(tmp_path / "none.db"))
-    assert no_store.exit_code == 6 and "pass --store PATH" in no_store.output
+    assert no_store.exit_code == CANNOT_RUN and "pass --store PATH" in no_store.output
     _run("score", str(SAMPLES), "--store", str(tmp_path / "a.db"), "-q")
     too_far = _run("report", "run:latest~3", "--store", str(tmp_path / "a.db"))
-    assert too_far.exit_code == 6 and "holds only 1 finished run(s)" in too_far.output
+    assert too_far.exit_code == CANNOT_RUN and "holds only 1 finished run(s)" in too_far.output
     a_store = _run("report", str(tmp_path / "a.db"))
-    assert a_store.exit_code == 6 and "is a store, not a result file; use run:latest --store" in a_store.output
+    assert a_store.exit_code == CANNOT_RUN and "is a store, not a result file; use run:latest --store" in a_store.output
     unknown = _run("report", "run:zzz", "--store", str(tmp_path / "a.db"))
-    assert unknown.exit_code == 6 and "'run:zzz' matches no finished run" in unknown.output
+    assert unknown.exit_code == CANNOT_RUN and "'run:zzz' matches no finished run" in unknown.output
 
 
 def test_stage_verdicts_follow_the_cell_then_the_scores() -> None:
@@ -291,3 +292,34 @@ def test_line_chart_breaks_at_missing_values() -> None:
     svg = line_chart("t", ["h1", "h2", "h3", "h4"], ["answer"], {("answer", "h1"): 1.0, ("answer", "h3"): 0.5})
     assert svg.count('<circle class="point"') == 2
     assert svg.count('<polyline class="series"') == 2  # h1 alone, h3 alone: no line drawn across the gap
+
+
+def test_scores_are_listed_by_catalog_stage_and_verdicts_use_the_diagnosis_cuts(results_file: Path) -> None:
+    from tracescore import catalog
+    from tracescore.report.summary import STAGES
+    from tracescore.scorers.diagnosis import MIN_GROUNDING, diagnose
+    from tracescore.scores import score
+
+    md = _run("report", str(results_file), "--format", "markdown").output
+    rows = re.findall(r"^\| (\w+) \| ([\w.]+) \| \d+ \|", md[md.index("### Scores") :], re.M)
+    assert rows == [
+        ("retrieval", "retrieval.recall_at_5"),
+        ("grounding", "grounding.rate"),
+        ("citations", "citation.fabricated_count"),
+        ("citations", "citation.unfetched_rate"),
+        ("answer", "answer.correct"),
+    ]
+    assert [s for s in catalog.STAGES if s in STAGES] == list(STAGES)
+    rates = re.findall(r"^\| (\w+) \| \d+% \(", md[md.index("### Stage pass rates") :], re.M)
+    assert rates == list(STAGES)
+    # the report's grounding verdict and the diagnosis cell cut at the same rate
+    for rate in (MIN_GROUNDING - 0.01, MIN_GROUNDING, MIN_GROUNDING + 0.01):
+        cell = diagnose(
+            {
+                "retrieval.recall_at_5": score("retrieval.recall_at_5", 1.0),
+                "grounding.rate": score("grounding.rate", rate),
+                "answer.correct": score("answer.correct", True),
+            }
+        )
+        verdict = stage_verdicts({"scores": {"grounding.rate": rate}})["grounding"]
+        assert verdict is (str(cell.value).startswith("grounded/"))

@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from tracescore.cli.exits import EXIT_GATE_ERROR, EXIT_GATE_FAILED, fail
-from tracescore.errors import TracescoreError
+from tracescore.cli.exits import EXIT_GATE_ERROR, EXIT_GATE_FAILED, EXIT_USAGE, fail
+from tracescore.errors import ConfigError, TracescoreError
 from tracescore.report.gate import GateConfig, load_gate_config, parse_limit, run_gate
 from tracescore.report.render import (
     render_gate_markdown,
@@ -51,7 +51,7 @@ def _write(text: str, out: str | None) -> None:
         with open(out, "w", encoding="utf-8") as fh:
             fh.write(text)
     except OSError as exc:
-        raise click.ClickException(f"cannot write {out!r}: {exc.strerror}") from exc
+        fail(EXIT_GATE_ERROR, f"cannot write {out!r}: {exc.strerror}")
 
 
 @click.command()
@@ -68,7 +68,7 @@ def report(results: str, store_path: str, group_by: str | None, fmt: str, out: s
         label, lines = results_from(results, store_path)
         built = build_report(lines, group_by=group_by, source=label)
     except TracescoreError as exc:
-        fail(EXIT_GATE_ERROR, str(exc))
+        fail(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_GATE_ERROR, str(exc))
     if fmt == "terminal":
         if out:
             with open(out, "w", encoding="utf-8") as fh:
@@ -137,7 +137,7 @@ def gate(
             current, [lines for _, lines in loaded], config, source=label, baseline_names=[n for n, _ in loaded]
         )
     except TracescoreError as exc:
-        fail(EXIT_GATE_ERROR, str(exc))
+        fail(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_GATE_ERROR, str(exc))
     summary = render_gate_markdown(outcome)
     click.echo(summary, nl=False)
     if markdown_out:

@@ -1,10 +1,12 @@
 """The CI gate: each stage checked on its own, never an average, against thresholds and the baseline runs.
 
 Rules, each reported separately: per-score thresholds (``min``/``max`` on the run's mean); no regression of a
-score's mean outside the noise band of the baseline runs (their min–max spread, plus an optional tolerance); no
-case whose stage passed in every baseline run may fail it now; no cited URL fabricated (always) or unread
+score's mean outside the noise band of the baseline runs (their min–max spread, plus an optional tolerance), in
+the direction the score catalog gives; no case whose stage passed in every baseline run may fail it now, become
+unreadable or be missing from the run; every result line readable; no cited URL fabricated (always) or unread
 (configurable: when allowed, unread citations fail no rule). Thresholds come from ``--min``/``--max`` or the
-``[gate]`` table of ``tracescore.toml``.
+``[gate]`` table of ``tracescore.toml``; a score name not in the catalog is a ``ConfigError``. A run with no scored
+trace cannot be gated: ``NoResultsError``.
 """
 
 from __future__ import annotations
@@ -15,52 +17,38 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from tracescore import catalog
 from tracescore.config import load_config
-from tracescore.errors import ConfigError, InputError
-from tracescore.report.summary import Summary, field_value, stage_verdicts
+from tracescore.errors import ConfigError, NoResultsError
+from tracescore.report.summary import STAGES, Summary, field_value, stage_verdicts
 
 __all__ = [
-    "HIGHER_IS_BETTER",
-    "LOWER_IS_BETTER",
     "Band",
     "CaseFailure",
     "GateCheck",
     "GateConfig",
     "GateResult",
-    "direction",
+    "check_score_name",
     "load_gate_config",
     "parse_limit",
     "run_gate",
 ]
 
-HIGHER_IS_BETTER = (
-    "retrieval.recall_at_",
-    "retrieval.retrieved_any",
-    "grounding.rate",
-    "citation.coverage",
-    "citation.support_rate",
-    "answer.correct",
-    "answer.token_f1",
-    "answer.exact_match",
-)
-LOWER_IS_BETTER = (
-    "retrieval.first_hit_rank",
-    "grounding.hallucination_rate",
-    "grounding.unverified_quotes",
-    "citation.unfetched_rate",
-    "citation.drift_rate",
-    "surface.contradiction_ratio",
-)
 _EPS = 1e-9
-Rule = Literal["threshold", "regression", "newly_failing", "fabricated", "unread"]
+Rule = Literal["threshold", "regression", "newly_failing", "readable", "fabricated", "unread"]
 Status = Literal["pass", "fail", "warn"]
+DEFAULT_CASE_KEY = "trace_id"
 
 
-def direction(name: str) -> int:
-    """+1 when a higher mean is better, -1 when lower is better, 0 when unknown (no regression check)."""
-    if any(name == p or (p.endswith("_") and name.startswith(p)) for p in HIGHER_IS_BETTER):
-        return 1
-    return -1 if name in LOWER_IS_BETTER else 0
+def check_score_name(name: str) -> None:
+    """Raise ``ConfigError`` unless ``name`` is a numeric or boolean catalog score (the message names the closest)."""
+    found = catalog.entry(name.split("@", 1)[0])
+    if found is None:
+        near = catalog.closest(name)
+        hint = f"did you mean {near}?" if near else "see the score catalog in the README"
+        raise ConfigError(f"unknown score {name!r}; {hint}")
+    if found.kind == "CATEGORICAL":
+        raise ConfigError(f"{name!r} is categorical; a limit needs a numeric or boolean score")
 
 
 @dataclass(frozen=True)
@@ -71,7 +59,11 @@ class GateConfig:
     maximums: Mapping[str, float] = field(default_factory=dict)
     allow_unread: bool = False
     tolerance: float = 0.0
-    case_key: str = "trace_id"
+    case_key: str = DEFAULT_CASE_KEY
+
+    def __post_init__(self) -> None:
+        for name in [*self.minimums, *self.maximums]:
+            check_score_name(name)
 
     def merged(
         self,
@@ -97,6 +89,7 @@ def parse_limit(text: str) -> tuple[str, float]:
         value = math.nan
     if not sep or not name.strip() or math.isnan(value):
         raise ConfigError(f"bad limit {text!r}; expected NAME=NUMBER, e.g. retrieval.recall_at_5=0.9")
+    check_score_name(name.strip())
     return name.strip(), value
 
 
@@ -152,6 +145,12 @@ class GateCheck:
     def failed(self) -> bool:
         return self.status == "fail"
 
+    @property
+    def name(self) -> str:
+        """A stable test name, rule and score or stage without numbers (CI keeps per-test history across baselines)."""
+        rule = ("min" if self.limit.startswith("≥") else "max") if self.rule == "threshold" else self.rule
+        return f"{rule}: {self.subject}"
+
 
 @dataclass(frozen=True)
 class GateResult:
@@ -180,6 +179,7 @@ class _Run:
     summary: Summary = field(default_factory=Summary)
     cases: dict[str, tuple[str, dict[str, bool | None]]] = field(default_factory=dict)
     unreadable: dict[str, tuple[str, str]] = field(default_factory=dict)
+    broken: list[CaseFailure] = field(default_factory=list)
     fabricated: list[CaseFailure] = field(default_factory=list)
     unread: list[CaseFailure] = field(default_factory=list)
 
@@ -192,7 +192,12 @@ def _fold(results: Iterable[Mapping[str, Any]], case_key: str, allow_unread: boo
         case = field_value(result, case_key) or tid
         scores = result.get("scores") or {}
         if result.get("errors") and not scores and not result.get("missing"):
-            run.unreadable[case] = (tid, "; ".join(map(str, result["errors"]))[:200])
+            reason = "; ".join(map(str, result["errors"]))[:200]
+            if result.get("trace_id") is None:  # not even an id: name it by its line
+                run.broken.append(CaseFailure(f"line {result.get('line', '?')}", "", "unreadable", reason))
+                continue
+            run.unreadable[case] = (tid, reason)
+            run.broken.append(CaseFailure(case, tid, "unreadable", reason))
             continue
         run.cases[case] = (tid, stage_verdicts(result, unread_fails=not allow_unread))
         fabricated = scores.get("citation.fabricated_count")
@@ -229,7 +234,8 @@ def _regressions(
     checks: list[GateCheck] = []
     names = sorted(({n for b in baselines for n in b.stats} & set(current.stats)) - skip)
     for name in names:
-        sign = direction(name)
+        known = catalog.entry(name.split("@", 1)[0])
+        sign = known.direction if known else 0
         means = [m for b in baselines if (s := b.stats.get(name)) and (m := s.mean) is not None]
         mean = current.stats[name].mean
         if not sign or not means or mean is None:
@@ -243,13 +249,14 @@ def _regressions(
             ok, limit = mean <= ceiling + _EPS, f"≤ {_fmt(ceiling)}"
         where = f"band {_fmt(band.low)}–{_fmt(band.high)} over {band.runs} baseline run(s), {band.width * 100:.1f} pts"
         verb = "inside or better than" if ok else "outside"
-        message = f"{name} = {_fmt(mean)}, {verb} the {where}"
+        message = f"{name} = {_fmt(mean)}, {verb} the {where}; needs {limit}"
         checks.append(GateCheck("regression", name, "pass" if ok else "fail", message, mean, limit, band))
     return checks
 
 
-def _stable_passes(baselines: Sequence[_Run]) -> dict[tuple[str, str], int]:
-    """(case, stage) pairs that passed in every baseline run that decided them: how many runs saw them pass."""
+def _stable_passes(baselines: Sequence[_Run]) -> tuple[dict[tuple[str, str], int], set[str]]:
+    """(case, stage) pairs that passed in every baseline run that decided them, with how many runs saw them pass;
+    and the cases that failed some stage in some baseline run (flaky or failing: their absence is no new failure)."""
     seen: dict[tuple[str, str], int] = {}
     broken: set[tuple[str, str]] = set()
     for run in baselines:
@@ -261,27 +268,54 @@ def _stable_passes(baselines: Sequence[_Run]) -> dict[tuple[str, str], int]:
                     seen[(case, stage)] = seen.get((case, stage), 0) + 1
                 else:
                     broken.add((case, stage))
-    return {k: n for k, n in seen.items() if k not in broken}
+    unclean = {case for case, _ in broken} | {case for run in baselines for case in run.unreadable}
+    return {k: n for k, n in seen.items() if k not in broken}, unclean
 
 
-def _newly_failing(current: _Run, baselines: Sequence[_Run]) -> GateCheck:
-    stable = _stable_passes(baselines)
-    stable_cases = {case for case, _ in stable}
+def _newly_failing(current: _Run, baselines: Sequence[_Run], case_key: str) -> GateCheck:
+    stable, unclean = _stable_passes(baselines)
+    stable_stages: dict[str, list[str]] = {}
+    for case, stage in sorted(stable, key=lambda p: (p[0], STAGES.index(p[1]) if p[1] in STAGES else len(STAGES))):
+        stable_stages.setdefault(case, []).append(stage)
     cases: list[CaseFailure] = []
     for case, (tid, verdicts) in current.cases.items():
         for stage, verdict in verdicts.items():
             if verdict is False and (case, stage) in stable:
                 cases.append(CaseFailure(case, tid, stage, f"passed in {stable[(case, stage)]} baseline run(s)"))
     for case, (tid, reason) in current.unreadable.items():
-        if case in stable_cases:
+        if case in stable_stages:
             cases.append(CaseFailure(case, tid, "unreadable", reason))
+    seen = set(current.cases) | set(current.unreadable)
+    known = {case for run in baselines for case in (*run.cases, *run.unreadable)}
+    missing = [case for case in stable_stages if case not in seen and case not in unclean]
+    if missing and case_key == DEFAULT_CASE_KEY and not seen & known:
+        message = (
+            f"no case of this run is in the baselines by {case_key} (new trace ids each run?); set --case-key"
+            " (e.g. metadata.case_id) to follow cases across runs"
+        )
+        return GateCheck("newly_failing", "cases", "warn", message, None, "= 0")
+    for case in missing:
+        runs = max(stable[(case, stage)] for stage in stable_stages[case])
+        passed = ", ".join(stable_stages[case])
+        cases.append(
+            CaseFailure(case, "", "missing", f"missing from this run; passed {passed} in {runs} baseline run(s)")
+        )
     n = len({c.case for c in cases})
     if cases:
-        message = f"{n} case(s) that passed in the baseline fail now ({len(cases)} stage failure(s))"
+        gone = f", {len(missing)} missing from this run" if missing else ""
+        message = f"{n} case(s) that passed in the baseline fail now{gone} ({len(cases)} failure(s))"
     else:
-        message = f"no case that passed in the baseline fails now ({len(stable_cases)} baseline-passing case(s))"
+        message = f"no case that passed in the baseline fails now ({len(stable_stages)} baseline-passing case(s))"
     status: Status = "fail" if cases else "pass"
     return GateCheck("newly_failing", "cases", status, message, float(n), "= 0", None, tuple(cases))
+
+
+def _readable(run: _Run) -> GateCheck:
+    broken = tuple(run.broken)
+    if not broken:
+        return GateCheck("readable", "results", "pass", "every result line was read", 0.0, "= 0")
+    message = f"{len(broken)} of {len(broken) + run.summary.traces} result line(s) could not be read or scored"
+    return GateCheck("readable", "results", "fail", message, float(len(broken)), "= 0", None, broken)
 
 
 def run_gate(
@@ -295,18 +329,26 @@ def run_gate(
     """Check the current run's result lines against the config and the baseline runs' result lines."""
     config = config or GateConfig()
     now = _fold(current, config.case_key, config.allow_unread)
-    before = [_fold(b, config.case_key, config.allow_unread) for b in baselines]
+    before: list[_Run] = []
+    for lines in baselines:
+        try:
+            before.append(_fold(lines, config.case_key, config.allow_unread))
+        except NoResultsError as exc:
+            raise NoResultsError(f"baseline {exc}") from exc
+    if not now.summary.traces:
+        raise NoResultsError(f"{source or 'the run'} holds no scored trace: nothing to gate")
     for i, run in enumerate(before):
         if not run.summary.traces:
             name = baseline_names[i] if i < len(baseline_names) else f"#{i + 1}"
-            raise InputError(f"baseline {name} holds no scored result; check the file or the run id")
+            raise NoResultsError(f"baseline {name} holds no scored result; check the file or the run id")
     checks: list[GateCheck] = []
     checks += [_threshold(n, v, +1, now.summary) for n, v in sorted(config.minimums.items())]
     checks += [_threshold(n, v, -1, now.summary) for n, v in sorted(config.maximums.items())]
     if before:
         skip = frozenset({"citation.unfetched_rate"} if config.allow_unread else ())
         checks += _regressions(now.summary, [b.summary for b in before], config.tolerance, skip)
-        checks.append(_newly_failing(now, before))
+        checks.append(_newly_failing(now, before, config.case_key))
+    checks.append(_readable(now))
     fabricated = tuple(now.fabricated)
     checks.append(
         GateCheck(

@@ -17,7 +17,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tracescore.scorers.diagnosis import CELLS
+from tracescore import catalog
+from tracescore.scorers.diagnosis import CELLS, MIN_GROUNDING, MIN_RECALL
 
 __all__ = [
     "STAGES",
@@ -28,17 +29,19 @@ __all__ = [
     "Summary",
     "WorkItem",
     "build_report",
+    "by_stage",
     "field_value",
     "render_terminal",
     "report_to_json",
+    "score_stage",
     "stage_verdicts",
     "summary_to_json",
     "summarize",
     "work_queue",
 ]
 
-STAGES = ("retrieval", "grounding", "answer", "citations")
-MIN_GROUNDING = 0.8  # same cut as diagnosis: grounded when grounding.rate ≥ this
+# the catalog's stages that have a pass/fail verdict per trace (surface has counts, diagnosis is the cell itself)
+STAGES: tuple[str, ...] = tuple(s for s in catalog.STAGES if s in ("retrieval", "grounding", "citations", "answer"))
 NO_GROUP = "(none)"
 _RESULT_KEYS = frozenset(
     ("trace_id", "scores", "missing", "errors", "notes", "comments", "line", "timestamp", "metadata", "judge")
@@ -64,7 +67,7 @@ def stage_verdicts(result: Mapping[str, Any], *, unread_fails: bool = True) -> d
         out["retrieval"] = row != "retrieval_fail"
     else:
         recall = next((_num(v) for n, v in scores.items() if n.startswith("retrieval.recall_at_")), None)
-        out["retrieval"] = None if recall is None else recall >= 1.0
+        out["retrieval"] = None if recall is None else recall >= MIN_RECALL
     if row in ("grounded", "ungrounded"):
         out["grounding"] = row == "grounded"
     elif (rate := _num(scores.get("grounding.rate"))) is not None:
@@ -79,6 +82,18 @@ def stage_verdicts(result: Mapping[str, Any], *, unread_fails: bool = True) -> d
         unread = (_num(scores.get("citation.unfetched_rate")) or 0.0) if unread_fails else 0.0
         out["citations"] = fabricated == 0 and unread == 0
     return out
+
+
+def score_stage(name: str) -> str:
+    """The catalog stage of a score name (``other`` for a name the catalog does not hold)."""
+    found = catalog.entry(name.split("@", 1)[0])
+    return found.stage if found else "other"
+
+
+def by_stage(names: Iterable[str]) -> list[str]:
+    """Score names in the catalog's stage order (retrieval, grounding, citations, answer, …), by name within one."""
+    order: dict[str, int] = {stage: i for i, stage in enumerate(catalog.STAGES)}
+    return sorted(names, key=lambda n: (order.get(score_stage(n), len(order)), n))
 
 
 def field_value(result: Mapping[str, Any], path: str) -> str | None:
@@ -362,6 +377,7 @@ def summary_to_json(summary: Summary) -> dict[str, Any]:
         "stages": {s: _stage_json(c) for s, c in summary.stages.items()},
         "scores": {
             name: {
+                "stage": score_stage(name),
                 "present": stat.present,
                 "mean": _round(stat.mean),
                 "absent": stat.absent_count,
@@ -433,14 +449,15 @@ def render_terminal(summary: Summary, console: Console) -> None:
     console.print(table)
 
     stages = Table(title="Per-stage summary")
+    stages.add_column("stage", no_wrap=True)
     stages.add_column("score", no_wrap=True, min_width=28)
     for column in ("present", "mean / share true", "absent"):
         stages.add_column(column, justify="right", no_wrap=True, min_width=len(column))
     stages.add_column("top reason absent", overflow="ellipsis", no_wrap=True, max_width=46)
-    for name in sorted(summary.stats):
+    for name in by_stage(summary.stats):
         stat = summary.stats[name]
         top = max(stat.absent.items(), key=lambda p: p[1])[0] if stat.absent else ""
-        stages.add_row(name, str(stat.present), _fmt(stat.mean), str(stat.absent_count), top)
+        stages.add_row(score_stage(name), name, str(stat.present), _fmt(stat.mean), str(stat.absent_count), top)
     console.print(stages)
     for message in summary.errors[:20]:
         console.print(Text.assemble(("error ", "red"), message), highlight=False)

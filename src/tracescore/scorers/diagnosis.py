@@ -10,9 +10,10 @@ from collections.abc import Mapping
 
 from tracescore.scores import Score, absent, score
 
-__all__ = ["CELLS", "SCORER_VERSION", "diagnose"]
+__all__ = ["CELLS", "MIN_F1", "MIN_GROUNDING", "MIN_RECALL", "SCORER_VERSION", "diagnose"]
 
 SCORER_VERSION = "diagnosis-1"
+MIN_RECALL, MIN_GROUNDING, MIN_F1 = 1.0, 0.8, 0.5  # the cuts of a passing stage; the report's verdicts read them too
 CELLS = tuple(
     f"{row}/{col}"
     for row in ("retrieval_fail", "ungrounded", "grounded", "retrieval_pass")
@@ -26,7 +27,11 @@ def _recall(scores: Mapping[str, Score]) -> Score | None:
 
 
 def diagnose(
-    scores: Mapping[str, Score], *, min_recall: float = 1.0, min_grounding: float = 0.8, min_f1: float = 0.5
+    scores: Mapping[str, Score],
+    *,
+    min_recall: float = MIN_RECALL,
+    min_grounding: float = MIN_GROUNDING,
+    min_f1: float = MIN_F1,
 ) -> Score:
     """The contingency cell from a trace's scores, or absent with the reason a stage could not be decided.
 

@@ -1,38 +1,120 @@
 """Where result lines come from for ``report`` and ``gate``: a result file, or a run kept in the local store.
 
 A spec is a path to a JSONL result file (``-`` for stdin), or ``run:ID`` (an id or unique prefix), ``run:latest``
-or ``run:latest~N`` (the N-th run before the latest) in the store. A result line that is not JSON becomes a result
-carrying only its error, so one bad line never stops a report.
+or ``run:latest~N`` (the N-th run before the latest) in the store. A line that is not a result line (not JSON, binary,
+a trace line, anything else) becomes a result carrying only its error, so one bad line never stops a report; a file
+or run that yields no scored trace at all raises ``NoResultsError`` once it has been read to the end, so a report or
+a gate can never pass on nothing.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from tracescore.errors import InputError
+from tracescore.errors import InputError, NoResultsError
 from tracescore.sources.jsonl import read_jsonl
 from tracescore.store.db import Store
 
-__all__ = ["read_results", "resolve_run", "results_from"]
+__all__ = ["TRACE_KEYS", "is_scored", "read_results", "resolve_run", "results_from"]
 
 RUN_PREFIX = "run:"
+TRACE_KEYS = ("steps", "question", "schema_version")  # a canonical trace line has these; a result line has ``scores``
+_FIRST_ERRORS = 3  # line errors quoted when a file holds nothing readable
+
+
+def is_scored(result: Mapping[str, Any]) -> bool:
+    """Whether a result line holds a scored trace (a present or an absent score), not only an error."""
+    return bool(result.get("scores")) or bool(result.get("missing"))
+
+
+def _not_a_result(data: object) -> str | None:
+    """Why a parsed line is not a result line (``scores`` / ``missing`` objects, or an ``errors`` list), or None."""
+    if not isinstance(data, dict):
+        return f"not a result line (a JSON {type(data).__name__}, not an object)"
+    if "scores" not in data and "missing" not in data and "errors" not in data:
+        if any(key in data for key in TRACE_KEYS):
+            return "a trace line, not a result line (it has steps/question, no scores)"
+        return "not a result line (no scores, missing or errors)"
+    if not isinstance(data.get("scores", {}), dict) or not isinstance(data.get("missing", {}), dict):
+        return "not a result line (scores and missing must be objects)"
+    if not isinstance(data.get("errors", []), list):
+        return "not a result line (errors must be a list)"
+    return None
+
+
+def _why_not_json(payload: object, exc: Exception) -> str:
+    """Binary data, nesting too deep, a line cut short, or the parser's own message."""
+    if _binary(payload):
+        return "binary data"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to read"
+    if isinstance(exc, json.JSONDecodeError) and exc.pos >= len(exc.doc.rstrip("\r\n")) - 1:
+        return "truncated: the line ends before its JSON does"
+    return str(exc)[:120]
+
+
+def _binary(payload: object) -> bool:
+    """Whether a line is binary data rather than text: not UTF-8, or holding control characters."""
+    raw = payload if isinstance(payload, bytes) else str(payload).encode("utf-8", "replace")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return any(ord(ch) < 32 and ch not in "\t\r\n" for ch in text)
+
+
+def _nothing(label: str, lines: int, scored_errors: list[str], bad: dict[str, int], first: list[str]) -> str:
+    """The one-line reason a file or run holds no scored trace, with the fix."""
+    if not lines:
+        return f"{label} is empty: no result line to read; give the results of `tracescore score … --out FILE`"
+    traces = bad.get("trace", 0)
+    if traces and traces * 2 >= lines:
+        return (
+            f"{label} is a traces file, not a results file ({traces} of {lines} line(s) are trace lines);"
+            f" score it first: tracescore score {label} --out results.jsonl"
+        )
+    if bad:
+        return f"{label} holds no result: none of its {lines} line(s) could be read ({'; '.join(first)})"
+    return (
+        f"{label} holds no scored trace: all {lines} result line(s) are errors"
+        f" ({'; '.join(scored_errors[:_FIRST_ERRORS])})"
+    )
 
 
 def read_results(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The result lines of a JSONL file; a bad line yields ``{"trace_id": None, "errors": ["line N: …"]}``."""
+    """The result lines of a JSONL file; a bad line yields ``{"trace_id": None, "errors": ["…: line N: …"]}``.
+
+    Raises ``NoResultsError`` after the last line when the file held no scored trace (empty, unreadable, traces).
+    """
+    lines, scored = 0, 0
+    bad: dict[str, int] = {}
+    first: list[str] = []
+    errors: list[str] = []
     for record in read_jsonl(path):
+        lines += 1
         try:
             data = json.loads(record.payload)  # type: ignore[arg-type]
-        except ValueError as exc:
-            yield {"trace_id": None, "errors": [f"{path}: line {record.line}: not JSON ({exc})"], "line": record.line}
+            reason = _not_a_result(data)
+            kind = "trace" if reason and reason.startswith("a trace line") else "other"
+        except (ValueError, RecursionError) as exc:
+            reason = f"not JSON ({_why_not_json(record.payload, exc)})"
+            kind = "other"
+        if reason is not None:
+            bad[kind] = bad.get(kind, 0) + 1
+            if len(first) < _FIRST_ERRORS:
+                first.append(f"line {record.line}: {reason}")
+            yield {"trace_id": None, "errors": [f"{path}: line {record.line}: {reason}"], "line": record.line}
             continue
-        if not isinstance(data, dict) or not isinstance(data.get("scores", {}), dict):
-            yield {"trace_id": None, "errors": [f"{path}: line {record.line}: not a result line"], "line": record.line}
-            continue
+        if is_scored(data):
+            scored += 1
+        elif len(errors) < _FIRST_ERRORS:
+            errors.append("; ".join(map(str, data.get("errors") or ["no score"]))[:160])
         yield data
+    if not scored:
+        raise NoResultsError(_nothing("stdin" if str(path) == "-" else str(path), lines, errors, bad, first))
 
 
 def resolve_run(store: Store, spec: str) -> str:
@@ -73,9 +155,16 @@ def results_from(spec: str, store_path: str | Path) -> tuple[str, Iterator[dict[
     run_id = resolve_run(store, spec)
 
     def lines() -> Iterator[dict[str, Any]]:
+        count = scored = 0
         try:
-            yield from store.results(run_id)
+            for result in store.results(run_id):
+                count += 1
+                scored += is_scored(result)
+                yield result
         finally:
             store.close()
+        if not scored:
+            held = f"{count} result line(s), all errors" if count else "no result line"
+            raise NoResultsError(f"run {run_id[:12]} in {str(store_path)!r} holds no scored trace ({held})")
 
     return f"run {run_id[:12]}", lines()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from tracescore.report.render.svg import bar_chart, line_chart
-from tracescore.report.summary import STAGES, Report, work_queue
+from tracescore.report.summary import STAGES, Report, by_stage, score_stage, work_queue
 from tracescore.scorers.diagnosis import CELLS
 
 __all__ = ["render_html"]
@@ -87,12 +87,14 @@ def render_html(report: Report) -> str:
         )
     out.append("</ul>")
 
-    out.append('<h2>Scores</h2><table id="scores"><tr><th>score</th><th>present</th><th>mean / share true</th>')
-    out.append("<th>absent</th></tr>")
-    for name, stat in sorted(overall.stats.items()):
+    out.append('<h2>Scores</h2><table id="scores"><tr><th>stage</th><th>score</th><th>present</th>')
+    out.append("<th>mean / share true</th><th>absent</th></tr>")
+    for name in by_stage(overall.stats):
+        stat = overall.stats[name]
         mean = "—" if stat.mean is None else f"{stat.mean:.3f}"
         out.append(
-            f"<tr><td>{escape(name)}</td><td>{stat.present}</td><td>{mean}</td><td>{stat.absent_count}</td></tr>"
+            f"<tr><td>{escape(score_stage(name))}</td><td>{escape(name)}</td><td>{stat.present}</td><td>{mean}</td>"
+            f"<td>{stat.absent_count}</td></tr>"
         )
     out.append("</table></body></html>")
     return "\n".join(out) + "\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tracescore.report.gate import GateCheck, GateResult
-from tracescore.report.summary import STAGES, Report, Summary, work_queue
+from tracescore.report.summary import STAGES, Report, Summary, by_stage, score_stage, work_queue
 from tracescore.scorers.diagnosis import CELLS
 
 __all__ = ["render_gate_markdown", "render_markdown"]
@@ -78,10 +78,10 @@ def render_markdown(report: Report) -> str:
         lines.append(f"- no cell ({sum(overall.undiagnosed.values())}): {reasons}")
     lines += ["", "### Scores", ""]
     lines += _table(
-        ["score", "present", "mean / share true", "absent"],
+        ["stage", "score", "present", "mean / share true", "absent"],
         [
-            [n, str(st.present), "—" if st.mean is None else f"{st.mean:.3f}", str(st.absent_count)]
-            for n, st in sorted(overall.stats.items())
+            [score_stage(n), n, str(st.present), "—" if st.mean is None else f"{st.mean:.3f}", str(st.absent_count)]
+            for n, st in ((n, overall.stats[n]) for n in by_stage(overall.stats))
         ],
     )
     if overall.errors:
@@ -93,6 +93,7 @@ _RULE_TITLES = {
     "threshold": "threshold",
     "regression": "no regression (noise band)",
     "newly_failing": "no newly failing case",
+    "readable": "every result line read",
     "fabricated": "no fabricated citation",
     "unread": "no unread citation",
 }
@@ -102,7 +103,7 @@ _ICON = {"pass": "✅", "fail": "❌", "warn": "⚠️"}
 def _check_cases(check: GateCheck, limit: int) -> list[str]:
     out = [
         f"  - `{c.case}` — stage **{c.stage}**"
-        + (f" (trace `{c.trace_id}`)" if c.trace_id != c.case else "")
+        + (f" (trace `{c.trace_id}`)" if c.trace_id and c.trace_id != c.case else "")
         + (f": {c.detail}" if c.detail else "")
         for c in check.cases[:limit]
     ]

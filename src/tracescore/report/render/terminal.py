@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tracescore.report.summary import STAGES, Report, work_queue
+from tracescore.report.summary import STAGES, Report, by_stage, score_stage, work_queue
 from tracescore.scorers.diagnosis import CELLS
 
 __all__ = ["render_report_terminal"]
@@ -52,12 +52,14 @@ def render_report_terminal(report: Report, console: Console) -> None:
 
     console.print(Text("Scores (mean over present values; absent ones counted, never as 0)", style="bold"))
     stats = Table()
+    stats.add_column("stage", no_wrap=True)
     stats.add_column("score", no_wrap=True, min_width=28)
     for column in ("present", "mean / share true", "absent"):
         stats.add_column(column, justify="right", no_wrap=True)
-    for name in sorted(overall.stats):
+    for name in by_stage(overall.stats):
         st = overall.stats[name]
-        stats.add_row(name, str(st.present), "—" if st.mean is None else f"{st.mean:.3f}", str(st.absent_count))
+        mean = "—" if st.mean is None else f"{st.mean:.3f}"
+        stats.add_row(score_stage(name), name, str(st.present), mean, str(st.absent_count))
     console.print(stats)
 
     if overall.judge.any:
