@@ -138,7 +138,8 @@ def _protected_edit(needle: str, mask: bytes, doc: _Doc, start: int, end: int) -
         inside_quote = i1 == i2 and 0 < i1 < len(needle) and mask[i1 - 1] and mask[i1]
         inside_doc = j1 == j2 and 0 < j1 < len(region) and region_mask[j1 - 1] and region_mask[j1]
         if any(mask[i1:i2]) or any(region_mask[j1:j2]) or inside_quote or inside_doc:
-            return f"{_run(needle, mask, i1, i2)!r} in the quote where the document has {_run(region, region_mask, j1, j2)!r}"
+            quoted, there = _run(needle, mask, i1, i2), _run(region, region_mask, j1, j2)
+            return f"{quoted!r} in the quote where the document has {there!r}"
     return None
 
 
