@@ -124,7 +124,7 @@ def split_sentences(text: str) -> list[str]:
             piece = piece[lead.end() :].strip()
         if piece and _WORD.search(_MARKER.sub("", piece)):
             out.append(piece)
-        elif piece and out:
+        elif piece and out and _MARKER.search(piece):  # stray markers belong to the sentence before; "3." is dropped
             out[-1] = f"{out[-1]} {piece}"
     return out
 
