@@ -20,6 +20,7 @@ __all__ = [
     "CITATION_FABRICATED_COUNT",
     "CITATION_UNFETCHED_RATE",
     "DIAGNOSIS",
+    "GROUNDING_RATE",
     "RETRIEVAL_FIRST_HIT_RANK",
     "RETRIEVAL_RETRIEVED_ANY",
     "STAGES",
@@ -37,6 +38,7 @@ STAGES: tuple[Stage, ...] = ("retrieval", "grounding", "citations", "answer", "s
 # the names the deterministic scorers write: declared here once, used by the scorer and by this table
 RETRIEVAL_FIRST_HIT_RANK = "retrieval.first_hit_rank"
 RETRIEVAL_RETRIEVED_ANY = "retrieval.retrieved_any"
+GROUNDING_RATE = "grounding.rate"
 CITATION_COVERAGE = "citation.coverage"
 CITATION_UNFETCHED_RATE = "citation.unfetched_rate"
 CITATION_FABRICATED_COUNT = "citation.fabricated_count"
@@ -82,7 +84,7 @@ CATALOG: tuple[Entry, ...] = (
        "best rank, within its own search call, of any required doc; absent when none came back"),
     _e(RETRIEVAL_RETRIEVED_ANY, "retrieval", "BOOLEAN", 1, "retrieval", _R, False,
        "any hit came back at all"),
-    _e("grounding.rate", "grounding", "NUMERIC", 1, "grounding", _G, True,
+    _e(GROUNDING_RATE, "grounding", "NUMERIC", 1, "grounding", _G, True,
        "supported claims / claims"),
     _e("grounding.hallucination_rate", "grounding", "NUMERIC", -1, "grounding", _G, True,
        "(unsupported + contradicted) / claims"),
