@@ -22,7 +22,7 @@ MIN_FUZZY = 96.0
 MIN_QUOTE_CHARS = 12
 NEGATIONS = ("not", "no", "never", "n't", "without", "none", "nor", "cannot", "nothing", "nobody", "neither")
 _MAX_EXACT_OCCURRENCES = 1000  # bounded work for a quote found many times in one page
-_Doc = tuple[str, bytes, bytes]  # normalised text without whitespace, protected mask, word-gap mask
+_Doc = tuple[str, str, str]  # normalised text without whitespace, protected mask, word-gap mask
 
 _QUOTES = str.maketrans(
     {
@@ -55,7 +55,7 @@ _SPACE = re.compile(r"\s+")
 _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|\[\.\.\.\]|\u2026)\s*")
 # protected: a negation word, n't, a digit, a sign before a digit, a separator between digits
 _PROTECTED = re.compile(
-    r"n't\b|\b(?:" + "|".join(n for n in NEGATIONS if n != "n't") + r")\b|\d|[-+](?=\s?\d)|(?<=\d)[.,:/](?=\d)"
+    r"n't\b|\b(?:" + "|".join(n for n in NEGATIONS if n != "n't") + r")\b|\d+|[-+](?=\s?\d)|(?<=\d)[.,:/](?=\d)"
 )
 
 
@@ -74,20 +74,25 @@ def normalize_quote_text(text: str) -> str:
     return _skeleton(text)[0]
 
 
-def _skeleton(text: str) -> tuple[str, bytes, bytes]:
-    """The normalised text without whitespace, its protected-character mask and its word-gap mask (1 = whitespace
-    before this character), all in the same coordinates."""
+def _skeleton(text: str) -> tuple[str, str, str]:
+    """The normalised text without whitespace, its protected mask and its word-gap mask (``"1"`` = protected / has
+    whitespace before it, else ``"0"``), all three in the same coordinates; built with C-speed string operations."""
     spaced = _SPACE.sub(" ", unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold())
-    mask = bytearray(len(spaced))
-    for match in _PROTECTED.finditer(spaced):
-        mask[match.start() : match.end()] = b"\x01" * (match.end() - match.start())
-    keep = [i for i, ch in enumerate(spaced) if ch != " "]
-    gap = bytes(1 if i > 0 and spaced[i - 1] == " " else 0 for i in keep)
-    return spaced.replace(" ", ""), bytes(mask[i] for i in keep), gap
+    words = spaced.split(" ")
+    base = " ".join(["0" * len(w) for w in words])  # "0" for every character, the single spaces kept
+    pieces, last = [], 0
+    for match in _PROTECTED.finditer(spaced):  # a protected span never holds a space
+        pieces += [base[last : match.start()], "1" * (match.end() - match.start())]
+        last = match.end()
+    pieces.append(base[last:])
+    gap = "".join(["1" + "0" * (len(w) - 1) if w else "" for w in words])
+    if words[0]:  # no whitespace before the first character
+        gap = "0" + gap[1:]
+    return spaced.replace(" ", ""), "".join(pieces).replace(" ", ""), gap
 
 
 @lru_cache(maxsize=64)
-def _normalized_document(text: str) -> tuple[str, bytes, bytes]:
+def _normalized_document(text: str) -> tuple[str, str, str]:
     """Documents are checked once per claim: normalise each page once."""
     return _skeleton(text)
 
@@ -95,12 +100,12 @@ def _normalized_document(text: str) -> tuple[str, bytes, bytes]:
 def _cuts_a_number(needle: str, doc: _Doc, start: int, end: int) -> bool:
     """True when the match starts or ends inside a longer digit string of the document (``193`` in ``1934``)."""
     text, _, gap = doc
-    before = start > 0 and needle[0].isdigit() and text[start - 1].isdigit() and not gap[start]
-    after = end < len(text) and needle[-1].isdigit() and text[end].isdigit() and not gap[end]
+    before = start > 0 and needle[0].isdigit() and text[start - 1].isdigit() and gap[start] == "0"
+    after = end < len(text) and needle[-1].isdigit() and text[end].isdigit() and gap[end] == "0"
     return before or after
 
 
-def _find_exact(needle: str, mask: bytes, doc: _Doc) -> bool:
+def _find_exact(needle: str, mask: str, doc: _Doc) -> bool:
     """An occurrence of ``needle`` whose protected characters are protected in the document too, and whole numbers."""
     haystack, doc_mask, _ = doc
     start = haystack.find(needle)
@@ -114,7 +119,7 @@ def _find_exact(needle: str, mask: bytes, doc: _Doc) -> bool:
     return False
 
 
-def _protected_edit(needle: str, mask: bytes, doc: _Doc, start: int, end: int) -> str | None:
+def _protected_edit(needle: str, mask: str, doc: _Doc, start: int, end: int) -> str | None:
     """What a fuzzy alignment of ``needle`` on ``haystack[start:end]`` would change that is protected, or None."""
     from rapidfuzz.distance import Levenshtein
 
@@ -135,19 +140,19 @@ def _protected_edit(needle: str, mask: bytes, doc: _Doc, start: int, end: int) -
             if mask[i1:i2] != region_mask[j1:j2]:
                 return f"{needle[i1:i2]!r} is a number or negation on one side only"
             continue
-        inside_quote = i1 == i2 and 0 < i1 < len(needle) and mask[i1 - 1] and mask[i1]
-        inside_doc = j1 == j2 and 0 < j1 < len(region) and region_mask[j1 - 1] and region_mask[j1]
-        if any(mask[i1:i2]) or any(region_mask[j1:j2]) or inside_quote or inside_doc:
+        inside_quote = i1 == i2 and 0 < i1 < len(needle) and mask[i1 - 1 : i1 + 1] == "11"
+        inside_doc = j1 == j2 and 0 < j1 < len(region) and region_mask[j1 - 1 : j1 + 1] == "11"
+        if "1" in mask[i1:i2] or "1" in region_mask[j1:j2] or inside_quote or inside_doc:
             quoted, there = _run(needle, mask, i1, i2), _run(region, region_mask, j1, j2)
             return f"{quoted!r} in the quote where the document has {there!r}"
     return None
 
 
-def _run(text: str, mask: bytes, start: int, end: int) -> str:
+def _run(text: str, mask: str, start: int, end: int) -> str:
     """The edited span widened to the whole protected run around it (the number or word it changes)."""
-    while start > 0 and mask[start - 1]:
+    while start > 0 and mask[start - 1] == "1":
         start -= 1
-    while end < len(text) and mask[end]:
+    while end < len(text) and mask[end] == "1":
         end += 1
     return text[start:end]
 
