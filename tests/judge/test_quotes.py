@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import time
 import zlib
 
 import pytest
@@ -205,3 +206,10 @@ def test_a_quote_may_not_cut_a_number_or_swap_a_number_of_the_same_sentence() ->
     assert not verify_quote("and the revised second edition followed in 193", doc).found
     assert not verify_quote("The first edition appeared in 1935, and the revised second edition", doc).found
     assert verify_quote("The first edition appeared in 1934, and the revised second editon", doc).found
+
+
+@pytest.mark.parametrize("quote", ["a" + " " * 40_000 + "b", "word " * 10_000, "." * 40_000, "1" * 40_000])
+def test_pathological_quotes_verify_in_bounded_cpu_time(quote: str) -> None:
+    start = time.process_time()
+    verify_quote(quote, "A page of ordinary text about bridges built in 1934. " * 200)
+    assert time.process_time() - start < 2.0  # measured < 0.05 s; a 40k-character quote took 200 s before the cap

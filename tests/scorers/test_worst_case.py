@@ -54,3 +54,27 @@ def test_the_guard_scores_what_it_can_and_says_what_it_left_out() -> None:
     many = explicit_citations(MAX_CITATIONS + 10)
     got = {s.name: s for s in default_scorers()[1](many)}
     assert "10 explicit citations past the first" in (got[CITATION_FABRICATED_COUNT].reason or "")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "**a**" + " " * 40_000 + "x",  # "\s*:?\s*$" after a heading: quadratic backtracking
+        "References" + " " * 40_000 + "x",
+        "[1]" + " " * 40_000 + ":" + " " * 40_000 + "x",
+        "1." + " " * 40_000,
+        "A sentence. " + "[" * 20_000 + "](" + "(" * 20_000,
+        "Stop." + " [1" * 20_000,
+        "See " + "[a](" * 20_000,
+        "x" + "." * 40_000 + "A",
+    ],
+    ids=["bold-heading", "ref-heading", "ref-line", "list-marker", "link-parens", "markers", "links", "stops"],
+)
+def test_pathological_lines_parse_in_bounded_cpu_time(line: str) -> None:
+    from tracescore.scorers.citations import parse_answer
+
+    parse_answer.cache_clear()
+    start = time.process_time()
+    parse_answer(line)
+    assert time.process_time() - start < 1.0  # each measured < 0.02 s; quadratic: seconds to minutes
+

@@ -16,10 +16,19 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["MIN_FUZZY", "MIN_QUOTE_CHARS", "NEGATIONS", "QuoteCheck", "normalize_quote_text", "verify_quote"]
+__all__ = [
+    "MAX_FUZZY_CHARS",
+    "MIN_FUZZY",
+    "MIN_QUOTE_CHARS",
+    "NEGATIONS",
+    "QuoteCheck",
+    "normalize_quote_text",
+    "verify_quote",
+]
 
 MIN_FUZZY = 96.0
 MIN_QUOTE_CHARS = 12
+MAX_FUZZY_CHARS = 2_000  # a longer quote (normalised) must be found verbatim: bounded cost on a long page
 NEGATIONS = ("not", "no", "never", "n't", "without", "none", "nor", "cannot", "nothing", "nobody", "neither")
 _MAX_EXACT_OCCURRENCES = 1000  # bounded work for a quote found many times in one page
 _Doc = tuple[str, str, str]  # normalised text without whitespace, protected mask, word-gap mask
@@ -52,7 +61,7 @@ _QUOTES = str.maketrans(
     }
 )
 _SPACE = re.compile(r"\s+")
-_ELLIPSIS = re.compile(r"\s*(?:\.\.\.|\[\.\.\.\]|\u2026)\s*")
+_ELLIPSIS = re.compile(r"\[\.\.\.\]|\.\.\.|\u2026")  # no \s* around it: that rescans a run of spaces per start
 # protected: a negation word, n't, a digit, a sign before a digit, a separator between digits
 _PROTECTED = re.compile(
     r"n't\b|\b(?:" + "|".join(n for n in NEGATIONS if n != "n't") + r")\b|\d+|[-+](?=\s?\d)|(?<=\d)[.,:/](?=\d)"
@@ -164,6 +173,10 @@ def _check_piece(piece: str, doc: _Doc) -> QuoteCheck:
         return QuoteCheck(False, "none", reason=f"quote too short to verify ({len(needle)} characters)")
     if _find_exact(needle, mask, doc):
         return QuoteCheck(True, "exact", 100.0)
+    if len(needle) > MAX_FUZZY_CHARS or len(needle) > len(haystack):  # fuzzy cost grows with quote × page
+        return QuoteCheck(
+            False, "none", reason=f"quote not found verbatim ({len(needle):,} characters: too long for a near match)"
+        )
     from rapidfuzz import fuzz
 
     found = fuzz.partial_ratio_alignment(needle, haystack, score_cutoff=MIN_FUZZY)

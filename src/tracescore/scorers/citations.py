@@ -48,7 +48,8 @@ MAX_HITS = 50_000  # search hits and fetches read to decide what the agent saw
 _MAX_SENTENCE_SEARCHES = 200  # explicit citations whose sentence is not a whole answer sentence, looked up by text
 
 _REF_LINE = re.compile(r"^\s*(?:[-*]\s*)?\[(\d{1,3})\]\s*:?\s*(?P<rest>.*\S)?\s*$")
-_REF_HEADING = re.compile(r"^\s*(?:#+\s*)?\**(references|sources|citations|bibliography)\**\s*:?\s*$", re.IGNORECASE)
+# matched on the stripped line: "\s*:?\s*$" on raw text backtracks quadratically over a long run of spaces
+_REF_HEADING = re.compile(r"(?:#+\s*)?\**(references|sources|citations|bibliography)\**(?:\s*:)?$", re.IGNORECASE)
 _MARKER = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\](?!\()")
 _MD_LINK = re.compile(r"\[([^\[\]\n]*)\]\(((?:[^\s()]|\([^\s()]*\))+)\)")
 _BARE_URL = re.compile(r"(?<!\w)https?://[^\s<>\]\"']+", re.IGNORECASE)
@@ -62,7 +63,7 @@ _WORD = re.compile(r"[^\W\d_]")  # a sentence must contain a letter: "1." or "[3
 _LIST_MARKER = re.compile(
     r"^(?P<indent>\s*)(?:\d{1,3}(?P<cites>(?:\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])*)[.)]|[-*+\u2022])[ \t]+(?=\S)"
 )
-_HEADING = re.compile(r"^\s*(?:#{1,6}\s|(?:\*\*|__)[^*_]+(?:\*\*|__)\s*:?\s*$|[=\-]{3,}\s*$)")
+_HEADING = re.compile(r"#{1,6}\s|(?:\*\*|__)[^*_]+(?:\*\*|__)(?:\s*:)?$|[=\-]{3,}$")  # on the stripped line
 _FIRST_STOP = re.compile(r"[.!?](?=\s|$)")
 
 
@@ -164,7 +165,8 @@ def parse_answer(answer: str) -> ParsedAnswer:
     references: dict[str, str] = {}
     in_reference_list = False
     for line in answer.splitlines():
-        if _REF_HEADING.match(line):
+        stripped = line.strip()
+        if _REF_HEADING.match(stripped):
             in_reference_list = True
             continue
         ref = _REF_LINE.match(line)
@@ -172,7 +174,7 @@ def parse_answer(answer: str) -> ParsedAnswer:
         if ref and rest and len(_MARKER.findall(line)) == 1 and (in_reference_list or _URL_IN_TEXT.search(rest)):
             references.setdefault(ref.group(1), rest.strip())
             continue
-        if _HEADING.match(line):
+        if _HEADING.match(stripped):
             continue
         body_lines.append(_strip_list_marker(line))
     sentences: list[CitedSentence] = []
