@@ -78,3 +78,18 @@ def test_pathological_lines_parse_in_bounded_cpu_time(line: str) -> None:
     parse_answer(line)
     assert time.process_time() - start < 1.0  # each measured < 0.02 s; quadratic: seconds to minutes
 
+
+
+def test_url_normalisation_and_answer_scoring_are_linear_on_pathological_text() -> None:
+    from tracescore.scorers.answer import answer_scorer
+    from tracescore.trace import Labels
+    from tracescore.urls import is_url, normalize_url
+
+    start = time.process_time()
+    for url in ("https://a.example/" + "/" * 40_000, "https://" + "a" * 40_000 + "/x/", "h" + "://" * 20_000):
+        normalize_url(url)
+        is_url(url)
+    text = "I do not " * 5_000 + "[" * 40_000 + " " * 40_000 + "x"
+    labels = Labels(expected_answer_contains=["x " * 1_000], gold_answer="the " * 5_000)
+    answer_scorer()(Trace(id="a", answer=text, labels=labels))
+    assert time.process_time() - start < 2.0  # measured < 0.1 s
