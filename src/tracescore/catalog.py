@@ -12,7 +12,17 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
+    "ANSWER_CORRECT",
+    "ANSWER_EXACT_MATCH",
+    "ANSWER_TOKEN_F1",
     "CATALOG",
+    "CITATION_COVERAGE",
+    "CITATION_FABRICATED_COUNT",
+    "CITATION_UNFETCHED_RATE",
+    "DIAGNOSIS",
+    "GROUNDING_RATE",
+    "RETRIEVAL_FIRST_HIT_RANK",
+    "RETRIEVAL_RETRIEVED_ANY",
     "STAGES",
     "Entry",
     "closest",
@@ -24,6 +34,18 @@ __all__ = [
 Stage = Literal["retrieval", "grounding", "citations", "answer", "diagnosis", "surface"]
 Kind = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL"]
 STAGES: tuple[Stage, ...] = ("retrieval", "grounding", "citations", "answer", "surface", "diagnosis")
+
+# the names the deterministic scorers write: declared here once, used by the scorer and by this table
+RETRIEVAL_FIRST_HIT_RANK = "retrieval.first_hit_rank"
+RETRIEVAL_RETRIEVED_ANY = "retrieval.retrieved_any"
+GROUNDING_RATE = "grounding.rate"
+CITATION_COVERAGE = "citation.coverage"
+CITATION_UNFETCHED_RATE = "citation.unfetched_rate"
+CITATION_FABRICATED_COUNT = "citation.fabricated_count"
+ANSWER_CORRECT = "answer.correct"
+ANSWER_TOKEN_F1 = "answer.token_f1"
+ANSWER_EXACT_MATCH = "answer.exact_match"
+DIAGNOSIS = "diagnosis"
 
 
 @dataclass(frozen=True)
@@ -58,33 +80,33 @@ _G = "grounding-1"  # the rubric version of scorers/grounding.toml; a judged sco
 CATALOG: tuple[Entry, ...] = (
     _e("retrieval.recall_at_{k}", "retrieval", "NUMERIC", 1, "retrieval", _R, False,
        "share of required_doc_ids among the first k hits of any search call"),
-    _e("retrieval.first_hit_rank", "retrieval", "NUMERIC", -1, "retrieval", _R, False,
+    _e(RETRIEVAL_FIRST_HIT_RANK, "retrieval", "NUMERIC", -1, "retrieval", _R, False,
        "best rank, within its own search call, of any required doc; absent when none came back"),
-    _e("retrieval.retrieved_any", "retrieval", "BOOLEAN", 1, "retrieval", _R, False,
+    _e(RETRIEVAL_RETRIEVED_ANY, "retrieval", "BOOLEAN", 1, "retrieval", _R, False,
        "any hit came back at all"),
-    _e("grounding.rate", "grounding", "NUMERIC", 1, "grounding", _G, True,
+    _e(GROUNDING_RATE, "grounding", "NUMERIC", 1, "grounding", _G, True,
        "supported claims / claims"),
     _e("grounding.hallucination_rate", "grounding", "NUMERIC", -1, "grounding", _G, True,
        "(unsupported + contradicted) / claims"),
     _e("grounding.unverified_quotes", "grounding", "NUMERIC", -1, "grounding", _G, True,
        "supported verdicts whose quote was not found in the named document (downgraded)"),
-    _e("citation.coverage", "citations", "NUMERIC", 1, "citations", _C, False,
+    _e(CITATION_COVERAGE, "citations", "NUMERIC", 1, "citations", _C, False,
        "answer sentences that carry a citation / answer sentences"),
-    _e("citation.unfetched_rate", "citations", "NUMERIC", -1, "citations", _C, False,
+    _e(CITATION_UNFETCHED_RATE, "citations", "NUMERIC", -1, "citations", _C, False,
        "cited URLs the agent never fetched / cited URLs; absent when a fetch could not be read"),
-    _e("citation.fabricated_count", "citations", "NUMERIC", -1, "citations", _C, False,
+    _e(CITATION_FABRICATED_COUNT, "citations", "NUMERIC", -1, "citations", _C, False,
        "cited URLs that never appeared in any search result or fetch; absent when a search could not be read"),
     _e("citation.support_rate", "citations", "NUMERIC", 1, "grounding", _G, True,
        "cited claims whose cited source supports them"),
     _e("citation.drift_rate", "citations", "NUMERIC", -1, "grounding", _G, True,
        "cited claims supported by another fetched source but not by the one cited"),
-    _e("answer.correct", "answer", "BOOLEAN", 1, "answer", _A, False,
+    _e(ANSWER_CORRECT, "answer", "BOOLEAN", 1, "answer", _A, False,
        "expected_answer_contains all present (or refusal when expected)"),
-    _e("answer.token_f1", "answer", "NUMERIC", 1, "answer", _A, False,
+    _e(ANSWER_TOKEN_F1, "answer", "NUMERIC", 1, "answer", _A, False,
        "SQuAD-style normalised token F1 against gold_answer"),
-    _e("answer.exact_match", "answer", "BOOLEAN", 1, "answer", _A, False,
+    _e(ANSWER_EXACT_MATCH, "answer", "BOOLEAN", 1, "answer", _A, False,
        "SQuAD-style normalised exact match against gold_answer"),
-    _e("diagnosis", "diagnosis", "CATEGORICAL", 0, "diagnosis", _D, False,
+    _e(DIAGNOSIS, "diagnosis", "CATEGORICAL", 0, "diagnosis", _D, False,
        "the stage contingency cell (retrieval_fail/ungrounded/grounded × right/wrong)"),
 )
 

@@ -6,7 +6,9 @@ import re
 from functools import lru_cache
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["TRACKING_PARAMS", "is_url", "normalize_url"]
+__all__ = ["TRACKING_PARAMS", "URL_CACHE_SIZE", "is_url", "normalize_url"]
+
+URL_CACHE_SIZE = 16_384  # > the URLs of one wide trace (100 search calls × 50 hits + citations), so it never thrashes
 
 TRACKING_PARAMS = frozenset(
     {"gclid", "fbclid", "msclkid", "dclid", "yclid", "mc_cid", "mc_eid", "_ga", "_gl", "igshid", "ref_src", "srsltid"}
@@ -21,7 +23,7 @@ def is_url(text: str) -> bool:
     return bool(_URL.match(text.strip()))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=URL_CACHE_SIZE)
 def normalize_url(url: str) -> str:
     """Canonical form: lower-case scheme and host, no default port, fragment, tracking parameters or trailing slash.
 

@@ -168,3 +168,74 @@ def test_expertqa_every_record(shared_data: Path) -> None:
         total_uncited += len(never_cited)
     # the data set has both failure kinds (bing_chat/gpt4 evidence is URL-only; rr_* list references never cited)
     assert total_unread > 50 and total_uncited > 50
+
+
+# --- numbered lists, headings: a sentence must contain a word (#10.3) -------------------------------------------------
+
+
+def test_numbered_list_items_are_not_split_into_a_marker_sentence() -> None:
+    parsed = parse_answer("Steps:\n\n1. Open the valve [1].\n2) Close it again.\n- Wait [2].\n\n[1] https://a.example\n")
+    assert [s.text for s in parsed.sentences] == ["Steps:", "Open the valve [1].", "Close it again.", "Wait [2]."]
+    glued = parse_answer("Intro sentence here.\n\n1[1]. Quadrature Encoder: the main input [2]. Signal stage.")
+    assert [(s.text, s.markers) for s in glued.sentences] == [
+        ("Intro sentence here.", []),
+        ("Quadrature Encoder: the main input [2] [1].", ["2", "1"]),
+        ("Signal stage.", []),
+    ]
+
+
+def test_headings_and_word_less_fragments_are_not_sentences() -> None:
+    parsed = parse_answer("## Summary\n**Key points**\nPrices rose in 2020 [1].\n---\n3.\n[4].\n")
+    assert [(s.text, s.markers) for s in parsed.sentences] == [("Prices rose in 2020 [1]. [4]", ["1", "4"])]
+    got = _scores(_trace("# Title\n1. Only cited item [1].\n[1] https://a.example/x", ["https://a.example/x"], []))
+    assert got["citation.coverage"] == 1.0
+
+
+_ITEM = re.compile(r"^\s*(?:\d+(?:\[\d+\])*[.)]|[-*\u2022])\s+")
+_CITE = re.compile(r"\[\d+(?:,\s*\d+)*\]")
+_SPLIT = re.compile(r"(?<=[.!?])((?:\s*\[\d+(?:,\s*\d+)*\])*)\s+(?=[\[\"'(*]*[A-Z0-9])")
+
+
+def _independent_count(body: str) -> tuple[int, int, int]:
+    """(sentences, cited sentences, list items) of an ExpertQA answer, counted line by line without our splitter:
+    empty lines and headings dropped, a list marker (with any citation glued to it) cut off the item, then each line
+    split at a stop (and the citations right after it) followed by a capital or digit; a piece without a letter is
+    not a sentence."""
+    sentences = cited = items = 0
+    for line in body.split("\n"):
+        if not line.strip() or line.strip().startswith("#"):
+            continue
+        item = _ITEM.match(line)
+        glued = ""
+        if item:
+            items += 1
+            glued = "".join(_CITE.findall(item.group(0)))
+            line = line[item.end() :]
+        parts = _SPLIT.split(line)
+        for i, (text, trail) in enumerate(zip(parts[0::2], [*parts[1::2], ""], strict=True)):
+            if not re.search(r"[A-Za-z]", _CITE.sub("", text)):
+                continue
+            sentences += 1
+            cited += bool(_CITE.search(text) or trail or (i == 0 and glued))
+    return sentences, cited, items
+
+
+def test_expertqa_coverage_against_an_independent_count(shared_data: Path) -> None:
+    path = shared_data / "expertqa" / "rand_val.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    bodies = [a["answer_string"] for record in records for a in record["answers"].values()]
+    cases = _expertqa_traces(path)
+    assert len(cases) == len(bodies) > 200
+    mismatched, answers_with_items, items = [], 0, 0
+    for (trace, _, _), body in zip(cases, bodies, strict=True):
+        sentences, cited, listed = _independent_count(body)
+        answers_with_items += bool(listed)
+        items += listed
+        coverage = next(s for s in citation_scorer()(trace) if s.name == "citation.coverage")
+        assert coverage.present, trace.id
+        assert all(re.search(r"[A-Za-z]", s.text) for s in parse_answer(trace.answer).sentences), trace.id
+        if (coverage.metadata["sentences"], coverage.metadata["cited"]) != (sentences, cited):
+            mismatched.append((trace.id, coverage.metadata["sentences"], coverage.metadata["cited"], sentences, cited))
+        assert coverage.value == pytest.approx(cited / sentences), trace.id
+    assert mismatched == []
+    assert answers_with_items >= 23 and items >= 94  # the numbered answers of the issue are in the data set

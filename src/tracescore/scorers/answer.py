@@ -11,6 +11,7 @@ import string
 from collections import Counter
 from collections.abc import Callable
 
+from tracescore.catalog import ANSWER_CORRECT, ANSWER_EXACT_MATCH, ANSWER_TOKEN_F1
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 
@@ -112,25 +113,25 @@ def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Calla
             refused = is_refusal(final)
             out.append(
                 score(
-                    "answer.correct", refused, comment=None if refused else "a refusal was expected; the agent answered"
+                    ANSWER_CORRECT, refused, comment=None if refused else "a refusal was expected; the agent answered"
                 )
             )
         elif labels.expected_answer_contains:
             norm = normalize_answer(final)
             missing = [e for e in labels.expected_answer_contains if not _contains(norm, e)]
             comment = f"missing from the answer: {', '.join(missing)}" if missing else None
-            out.append(score("answer.correct", not missing, comment=comment, missing=missing))
+            out.append(score(ANSWER_CORRECT, not missing, comment=comment, missing=missing))
         else:
-            out.append(absent("answer.correct", "no expected_answer_contains or expect_refusal label"))
+            out.append(absent(ANSWER_CORRECT, "no expected_answer_contains or expect_refusal label"))
         if labels.gold_answer is None:
             out += [
-                absent("answer.token_f1", "no gold_answer label"),
-                absent("answer.exact_match", "no gold_answer label"),
+                absent(ANSWER_TOKEN_F1, "no gold_answer label"),
+                absent(ANSWER_EXACT_MATCH, "no gold_answer label"),
             ]
         else:
             out += [
-                score("answer.token_f1", token_f1(final, labels.gold_answer)),
-                score("answer.exact_match", exact_match(final, labels.gold_answer)),
+                score(ANSWER_TOKEN_F1, token_f1(final, labels.gold_answer)),
+                score(ANSWER_EXACT_MATCH, exact_match(final, labels.gold_answer)),
             ]
         return out
 

@@ -3,19 +3,32 @@
 Parses inline ``[n]`` markers with a reference list (``[n] URL``, ``[n]: URL``), markdown links and bare URLs,
 pairs each answer sentence with its citations, and scores ``citation.coverage``, ``citation.unfetched_rate`` and
 ``citation.fabricated_count``. The per-citation rows go to the local store.
+
+A sentence contains a word: list markers (``1.``, ``2)``, ``-``, ExpertQA's ``1[1].``), headings and reference-list
+lines are not answer sentences. A search the adapter could not read (``Trace.blind_spots``) makes
+``citation.fabricated_count`` absent, an unreadable fetch ``citation.unfetched_rate``: never a number resting on a
+blind spot. Cost is linear in the trace: every regex scans each character a bounded number of times, the answer is
+parsed once (memoised) and its rows built once per trace, explicit citations find their sentence by dict lookup, and
+a per-trace guard (``MAX_ANSWER_CHARS``, ``MAX_CITATIONS``, ``MAX_HITS``) scores what it read and says what it left.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
+from tracescore.catalog import CITATION_COVERAGE, CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 from tracescore.urls import is_url, normalize_url
 
 __all__ = [
+    "MAX_ANSWER_CHARS",
+    "MAX_CITATIONS",
+    "MAX_HITS",
     "SCORER_VERSION",
     "CitationRow",
     "CitedSentence",
@@ -28,16 +41,30 @@ __all__ = [
 
 SCORER_VERSION = "citations-1"
 
+# Per-trace guard: past these, the scorer scores what it read and says what it left out (never stalls on one trace).
+MAX_ANSWER_CHARS = 500_000  # answer characters parsed for sentences and citations
+MAX_CITATIONS = 5_000  # explicit ``trace.citations`` entries read
+MAX_HITS = 50_000  # search hits and fetches read to decide what the agent saw
+_MAX_SENTENCE_SEARCHES = 200  # explicit citations whose sentence is not a whole answer sentence, looked up by text
+
 _REF_LINE = re.compile(r"^\s*(?:[-*]\s*)?\[(\d{1,3})\]\s*:?\s*(?P<rest>.*\S)?\s*$")
-_REF_HEADING = re.compile(r"^\s*(?:#+\s*)?\**(references|sources|citations|bibliography)\**\s*:?\s*$", re.IGNORECASE)
+# matched on the stripped line: "\s*:?\s*$" on raw text backtracks quadratically over a long run of spaces
+_REF_HEADING = re.compile(r"(?:#+\s*)?\**(references|sources|citations|bibliography)\**(?:\s*:)?$", re.IGNORECASE)
 _MARKER = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\](?!\()")
-_MD_LINK = re.compile(r"\[([^\]\n]*)\]\(((?:[^\s()]|\([^\s()]*\))+)\)")
+_MD_LINK = re.compile(r"\[([^\[\]\n]*)\]\(((?:[^\s()]|\([^\s()]*\))+)\)")
 _BARE_URL = re.compile(r"(?<!\w)https?://[^\s<>\]\"']+", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\[\"'(*]*[A-Z0-9])|\n+")
 _MARKERS_AFTER_STOP = re.compile(r"([.!?])((?:\s*\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])+)")
 _LEADING_MARKERS = re.compile(r"^(\s*\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])+")
 _URL_IN_TEXT = re.compile(r"https?://\S+", re.IGNORECASE)
 _FAILED_STATUS = re.compile(r"^(4|5)\d\d$|error|fail|timeout", re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_]")  # a sentence must contain a letter: "1." or "[3]." is not a sentence
+# "1. Item", "2) Item", "- Item", "* Item", "• Item", and ExpertQA's "1[1]. Item" (a citation glued to the number)
+_LIST_MARKER = re.compile(
+    r"^(?P<indent>\s*)(?:\d{1,3}(?P<cites>(?:\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])*)[.)]|[-*+\u2022])[ \t]+(?=\S)"
+)
+_HEADING = re.compile(r"#{1,6}\s|(?:\*\*|__)[^*_]+(?:\*\*|__)(?:\s*:)?$|[=\-]{3,}$")  # on the stripped line
+_FIRST_STOP = re.compile(r"[.!?](?=\s|$)")
 
 
 @dataclass
@@ -60,6 +87,7 @@ class ParsedAnswer:
     sentences: list[CitedSentence]
     references: dict[str, str]
     unresolved_markers: list[str]
+    truncated: bool = False  # the answer was longer than MAX_ANSWER_CHARS; the rest was not read
 
     @property
     def uncited_references(self) -> list[str]:
@@ -102,20 +130,43 @@ def split_sentences(text: str) -> list[str]:
         if lead and out:
             out[-1] = f"{out[-1]} {lead.group(0).strip()}"
             piece = piece[lead.end() :].strip()
-        if piece and re.search(r"\w", _MARKER.sub("", piece)):
+        if piece and _WORD.search(_MARKER.sub("", piece)):
             out.append(piece)
-        elif piece and out:
+        elif piece and out and _MARKER.search(piece):  # stray markers belong to the sentence before; "3." is dropped
             out[-1] = f"{out[-1]} {piece}"
     return out
 
 
+def _strip_list_marker(line: str) -> str:
+    """A list item without its marker; a citation glued to the number (``1[1]. Item.``) goes to the item's first
+    sentence (``Item [1].``)."""
+    found = _LIST_MARKER.match(line)
+    if not found:
+        return line
+    item = found.group("indent") + line[found.end() :]
+    cites = found.group("cites")
+    if not cites:
+        return item
+    stop = _FIRST_STOP.search(item)
+    at = stop.start() if stop else len(item.rstrip())
+    return f"{item[:at]} {cites}{item[at:]}"
+
+
+@lru_cache(maxsize=16)
 def parse_answer(answer: str) -> ParsedAnswer:
-    """Split ``answer`` into cited sentences and its reference list (``[n] URL`` / ``[n]: URL`` lines)."""
+    """Split ``answer`` into cited sentences and its reference list (``[n] URL`` / ``[n]: URL`` lines).
+
+    Memoised on the answer text, so the scorers and the pipeline parse one answer once; treat the result as read-only.
+    Only the first ``MAX_ANSWER_CHARS`` characters are read (see ``ParsedAnswer.truncated``).
+    """
+    truncated = len(answer) > MAX_ANSWER_CHARS
+    answer = answer[:MAX_ANSWER_CHARS]
     body_lines: list[str] = []
     references: dict[str, str] = {}
     in_reference_list = False
     for line in answer.splitlines():
-        if _REF_HEADING.match(line):
+        stripped = line.strip()
+        if _REF_HEADING.match(stripped):
             in_reference_list = True
             continue
         ref = _REF_LINE.match(line)
@@ -123,7 +174,9 @@ def parse_answer(answer: str) -> ParsedAnswer:
         if ref and rest and len(_MARKER.findall(line)) == 1 and (in_reference_list or _URL_IN_TEXT.search(rest)):
             references.setdefault(ref.group(1), rest.strip())
             continue
-        body_lines.append(line)
+        if _HEADING.match(stripped):
+            continue
+        body_lines.append(_strip_list_marker(line))
     sentences: list[CitedSentence] = []
     unresolved: list[str] = []
     for text in split_sentences("\n".join(body_lines)):
@@ -139,7 +192,9 @@ def parse_answer(answer: str) -> ParsedAnswer:
             if num not in references and num not in unresolved:
                 unresolved.append(num)
         sentences.append(CitedSentence(text=text, markers=markers, links=links))
-    return ParsedAnswer(sentences=sentences, references=references, unresolved_markers=unresolved)
+    return ParsedAnswer(
+        sentences=sentences, references=references, unresolved_markers=unresolved, truncated=truncated
+    )
 
 
 def _reference_target(ref: str) -> tuple[str, str]:
@@ -150,32 +205,119 @@ def _reference_target(ref: str) -> tuple[str, str]:
     return "text", ref
 
 
-def _seen_and_fetched(trace: Trace) -> tuple[set[str], set[str]]:
+@dataclass(frozen=True)
+class _Surface:
+    """What the agent saw (search hits and fetches) and read (fetches that did not fail), as normalised keys."""
+
+    seen: frozenset[str]
+    fetched: frozenset[str]
+    skipped_steps: int  # hits and fetches past MAX_HITS, not read
+
+
+def _seen_and_fetched(trace: Trace) -> _Surface:
     seen: set[str] = set()
     fetched: set[str] = set()
-    for search in trace.searches:
-        for hit in search.hits:
-            seen |= {normalize_url(hit.url)} if hit.url else set()
-            seen |= {hit.doc_id} if hit.doc_id else set()
-    for fetch in trace.fetches:
-        keys = {normalize_url(fetch.url)} if fetch.url else set()
-        keys |= {fetch.doc_id} if fetch.doc_id else set()
+    budget = MAX_HITS
+    skipped = 0
+    for step in trace.steps:
+        if step.kind == "search":
+            take = step.hits[: max(budget, 0)]
+            skipped += len(step.hits) - len(take)
+            budget -= len(take)
+            for hit in take:
+                if hit.url:
+                    seen.add(normalize_url(hit.url))
+                if hit.doc_id:
+                    seen.add(hit.doc_id)
+            continue
+        if budget <= 0:
+            skipped += 1
+            continue
+        budget -= 1
+        keys = {normalize_url(step.url)} if step.url else set()
+        keys |= {step.doc_id} if step.doc_id else set()
         seen |= keys
-        failed = fetch.status is not None and bool(_FAILED_STATUS.search(str(fetch.status)))
+        failed = step.status is not None and bool(_FAILED_STATUS.search(str(step.status)))
         if not failed:
             fetched |= keys
-    return seen, fetched
+    return _Surface(frozenset(seen), frozenset(fetched), skipped)
+
+
+class _SentenceIndex:
+    """Finds the answer sentence an explicit citation's ``sentence`` belongs to: a whole sentence by dict lookup,
+    else the first sentence containing it, by one search of the joined answer (at most ``_MAX_SENTENCE_SEARCHES``
+    such searches per trace, so 1,000s of citations stay linear)."""
+
+    def __init__(self, sentences: list[CitedSentence]) -> None:
+        self._exact: dict[str, int] = {}
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        offset = 0
+        for i, s in enumerate(sentences):
+            self._exact.setdefault(s.text, i)
+            self._starts.append(offset)
+            self._ends.append(offset + len(s.text))
+            offset += len(s.text) + 1
+        self._joined = "\n".join(s.text for s in sentences)
+        self._searches = 0
+
+    def find(self, text: str | None) -> int:
+        """Index of the sentence ``text`` is (or is part of), or -1."""
+        if not text:
+            return -1
+        hit = self._exact.get(text)
+        if hit is not None:
+            return hit
+        if self._searches >= _MAX_SENTENCE_SEARCHES:
+            return -1
+        self._searches += 1
+        at = self._joined.find(text)
+        while at >= 0:
+            index = bisect_right(self._starts, at) - 1
+            if at + len(text) <= self._ends[index]:
+                return index
+            at = self._joined.find(text, at + 1)
+        return -1
+
+
+@dataclass
+class _RowsMemo:
+    """The last trace's citation rows: the scorer and the pipeline ask for the same trace's rows once each."""
+
+    trace: Trace | None = None
+    rows: list[CitationRow] = field(default_factory=list)
+    surface: _Surface | None = None
+    skipped_citations: int = 0
+
+
+_LAST: list[_RowsMemo] = [_RowsMemo()]
 
 
 def citation_rows(trace: Trace, parsed: ParsedAnswer | None = None) -> list[CitationRow]:
-    """Every cited source of every sentence (plus the trace's explicit citations), checked against the steps."""
+    """Every cited source of every sentence (plus the trace's explicit citations), checked against the steps.
+
+    Built once per trace (the last trace's rows are kept), so the scorer and the pipeline share them.
+    """
+    return _rows_of(trace, parsed).rows
+
+
+def _rows_of(trace: Trace, parsed: ParsedAnswer | None = None) -> _RowsMemo:
+    last = _LAST[0]
+    if last.trace is trace:
+        return last
     parsed = parsed or parse_answer(trace.answer)
-    seen, fetched = _seen_and_fetched(trace)
+    surface = _seen_and_fetched(trace)
     rows: list[CitationRow] = []
+    norms: dict[str, str] = {}
 
     def add(index: int, marker: str | None, kind: str, target: str) -> None:
-        norm = normalize_url(target) if kind == "url" else target.strip()
-        rows.append(CitationRow(index, marker, target, kind, norm, norm in fetched, norm in seen))
+        if kind == "url":
+            norm = norms.get(target)
+            if norm is None:
+                norm = norms[target] = normalize_url(target)
+        else:
+            norm = target.strip()
+        rows.append(CitationRow(index, marker, target, kind, norm, norm in surface.fetched, norm in surface.seen))
 
     for index, sentence in enumerate(parsed.sentences):
         for marker in sentence.markers:
@@ -183,70 +325,110 @@ def citation_rows(trace: Trace, parsed: ParsedAnswer | None = None) -> list[Cita
                 add(index, marker, *_reference_target(parsed.references[marker]))
         for link in sentence.links:
             add(index, None, "url" if is_url(link) else "text", link)
-    for citation in trace.citations or []:
+    explicit = trace.citations or []
+    index_of = _SentenceIndex(parsed.sentences) if any(c.sentence for c in explicit[:MAX_CITATIONS]) else None
+    for citation in explicit[:MAX_CITATIONS]:
         target = citation.url or citation.doc_id
         if not target:
             continue
         kind = "url" if citation.url and is_url(citation.url) else ("doc_id" if citation.doc_id else "text")
-        index = next(
-            (i for i, s in enumerate(parsed.sentences) if citation.sentence and citation.sentence in s.text), -1
-        )
+        index = index_of.find(citation.sentence) if index_of is not None else -1
         add(index, citation.marker, kind, target)
-    return rows
+    memo = _RowsMemo(trace, rows, surface, max(len(explicit) - MAX_CITATIONS, 0))
+    _LAST[0] = memo
+    return memo
+
+
+def _blind_spot_reason(trace: Trace, kind: str) -> str | None:
+    """Why a score resting on ``kind`` steps cannot be trusted: the steps of that kind the adapter could not read."""
+    spots = [b for b in trace.blind_spots if b.kind == kind]
+    if not spots:
+        return None
+    shown = "; ".join(f"{b.tool or kind}: {b.reason}" for b in spots[:3])
+    more = f" (+{len(spots) - 3} more)" if len(spots) > 3 else ""
+    what = "a cited URL may have come from it" if kind == "search" else "a cited URL may have been read there"
+    return f"{kind} step(s) could not be read ({shown}{more}); {what}"
 
 
 def citation_scorer() -> Callable[[Trace], list[Score]]:
     """Scorer factory for ``citation.coverage``, ``citation.unfetched_rate`` and ``citation.fabricated_count``."""
 
     def score_citations(trace: Trace) -> list[Score]:
-        names = ("citation.coverage", "citation.unfetched_rate", "citation.fabricated_count")
+        names = (CITATION_COVERAGE, CITATION_UNFETCHED_RATE, CITATION_FABRICATED_COUNT)
         if not trace.answer.strip():
             return [absent(n, "empty answer") for n in names]
         parsed = parse_answer(trace.answer)
-        rows = citation_rows(trace, parsed)
+        memo = _rows_of(trace, parsed)
+        rows = memo.rows
         if not parsed.sentences:
             return [absent(n, "answer has no sentences") for n in names]
+        guard = _guard_notes(parsed, memo)
         cited_idx = {r.sentence_index for r in rows} | {i for i, s in enumerate(parsed.sentences) if s.markers}
         cited = sum(1 for i in range(len(parsed.sentences)) if i in cited_idx)
         uncited = [s.text for i, s in enumerate(parsed.sentences) if i not in cited_idx]
+        comment = _first("uncited sentences", uncited) if uncited else None
+        if guard:
+            comment = "; ".join([*guard, *([comment] if comment else [])])
         out = [
             score(
-                "citation.coverage",
+                CITATION_COVERAGE,
                 cited / len(parsed.sentences),
-                comment=_first("uncited sentences", uncited) if uncited else None,
+                comment=comment,
                 sentences=len(parsed.sentences),
                 cited=cited,
                 unresolved_markers=parsed.unresolved_markers,
             )
         ]
         sources = {r.normalized: r for r in rows if r.kind != "text"}
+        fetched = {r.normalized for r in rows if r.fetched}
+        fetch_blind = _blind_spot_reason(trace, "fetch")
+        search_blind = _blind_spot_reason(trace, "search")
         if not sources:
-            out.append(absent("citation.unfetched_rate", "answer cites no URL or doc id"))
+            out.append(absent(CITATION_UNFETCHED_RATE, "answer cites no URL or doc id"))
+        elif fetch_blind:
+            out.append(absent(CITATION_UNFETCHED_RATE, fetch_blind))
         else:
-            unfetched = sorted(k for k, r in sources.items() if not any(x.fetched for x in rows if x.normalized == k))
+            unfetched = sorted(k for k in sources if k not in fetched)
             out.append(
                 score(
-                    "citation.unfetched_rate",
+                    CITATION_UNFETCHED_RATE,
                     len(unfetched) / len(sources),
                     comment=_first("cited but never fetched", unfetched) if unfetched else None,
                     cited=len(sources),
                     unfetched=unfetched,
                 )
             )
-        fabricated = sorted(k for k, r in sources.items() if r.fabricated)
-        out.append(
-            score(
-                "citation.fabricated_count",
-                float(len(fabricated)),
-                comment=_first("cited but never seen in any search result or fetch", fabricated)
-                if fabricated
-                else None,
-                fabricated=fabricated,
+        if search_blind:
+            out.append(absent(CITATION_FABRICATED_COUNT, search_blind))
+        elif guard:
+            out.append(absent(CITATION_FABRICATED_COUNT, f"trace over the scoring guard: {'; '.join(guard)}"))
+        else:
+            fabricated = sorted(k for k, r in sources.items() if r.fabricated)
+            out.append(
+                score(
+                    CITATION_FABRICATED_COUNT,
+                    float(len(fabricated)),
+                    comment=_first("cited but never seen in any search result or fetch", fabricated)
+                    if fabricated
+                    else None,
+                    fabricated=fabricated,
+                )
             )
-        )
         return out
 
     return score_citations
+
+
+def _guard_notes(parsed: ParsedAnswer, memo: _RowsMemo) -> list[str]:
+    """What the per-trace guard left unread, in words (empty when the whole trace was read)."""
+    notes = []
+    if parsed.truncated:
+        notes.append(f"answer longer than {MAX_ANSWER_CHARS:,} characters: only the start was parsed")
+    if memo.skipped_citations:
+        notes.append(f"{memo.skipped_citations} explicit citations past the first {MAX_CITATIONS:,} not read")
+    if memo.surface is not None and memo.surface.skipped_steps:
+        notes.append(f"{memo.surface.skipped_steps} hits/fetches past the first {MAX_HITS:,} not read")
+    return notes
 
 
 def _first(label: str, items: list[str], limit: int = 5) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from tracescore.catalog import ANSWER_CORRECT, ANSWER_TOKEN_F1, DIAGNOSIS, GROUNDING_RATE, entry, recall_name
 from tracescore.scores import Score, absent, score
 
 __all__ = ["CELLS", "MIN_F1", "MIN_GROUNDING", "MIN_RECALL", "SCORER_VERSION", "diagnose"]
@@ -20,10 +21,11 @@ CELLS = tuple(
     for col in ("right", "wrong")
 )
 _REFUSAL_CASE = "refusal case"
+_RECALL = entry(recall_name(1))
 
 
 def _recall(scores: Mapping[str, Score]) -> Score | None:
-    return next((s for n, s in scores.items() if n.startswith("retrieval.recall_at_")), None)
+    return next((s for n, s in scores.items() if _RECALL is not None and _RECALL.matches(n)), None)
 
 
 def diagnose(
@@ -41,27 +43,27 @@ def diagnose(
     """
     recall = _recall(scores)
     if recall is None:
-        return absent("diagnosis", "retrieval was not scored")
+        return absent(DIAGNOSIS, "retrieval was not scored")
     if recall.present:
         retrieval_ok = float(recall.value) >= min_recall  # type: ignore[arg-type]
     elif recall.reason and recall.reason.startswith(_REFUSAL_CASE):
         retrieval_ok = True
     else:
-        return absent("diagnosis", f"retrieval undecided: {recall.reason}")
+        return absent(DIAGNOSIS, f"retrieval undecided: {recall.reason}")
 
-    correct, f1 = scores.get("answer.correct"), scores.get("answer.token_f1")
+    correct, f1 = scores.get(ANSWER_CORRECT), scores.get(ANSWER_TOKEN_F1)
     if correct is not None and correct.present:
         right = bool(correct.value)
     elif f1 is not None and f1.present:
         right = float(f1.value) >= min_f1  # type: ignore[arg-type]
     else:
-        return absent("diagnosis", "answer undecided: no answer label")
+        return absent(DIAGNOSIS, "answer undecided: no answer label")
     col = "right" if right else "wrong"
 
     if not retrieval_ok:
-        return score("diagnosis", f"retrieval_fail/{col}", comment=recall.comment)
-    grounding = scores.get("grounding.rate")
+        return score(DIAGNOSIS, f"retrieval_fail/{col}", comment=recall.comment)
+    grounding = scores.get(GROUNDING_RATE)
     if grounding is not None and grounding.present:
         row = "grounded" if float(grounding.value) >= min_grounding else "ungrounded"  # type: ignore[arg-type]
-        return score("diagnosis", f"{row}/{col}", comment=grounding.comment if row == "ungrounded" else None)
-    return score("diagnosis", f"retrieval_pass/{col}")
+        return score(DIAGNOSIS, f"{row}/{col}", comment=grounding.comment if row == "ungrounded" else None)
+    return score(DIAGNOSIS, f"retrieval_pass/{col}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from tracescore.catalog import RETRIEVAL_FIRST_HIT_RANK, RETRIEVAL_RETRIEVED_ANY, recall_name
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Hit, Trace
 from tracescore.urls import is_url, normalize_url
@@ -61,16 +62,16 @@ def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
     """Scorer factory for the retrieval stage; ``k`` is part of the score name so series never mix."""
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k!r}")
-    recall_name = f"retrieval.recall_at_{k}"
+    recall = recall_name(k)
 
     def score_retrieval(trace: Trace) -> list[Score]:
         searches = trace.searches
         if not searches:
             reason = "no search step in trace"
             return [
-                absent(recall_name, reason, k=k),
-                absent("retrieval.first_hit_rank", reason),
-                absent("retrieval.retrieved_any", reason),
+                absent(recall, reason, k=k),
+                absent(RETRIEVAL_FIRST_HIT_RANK, reason),
+                absent(RETRIEVAL_RETRIEVED_ANY, reason),
             ]
         urls = any(is_url(r) for r in trace.labels.required_doc_ids or [])
         ranked = [
@@ -78,33 +79,33 @@ def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
         ]
         any_hit = any(s.hits for s in searches)
         out = [
-            score("retrieval.retrieved_any", any_hit, comment=None if any_hit else "every search call came back empty")
+            score(RETRIEVAL_RETRIEVED_ANY, any_hit, comment=None if any_hit else "every search call came back empty")
         ]
         required = trace.labels.required_doc_ids
         if required is None:
             reason = "no required_doc_ids label"
-            return [absent(recall_name, reason, k=k), absent("retrieval.first_hit_rank", reason), *out]
+            return [absent(recall, reason, k=k), absent(RETRIEVAL_FIRST_HIT_RANK, reason), *out]
         if not required:
             reason = "refusal case: required_doc_ids is empty, scored on the answer"
-            return [absent(recall_name, reason, k=k), absent("retrieval.first_hit_rank", reason), *out]
+            return [absent(recall, reason, k=k), absent(RETRIEVAL_FIRST_HIT_RANK, reason), *out]
 
         top_k = [[keys for _, keys in ranking] for ranking in ranked]
-        recall = recall_at_k(required, top_k, k)
+        value = recall_at_k(required, top_k, k)
         found_any = {key for ranking in top_k for keys in ranking for key in keys}
         missing = [r for r in required if _key(r) not in found_any]
         everywhere = {key for ranking in ranked for _, keys in ranking for key in keys}
         stale = _stale([r for r in missing if _key(r) not in everywhere], everywhere)
         if stale:
             pairs = ", ".join(f"required {req} but retrieved {got}" for req, got in stale.items())
-            out.insert(0, absent(recall_name, f"stale label: {pairs}; update the label", k=k, stale=stale))
+            out.insert(0, absent(recall, f"stale label: {pairs}; update the label", k=k, stale=stale))
         else:
             comment = f"missing required docs in top {k}: {', '.join(missing)}" if missing else None
-            out.insert(0, score(recall_name, recall, comment=comment, k=k, missing=missing))
+            out.insert(0, score(recall, value, comment=comment, k=k, missing=missing))
         rank = first_hit_rank(required, ranked)
         if rank is None:
-            out.insert(1, absent("retrieval.first_hit_rank", "no required doc came back in any search call"))
+            out.insert(1, absent(RETRIEVAL_FIRST_HIT_RANK, "no required doc came back in any search call"))
         else:
-            out.insert(1, score("retrieval.first_hit_rank", float(rank)))
+            out.insert(1, score(RETRIEVAL_FIRST_HIT_RANK, float(rank)))
         return out
 
     return score_retrieval
