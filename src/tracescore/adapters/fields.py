@@ -822,9 +822,7 @@ def builtin_search(output: Any, request: Any = None, seen: set[str] | None = Non
         if key not in seen:
             seen.add(key)
             found.searches.append(step)
-    unread = [
-        s for k, s in searches if k.startswith("openai:") and not s.hits
-    ]
+    unread = [s for k, s in searches if k.startswith("openai:") and not s.hits]
     for step in unread:
         found.blind_spots.append(
             BlindSpot(
@@ -876,7 +874,9 @@ def _gemini(metadata: Mapping[str, Any], searches: list[tuple[str, SearchStep]],
         sentence = segment.get("text") if isinstance(segment, Mapping) else None
         for index in _get(support, "groundingChunkIndices", "grounding_chunk_indices") or []:
             if isinstance(index, int) and 0 <= index < len(urls) and urls[index]:
-                found.citations.append(Citation(url=urls[index], sentence=sentence if isinstance(sentence, str) else None))
+                found.citations.append(
+                    Citation(url=urls[index], sentence=sentence if isinstance(sentence, str) else None)
+                )
     if not queries and not chunks:
         return
     key = "gemini:" + json.dumps([queries, urls])

@@ -102,7 +102,7 @@ def _fold_events(rows: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         merged["input"] = next((e.get("input") for e in events if e.get("input") not in (None, "")), None)
         merged["output"] = next((e.get("output") for e in reversed(events) if e.get("output") not in (None, "")), None)
         merged["endTime"] = events[-1].get("endTime") or events[-1].get("startTime")
-        failed = [e for e in events if _EVENT.match(str(e.get("name")))["event"] == "error" or e.get("level") == "ERROR"]  # type: ignore[index]
+        failed = [e for e in events if str(e.get("name")).rsplit(".", 1)[-1].startswith("error") or _failed(e)]
         if failed:
             merged["level"] = "ERROR"
             merged["statusMessage"] = failed[-1].get("statusMessage") or "error event"
@@ -267,8 +267,12 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
                 citations.extend(found.citations)
                 blind.extend(b for b in found.blind_spots if b not in blind)
                 if found.searches or found.blind_spots:
-                    note(_label(row), "built-in search", f"{len(found.searches)} searches, {len(found.citations)} "
-                         f"cited URLs" + "".join(f"; blind spot: {b.reason}" for b in found.blind_spots))
+                    note(
+                        _label(row),
+                        "built-in search",
+                        f"{len(found.searches)} searches, {len(found.citations)} "
+                        f"cited URLs" + "".join(f"; blind spot: {b.reason}" for b in found.blind_spots),
+                    )
                 continue
             role = _classify(row, mapping)
             if role == "search":
