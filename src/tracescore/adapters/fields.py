@@ -797,10 +797,12 @@ def builtin_search(output: Any, request: Any = None, seen: set[str] | None = Non
             content = _get(node, "content")
             hits = extract_hits(content, ()) if isinstance(content, list) else []
             anthropic_results[str(node.get("tool_use_id") or "")] = hits
-        elif kind in ("web_search_result_location", "search_result_location"):
-            url = node.get("url")
-            if isinstance(url, str) and url:
-                found.citations.append(Citation(url=url, sentence=None))
+        elif kind == "text" and isinstance(node.get("citations"), list):  # Anthropic: citations on a text block
+            sentence = node.get("text") if isinstance(node.get("text"), str) else None
+            for citation in node["citations"]:
+                url = citation.get("url") if isinstance(citation, Mapping) else None
+                if isinstance(url, str) and url:
+                    found.citations.append(Citation(url=url, sentence=(sentence or "").strip() or None))
         metadata = _get(node, "groundingMetadata", "grounding_metadata")
         if isinstance(metadata, Mapping):
             _gemini(metadata, searches, found)
@@ -822,7 +824,9 @@ def builtin_search(output: Any, request: Any = None, seen: set[str] | None = Non
         if key not in seen:
             seen.add(key)
             found.searches.append(step)
-    unread = [s for k, s in searches if k.startswith("openai:") and not s.hits]
+    openai_steps = [s for k, s in searches if k.startswith("openai:")]
+    # OpenAI shows results only as `action.sources` or as the answer's url_citation annotations: blind when neither
+    unread = openai_steps if not any(s.hits for s in openai_steps) else []
     for step in unread:
         found.blind_spots.append(
             BlindSpot(
