@@ -144,7 +144,9 @@ def _search(run: Mapping[str, Any], cfg: MappingConfig, blind: list[BlindSpot]) 
         hits = extract_hits(flat, ()) if flat else None
     name = str(run.get("name") or "search")
     if hits is None and not _failed(run):
-        shape = "no outputs recorded" if outputs in (None, "", {}) else f"outputs are {type(outputs).__name__}, no list"
+        shape = (
+            "no output recorded" if outputs in (None, "", {}) else f"output is {type(outputs).__name__}, no result list"
+        )
         blind.append(BlindSpot(kind="search", tool=name, reason=f"search {name!r}: {shape}"))
         note(_label(run), "blind spot", f"search tool, but {shape} (see hits_paths)")
     else:
@@ -165,7 +167,7 @@ def _fetch(run: Mapping[str, Any], cfg: MappingConfig, blind: list[BlindSpot]) -
         status = "error"
         note(_label(run), "fetch", f"failed: {str(run.get('error') or 'status error')[:120]}")
     elif outputs in (None, "", {}):
-        blind.append(BlindSpot(kind="fetch", tool=name, reason=f"fetch {name!r}: no outputs recorded"))
+        blind.append(BlindSpot(kind="fetch", tool=name, reason=f"fetch {name!r}: no output recorded"))
         note(_label(run), "blind spot", "fetch tool, but no outputs recorded")
     else:
         note(_label(run), "fetch", f"url {None if url is MISSING else url!r}")
