@@ -331,7 +331,9 @@ def hit_from_item(item: Any) -> Hit | None:
         return None
     rank = item.get("rank", item.get("position"))
     rank = rank if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 1 else None
-    return Hit(rank=rank, doc_id=doc_id, url=url, title=title, snippet=snippet)
+    score = parse_maybe_json(item.get("score"))
+    score = float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None
+    return Hit(rank=rank, doc_id=doc_id, url=url, title=title, snippet=snippet, score=score, metadata=dict(meta))
 
 
 def _items_at(value: Any, paths: Sequence[str]) -> list[Any] | None:
