@@ -274,3 +274,12 @@ def test_beeai_event_spans_are_one_call_and_an_error_event_fails_it(tmp_path: Pa
     trace = get_adapter("langfuse")(failed)
     assert [(s.tool, len(s.hits)) for s in trace.searches] == [("tool.search.wikipedia", 0)]
     assert trace.blind_spots == []  # a search that raised returned nothing: not a blind spot
+
+
+@pytest.mark.parametrize("path", sorted(LANGFUSE.glob("worker_trace_fixtures/*.chatml.json")), ids=lambda p: p.name)
+def test_chatml_renderings_are_not_traces_and_are_rejected_with_a_reason(path: Path) -> None:
+    """The ``*.chatml.json`` files are Langfuse's per-observation ChatML renderings of the traces, not exports."""
+    from tracescore.errors import AdapterError
+
+    with pytest.raises(AdapterError, match="not a Langfuse trace"):
+        get_adapter("langfuse")(json.loads(path.read_text()))
