@@ -139,3 +139,63 @@ def test_mapping_config_matching() -> None:
     assert m.is_fetch("fetch_url", "TOOL") and not m.is_fetch("fetch_url", "GENERATION")
     custom = MappingConfig(search_tools=["kb_lookup"])
     assert custom.is_search("KB_Lookup", "TOOL") and not custom.is_search("web_search", "TOOL")
+
+
+def test_search_globs_do_not_match_research_and_match_real_tool_names() -> None:
+    from tracescore.adapters.fields import MappingConfig
+
+    config = MappingConfig()
+    for name in (
+        "duckduckgo_search",
+        "Web-Search",
+        "tool.search.wikipedia",
+        "TavilySearchResults",
+        "web_search",
+        "search_web",
+        "DuckDuckGoSearch",
+        "websearch",
+        "retrieve_docs",
+        "VectorStoreRetriever",
+    ):
+        assert config.is_search(name, "TOOL"), name
+    for name in ("research", "deep_research", "researcher_agent", "get_weather", "ResearchTool"):
+        assert not config.is_search(name, "TOOL"), name
+
+
+def test_python_repr_inputs_and_agno_messages_are_read() -> None:
+    from tracescore.adapters.fields import last_user_message, parse_maybe_json
+
+    assert parse_maybe_json("{'query': 'example'}") == {"query": "example"}
+    assert parse_maybe_json("{'query': not python}") == "{'query': not python}"
+    messages = ["role='system' content='Be brief.' name=None", "role='user' content='What\\'s new?' name=None"]
+    assert last_user_message({"messages": messages}) == "What's new?"
+
+
+def test_tool_messages_are_unwrapped_and_carry_tool_semantics() -> None:
+    from tracescore.adapters.fields import tool_output, tool_semantics
+
+    message = {"content": [{"url": "https://a.example"}], "type": "tool", "tool_call_id": "call_1", "name": "s"}
+    assert tool_output(message) == [{"url": "https://a.example"}]
+    assert tool_semantics({}, message) == ("tool", "s")
+    assert tool_semantics({"openinference.span.kind": "AGENT", "tool.name": "Wikipedia"}) == (None, None)
+    assert tool_semantics({"openinference.span.kind": "RETRIEVER"}) == ("search", None)
+    assert tool_semantics({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "w"}) == ("tool", "w")
+    assert tool_semantics({}, {"text": "plain output"}) == (None, None)
+
+
+def test_flat_openinference_documents_below_nested_metadata_and_page_content() -> None:
+    from tracescore.adapters.fields import extract_hits
+
+    metadata = {
+        "attributes": {
+            "retrieval.documents.0.document.content": "first",
+            "retrieval.documents.0.document.id": "d1",
+            "retrieval.documents.0.document.score": 0.9,
+            "retrieval.documents.1.document.id": "d2",
+        }
+    }
+    hits = extract_hits({"resourceAttributes": {}, "otel": metadata}, ["retrieval.documents"])
+    assert hits is not None
+    assert [(h.rank, h.doc_id, h.snippet, h.score) for h in hits] == [(1, "d1", "first", 0.9), (2, "d2", None, None)]
+    js = extract_hits([{"pageContent": "LangChain JS text", "metadata": {"source": "https://js.example"}}], [])
+    assert js is not None and js[0].snippet == "LangChain JS text" and js[0].url == "https://js.example"

@@ -1,14 +1,18 @@
 """Langfuse observations → ``Trace``.
 
 Accepts the source's payload ``{"id": trace_id, "observations": [v2 rows]}`` and the UI export shape ``{"trace":
-{...}, "observations": [...]}``. Searches are RETRIEVER observations and TOOL observations whose name is a configured
-search tool; fetches are TOOL observations named as fetch tools; hits and page text are found with the field paths
-of ``MappingConfig``. The question and answer come from the root observation (the trace object of an export), with
-the first/last generation as fallback; labels from the root's (or trace's) metadata.
+{...}, "observations": [...]}``. Searches are RETRIEVER observations and tool calls whose name is a configured search
+tool; fetches are tool calls named as fetch tools. A tool call is a TOOL observation or any other observation with
+tool semantics (OTel/OpenInference attributes, a tool message output: ``fields.tool_semantics``); start/finish/success
+event spans of one call (BeeAI) are folded into one. GENERATIONs are read for provider built-in web search. Hits and
+page text are found with the field paths of ``MappingConfig``. The question and answer come from the root observation
+(the trace object of an export), with the first/last generation as fallback; labels from the root's (or trace's)
+metadata. A search or fetch whose output cannot be read is a blind spot of the trace.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -19,16 +23,22 @@ from tracescore.adapters.fields import (
     MISSING,
     MappingConfig,
     answer_text,
+    builtin_search,
     extract_hits,
     extract_labels,
     extract_text,
+    find_flat,
     first_path,
+    note,
     parse_maybe_json,
     question_text,
+    span_attributes,
     text_of,
+    tool_output,
+    tool_semantics,
 )
 from tracescore.errors import AdapterError
-from tracescore.trace import FetchStep, Labels, SearchStep, Step, Trace
+from tracescore.trace import BlindSpot, Citation, FetchStep, Labels, SearchStep, Step, Trace
 
 __all__ = ["langfuse_adapter", "trace_from_observations"]
 
@@ -52,37 +62,147 @@ def _is_root(row: Mapping[str, Any]) -> bool:
     return bool(flag) if flag is not None else not row.get("parentObservationId")
 
 
-def _search_step(row: Mapping[str, Any], mapping: MappingConfig) -> SearchStep:
-    raw_input = parse_maybe_json(row.get("input"))
+_EVENT = re.compile(r"^(?P<base>.+)\.(?P<event>start|finish|success|error)(?:-(?P<n>\d+))?$")
+_QUERY_ATTRIBUTES = ("input.value", "tool.parameters", "gen_ai.tool.call.arguments")
+
+
+def _fold_events(rows: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """One row per call: ``x.start-12`` / ``x.finish-12`` / ``x.success-12`` spans (BeeAI) merged into ``x``.
+
+    The merged row keeps the first input, the last output, the union of the span attributes and ``level: ERROR``
+    when an ``error`` event was recorded. Generations are never folded.
+    """
+    groups: dict[tuple[str, str | None, Any], list[Mapping[str, Any]]] = {}
+    order: list[Mapping[str, Any] | tuple[str, str | None, Any]] = []
+    for row in rows:
+        match = _EVENT.match(str(row.get("name") or ""))
+        if match is None or row.get("type") == _GENERATION:
+            order.append(row)
+            continue
+        key = (match["base"], match["n"], row.get("parentObservationId"))
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(row)
+    folded: list[Mapping[str, Any]] = []
+    for item in order:
+        if isinstance(item, Mapping):
+            folded.append(item)
+            continue
+        events = groups[item]
+        if len(events) == 1:
+            folded.append(events[0])
+            continue
+        attributes: dict[str, Any] = {}
+        for event in events:
+            attributes.update({k: v for k, v in span_attributes(event.get("metadata")).items() if v not in (None, "")})
+        merged = dict(events[0])
+        merged["name"] = item[0]
+        merged["metadata"] = {"attributes": attributes}
+        merged["input"] = next((e.get("input") for e in events if e.get("input") not in (None, "")), None)
+        merged["output"] = next((e.get("output") for e in reversed(events) if e.get("output") not in (None, "")), None)
+        merged["endTime"] = events[-1].get("endTime") or events[-1].get("startTime")
+        failed = [e for e in events if str(e.get("name")).rsplit(".", 1)[-1].startswith("error") or _failed(e)]
+        if failed:
+            merged["level"] = "ERROR"
+            merged["statusMessage"] = failed[-1].get("statusMessage") or "error event"
+        folded.append(merged)
+    return folded
+
+
+def _label(row: Mapping[str, Any]) -> str:
+    return f"{row.get('type')} {row.get('name')!r} ({row.get('id')})"
+
+
+def _failed(row: Mapping[str, Any]) -> bool:
+    return str(row.get("level") or "").upper() == "ERROR"
+
+
+def _input(row: Mapping[str, Any]) -> Any:
+    """A tool call's input: the row's, else the tool-call arguments among its span attributes."""
+    raw = parse_maybe_json(row.get("input"))
+    if raw not in (None, "", {}):
+        return raw
+    attributes = span_attributes(row.get("metadata"))
+    for key in _QUERY_ATTRIBUTES:
+        value = parse_maybe_json(attributes.get(key))
+        if value not in (None, "", "None", {}):
+            return value
+    return raw
+
+
+def _search_step(row: Mapping[str, Any], mapping: MappingConfig, blind: list[BlindSpot]) -> SearchStep:
+    raw_input = _input(row)
+    name = str(row.get("name") or "search")
     if isinstance(raw_input, str):
         query = raw_input
     else:
         found = first_path(raw_input, mapping.query_paths)
         query = "" if found is MISSING else (text_of(found) or "")
-    hits = extract_hits(row.get("output"), mapping.hits_paths)
-    if hits is None:  # OpenInference retrievers often keep documents in span attributes (metadata)
+    output = tool_output(row.get("output"))
+    hits = extract_hits(output, mapping.hits_paths)
+    if hits is None:  # OpenInference retrievers keep documents in span attributes (metadata), flat, at any depth
         hits = extract_hits(row.get("metadata"), mapping.hits_paths)
-    return SearchStep(tool=str(row.get("name") or "search"), query=query, hits=hits or [])
+    if hits is None:
+        flat = find_flat(row.get("metadata"), "retrieval.documents")
+        hits = extract_hits(flat, ()) if flat else None
+    if hits is None and not _failed(row):
+        shape = "no output recorded" if output in (None, "") else f"output is {type(output).__name__}, no result list"
+        blind.append(BlindSpot(kind="search", tool=name, reason=f"search {name!r}: {shape}"))
+        note(_label(row), "blind spot", f"search tool, but {shape} (see hits_paths)")
+    else:
+        note(_label(row), "search", f"query {query!r}, {len(hits or [])} hits" + (" (failed)" if _failed(row) else ""))
+    return SearchStep(tool=name, query=query, hits=hits or [])
 
 
-def _fetch_step(row: Mapping[str, Any], mapping: MappingConfig) -> FetchStep:
-    raw_input = parse_maybe_json(row.get("input"))
-    output = parse_maybe_json(row.get("output"))
+def _fetch_step(row: Mapping[str, Any], mapping: MappingConfig, blind: list[BlindSpot]) -> FetchStep:
+    raw_input = _input(row)
+    output = tool_output(row.get("output"))
     url: Any = raw_input if isinstance(raw_input, str) and raw_input.strip().startswith("http") else MISSING
     if url is MISSING:
         url = first_path(raw_input, mapping.url_paths)
     if url is MISSING:
         url = first_path(output, mapping.url_paths)
     doc_id = first_path(raw_input, mapping.doc_id_paths)
-    status = first_path(output, mapping.status_paths)
+    status: Any = first_path(output, mapping.status_paths) if isinstance(output, Mapping) else MISSING
+    text = extract_text(output, mapping.text_paths) or ""
+    name = str(row.get("name") or "fetch")
+    if _failed(row):  # a fetch that raised (404, timeout): never counts as read
+        status = "error"
+        note(_label(row), "fetch", f"failed: {row.get('statusMessage') or 'level ERROR'}")
+    elif output in (None, ""):
+        blind.append(BlindSpot(kind="fetch", tool=name, reason=f"fetch {name!r}: no output recorded"))
+        note(_label(row), "blind spot", "fetch tool, but no output recorded")
+    else:
+        note(_label(row), "fetch", f"url {None if url is MISSING else url!r}, {len(text)} characters")
     return FetchStep(
-        tool=str(row.get("name") or "fetch"),
+        tool=name,
         url=None if url is MISSING else str(url),
         doc_id=None if doc_id is MISSING else str(doc_id),
-        text=extract_text(output, mapping.text_paths) or "",
+        text=text,
         status=status if isinstance(status, int | str) and status is not MISSING else None,
         fetched_at=_time(row.get("endTime")) or _time(row.get("startTime")),
     )
+
+
+def _classify(row: Mapping[str, Any], mapping: MappingConfig) -> str | None:
+    """``"search"``, ``"fetch"`` or None for one observation; tool semantics make a generic SPAN a tool call."""
+    name, kind = row.get("name"), row.get("type")
+    if mapping.is_search(name, kind):
+        return "search"
+    if mapping.is_fetch(name, kind):
+        return "fetch"
+    if kind in mapping.tool_types or kind in mapping.search_types or kind == _GENERATION:
+        return None
+    role, tool_name = tool_semantics(span_attributes(row.get("metadata")), row.get("output"))
+    if role == "search":
+        return "search"
+    if role == "tool":
+        if mapping.is_search(name, None) or mapping.is_search(tool_name, None):
+            return "search"
+        if mapping.is_fetch(name, None) or mapping.is_fetch(tool_name, None):
+            return "fetch"
+    return None
 
 
 def _experiment_labels(item: Mapping[str, Any], mapping: MappingConfig) -> Labels:
@@ -134,13 +254,33 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
         answer = answer_text(generations[-1].get("output"), mapping)
 
     steps: list[Step] = []
-    for row in rows:
-        name, kind = row.get("name"), row.get("type")
+    blind: list[BlindSpot] = []
+    citations: list[Citation] = []
+    builtin_seen: set[str] = set()
+    for row in _fold_events(rows):
+        name = row.get("name")
         try:
-            if mapping.is_search(name, kind):
-                steps.append(_search_step(row, mapping))
-            elif mapping.is_fetch(name, kind):
-                steps.append(_fetch_step(row, mapping))
+            if row.get("type") == _GENERATION:
+                request = [row.get("input"), row.get("modelParameters"), span_attributes(row.get("metadata"))]
+                found = builtin_search(row.get("output"), request, builtin_seen)
+                steps.extend(found.searches)
+                citations.extend(found.citations)
+                blind.extend(b for b in found.blind_spots if b not in blind)
+                if found.searches or found.blind_spots:
+                    note(
+                        _label(row),
+                        "built-in search",
+                        f"{len(found.searches)} searches, {len(found.citations)} "
+                        f"cited URLs" + "".join(f"; blind spot: {b.reason}" for b in found.blind_spots),
+                    )
+                continue
+            role = _classify(row, mapping)
+            if role == "search":
+                steps.append(_search_step(row, mapping, blind))
+            elif role == "fetch":
+                steps.append(_fetch_step(row, mapping, blind))
+            elif row.get("type") in mapping.tool_types or tool_semantics(span_attributes(row.get("metadata")))[0]:
+                note(_label(row), "skipped", "a tool call whose name matches neither search_tools nor fetch_tools")
         except ValidationError as exc:
             raise AdapterError(
                 f"trace {trace_id}: observation {row.get('id')!r} ({name}): {exc.errors()[0]['msg']}"
@@ -170,7 +310,9 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
             question=question,
             steps=steps,
             answer=answer,
+            citations=citations or None,
             labels=labels,
+            blind_spots=blind,
             metadata={k: v for k, v in metadata.items() if v not in (None, [], "")},
         )
     except ValidationError as exc:

@@ -20,17 +20,22 @@ from tracescore.adapters.fields import (
     MISSING,
     MappingConfig,
     answer_text,
+    builtin_search,
     extract_hits,
     extract_labels,
     extract_text,
+    find_flat,
     first_path,
+    note,
     parse_maybe_json,
     question_text,
     text_of,
+    tool_output,
+    tool_semantics,
 )
 from tracescore.adapters.jsonl import describe_validation_error
 from tracescore.errors import AdapterError
-from tracescore.trace import FetchStep, Labels, SearchStep, Trace
+from tracescore.trace import BlindSpot, Citation, FetchStep, Labels, SearchStep, Trace
 
 __all__ = ["langsmith_adapter", "merge_ingest", "trace_from_langsmith"]
 
@@ -120,31 +125,81 @@ def _labels(bundle: Mapping[str, Any], cfg: MappingConfig) -> Labels:
     return extract_labels(metadata, cfg.labels_paths)
 
 
-def _search(run: Mapping[str, Any], cfg: MappingConfig) -> SearchStep:
+def _label(run: Mapping[str, Any]) -> str:
+    return f"{run.get('run_type')} run {run.get('name')!r} ({run.get('id')})"
+
+
+def _failed(run: Mapping[str, Any]) -> bool:
+    """A run that raised: ``error`` set or status ``"error"`` (LangSmith keeps no outputs for it)."""
+    return bool(run.get("error")) or str(run.get("status") or "").lower() == "error"
+
+
+def _search(run: Mapping[str, Any], cfg: MappingConfig, blind: list[BlindSpot]) -> SearchStep:
     inputs = parse_maybe_json(run.get("inputs"))
     query = inputs if isinstance(inputs, str) else first_path(inputs, cfg.query_paths)
-    hits = extract_hits(_outputs(run), cfg.hits_paths) or []
-    return SearchStep(
-        tool=str(run.get("name") or "search"), query="" if query is MISSING else text_of(query) or "", hits=hits
-    )
+    outputs = tool_output(_outputs(run))
+    hits = extract_hits(outputs, cfg.hits_paths)
+    if hits is None:
+        flat = find_flat(run.get("extra"), "retrieval.documents")
+        hits = extract_hits(flat, ()) if flat else None
+    name = str(run.get("name") or "search")
+    if hits is None and not _failed(run):
+        shape = (
+            "no output recorded" if outputs in (None, "", {}) else f"output is {type(outputs).__name__}, no result list"
+        )
+        blind.append(BlindSpot(kind="search", tool=name, reason=f"search {name!r}: {shape}"))
+        note(_label(run), "blind spot", f"search tool, but {shape} (see hits_paths)")
+    else:
+        note(_label(run), "search", f"{len(hits or [])} hits" + (" (failed)" if _failed(run) else ""))
+    return SearchStep(tool=name, query="" if query is MISSING else text_of(query) or "", hits=hits or [])
 
 
-def _fetch(run: Mapping[str, Any], cfg: MappingConfig) -> FetchStep:
-    inputs, outputs = parse_maybe_json(run.get("inputs")), _outputs(run)
+def _fetch(run: Mapping[str, Any], cfg: MappingConfig, blind: list[BlindSpot]) -> FetchStep:
+    inputs, outputs = parse_maybe_json(run.get("inputs")), tool_output(_outputs(run))
     url = first_path(inputs, cfg.url_paths)
     url = first_path(outputs, cfg.url_paths) if url is MISSING and isinstance(outputs, Mapping) else url
     doc_id = first_path(inputs, cfg.doc_id_paths)
-    status = first_path(outputs, cfg.status_paths) if isinstance(outputs, Mapping) else MISSING
+    status: Any = first_path(outputs, cfg.status_paths) if isinstance(outputs, Mapping) else MISSING
     if isinstance(inputs, str) and url is MISSING:
         url = inputs
+    name = str(run.get("name") or "fetch")
+    if _failed(run):  # the tool raised (404, timeout): LangSmith keeps the run with `error` and no outputs
+        status = "error"
+        note(_label(run), "fetch", f"failed: {str(run.get('error') or 'status error')[:120]}")
+    elif outputs in (None, "", {}):
+        blind.append(BlindSpot(kind="fetch", tool=name, reason=f"fetch {name!r}: no output recorded"))
+        note(_label(run), "blind spot", "fetch tool, but no outputs recorded")
+    else:
+        note(_label(run), "fetch", f"url {None if url is MISSING else url!r}")
     return FetchStep(
-        tool=str(run.get("name") or "fetch"),
+        tool=name,
         url=None if url is MISSING else str(url),
         doc_id=None if doc_id is MISSING else str(doc_id),
         text=extract_text(outputs, cfg.text_paths) or "",
         status=status if isinstance(status, int | str) else None,
         fetched_at=_time(run.get("end_time") or run.get("start_time")),
     )
+
+
+def _classify(run: Mapping[str, Any], cfg: MappingConfig) -> str | None:
+    """``"search"``, ``"fetch"``, ``"llm"`` or None; a chain run with tool semantics is a tool call."""
+    name, kind = run.get("name"), run.get("run_type")
+    if cfg.is_search(name, kind):
+        return "search"
+    if cfg.is_fetch(name, kind):
+        return "fetch"
+    if kind == "llm":
+        return "llm"
+    if kind in cfg.tool_types:
+        return None
+    extra = parse_maybe_json(run.get("extra"))
+    metadata = extra.get("metadata") if isinstance(extra, Mapping) else None
+    role, tool_name = tool_semantics(metadata if isinstance(metadata, Mapping) else {}, run.get("outputs"))
+    if role == "search" or (role == "tool" and (cfg.is_search(name, None) or cfg.is_search(tool_name, None))):
+        return "search"
+    if role == "tool" and (cfg.is_fetch(name, None) or cfg.is_fetch(tool_name, None)):
+        return "fetch"
+    return None
 
 
 def _time(value: Any) -> datetime | None:
@@ -174,20 +229,43 @@ def trace_from_langsmith(payload: object, config: MappingConfig | None = None) -
     if not isinstance(root, Mapping) or not root.get("id"):
         raise AdapterError("LangSmith record has no root run id")
     steps: list[SearchStep | FetchStep] = []
+    blind: list[BlindSpot] = []
+    citations: list[Citation] = []
+    builtin_seen: set[str] = set()
     counted: set[str] = set()  # ids of runs already taken as a step: their descendants are not counted again
     runs = sorted((r for r in bundle.get("runs") or [] if isinstance(r, Mapping)), key=_order)
-    for run in runs:
+    llm_runs = [r for r in runs if r.get("run_type") == "llm"]
+    if root.get("run_type") == "llm":
+        llm_runs.insert(0, root)
+    for run in runs if root.get("run_type") != "llm" else [root, *runs]:
         rid, parent = str(run.get("id")), str(run.get("parent_run_id"))
         if parent in counted:
             counted.add(rid)
             continue
-        name, kind = run.get("name"), run.get("run_type")
-        if cfg.is_search(name, kind):
-            steps.append(_search(run, cfg))
+        role = _classify(run, cfg)
+        if role == "search":
+            steps.append(_search(run, cfg, blind))
             counted.add(rid)
-        elif cfg.is_fetch(name, kind):
-            steps.append(_fetch(run, cfg))
+        elif role == "fetch":
+            steps.append(_fetch(run, cfg, blind))
             counted.add(rid)
+        elif role == "llm":
+            request = [run.get("inputs"), run.get("extra")]
+            found_search = builtin_search(run.get("outputs"), request, builtin_seen)
+            steps.extend(found_search.searches)
+            citations.extend(found_search.citations)
+            blind.extend(b for b in found_search.blind_spots if b not in blind)
+            if found_search.searches or found_search.blind_spots:
+                note(
+                    _label(run),
+                    "built-in search",
+                    f"{len(found_search.searches)} searches, {len(found_search.citations)} cited URLs",
+                )
+        elif run.get("run_type") in cfg.tool_types:
+            note(_label(run), "skipped", "a tool run whose name matches neither search_tools nor fetch_tools")
+    question = question_text(root.get("inputs"), cfg)
+    if not question and llm_runs:
+        question = question_text(llm_runs[0].get("inputs"), cfg)
     found = bundle.get("project")
     project: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     extra = parse_maybe_json(root.get("extra"))
@@ -213,10 +291,12 @@ def trace_from_langsmith(payload: object, config: MappingConfig | None = None) -
         return Trace(
             id=str(root["id"]),
             timestamp=start,
-            question=question_text(root.get("inputs"), cfg),
+            question=question,
             steps=steps,
             answer=answer_text(_outputs(root), cfg),
+            citations=citations or None,
             labels=_labels(bundle, cfg),
+            blind_spots=blind,
             metadata=metadata,
         )
     except (ValidationError, ValueError) as exc:

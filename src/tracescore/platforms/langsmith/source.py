@@ -47,7 +47,7 @@ ROOT_FIELDS = (
 """What the adapter reads from a root run (``select``); everything else stays on the server."""
 CHILD_FIELDS = (
     "id", "name", "run_type", "start_time", "end_time", "inputs", "outputs", "trace_id", "parent_run_id",
-    "dotted_order",
+    "dotted_order", "error", "status", "extra",
 )
 """What the adapter reads from a child run."""
 _DEFAULT_TIMEOUT_MS = 30_000
