@@ -16,14 +16,14 @@ from typing import Any
 
 from tracescore.adapters import Adapter
 from tracescore.errors import InputError
-from tracescore.judge.anthropic import PRICES_PER_MTOK
 from tracescore.judge.passages import approx_tokens
-from tracescore.scorers.citations import parse_answer
-from tracescore.scorers.grounding import collect_evidence, grounding_request
+from tracescore.judge.pricing import PRICES_PER_MTOK
+from tracescore.judge.request import message_params, prompt_texts
+from tracescore.scorers.grounding import grounding_call
 from tracescore.sources.base import Source
 from tracescore.trace import Trace
 
-__all__ = ["OUTPUT_TOKENS_PER_SENTENCE", "DryRun", "JudgeEstimate", "dry_run", "estimate_trace"]
+__all__ = ["OUTPUT_TOKENS_PER_SENTENCE", "DryRun", "JudgeEstimate", "dry_run", "estimate_body", "estimate_trace"]
 
 OUTPUT_TOKENS_PER_SENTENCE = 80
 """A claim, its verdict, a verbatim quote and a short reason, per answer sentence."""
@@ -41,16 +41,19 @@ class JudgeEstimate:
         self.output_tokens += other.output_tokens
 
 
-def estimate_trace(trace: Trace) -> JudgeEstimate:
+def estimate_body(trace: Trace, model: str = "") -> dict[str, Any] | None:
+    """The Messages API body the judge would send for ``trace`` (None when it would not call the judge)."""
+    call = grounding_call(trace)
+    return None if isinstance(call, str) else message_params(call.request, model)
+
+
+def estimate_trace(trace: Trace, model: str = "") -> JudgeEstimate:
     """The judge call scoring ``trace`` would make, and its tokens (none when the answer has no sentence)."""
-    if not trace.answer.strip():
+    call = grounding_call(trace)
+    if isinstance(call, str):
         return JudgeEstimate()
-    sentences = [s.text for s in parse_answer(trace.answer).sentences]
-    if not sentences:
-        return JudgeEstimate()
-    request, _ = grounding_request(trace, sentences, collect_evidence(trace))
-    tokens = approx_tokens(request.rubric.system) + approx_tokens(request.prefix) + approx_tokens(request.content)
-    return JudgeEstimate(calls=1, input_tokens=tokens, output_tokens=OUTPUT_TOKENS_PER_SENTENCE * len(sentences))
+    tokens = sum(approx_tokens(text) for text in prompt_texts(message_params(call.request, model)))
+    return JudgeEstimate(calls=1, input_tokens=tokens, output_tokens=OUTPUT_TOKENS_PER_SENTENCE * call.sentences)
 
 
 @dataclass
@@ -102,7 +105,7 @@ def dry_run(
             if done is not None and done(trace.id):
                 out.already_done += 1
                 continue
-            out.judge.add(estimate_trace(trace))
+            out.judge.add(estimate_trace(trace, model or ""))
     out.cost_usd = _price(out.model, out.judge)
     return out
 
