@@ -93,11 +93,17 @@ class BatchPrefill:
         self.max_tokens = max_tokens
         self.sleep = sleep
         self.report = BatchReport()
+        self._own_client = client is None
         if client is None:
             import anthropic
 
             client = anthropic.Anthropic(max_retries=3)
         self.client = client
+
+    def close(self) -> None:
+        """Close the SDK client this prefill made (a client passed in belongs to the caller)."""
+        if self._own_client:
+            self.client.close()
 
     def prefill(self, traces: Iterable[Trace], window: tuple[Any, Any] | None = None) -> None:
         """Judge, in batches, every request of ``traces`` the cache does not hold yet (resuming live batches)."""

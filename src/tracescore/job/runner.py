@@ -141,6 +141,7 @@ def backfill_job(
             marks.close()
         if judge_batch:
             outcome.summary["judge_batches"] = prefill.report.as_dict()
+            prefill.close()
         outcome.backfill = state.backfill(job.id)
         return outcome
 
