@@ -61,7 +61,7 @@ BUDGET_REASON = "judge budget spent"
 _RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
 _FAILED_STATUS = re.compile(r"^(4|5)\d\d$|error|fail|timeout", re.IGNORECASE)
 _MARKERS = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]")
-_TAG = re.compile(r"<(?=[/!?]?[A-Za-z_])")
+_TAG = re.compile(r"<(?=[/?]?[A-Za-z_]|!)")
 """The ``<`` of anything tag-shaped (``<system>``, ``</document>``, ``<!--``, ``<?xml``); ``a < b`` stays as is."""
 
 
