@@ -196,7 +196,7 @@ def test_a_batch_is_in_the_store_before_its_first_poll(tmp_path: Path) -> None:
     traces = _traces(tmp_path, 4)
     with _Watching(polls_to_end=2) as fake:
         fake.db, fake.recorded_at_poll = tmp_path / "ts.db", []
-        prefill = _prefill(tmp_path, fake, JudgeUsage(), MemoryJudgeCache(), traces)
+        _prefill(tmp_path, fake, JudgeUsage(), MemoryJudgeCache(), traces)
         assert fake.recorded_at_poll and all(fake.recorded_at_poll)
 
 
