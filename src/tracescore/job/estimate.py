@@ -4,7 +4,7 @@ that costs (the source is read; no judge call, no score written, no state change
 The judge makes one call per trace with an answer (claims and per-document verdicts together). The estimate builds
 that very request (rubric, question, numbered sentences, the selected passages of every document) and counts its
 tokens the judge's way (``approx_tokens``); the reply is estimated per answer sentence. Prices come from the judge's
-price table; prompt caching and the judge cache only make the real cost lower.
+price table (``judge/pricing.py``); prompt caching and the judge cache only make the real cost lower.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from tracescore.adapters import Adapter
 from tracescore.errors import InputError
 from tracescore.judge.passages import approx_tokens
-from tracescore.judge.pricing import PRICES_PER_MTOK
+from tracescore.judge.pricing import estimate_cost
 from tracescore.judge.request import message_params, prompt_texts
 from tracescore.scorers.grounding import grounding_call
 from tracescore.sources.base import Source
@@ -112,7 +112,6 @@ def dry_run(
 
 def _price(model: str | None, estimate: JudgeEstimate) -> float | None:
     """USD from the judge's price table (None when the model's price is not known)."""
-    price = PRICES_PER_MTOK.get(model or "")
-    if price is None:
+    if not model:
         return None
-    return float(estimate.input_tokens * price[0] / 1e6 + estimate.output_tokens * price[1] / 1e6)
+    return estimate_cost(model, input_tokens=estimate.input_tokens, output_tokens=estimate.output_tokens)
