@@ -209,3 +209,22 @@ def test_a_billed_batch_reply_that_does_not_parse_still_counts_in_tokens_and_cos
         n = sum(fake.submitted.values())
         assert prefill.report.failed == n and prefill.report.succeeded == 0
         assert usage.calls == n and usage.input_tokens > 0 and usage.output_tokens > 0 and usage.cost_usd > 0
+
+
+def test_a_poll_that_fails_transiently_is_polled_again_not_abandoned(tmp_path: Path) -> None:
+    from tests.fakes.anthropic import server_error
+
+    traces = _traces(tmp_path, 4)
+    with FakeAnthropicBatches(polls_to_end=1) as fake:
+        fake.faults.add("/v1/messages/batches/msgbatch_0001", server_error(), server_error())
+        cache = MemoryJudgeCache()
+        sleeps: list[float] = []
+        with anthropic.Anthropic(api_key="test-key", base_url=fake.url, max_retries=0) as client:
+            prefill = BatchPrefill(
+                model=MODEL, cache=cache, usage=JudgeUsage(), store_path=tmp_path / "ts.db", client=client,
+                poll_seconds=1.0, sleep=sleeps.append,
+            )
+            prefill.prefill(traces)
+        assert sleeps == [1.0, 1.0]  # two failed polls, then the batch ended
+        assert set(fake.submitted.values()) == {1} and len(cache.entries) == len(fake.submitted)
+        assert sum("InternalServerError" in e for e in prefill.report.errors) == 2

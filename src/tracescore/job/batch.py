@@ -180,6 +180,7 @@ class BatchPrefill:
         """Poll every live batch until it ended (read it) or was lost (submit its requests again, once)."""
         import anthropic
 
+        transient = (anthropic.APIConnectionError, anthropic.InternalServerError, anthropic.RateLimitError)
         waited = 0.0
         while live:
             still: list[JudgeBatch] = []
@@ -196,7 +197,9 @@ class BatchPrefill:
                     continue
                 except anthropic.AnthropicError as exc:
                     self.report.errors.append(f"message batch {batch.id}: {type(exc).__name__}: {exc}"[:300])
-                    continue  # left in_progress in the store: the next run resumes it
+                    if isinstance(exc, transient):
+                        still.append(batch)  # polled again; a run that gives up leaves it for the next to resume
+                    continue
                 if expired:
                     reason = f"{len(expired)} request(s) expired before processing"
                     ledger.finish(batch.id, "expired", reason)
