@@ -78,7 +78,8 @@ def _retryable(exc: BaseException) -> bool:
 
 
 class AnthropicJudge:
-    """``Judge`` over ``client.messages.parse`` with a pydantic output format and prompt caching on the prefix."""
+    """``Judge`` over ``client.messages.create`` with the one body of ``judge/request.py`` (structured output, prompt
+    caching on the prefix); the reply is validated into the request's pydantic model after its usage is counted."""
 
     def __init__(
         self,
