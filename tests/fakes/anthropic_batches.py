@@ -8,7 +8,9 @@ oracle, same usage), or ``errored`` for the first ``errored_per_batch`` requests
 Faults and counts for resumption tests: ``hold`` keeps every batch ``in_progress`` however often it is polled;
 ``expire_next`` makes that many of the next batches end with every request ``expired``; ``DELETE …/{id}`` (or
 ``forget``) deletes a batch, so later polls and results answer 404; ``submitted`` counts every custom_id ever
-submitted; ``polled`` is set by each poll (a test waits on it instead of sleeping).
+submitted; ``polled`` is set by each poll (a test waits on it instead of sleeping). With ``create_gate`` set to an
+``Event``, a create is stored and counted, ``created`` is set, and the answer is held until the gate opens (a test
+kills the client in between). ``GET /v1/messages/batches`` lists batches, newest first.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ class FakeAnthropicBatches(FakeAnthropic):
         self.expire_next = 0
         self.submitted: Counter[str] = Counter()
         self.polled = threading.Event()
+        self.created = threading.Event()
+        self.create_gate: threading.Event | None = None
         self._batch_lock = threading.Lock()
 
     def forget(self, batch_id: str) -> None:
@@ -45,6 +49,11 @@ class FakeAnthropicBatches(FakeAnthropic):
         path = request.path
         if path == "/v1/messages/batches" and request.method == "POST":
             return self._create(request)
+        if path == "/v1/messages/batches" and request.method == "GET":
+            with self._batch_lock:
+                shapes = [self._shape(b) for b in reversed(self.batches.values())]
+            first, last = (shapes[0]["id"], shapes[-1]["id"]) if shapes else (None, None)
+            return Response(200, {"data": shapes, "has_more": False, "first_id": first, "last_id": last})
         if path.startswith("/v1/messages/batches/") and path.endswith("/results"):
             return self._results(path.split("/")[-2])
         if path.startswith("/v1/messages/batches/") and request.method == "GET":
@@ -98,7 +107,11 @@ class FakeAnthropicBatches(FakeAnthropic):
                 "polls": 0,
                 "created_at": datetime.now(UTC).isoformat(),
             }
-            return Response(200, self._shape(self.batches[batch_id]))
+            answer = Response(200, self._shape(self.batches[batch_id]))
+        self.created.set()
+        if self.create_gate is not None:
+            self.create_gate.wait(timeout=120)
+        return answer
 
     def _retrieve(self, batch_id: str) -> Response:
         with self._batch_lock:

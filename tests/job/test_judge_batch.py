@@ -12,6 +12,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,35 @@ def _kill_while_in_flight(tmp_path: Path, fake: FakeAnthropicBatches) -> str:
     assert _batch_rows(tmp_path / "ts.db") == [(batch_id, "in_progress", len(fake.batches[batch_id]["requests"]))]
     fake.hold = False
     return batch_id
+
+
+def test_a_backfill_killed_before_it_learnt_its_batch_id_adopts_that_batch_not_a_second_one(tmp_path: Path) -> None:
+    write_traces(tmp_path / "t.jsonl", T0, 15, step=timedelta(minutes=5))
+    with FakeAnthropicBatches(polls_to_end=2) as fake:
+        fake.create_gate = threading.Event()  # the batch is created server-side, its answer never reaches the job
+        env = dict(os.environ) | _env(fake)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tracescore.cli", *_args(tmp_path)],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        try:
+            assert fake.created.wait(timeout=120), "the backfill never submitted its batch"
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate(timeout=60)
+            fake.create_gate.set()
+        (batch_id,) = fake.batches
+        ((intent, status, n),) = _batch_rows(tmp_path / "ts.db")
+        assert intent.startswith("submitting:") and status == "submitting" and n == sum(fake.submitted.values())
+        fake.create_gate = None
+
+        result = CliRunner(env=_env(fake)).invoke(main, _args(tmp_path))
+        assert result.exit_code == 0, result.output
+        batches = _summary(result.output)["judge_batches"]
+        assert batches["recovered"] == 1 and batches["resumed"] == 1 and batches["submitted"] == 0
+        assert set(fake.submitted.values()) == {1} and list(fake.batches) == [batch_id]
+    assert _judged(tmp_path) == _expected_judged(tmp_path)
+    assert _batch_rows(tmp_path / "ts.db") == [(batch_id, "ended", n)]
 
 
 def _expected_judged(tmp_path: Path) -> set[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from tracescore.judge.pricing import BATCH_DISCOUNT
 from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
 from tracescore.judge.request import MAX_TOKENS, message_params, reply_text
 from tracescore.scorers.grounding import grounding_call
-from tracescore.sinks.state import BATCH_LIVE, JudgeBatch, JudgeBatches, to_text
+from tracescore.sinks.state import BATCH_LIVE, BATCH_SUBMITTING, JudgeBatch, JudgeBatches, from_text, to_text
 from tracescore.sinks.store import Store
 from tracescore.trace import Trace
 
@@ -56,6 +57,7 @@ class BatchReport:
     failed: int = 0
     already_cached: int = 0
     resumed: int = 0
+    recovered: int = 0
     held_by_live_batch: int = 0
     resubmitted: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -124,6 +126,9 @@ class BatchPrefill:
         with Store(self.store_path) as store:
             ledger = JudgeBatches(store)
             known = ledger.batches(self.model)
+            for intent in [b for b in known if b.status == BATCH_SUBMITTING]:
+                self._recover(ledger, intent, known)
+            known = ledger.batches(self.model)
             live = [b for b in known if b.status == BATCH_LIVE and set(b.keys) & pending.keys()]
             held = {k for b in live for k in b.keys}
             self.report.resumed += len(live)
@@ -161,18 +166,50 @@ class BatchPrefill:
         if not keys:
             return None
         requests = [{"custom_id": k, "params": message_params(pending[k], self.model, self.max_tokens)} for k in keys]
+        intent = f"{BATCH_SUBMITTING}:{uuid.uuid4().hex}"
+        ledger.record(
+            JudgeBatch(intent, self.scope, slice_, self.model, tuple(keys), BATCH_SUBMITTING, attempt, replaces, reason)
+        )
         try:
             created = self.client.messages.batches.create(requests=requests)
         except anthropic.AnthropicError as exc:
+            ledger.finish(intent, "not_submitted", f"{type(exc).__name__}: {exc}"[:300])
             self.report.errors.append(f"message batch not submitted: {type(exc).__name__}: {exc}"[:300])
             return None
+        ledger.adopt(intent, created.id)
         batch = JudgeBatch(
             created.id, self.scope, slice_, self.model, tuple(keys), BATCH_LIVE, attempt, replaces, reason
         )
-        ledger.record(batch)
         self.report.batches += 1
         self.report.submitted += len(keys)
         return batch
+
+    def _recover(self, ledger: JudgeBatches, intent: JudgeBatch, known: list[JudgeBatch]) -> None:
+        """A run killed between sending a batch and learning its id: adopt the one server batch that fits it.
+
+        It fits when it is recorded nowhere else, was created after the intent and holds as many requests; with no
+        such batch (the create never arrived) or more than one, the intent is closed and its requests are free.
+        """
+        import anthropic
+
+        recorded = {b.id for b in known}
+        since = from_text(intent.created_at).timestamp() - 5 if intent.created_at else 0.0
+        try:
+            fits = [
+                b.id
+                for b in self.client.messages.batches.list(limit=100).data  # newest first: a killed run's is recent
+                if b.id not in recorded
+                and b.created_at.timestamp() >= since
+                and sum(b.request_counts.to_dict().values()) == len(intent.keys)
+            ]
+        except anthropic.AnthropicError as exc:
+            fits = []
+            self.report.errors.append(f"cannot list message batches: {type(exc).__name__}: {exc}"[:300])
+        if len(fits) == 1:
+            ledger.adopt(intent.id, fits[0])
+            self.report.recovered += 1
+        else:
+            ledger.finish(intent.id, "not_submitted", f"{len(fits)} unrecorded server batch(es) fit it")
 
     def _wait(
         self, ledger: JudgeBatches, live: list[JudgeBatch], pending: dict[str, JudgeRequest], known: list[JudgeBatch]

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from tracescore.errors import StoreError
 from tracescore.sinks.store import Store
 
-__all__ = ["BATCH_LIVE", "Backfill", "JobState", "JudgeBatch", "JudgeBatches", "Watermark", "from_text", "to_text"]
+__all__ = ["Backfill", "JobState", "Watermark", "from_text", "to_text"]
 
 _FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
@@ -203,6 +203,11 @@ class JudgeBatch:
     attempt: int = 1
     replaces: str | None = None
     reason: str | None = None
+    created_at: str | None = None
+
+
+BATCH_SUBMITTING = "submitting"
+"""Keys about to be sent as a batch (recorded before the create call, so a kill right after it can be recovered)."""
 
 
 class JudgeBatches:
@@ -223,6 +228,14 @@ class JudgeBatches:
         )
         self.store.commit()
 
+    def adopt(self, intent_id: str, batch_id: str) -> None:
+        """The batch an intent became: recorded under its server id, live."""
+        self.store.write(
+            "UPDATE judge_batches SET id = ?, status = ?, updated_at = ? WHERE id = ?",
+            [(batch_id, BATCH_LIVE, _now(), intent_id)],
+        )
+        self.store.commit()
+
     def finish(self, batch_id: str, status: str, reason: str | None = None) -> None:
         """Close a batch: ``ended`` (results read), ``deleted`` or ``expired`` (lost, with why), ``abandoned``."""
         self.store.write(
@@ -234,12 +247,12 @@ class JudgeBatches:
     def batches(self, model: str) -> list[JudgeBatch]:
         """Every batch of ``model``, oldest first."""
         rows = self.store.query(
-            "SELECT id, scope, slice_start, slice_stop, model, keys, status, attempt, replaces, reason"
+            "SELECT id, scope, slice_start, slice_stop, model, keys, status, attempt, replaces, reason, created_at"
             " FROM judge_batches WHERE model = ? ORDER BY created_at, rowid",
             (model,),
         )
         return [
             JudgeBatch(str(r[0]), r[1], (str(r[2]), str(r[3])) if r[2] else None, str(r[4]),
-                       tuple(json.loads(r[5])), str(r[6]), int(r[7]), r[8], r[9])
+                       tuple(json.loads(r[5])), str(r[6]), int(r[7]), r[8], r[9], r[10])
             for r in rows
         ]
