@@ -129,25 +129,21 @@ class BatchPrefill:
             for intent in [b for b in known if b.status == BATCH_SUBMITTING]:
                 self._recover(ledger, intent, known)
             known = ledger.batches(self.model)
-            live = [b for b in known if b.status == BATCH_LIVE and set(b.keys) & pending.keys()]
+            live = [b for b in known if b.status == BATCH_LIVE and not pending.keys().isdisjoint(b.keys)]
             held = {k for b in live for k in b.keys}
             self.report.resumed += len(live)
             self.report.held_by_live_batch += len(held & pending.keys())
-            fresh = [k for k in pending if k not in held and self._may_submit(k, known)]
+            history: dict[str, list[str]] = {}
+            for b in known:
+                for k in b.keys:
+                    history.setdefault(k, []).append(b.status)
+            fresh = [k for k in pending if k not in held and _may_submit(history.get(k, []))]
             slice_ = _slice(window)
             for start in range(0, len(fresh), MAX_REQUESTS):
                 batch = self._submit(ledger, pending, fresh[start : start + MAX_REQUESTS], slice_)
                 if batch is not None:
                     live.append(batch)
-            self._wait(ledger, live, pending, known)
-
-    @staticmethod
-    def _may_submit(key: str, known: list[JudgeBatch]) -> bool:
-        """A request another batch answered with an error is judged directly; one lost twice is not sent again."""
-        past = [b for b in known if key in b.keys]
-        if any(b.status == "ended" for b in past):
-            return False
-        return sum(1 for b in past if b.status in _LOST) < MAX_SUBMISSIONS
+            self._wait(ledger, live, pending, history)
 
     def _submit(
         self,
@@ -212,7 +208,11 @@ class BatchPrefill:
             ledger.finish(intent.id, "not_submitted", f"{len(fits)} unrecorded server batch(es) fit it")
 
     def _wait(
-        self, ledger: JudgeBatches, live: list[JudgeBatch], pending: dict[str, JudgeRequest], known: list[JudgeBatch]
+        self,
+        ledger: JudgeBatches,
+        live: list[JudgeBatch],
+        pending: dict[str, JudgeRequest],
+        history: dict[str, list[str]],
     ) -> None:
         """Poll every live batch until it ended (read it) or was lost (submit its requests again, once)."""
         import anthropic
@@ -230,7 +230,7 @@ class BatchPrefill:
                     expired = self._read(batch, pending)
                 except anthropic.NotFoundError:
                     ledger.finish(batch.id, "deleted", "deleted server-side (404)")
-                    still += self._again(ledger, batch, pending, known, "deleted server-side (404)", batch.keys)
+                    still += self._again(ledger, batch, pending, history, "deleted server-side (404)", batch.keys)
                     continue
                 except anthropic.AnthropicError as exc:
                     self.report.errors.append(f"message batch {batch.id}: {type(exc).__name__}: {exc}"[:300])
@@ -240,7 +240,7 @@ class BatchPrefill:
                 if expired:
                     reason = f"{len(expired)} request(s) expired before processing"
                     ledger.finish(batch.id, "expired", reason)
-                    still += self._again(ledger, batch, pending, known, reason, expired)
+                    still += self._again(ledger, batch, pending, history, reason, expired)
                 else:
                     ledger.finish(batch.id, "ended")
             live = still
@@ -260,15 +260,16 @@ class BatchPrefill:
         ledger: JudgeBatches,
         lost: JudgeBatch,
         pending: dict[str, JudgeRequest],
-        known: list[JudgeBatch],
+        history: dict[str, list[str]],
         reason: str,
         keys: Iterable[str],
     ) -> list[JudgeBatch]:
         """Submit the lost requests again once (those still wanted and not answered since)."""
-        known.append(JudgeBatch(lost.id, lost.scope, lost.slice, lost.model, lost.keys, "deleted", lost.attempt))
+        for k in lost.keys:
+            history.setdefault(k, []).append("deleted")
         again = [
             k for k in keys
-            if k in pending and self.cache.judge_cache_get(k) is None and self._may_submit(k, known)
+            if k in pending and self.cache.judge_cache_get(k) is None and _may_submit(history.get(k, []))
         ]
         if not again:
             self.report.errors.append(f"message batch {lost.id}: {reason}; its requests are judged one by one")
@@ -324,6 +325,11 @@ class BatchPrefill:
             reply=parsed.model_dump_json(),
         )
         self.report.succeeded += 1
+
+
+def _may_submit(past: list[str]) -> bool:
+    """A request another batch answered with an error is judged directly; one lost twice is not sent again."""
+    return "ended" not in past and sum(1 for status in past if status in _LOST) < MAX_SUBMISSIONS
 
 
 def _slice(window: tuple[Any, Any] | None) -> tuple[str, str] | None:
