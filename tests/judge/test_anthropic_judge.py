@@ -152,3 +152,13 @@ def test_no_key_is_a_config_error_naming_the_fix(monkeypatch: pytest.MonkeyPatch
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(ConfigError, match="set ANTHROPIC_API_KEY"):
         AnthropicJudge()
+
+
+def test_a_billed_reply_that_does_not_parse_still_counts_in_tokens_and_cost(fake: FakeAnthropic) -> None:
+    fake.tamper = lambda output, body: {"claims": [{"text": "no sentence number"}]}
+    judge = _judge(fake)
+    with pytest.raises(JudgeError, match="no structured output"):
+        judge.judge(_claims())
+    usage = judge.usage
+    assert usage.failures == 1 and usage.calls == 1  # the API answered (and billed) once
+    assert usage.input_tokens > 0 and usage.output_tokens > 0 and usage.cost_usd > 0

@@ -4,7 +4,7 @@ that costs (the source is read; no judge call, no score written, no state change
 The judge makes one call per trace with an answer (claims and per-document verdicts together). The estimate builds
 that very request (rubric, question, numbered sentences, the selected passages of every document) and counts its
 tokens the judge's way (``approx_tokens``); the reply is estimated per answer sentence. Prices come from the judge's
-price table; prompt caching and the judge cache only make the real cost lower.
+price table (``judge/pricing.py``); prompt caching and the judge cache only make the real cost lower.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from typing import Any
 
 from tracescore.adapters import Adapter
 from tracescore.errors import InputError
-from tracescore.judge.anthropic import PRICES_PER_MTOK
 from tracescore.judge.passages import approx_tokens
-from tracescore.scorers.citations import parse_answer
-from tracescore.scorers.grounding import collect_evidence, grounding_request
+from tracescore.judge.pricing import estimate_cost
+from tracescore.judge.request import message_params, prompt_texts
+from tracescore.scorers.grounding import grounding_call
 from tracescore.sources.base import Source
 from tracescore.trace import Trace
 
-__all__ = ["OUTPUT_TOKENS_PER_SENTENCE", "DryRun", "JudgeEstimate", "dry_run", "estimate_trace"]
+__all__ = ["OUTPUT_TOKENS_PER_SENTENCE", "DryRun", "JudgeEstimate", "dry_run", "estimate_body", "estimate_trace"]
 
 OUTPUT_TOKENS_PER_SENTENCE = 80
 """A claim, its verdict, a verbatim quote and a short reason, per answer sentence."""
@@ -41,16 +41,19 @@ class JudgeEstimate:
         self.output_tokens += other.output_tokens
 
 
-def estimate_trace(trace: Trace) -> JudgeEstimate:
+def estimate_body(trace: Trace, model: str = "") -> dict[str, Any] | None:
+    """The Messages API body the judge would send for ``trace`` (None when it would not call the judge)."""
+    call = grounding_call(trace)
+    return None if isinstance(call, str) else message_params(call.request, model)
+
+
+def estimate_trace(trace: Trace, model: str = "") -> JudgeEstimate:
     """The judge call scoring ``trace`` would make, and its tokens (none when the answer has no sentence)."""
-    if not trace.answer.strip():
+    call = grounding_call(trace)
+    if isinstance(call, str):
         return JudgeEstimate()
-    sentences = [s.text for s in parse_answer(trace.answer).sentences]
-    if not sentences:
-        return JudgeEstimate()
-    request, _ = grounding_request(trace, sentences, collect_evidence(trace))
-    tokens = approx_tokens(request.rubric.system) + approx_tokens(request.prefix) + approx_tokens(request.content)
-    return JudgeEstimate(calls=1, input_tokens=tokens, output_tokens=OUTPUT_TOKENS_PER_SENTENCE * len(sentences))
+    tokens = sum(approx_tokens(text) for text in prompt_texts(message_params(call.request, model)))
+    return JudgeEstimate(calls=1, input_tokens=tokens, output_tokens=OUTPUT_TOKENS_PER_SENTENCE * call.sentences)
 
 
 @dataclass
@@ -102,14 +105,13 @@ def dry_run(
             if done is not None and done(trace.id):
                 out.already_done += 1
                 continue
-            out.judge.add(estimate_trace(trace))
+            out.judge.add(estimate_trace(trace, model or ""))
     out.cost_usd = _price(out.model, out.judge)
     return out
 
 
 def _price(model: str | None, estimate: JudgeEstimate) -> float | None:
     """USD from the judge's price table (None when the model's price is not known)."""
-    price = PRICES_PER_MTOK.get(model or "")
-    if price is None:
+    if not model:
         return None
-    return float(estimate.input_tokens * price[0] / 1e6 + estimate.output_tokens * price[1] / 1e6)
+    return estimate_cost(model, input_tokens=estimate.input_tokens, output_tokens=estimate.output_tokens)

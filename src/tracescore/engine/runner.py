@@ -125,6 +125,8 @@ def backfill_job(
                 model=setup.judge.model,
                 cache=setup.judge.cache,
                 usage=setup.judge.batch_usage,
+                store_path=setup.store_path,
+                scope=job.scope,
                 poll_seconds=setup.batch_poll_seconds,
             )
             before = window_prefill(
@@ -138,11 +140,8 @@ def backfill_job(
         finally:
             marks.close()
         if judge_batch:
-            report = prefill.report
-            outcome.summary["judge_batches"] = {
-                "batches": report.batches, "submitted": report.submitted, "succeeded": report.succeeded,
-                "failed": report.failed, "already_cached": report.already_cached, "errors": report.errors[:20],
-            }
+            outcome.summary["judge_batches"] = prefill.report.as_dict()
+            prefill.close()
         outcome.backfill = state.backfill(job.id)
         return outcome
 

@@ -16,10 +16,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracescore.errors import ConfigError, JudgeError
+from tracescore.judge.pricing import PRICES_PER_MTOK, estimate_cost
 from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
+from tracescore.judge.request import MAX_TOKENS, message_params, reply_text
 
 __all__ = [
-    "message_params",
     "DEFAULT_MODEL",
     "MAX_ATTEMPTS",
     "PRICES_PER_MTOK",
@@ -27,6 +28,7 @@ __all__ = [
     "JudgeModelWarning",
     "deprecated_models",
     "estimate_cost",
+    "message_params",
 ]
 
 # A current model: not in the SDK's deprecation table (anthropic 2.14 lists claude-sonnet-4-5, EOL 2026-11-30).
@@ -35,18 +37,6 @@ MAX_ATTEMPTS = 4
 WAIT_INITIAL = 0.5
 WAIT_MAX = 30.0
 TIMEOUT_SECONDS = 120.0
-MAX_TOKENS = 8192
-# USD per million tokens: (input, output). Cache writes cost 1.25x input, cache reads 0.1x input.
-PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
-    "claude-sonnet-4-6": (3.0, 15.0),
-    "claude-sonnet-4-5": (3.0, 15.0),
-    "claude-sonnet-4-5-20250929": (3.0, 15.0),
-    "claude-haiku-4-5": (1.0, 5.0),
-    "claude-haiku-4-5-20251001": (1.0, 5.0),
-    "claude-opus-4-5": (5.0, 25.0),
-    "claude-opus-4-5-20251101": (5.0, 25.0),
-    "claude-opus-4-6": (5.0, 25.0),
-}
 _RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 
 
@@ -61,31 +51,6 @@ def deprecated_models() -> Mapping[str, str]:
     except ImportError:  # pragma: no cover - an SDK without the table
         return {}
     return dict(DEPRECATED_MODELS)
-
-
-def estimate_cost(
-    model: str, *, input_tokens: int, output_tokens: int, cache_read: int, cache_write: int
-) -> float | None:
-    """Estimated USD for one call, or None when the model is not in ``PRICES_PER_MTOK``."""
-    price = PRICES_PER_MTOK.get(model)
-    if price is None:
-        return None
-    per_in, per_out = price[0] / 1e6, price[1] / 1e6
-    return input_tokens * per_in + cache_write * per_in * 1.25 + cache_read * per_in * 0.1 + output_tokens * per_out
-
-
-def message_params(model: str, max_tokens: int, request: JudgeRequest) -> dict[str, Any]:
-    """The Messages API body of a judge request, less its output format: rubric and shared prefix marked for caching."""
-    content: list[dict[str, Any]] = []
-    if request.prefix:
-        content.append({"type": "text", "text": request.prefix, "cache_control": {"type": "ephemeral"}})
-    content.append({"type": "text", "text": request.content})
-    return {
-        "model": model,
-        "max_tokens": max_tokens,
-        "system": [{"type": "text", "text": request.rubric.system, "cache_control": {"type": "ephemeral"}}],
-        "messages": [{"role": "user", "content": content}],
-    }
 
 
 def _retry_after(exc: BaseException) -> float | None:
@@ -113,7 +78,8 @@ def _retryable(exc: BaseException) -> bool:
 
 
 class AnthropicJudge:
-    """``Judge`` over ``client.messages.parse`` with a pydantic output format and prompt caching on the prefix."""
+    """``Judge`` over ``client.messages.create`` with the one body of ``judge/request.py`` (structured output, prompt
+    caching on the prefix); the reply is validated into the request's pydantic model after its usage is counted."""
 
     def __init__(
         self,
@@ -168,16 +134,13 @@ class AnthropicJudge:
         attempt = int(retry_state.attempt_number)
         return float(min(self.wait_initial * 2 ** (attempt - 1), self.wait_max))
 
-    def _params(self, request: JudgeRequest) -> dict[str, Any]:
-        return message_params(self.model, self.max_tokens, request) | {"output_format": request.output}
-
     def judge(self, request: JudgeRequest) -> JudgeReply:
         """One structured call, retried in this layer only; ``JudgeError`` when it cannot be answered."""
         import anthropic
         import pydantic
         from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt
 
-        params = self._params(request)
+        params = message_params(request, self.model, self.max_tokens)
         attempts = 0
 
         def call() -> Any:
@@ -186,7 +149,7 @@ class AnthropicJudge:
             self.usage.attempts += 1
             with warnings.catch_warnings():  # the SDK repeats its deprecation warning on every call; we warned once
                 warnings.simplefilter("ignore", DeprecationWarning)
-                return self._client.messages.parse(**params)
+                return self._client.messages.create(**params)
 
         retrying = Retrying(
             stop=stop_after_attempt(self.max_attempts),
@@ -199,18 +162,13 @@ class AnthropicJudge:
         except RetryError as exc:
             last = exc.last_attempt.exception()
             raise self._failed(request, attempts, last) from last
-        except (anthropic.AnthropicError, pydantic.ValidationError, ValueError) as exc:
+        except (anthropic.AnthropicError, ValueError) as exc:
             raise self._failed(request, attempts, exc) from exc
         finally:
             self.usage.retries += max(0, attempts - 1)
-        parsed = getattr(message, "parsed_output", None)
-        if parsed is None:
-            raise self._failed(
-                request, attempts, ValueError(f"no structured output (stop_reason {message.stop_reason!r})")
-            )
         usage = message.usage
         reply = JudgeReply(
-            output=parsed,
+            output=None,
             model=self.model,
             key=request.key(self.model),
             input_tokens=usage.input_tokens,
@@ -219,24 +177,13 @@ class AnthropicJudge:
             cache_write_tokens=usage.cache_creation_input_tokens or 0,
             attempts=attempts,
         )
-        self._count(reply)
+        self.usage.bill(reply)  # billed, whether or not the reply parses
+        try:
+            reply.output = request.output.model_validate_json(reply_text(message))
+        except pydantic.ValidationError as exc:
+            stop = f" (stop_reason {message.stop_reason!r})" if message.stop_reason != "end_turn" else ""
+            raise self._failed(request, attempts, ValueError(f"no structured output{stop}: {exc}")) from exc
         return reply
-
-    def _count(self, reply: JudgeReply) -> None:
-        u = self.usage
-        u.calls += 1
-        u.input_tokens += reply.input_tokens
-        u.output_tokens += reply.output_tokens
-        u.cache_read_tokens += reply.cache_read_tokens
-        u.cache_write_tokens += reply.cache_write_tokens
-        cost = estimate_cost(
-            self.model,
-            input_tokens=reply.input_tokens,
-            output_tokens=reply.output_tokens,
-            cache_read=reply.cache_read_tokens,
-            cache_write=reply.cache_write_tokens,
-        )
-        u.cost_usd += cost or 0.0
 
     def _failed(self, request: JudgeRequest, attempts: int, exc: BaseException | None) -> JudgeError:
         self.usage.failures += 1

@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
+from tracescore.judge.pricing import estimate_cost
 from tracescore.judge.rubrics import Rubric
 
 __all__ = ["Judge", "JudgeReply", "JudgeRequest", "JudgeUsage"]
@@ -67,6 +68,22 @@ class JudgeUsage:
     cost_usd: float = 0.0
     priced: bool = True
     errors: list[str] = field(default_factory=list)
+
+    def bill(self, reply: JudgeReply, *, discount: float = 1.0) -> None:
+        """Count one reply the API billed (whether or not it then parsed): a call, its tokens and its cost."""
+        self.calls += 1
+        self.input_tokens += reply.input_tokens
+        self.output_tokens += reply.output_tokens
+        self.cache_read_tokens += reply.cache_read_tokens
+        self.cache_write_tokens += reply.cache_write_tokens
+        cost = estimate_cost(
+            reply.model,
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
+            cache_read=reply.cache_read_tokens,
+            cache_write=reply.cache_write_tokens,
+        )
+        self.cost_usd += (cost or 0.0) * discount
 
     def as_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if k != "errors"}

@@ -22,8 +22,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tracescore.errors import JudgeError
-from tracescore.judge.anthropic import estimate_cost
 from tracescore.judge.passages import MAX_SHARE, chunk_text, select_passages
+from tracescore.judge.pricing import estimate_cost
 from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest
 from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import load_rubric
@@ -39,8 +39,10 @@ __all__ = [
     "NO_JUDGE",
     "ClaimRow",
     "EvidenceDoc",
+    "GroundingCall",
     "Judgement",
     "collect_evidence",
+    "grounding_call",
     "grounding_request",
     "grounding_scorer",
     "take_claim_rows",
@@ -59,7 +61,8 @@ BUDGET_REASON = "judge budget spent"
 _RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
 _FAILED_STATUS = re.compile(r"^(4|5)\d\d$|error|fail|timeout", re.IGNORECASE)
 _MARKERS = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]")
-_TAG = re.compile(r"<(/?)(documents?|answer|sentence|question)\b", re.IGNORECASE)
+_TAG = re.compile(r"<(?=[/?]?[A-Za-z_]|!)")
+"""The ``<`` of anything tag-shaped (``<system>``, ``</document>``, ``<!--``, ``<?xml``); ``a < b`` stays as is."""
 
 
 # -- the judge's reply shape (structured output) --------------------------------------------------------------
@@ -162,8 +165,8 @@ class ClaimRow:
 
 # -- the request ----------------------------------------------------------------------------------------------
 def _escape(text: str) -> str:
-    """Text inside the request cannot open or close our delimiters: tag-like sequences are neutralised."""
-    return _TAG.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
+    """Text inside the request opens no tag at all: the ``<`` of every tag-like sequence becomes ``&lt;``."""
+    return _TAG.sub("&lt;", text)
 
 
 def _passages(doc: EvidenceDoc, queries: Sequence[str], max_share: float) -> str:
@@ -197,6 +200,33 @@ def grounding_request(
     return JudgeRequest(load_rubric("grounding"), "\n".join(lines), Judgement), labels
 
 
+@dataclass(frozen=True)
+class GroundingCall:
+    """The one judge call scoring a trace makes: the request, its document labels and the parsed answer."""
+
+    request: JudgeRequest
+    labels: dict[str, EvidenceDoc]
+    parsed: ParsedAnswer
+    docs: list[EvidenceDoc]
+
+    @property
+    def sentences(self) -> int:
+        return len(self.parsed.sentences)
+
+
+def grounding_call(trace: Trace, *, max_share: float = MAX_SHARE) -> GroundingCall | str:
+    """The judge call of ``trace`` (the scorer, the batch prefill and the dry run all use this), or why none."""
+    if not trace.answer.strip():
+        return "empty answer"
+    parsed = parse_answer(trace.answer)
+    sentences = [s.text for s in parsed.sentences]
+    if not sentences:
+        return "answer has no sentences"
+    docs = collect_evidence(trace)
+    request, labels = grounding_request(trace, sentences, docs, max_share=max_share)
+    return GroundingCall(request, labels, parsed, docs)
+
+
 # -- the scorer -----------------------------------------------------------------------------------------------
 def _all_absent(reason: str, comment: str | None = None, **meta: Any) -> list[Score]:
     return [Score(name=n, reason=reason, comment=comment, metadata=meta) for n in JUDGED_SCORES]
@@ -225,23 +255,18 @@ def grounding_scorer(
         if max_cost is not None and judge.usage.cost_usd >= max_cost:
             return _all_absent(f"{BUDGET_REASON} (${judge.usage.cost_usd:.4f} of max ${max_cost:.4f})")
         meta: dict[str, Any] = {"judge_model": judge.model, "rubric_version": rubric.version}
-        if not trace.answer.strip():
-            return _all_absent("empty answer")
-        parsed = parse_answer(trace.answer)
-        sentences = [s.text for s in parsed.sentences]
-        if not sentences:
-            return _all_absent("answer has no sentences")
-        docs = collect_evidence(trace)
-        request, labels = grounding_request(trace, sentences, docs, max_share=max_share)
+        call = grounding_call(trace, max_share=max_share)
+        if isinstance(call, str):
+            return _all_absent(call)
         try:
-            reply = judge.judge(request)
+            reply = judge.judge(call.request)
         except JudgeError as exc:
             return _all_absent(JUDGE_ERROR, comment=str(exc), **meta)
         meta["judge_usage"] = _usage(reply)
-        judged = _verify(reply.output, labels, len(sentences), reply.key)
+        judged = _verify(reply.output, call.labels, call.sentences, reply.key)
         if not judged.rows:
             return _all_absent("answer makes no factual claim", **meta)
-        _add_citations(trace, parsed, judged, docs)
+        _add_citations(trace, call.parsed, judged, call.docs)
         return _scores(judged, meta, agreement or {})
 
     score_grounding.__name__ = "grounding"
@@ -282,7 +307,7 @@ def _verify(judgement: Judgement, labels: dict[str, EvidenceDoc], n_sentences: i
         best = (0, 0)  # (verified rank, judge's rank): the row shows its strongest verified evidence
         for item in claim.evidence:
             doc = labels.get(item.doc_id.strip().upper())
-            found = doc is not None and verify_quote(item.quote, doc.text).found
+            found = doc is not None and _quoted(item.quote, doc.text)
             if not found and item.verdict == "supported":
                 judged.unverified.append(f"{doc.name if doc else item.doc_id}: {item.quote!r}")
             checked = item.verdict if found else "unsupported"
@@ -297,6 +322,11 @@ def _verify(judgement: Judgement, labels: dict[str, EvidenceDoc], n_sentences: i
                 row.quote_check = "verified" if found else "not found"
         judged.rows.append(row)
     return judged
+
+
+def _quoted(quote: str, text: str) -> bool:
+    """The quote is in the document as stored, or as the judge saw it (tag-like text escaped)."""
+    return verify_quote(quote, text).found or ("&lt;" in quote and verify_quote(quote, _escape(text)).found)
 
 
 def _add_citations(trace: Trace, parsed: ParsedAnswer, judged: _Judged, docs: list[EvidenceDoc]) -> None:

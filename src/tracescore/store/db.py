@@ -88,6 +88,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX backfills_source ON backfills(source_key, fingerprint, start, stop)
         """,
     ),
+    (
+        "0005_judge_batches",
+        """
+        CREATE TABLE judge_batches (
+            id TEXT PRIMARY KEY, scope TEXT, slice_start TEXT, slice_stop TEXT, model TEXT NOT NULL,
+            keys TEXT NOT NULL, status TEXT NOT NULL, attempt INTEGER NOT NULL, replaces TEXT, reason TEXT,
+            created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+        );
+        CREATE INDEX judge_batches_status ON judge_batches(model, status)
+        """,
+    ),
 ]
 _CLAIM_KEYS = (
     "claim_index",
