@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -30,6 +31,9 @@ class TraceResult:
     line: int | None = None
     timestamp: datetime | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.metadata = _strict(self.metadata)
 
     @property
     def ok(self) -> bool:
@@ -69,4 +73,18 @@ class TraceResult:
         usage = next((s.metadata["judge_usage"] for s in self.scores.values() if "judge_usage" in s.metadata), None)
         if usage:
             out["judge"] = usage
-        return out
+        return _strict(out)  # type: ignore[no-any-return]
+
+
+def _strict(value: Any) -> Any:
+    """``value`` with every infinite/NaN float written as a string ("Infinity", "-Infinity", "NaN"): strict JSON out.
+
+    JSONL input rejects such numbers (the adapter names the path); this catches what a platform record carried.
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict(v) for v in value]
+    return value

@@ -60,7 +60,7 @@ def test_malformed_lines_are_reported_by_line_and_the_rest_scored(tmp_path: Path
     failed = {r["line"]: r for r in rows if r["errors"]}
     assert len(scored) == 4
     assert sorted(failed) == [2, 4, 5, 8, 9, 11]
-    assert "not JSON" in failed[2]["errors"][0] and failed[2]["errors"][0].startswith("line 2:")
+    assert "truncated line" in failed[2]["errors"][0] and failed[2]["errors"][0].startswith("line 2:")
     assert "expected a JSON object" in failed[4]["errors"][0]
     assert "missing field at id" in failed[5]["errors"][0]
     assert "steps.0.search.hits.0.rank" in failed[8]["errors"][0]

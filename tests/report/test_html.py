@@ -19,6 +19,10 @@ from tracescore.report.summary import STAGES
 
 SAMPLES = Path(__file__).resolve().parents[2] / "cookbook" / "data" / "traces.jsonl"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+SKIP_REASON = (
+    "chromium not installed: the headless-browser chart test needs it on PATH; "
+    "install it with `apt-get install chromium` (Debian/Ubuntu; CI's .ci/run does)"
+)
 FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -33,12 +37,17 @@ FLAGS = [
 ]
 
 
+def test_the_browser_skip_names_the_install_command_the_readme_gives() -> None:
+    assert "`apt-get install chromium`" in SKIP_REASON
+    assert "`apt-get install chromium`" in (Path(__file__).resolve().parents[2] / "README.md").read_text()
+
+
 @pytest.fixture(scope="module")
 def chromium() -> str:
     if CHROMIUM is None:
         if os.environ.get("CI"):
             pytest.fail("chromium is missing in CI; .ci/run installs Debian's chromium package")
-        pytest.skip("chromium not installed (apt-get install -y chromium)")
+        pytest.skip(SKIP_REASON)
     return CHROMIUM
 
 

@@ -1,31 +1,75 @@
-"""Canonical JSON (one trace per line) → Trace, with errors that name the field and what was wrong."""
+"""Canonical JSON (one trace per line) → Trace, with errors that name the field and what was wrong.
+
+Input is strict JSON: a number that is not finite (``Infinity``, ``NaN``, ``1e400``) is rejected with its path, so
+every result line and store row stays strict JSON. A UTF-8 BOM before the first line is accepted.
+"""
 
 from __future__ import annotations
+
+import math
+import re
+from typing import Any
 
 from pydantic import ValidationError
 
 from tracescore.errors import AdapterError
 from tracescore.trace import Trace
 
-__all__ = ["describe_validation_error", "trace_from_json"]
+__all__ = ["describe_validation_error", "non_finite_path", "trace_from_json"]
+
+_BOM = b"\xef\xbb\xbf"
+# Cheap pre-filter: text that may hold a non-finite number (an exponent of 3+ digits, Infinity, NaN); only then walk.
+_MAYBE_NON_FINITE = re.compile(rb"Infinity|NaN|\d[eE][+]?\d{3}")
 
 
 def trace_from_json(payload: object) -> Trace:
     """Parse and validate one canonical trace from JSON text/bytes or an already-decoded dict."""
     try:
         if isinstance(payload, str | bytes | bytearray):
-            return Trace.model_validate_json(payload)
-        return Trace.model_validate(payload)
+            raw = payload.encode() if isinstance(payload, str) else bytes(payload)
+            raw = raw.removeprefix(_BOM).rstrip(b"\r\n")
+            trace = Trace.model_validate_json(raw)
+            data: object = trace.model_dump() if _MAYBE_NON_FINITE.search(raw) else None
+        else:
+            trace, data = Trace.model_validate(payload), payload
     except ValidationError as exc:
         raise AdapterError(describe_validation_error(exc)) from None
+    except RecursionError:
+        raise AdapterError("not JSON (nested too deeply)") from None
+    where = non_finite_path(data) if data is not None else None
+    if where is not None:
+        raise AdapterError(f"non-finite number at {where} (strict JSON has no Infinity/NaN; write it as a string)")
+    return trace
+
+
+def non_finite_path(value: Any, path: str = "") -> str | None:
+    """The dotted path of the first float that is infinite or NaN in a decoded JSON value, or None."""
+    if isinstance(value, float):
+        return (path or "trace") if not math.isfinite(value) else None
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = non_finite_path(item, f"{path}.{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None
 
 
 def describe_validation_error(exc: ValidationError) -> str:
-    """One line: 'not JSON (…)', 'not a trace (…)' or 'wrong type at steps.0.hits.2.rank: …'."""
+    """One line: 'not JSON (…)', 'truncated line (…)', 'not a trace (…)' or 'wrong type at steps.0.hits.2.rank: …'."""
     errors = exc.errors(include_url=False)
     first = errors[0]
     if first["type"] == "json_invalid":
-        return f"not JSON ({first.get('ctx', {}).get('error', first['msg'])})"
+        detail = str(first.get("ctx", {}).get("error", first["msg"]))
+        if detail.startswith("EOF while parsing"):
+            return f"truncated line: it ends before the JSON is complete ({detail})"
+        if detail.startswith("recursion limit exceeded"):
+            return f"not JSON: nested too deeply ({detail})"
+        return f"not JSON ({detail})"
     if first["type"] == "model_type" or (first["type"] in ("model_attributes_type", "dict_type") and not first["loc"]):
         return f"not a trace: expected a JSON object, got {type(first['input']).__name__}"
     parts = []

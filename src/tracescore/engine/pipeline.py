@@ -83,7 +83,7 @@ def _guess_id(payload: object) -> str | None:
 
     try:
         data = json.loads(payload) if isinstance(payload, str | bytes | bytearray) else payload
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a line nested thousands deep
         return None
     if isinstance(data, dict) and isinstance(data.get("id"), str | int):
         return str(data["id"])

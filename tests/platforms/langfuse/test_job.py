@@ -13,6 +13,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ from tracescore.cli import main
 from tracescore.config import load_config
 from tracescore.engine.pipeline import score_trace
 from tracescore.engine.setup import build_setup
+from tracescore.limits import RateLimiter
 from tracescore.sinks.records import records_from_result
 from tracescore.store.db import Store
 from tracescore.store.state import JobState
@@ -206,20 +208,31 @@ def _sources(store: Store) -> set[str]:
     return {str(r[0]) for r in store.query("SELECT source_key FROM backfills")}
 
 
-class _TimedLangfuse(FakeLangfuse):
-    """Records when each request arrived."""
+class _FakeClock:
+    """Time that moves only when the rate limiter sleeps: the test measures spacing, never the machine's speed."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.arrivals: list[float] = []
+        self.now, self.sleeps, self._lock = 1000.0, 0, threading.Lock()
 
-    def handle(self, request):  # type: ignore[no-untyped-def]
-        self.arrivals.append(time.monotonic())
-        return super().handle(request)
+    def __call__(self) -> float:
+        with self._lock:
+            return self.now
+
+    def sleep(self, seconds: float) -> None:
+        with self._lock:
+            self.now += seconds
+            self.sleeps += 1
 
 
 def test_platform_request_rate_is_respected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with _TimedLangfuse() as fake:
+    clock = _FakeClock()
+
+    class _Limiter(RateLimiter):  # the job's real limiter, on the fake clock
+        def __init__(self, per_minute: float | None = None, *, burst: int = 1) -> None:
+            super().__init__(per_minute, burst=burst, clock=clock, sleep=clock.sleep)
+
+    monkeypatch.setattr("tracescore.engine.setup.RateLimiter", _Limiter)
+    with FakeLangfuse() as fake:
         for key, value in env_for(fake).items():
             monkeypatch.setenv(key, value)
         start = datetime(2026, 11, 1, tzinfo=UTC)
@@ -229,10 +242,12 @@ def test_platform_request_rate_is_respected(tmp_path: Path, monkeypatch: pytest.
         args = ["backfill", "--config", str(config), "--from", "2026-11-01", "--to", "2026-11-02", "-q"]
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, result.output
-        gaps = [b - a for a, b in zip(fake.arrivals, fake.arrivals[1:], strict=False)]
-        assert len(fake.arrivals) >= 10
-        assert min(gaps) > 0.08  # 600/min = one request per 0.1 s, minus loopback jitter
-        assert json.loads(result.output.splitlines()[-1])["requests"] == len(fake.arrivals)
+        sent = len(fake.requests)
+        assert sent >= 10
+        assert json.loads(result.output.splitlines()[-1])["requests"] == sent
+        # 600/min = one request per 0.1 s: n requests (burst 1) need at least (n - 1) * 0.1 s of the limiter's time
+        assert clock.now - 1000.0 >= (sent - 1) * 0.1 - 1e-6
+        assert clock.sleeps >= sent - 1
 
 
 class _Outage(FakeLangfuse):
