@@ -15,7 +15,7 @@ MIN_KAPPA = 0.6
 
 
 def _ci(interval: tuple[float, float] | None) -> str:
-    return f", 95% CI {interval[0]:.2f}..{interval[1]:.2f}" if interval else ""
+    return f"95% CI {interval[0]:.2f}..{interval[1]:.2f}, " if interval else ""
 
 
 def judge_is_trusted(calibration: Calibration | None, min_kappa: float = MIN_KAPPA) -> tuple[bool, str]:
@@ -30,8 +30,8 @@ def judge_is_trusted(calibration: Calibration | None, min_kappa: float = MIN_KAP
         reason = calibration.kappa_reason or "kappa undefined"
         return False, f"{who}: agreement with humans not measurable on {calibration.n} item(s) ({reason})"
     figures = (
-        f"kappa {calibration.kappa:.2f}{_ci(calibration.kappa_interval)}, n={calibration.n},"
-        f" calibration {calibration.calibration_id[:8]} measured {calibration.measured_at.date().isoformat()}"
+        f"kappa {calibration.kappa:.2f} ({_ci(calibration.kappa_interval)}n={calibration.n},"
+        f" calibration {calibration.calibration_id[:8]} measured {calibration.measured_at.date().isoformat()})"
     )
     if calibration.kappa < min_kappa:
         return False, f"{who}: {figures} is below min_judge_kappa {min_kappa:g}"
