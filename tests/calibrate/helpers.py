@@ -11,8 +11,14 @@ from tracescore.scorers.citations import CitationRow
 from tracescore.scorers.grounding import ClaimRow
 from tracescore.sinks.store import Store
 
-CELLS = ("retrieval_fail/right", "retrieval_fail/wrong", "ungrounded/right", "ungrounded/wrong", "grounded/right",
-         "grounded/wrong")
+CELLS = (
+    "retrieval_fail/right",
+    "retrieval_fail/wrong",
+    "ungrounded/right",
+    "ungrounded/wrong",
+    "grounded/right",
+    "grounded/wrong",
+)
 VERDICT_WEIGHTS = {"supported": 6, "partial": 2, "unsupported": 2, "contradicted": 1}
 MODEL, RUBRIC = "claude-opus-4-5", "grounding-1"
 
@@ -31,10 +37,16 @@ def scored_store(path: Path, traces: int = 200, seed: int = 3) -> tuple[Store, s
             unverified = verdict == "unsupported" and rng.random() < 0.3
             claims.append(
                 ClaimRow(
-                    claim_index=c, sentence_index=c, text=f"Claim {c} of trace {t}.", verdict=verdict,
-                    judge_verdict="supported" if unverified else verdict, doc=url,
-                    quote=f"quote {c} of doc {t}", quote_check="not found" if unverified else "verified",
-                    cited=[url] if c == 0 else [], cited_verdict=verdict if c == 0 else None,
+                    claim_index=c,
+                    sentence_index=c,
+                    text=f"Claim {c} of trace {t}.",
+                    verdict=verdict,
+                    judge_verdict="supported" if unverified else verdict,
+                    doc=url,
+                    quote=f"quote {c} of doc {t}",
+                    quote_check="not found" if unverified else "verified",
+                    cited=[url] if c == 0 else [],
+                    cited_verdict=verdict if c == 0 else None,
                     drift_to="https://example.org/other" if verdict == "unsupported" and c == 0 else None,
                 )
             )

@@ -107,8 +107,9 @@ def test_auroc_equals_sklearn_on_wice(shared_data: Path) -> None:
 
 def test_measure_on_wice_reports_every_figure(shared_data: Path) -> None:
     pairs = wice_pairs(shared_data)
-    figures = measure(pairs, label="grounding.verdict", categories=VERDICTS, ordinal=True, positive="supported",
-                      resamples=300)
+    figures = measure(
+        pairs, label="grounding.verdict", categories=VERDICTS, ordinal=True, positive="supported", resamples=300
+    )
     human, judge = [p.human for p in pairs], [p.judge for p in pairs]
     assert figures.n == 349 and figures.weights == "linear"
     assert figures.kappa.value == pytest.approx(
@@ -219,13 +220,29 @@ def test_wilson_interval_known_values() -> None:
 
 
 def test_human_human_agreement_from_several_reviewers() -> None:
-    rows = [("i1", "ann", "supported"), ("i1", "bob", "partial"), ("i1", "cy", "supported"),
-            ("i2", "bob", "unsupported"), ("i2", "ann", "unsupported"), ("i3", "ann", "supported")]
+    rows = [
+        ("i1", "ann", "supported"),
+        ("i1", "bob", "partial"),
+        ("i1", "cy", "supported"),
+        ("i2", "bob", "unsupported"),
+        ("i2", "ann", "unsupported"),
+        ("i3", "ann", "supported"),
+    ]
     between = human_pairs(rows)
-    assert between == [("i1", "supported", "partial"), ("i1", "supported", "supported"),
-                       ("i1", "partial", "supported"), ("i2", "unsupported", "unsupported")]
+    assert between == [
+        ("i1", "supported", "partial"),
+        ("i1", "supported", "supported"),
+        ("i1", "partial", "supported"),
+        ("i2", "unsupported", "unsupported"),
+    ]
     assert human_pairs(list(reversed(rows))) == between
-    figures = measure([Pair("i1", "supported", "supported")], label="grounding.verdict", categories=VERDICTS,
-                      ordinal=True, human_human=between, resamples=50)
+    figures = measure(
+        [Pair("i1", "supported", "supported")],
+        label="grounding.verdict",
+        categories=VERDICTS,
+        ordinal=True,
+        human_human=between,
+        resamples=50,
+    )
     assert figures.human_human is not None and figures.human_human.n == 4
     assert figures.human_human.raw.value == 0.5

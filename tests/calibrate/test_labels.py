@@ -52,8 +52,13 @@ def test_labels_are_append_only_and_a_repull_adds_nothing(tmp_path: Path) -> Non
     assert add_labels(store, labels, now=NOW) == 70
     assert add_labels(store, labels, now=NOW + timedelta(hours=1)) == 0
     first = labels[0]
-    changed = Label(first.item_id, first.label, "contradicted" if first.value != "contradicted" else "partial",
-                    "ann", NOW + timedelta(days=1))
+    changed = Label(
+        first.item_id,
+        first.label,
+        "contradicted" if first.value != "contradicted" else "partial",
+        "ann",
+        NOW + timedelta(days=1),
+    )
     assert add_labels(store, [changed], now=NOW) == 1
     back = Label(first.item_id, first.label, first.value, "ann", NOW + timedelta(days=2))
     assert add_labels(store, [back], now=NOW) == 1  # changed back: appended, and the latest one counts
@@ -82,8 +87,9 @@ def test_measure_and_record_then_read_the_agreement(tmp_path: Path) -> None:
     cal = measure_and_record(store, judge_model=MODEL, rubric_version=RUBRIC, label=VERDICT_LABEL, now=NOW, seed=3)
     human = {lab.item_id: lab.value for lab in labels}
     pairs, _ = labelled_pairs(store, label=VERDICT_LABEL, judge_model=MODEL, rubric_version=RUBRIC)
-    expected = cohen_kappa_score([human[p.item_id] for p in pairs], [p.judge for p in pairs], labels=list(VERDICTS),
-                                 weights="linear")
+    expected = cohen_kappa_score(
+        [human[p.item_id] for p in pairs], [p.judge for p in pairs], labels=list(VERDICTS), weights="linear"
+    )
     assert cal.kappa == pytest.approx(expected) and cal.n == 60
     assert cal.kappa_interval is not None and cal.kappa_interval[0] < cal.kappa < cal.kappa_interval[1]
     assert cal.detail["human_human"]["n"] > 0  # bob relabelled some random items: the ceiling is measured
@@ -92,8 +98,9 @@ def test_measure_and_record_then_read_the_agreement(tmp_path: Path) -> None:
     assert read.agreement == cal.agreement
     assert set(read.agreement) == {"kappa", "raw", "n", "measured_at", "calibration_id"}
     json.dumps(read.agreement)
-    later = measure_and_record(store, judge_model=MODEL, rubric_version=RUBRIC, label=VERDICT_LABEL,
-                               now=NOW + timedelta(days=1))
+    later = measure_and_record(
+        store, judge_model=MODEL, rubric_version=RUBRIC, label=VERDICT_LABEL, now=NOW + timedelta(days=1)
+    )
     assert (latest_calibration(store, MODEL, RUBRIC) or cal).calibration_id == later.calibration_id
     assert latest_calibration(store, MODEL, "grounding-2") is None
 

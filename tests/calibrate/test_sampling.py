@@ -30,8 +30,14 @@ def test_candidates_carry_stratum_judge_and_failure_flags(tmp_path: Path) -> Non
     pool = candidates(store, run_id)
     assert len(pool) == len(store.claims(run_id))
     assert {c.judge_model for c in pool} == {"claude-opus-4-5"}
-    assert {c.diagnosis for c in pool} == {"retrieval_fail/right", "retrieval_fail/wrong", "ungrounded/right",
-                                           "ungrounded/wrong", "grounded/right", "grounded/wrong"}
+    assert {c.diagnosis for c in pool} == {
+        "retrieval_fail/right",
+        "retrieval_fail/wrong",
+        "ungrounded/right",
+        "ungrounded/wrong",
+        "grounded/right",
+        "grounded/wrong",
+    }
     flags = Counter(f for c in pool for f in c.failures)
     assert set(flags) == set(FAILURE_KINDS)
     assert len({c.item.item_id for c in pool}) == len(pool)

@@ -11,12 +11,26 @@ NOW = datetime(2026, 11, 30, 20, 0, tzinfo=UTC)
 
 
 def _cal(kappa: float | None, partial: dict[str, object] | None = None) -> Calibration:
-    detail: dict[str, object] = {"kappa": {"value": kappa} if kappa is not None else {
-        "value": None, "reason": "kappa undefined: chance disagreement is 0"}}
+    detail: dict[str, object] = {
+        "kappa": {"value": kappa}
+        if kappa is not None
+        else {"value": None, "reason": "kappa undefined: chance disagreement is 0"}
+    }
     if partial is not None:
         detail["per_class_kappa"] = {"partial": partial}
-    return Calibration("c0ffee00" * 4, "claude-opus-4-5", "grounding-1", "grounding.verdict", 60, kappa,
-                       (kappa - 0.1, kappa + 0.1) if kappa is not None else None, 0.8, (0.7, 0.9), NOW, detail)
+    return Calibration(
+        "c0ffee00" * 4,
+        "claude-opus-4-5",
+        "grounding-1",
+        "grounding.verdict",
+        60,
+        kappa,
+        (kappa - 0.1, kappa + 0.1) if kappa is not None else None,
+        0.8,
+        (0.7, 0.9),
+        NOW,
+        detail,
+    )
 
 
 def test_trusted_at_075() -> None:

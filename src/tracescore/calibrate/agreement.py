@@ -199,8 +199,11 @@ def bootstrap_kappa(
         if kappa is not None:
             values.append(kappa)
     if len(values) < (1 - MAX_UNDEFINED) * resamples:
-        return Estimate(point.value, reason=f"no interval: kappa undefined in {resamples - len(values)} of "
-                        f"{resamples} resamples (too few items of some class)")
+        return Estimate(
+            point.value,
+            reason=f"no interval: kappa undefined in {resamples - len(values)} of "
+            f"{resamples} resamples (too few items of some class)",
+        )
     values.sort()
     tail = (1 - level) / 2
     return Estimate(point.value, _quantile(values, tail), _quantile(values, 1 - tail))
@@ -302,14 +305,15 @@ def measure(
     raw = Estimate(agree / n, *interval) if interval else _absent("no labelled pairs")
     weights: Weights = "linear" if ordinal else None
     kappa = bootstrap_kappa(human, judge, categories=cats, weights=weights, seed=seed, resamples=resamples)
-    unweighted = (
-        bootstrap_kappa(human, judge, categories=cats, seed=seed, resamples=resamples) if ordinal else kappa
-    )
+    unweighted = bootstrap_kappa(human, judge, categories=cats, seed=seed, resamples=resamples) if ordinal else kappa
     per_class: dict[str, Estimate] = {}
     if len(cats) > 2:
         for c in cats:
             per_class[c] = bootstrap_kappa(
-                [h == c for h in human], [j == c for j in judge], categories=[True, False], seed=seed,
+                [h == c for h in human],
+                [j == c for j in judge],
+                categories=[True, False],
+                seed=seed,
                 resamples=resamples,
             )
     precision, recall, support = precision_recall(human, judge, cats)

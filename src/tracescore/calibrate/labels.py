@@ -62,16 +62,41 @@ class LabelSpec:
 
 VERDICT_LABEL = "grounding.verdict"
 LABELS: tuple[LabelSpec, ...] = (
-    LabelSpec(VERDICT_LABEL, "categorical", VERDICTS, ordinal=True, positive="supported",
-              description="does the document support the claim? supported / partial / unsupported / contradicted"),
-    LabelSpec("grounding.grounded", "boolean", ("true", "false"), positive="true",
-              description="is the claim backed by the document shown (quote included)?"),
-    LabelSpec("citation.supports", "categorical", ("yes", "partial", "no"), ordinal=True, positive="yes",
-              description="does the cited source support the claim?"),
-    LabelSpec("answer.correct", "boolean", ("true", "false"), positive="true",
-              description="is the answer to the question correct?"),
-    LabelSpec("retrieval.required_doc_ids", "text",
-              description="ids or URLs of the documents needed to answer, separated by spaces or commas"),
+    LabelSpec(
+        VERDICT_LABEL,
+        "categorical",
+        VERDICTS,
+        ordinal=True,
+        positive="supported",
+        description="does the document support the claim? supported / partial / unsupported / contradicted",
+    ),
+    LabelSpec(
+        "grounding.grounded",
+        "boolean",
+        ("true", "false"),
+        positive="true",
+        description="is the claim backed by the document shown (quote included)?",
+    ),
+    LabelSpec(
+        "citation.supports",
+        "categorical",
+        ("yes", "partial", "no"),
+        ordinal=True,
+        positive="yes",
+        description="does the cited source support the claim?",
+    ),
+    LabelSpec(
+        "answer.correct",
+        "boolean",
+        ("true", "false"),
+        positive="true",
+        description="is the answer to the question correct?",
+    ),
+    LabelSpec(
+        "retrieval.required_doc_ids",
+        "text",
+        description="ids or URLs of the documents needed to answer, separated by spaces or commas",
+    ),
 )
 
 
@@ -114,8 +139,16 @@ def add_labels(store: Store, labels: Iterable[Label], *, now: datetime) -> int:
             continue
         latest[key] = lab.value
         rows.append(
-            (lab.item_id, lab.label, lab.value, lab.author, lab.source, _text(lab.labelled_at), lab.external_id,
-             _text(now))
+            (
+                lab.item_id,
+                lab.label,
+                lab.value,
+                lab.author,
+                lab.source,
+                _text(lab.labelled_at),
+                lab.external_id,
+                _text(now),
+            )
         )
     if rows:
         store.write("INSERT INTO calibration_labels VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
@@ -192,8 +225,12 @@ class Calibration:
     @property
     def agreement(self) -> dict[str, Any]:
         """What a judged score carries in its metadata; kappa left out (with its reason) when undefined."""
-        out: dict[str, Any] = {"raw": self.raw, "n": self.n, "measured_at": _text(self.measured_at),
-                               "calibration_id": self.calibration_id}
+        out: dict[str, Any] = {
+            "raw": self.raw,
+            "n": self.n,
+            "measured_at": _text(self.measured_at),
+            "calibration_id": self.calibration_id,
+        }
         if self.kappa is not None:
             out["kappa"] = self.kappa
         else:
@@ -226,8 +263,23 @@ def measure_and_record(
     k, r = figures.kappa, figures.raw
     store.write(
         "INSERT INTO calibrations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(calibration.calibration_id, judge_model, rubric_version, label, figures.n, k.value, k.low, k.high,
-          r.value, r.low, r.high, _text(now), json.dumps(figures.as_dict()))],
+        [
+            (
+                calibration.calibration_id,
+                judge_model,
+                rubric_version,
+                label,
+                figures.n,
+                k.value,
+                k.low,
+                k.high,
+                r.value,
+                r.low,
+                r.high,
+                _text(now),
+                json.dumps(figures.as_dict()),
+            )
+        ],
     )
     store.commit()
     return calibration
@@ -236,10 +288,17 @@ def measure_and_record(
 def _from_agreement(cid: str, model: str, rubric: str, figures: Agreement, now: datetime) -> Calibration:
     k, r = figures.kappa, figures.raw
     return Calibration(
-        cid, model, rubric, figures.label, figures.n, k.value,
+        cid,
+        model,
+        rubric,
+        figures.label,
+        figures.n,
+        k.value,
         (k.low, k.high) if k.low is not None and k.high is not None else None,
-        r.value, (r.low, r.high) if r.low is not None and r.high is not None else None,
-        now, figures.as_dict(),
+        r.value,
+        (r.low, r.high) if r.low is not None and r.high is not None else None,
+        now,
+        figures.as_dict(),
     )
 
 
@@ -256,8 +315,15 @@ def latest_calibration(
         return None
     cid, n, kappa, k_lo, k_hi, raw, r_lo, r_hi, measured_at, detail = rows[0]
     return Calibration(
-        cid, judge_model, rubric_version, label, n, kappa,
+        cid,
+        judge_model,
+        rubric_version,
+        label,
+        n,
+        kappa,
         (k_lo, k_hi) if k_lo is not None and k_hi is not None else None,
-        raw, (r_lo, r_hi) if r_lo is not None and r_hi is not None else None,
-        datetime.fromisoformat(measured_at), json.loads(detail),
+        raw,
+        (r_lo, r_hi) if r_lo is not None and r_hi is not None else None,
+        datetime.fromisoformat(measured_at),
+        json.loads(detail),
     )

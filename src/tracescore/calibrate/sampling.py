@@ -146,11 +146,21 @@ def candidates(store: Store, run_id: str) -> list[Candidate]:
             values["citation.supports"] = _SUPPORTS.get(row["cited_verdict"] or "", "no")
         model, rubric = judge.get(tid, (None, None))
         item = Item(
-            item_id(tid, row["claim_index"], row["text"]), tid, row["claim_index"], row["text"], row["doc"],
-            _url(row["doc"]), row["quote"], None, tuple(row["cited"]),
+            item_id(tid, row["claim_index"], row["text"]),
+            tid,
+            row["claim_index"],
+            row["text"],
+            row["doc"],
+            _url(row["doc"]),
+            row["quote"],
+            None,
+            tuple(row["cited"]),
         )
-        out.append(Candidate(item, run_id, diagnosis.get(tid, "undiagnosed"), row["verdict"], model, rubric, values,
-                             tuple(failures)))
+        out.append(
+            Candidate(
+                item, run_id, diagnosis.get(tid, "undiagnosed"), row["verdict"], model, rubric, values, tuple(failures)
+            )
+        )
     return out
 
 
@@ -252,10 +262,21 @@ def record_sample(store: Store, drawn: Sample, *, now: datetime, queue: str | No
     """Remember every queued item (so it is never queued again) with its slice, probability and judge values."""
     rows = [
         (
-            p.candidate.item.item_id, drawn.sample_id, p.slice, p.candidate.stratum, p.inclusion_probability,
-            p.candidate.run_id, p.candidate.item.trace_id, p.candidate.item.claim_index, p.candidate.judge_model,
-            p.candidate.rubric_version, json.dumps({"values": p.candidate.judge_values}),
-            json.dumps(p.candidate.item.as_dict(), ensure_ascii=False), queue, None, now.astimezone(UTC).isoformat(),
+            p.candidate.item.item_id,
+            drawn.sample_id,
+            p.slice,
+            p.candidate.stratum,
+            p.inclusion_probability,
+            p.candidate.run_id,
+            p.candidate.item.trace_id,
+            p.candidate.item.claim_index,
+            p.candidate.judge_model,
+            p.candidate.rubric_version,
+            json.dumps({"values": p.candidate.judge_values}),
+            json.dumps(p.candidate.item.as_dict(), ensure_ascii=False),
+            queue,
+            None,
+            now.astimezone(UTC).isoformat(),
         )
         for p in drawn.picked
     ]

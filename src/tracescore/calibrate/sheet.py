@@ -57,8 +57,19 @@ def write_sheet(path: str | Path, items: Sequence[Item]) -> int:
         for item in items:
             document = item.document if item.document is not None else (item.doc or "")
             writer.writerow(
-                [item.item_id, item.trace_id, _cell(item.claim), _cell(document), item.url or "", _cell(item.quote),
-                 " ".join(item.cited), *([""] * len(LABEL_COLUMNS)), "", "", ""]
+                [
+                    item.item_id,
+                    item.trace_id,
+                    _cell(item.claim),
+                    _cell(document),
+                    item.url or "",
+                    _cell(item.quote),
+                    " ".join(item.cited),
+                    *([""] * len(LABEL_COLUMNS)),
+                    "",
+                    "",
+                    "",
+                ]
             )
     return len(items)
 
