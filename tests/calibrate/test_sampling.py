@@ -13,14 +13,18 @@ import pytest
 from tests.calibrate.helpers import scored_store
 from tracescore.calibrate.sampling import (
     FAILURE_KINDS,
+    Candidate,
     Item,
+    attach_documents,
     candidates,
+    item_id,
     queued_ids,
     queued_on,
     record_sample,
     sample,
 )
 from tracescore.errors import ConfigError
+from tracescore.trace import Trace
 
 NOW = datetime(2026, 11, 30, 20, 0, tzinfo=UTC)
 
@@ -128,3 +132,29 @@ def test_items_are_blind(tmp_path: Path) -> None:
         item = json.loads(item_json)
         assert set(item) == shown
         assert not {"supported", "partial", "unsupported", "contradicted"} & {str(v) for v in item.values()}
+
+
+def test_attach_documents_shows_the_judged_passages_of_the_named_page(shared_data: Path) -> None:
+    row = json.loads((shared_data / "wice" / "claim_dev.jsonl").read_text().splitlines()[0])
+    url = "https://www.mediaplaynews.com/about-us/"
+    trace = Trace.model_validate(
+        {
+            "id": "t-wice",
+            "question": "Who publishes Media Play News?",
+            "steps": [{"kind": "fetch", "url": url, "text": "\n".join(row["evidence"])}],
+            "answer": row["claim"],
+        }
+    )
+    item = Item(item_id("t-wice", 0, row["claim"]), "t-wice", 0, row["claim"], doc=url, quote="q")
+    other = Item("x", "t-gone", 0, "claim of a trace we no longer have")
+    pool = [
+        Candidate(item, "run", "grounded/right", "partial", None, None),
+        Candidate(other, "run", "c", "v", None, None),
+    ]
+    filled = attach_documents(pool, {"t-wice": trace})
+    shown = filled[0].item
+    assert shown.question == "Who publishes Media Play News?" and shown.url == url and shown.document
+    assert len(shown.document) < len("\n".join(row["evidence"]))  # the judged passages, not the whole page
+    gold = {i for group in row["supporting_sentences"] for i in group}
+    assert any(row["evidence"][i] in shown.document for i in gold)
+    assert filled[1].item == other  # trace gone: the item keeps no document rather than a wrong one

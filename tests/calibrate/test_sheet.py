@@ -43,7 +43,7 @@ def test_sheet_loop_sample_label_pull_measure(tmp_path: Path) -> None:
     assert write_sheet(sheet, drawn.items) == 60
     header = sheet.read_text().splitlines()[0].split(",")
     assert "judge" not in " ".join(header) and "verdict" not in header  # blind: no judge column at all
-    assert header[:3] == ["item_id", "trace_id", "claim"] and "reviewer" in header
+    assert header[:4] == ["item_id", "trace_id", "question", "claim"] and "reviewer" in header
     verdicts = {p.candidate.item.item_id: p.candidate.verdict for p in drawn.picked}
     with sheet.open(newline="") as fh:
         items = [row["item_id"] for row in csv.DictReader(fh)]

@@ -14,14 +14,17 @@ import hashlib
 import json
 import random
 import uuid
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from tracescore.calibrate.labels import VERDICT_LABEL
 from tracescore.errors import ConfigError
+from tracescore.judge.passages import MAX_SHARE, chunk_text, select_passages
+from tracescore.scorers.grounding import collect_evidence
 from tracescore.sinks.store import Store
+from tracescore.trace import Trace
 
 __all__ = [
     "FAILURE_KINDS",
@@ -29,6 +32,7 @@ __all__ = [
     "Item",
     "Picked",
     "Sample",
+    "attach_documents",
     "candidates",
     "item_id",
     "queued_ids",
@@ -60,6 +64,7 @@ class Item:
     quote: str | None = None
     document: str | None = None
     cited: tuple[str, ...] = ()
+    question: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self) | {"cited": list(self.cited)}
@@ -161,6 +166,32 @@ def candidates(store: Store, run_id: str) -> list[Candidate]:
                 item, run_id, diagnosis.get(tid, "undiagnosed"), row["verdict"], model, rubric, values, tuple(failures)
             )
         )
+    return out
+
+
+def attach_documents(
+    pool: Sequence[Candidate], traces: Mapping[str, Trace], *, max_share: float = MAX_SHARE
+) -> list[Candidate]:
+    """Fill each item's question, document and URL from its trace: the passages of the named document that the
+    judge was shown for this claim (the store keeps no page text). Items whose trace or document is gone keep none."""
+    out: list[Candidate] = []
+    for c in pool:
+        trace = traces.get(c.item.trace_id)
+        if trace is None:
+            out.append(c)
+            continue
+        doc = next((d for d in collect_evidence(trace) if c.item.doc in (d.name, d.ref, d.url)), None)
+        document = None
+        if doc is not None:
+            passages = select_passages(chunk_text(doc.text), [c.item.claim], max_share=max_share)
+            document = "\n[…]\n".join(p.text for p in passages)
+        item = replace(
+            c.item,
+            question=trace.question,
+            document=document,
+            url=(doc.url if doc is not None else None) or c.item.url,
+        )
+        out.append(replace(c, item=item))
     return out
 
 

@@ -28,7 +28,7 @@ __all__ = [
     "write_sheet",
 ]
 
-ITEM_COLUMNS = ("item_id", "trace_id", "claim", "document", "url", "quote", "cited")
+ITEM_COLUMNS = ("item_id", "trace_id", "question", "claim", "document", "url", "quote", "cited")
 LABEL_COLUMNS = {spec.name: spec for spec in LABELS}
 _META_COLUMNS = ("reviewer", "labelled_at", "notes")
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
@@ -60,6 +60,7 @@ def write_sheet(path: str | Path, items: Sequence[Item]) -> int:
                 [
                     item.item_id,
                     item.trace_id,
+                    _cell(item.question),
                     _cell(item.claim),
                     _cell(document),
                     item.url or "",
