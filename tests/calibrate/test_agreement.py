@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from sklearn.metrics import (
+    accuracy_score,
     cohen_kappa_score,
     precision_recall_fscore_support,
     roc_auc_score,
@@ -173,6 +174,30 @@ def test_random_label_sets_equal_sklearn(seed: int) -> None:
         assert ours_auc.value is None and "undefined" in (ours_auc.reason or "")
     else:
         assert _close(ours_auc.value, roc_auc_score(positive, scores))
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_design_weighted_kappa_and_raw_equal_sklearn_with_sample_weight(seed: int) -> None:
+    human, judge, _, cats = _random_labels(seed)
+    rng = random.Random(-seed)
+    design = [rng.choice([1.0, 2.5, 7.0]) for _ in human]
+    for weights in (None, "linear"):
+        ours = cohen_kappa(human, judge, categories=cats, weights=weights, sample_weight=design)  # type: ignore[arg-type]
+        theirs = _sk(cohen_kappa_score, human, judge, labels=cats, weights=weights, sample_weight=design)
+        assert _close(ours.value, theirs)
+    pairs = [Pair(str(i), h, j, weight=w) for i, (h, j, w) in enumerate(zip(human, judge, design, strict=True))]
+    figures = measure(pairs, label="x", categories=cats, resamples=20)
+    assert figures.raw.value == pytest.approx(accuracy_score(human, judge, sample_weight=design))
+    assert figures.confusion == sk_confusion_matrix(human, judge, labels=cats).tolist()  # counts stay counts
+
+
+def test_design_weights_change_the_estimate() -> None:
+    """A big stratum sampled thinly must count for more than its share of the sample."""
+    small = [Pair(f"s{i}", "partial", "supported", weight=1.0) for i in range(10)]  # judge wrong, stratum of 10
+    big = [Pair(f"b{i}", "supported", "supported", weight=20.0) for i in range(10)]  # judge right, stratum of 200
+    plain = measure([Pair(p.item_id, p.human, p.judge) for p in small + big], label="x", categories=VERDICTS)
+    weighted = measure(small + big, label="x", categories=VERDICTS, resamples=50)
+    assert plain.raw.value == 0.5 and weighted.raw.value == pytest.approx(200 / 210)
 
 
 # -- degenerate and failing inputs --------------------------------------------------------------------------------

@@ -88,8 +88,13 @@ def test_measure_and_record_then_read_the_agreement(tmp_path: Path) -> None:
     human = {lab.item_id: lab.value for lab in labels}
     pairs, _ = labelled_pairs(store, label=VERDICT_LABEL, judge_model=MODEL, rubric_version=RUBRIC)
     expected = cohen_kappa_score(
-        [human[p.item_id] for p in pairs], [p.judge for p in pairs], labels=list(VERDICTS), weights="linear"
+        [human[p.item_id] for p in pairs],
+        [p.judge for p in pairs],
+        labels=list(VERDICTS),
+        weights="linear",
+        sample_weight=[p.weight for p in pairs],
     )
+    assert len({round(p.weight, 6) for p in pairs}) > 1  # strata of different sizes: the design weights differ
     assert cal.kappa == pytest.approx(expected) and cal.n == 60
     assert cal.kappa_interval is not None and cal.kappa_interval[0] < cal.kappa < cal.kappa_interval[1]
     assert cal.detail["human_human"]["n"] > 0  # bob relabelled some random items: the ceiling is measured

@@ -58,8 +58,11 @@ def test_sheet_loop_sample_label_pull_measure(tmp_path: Path) -> None:
     cal = measure_and_record(store, judge_model=MODEL, rubric_version=RUBRIC, label=VERDICT_LABEL, now=NOW)
     human = [verdicts[item] if i % 5 else "partial" for i, item in enumerate(items)]
     judge = [verdicts[item] for item in items]
-    assert cal.n == 60
-    assert cal.kappa == pytest.approx(cohen_kappa_score(human, judge, labels=list(VERDICTS), weights="linear"))
+    weight = {p.candidate.item.item_id: 1 / (p.inclusion_probability or 1) for p in drawn.picked}
+    expected = cohen_kappa_score(
+        human, judge, labels=list(VERDICTS), weights="linear", sample_weight=[weight[i] for i in items]
+    )
+    assert cal.n == 60 and cal.kappa == pytest.approx(expected)
     assert latest_calibration(store, MODEL, RUBRIC) is not None
 
 

@@ -46,6 +46,7 @@ class Pair:
     human: str
     judge: str
     judge_score: float | None = None
+    weight: float = 1.0  # design weight, 1 / inclusion probability (stratified samples are not self-weighting)
 
 
 @dataclass(frozen=True)
@@ -110,8 +111,11 @@ class Agreement:
 
 
 # -- the statistics ------------------------------------------------------------------------------------------
-def wilson_interval(successes: int, n: int, *, z: float = _Z95) -> tuple[float, float] | None:
-    """Wilson score interval of a proportion (sane at 0/n and n/n, unlike the normal one); None when n = 0."""
+def wilson_interval(successes: float, n: float, *, z: float = _Z95) -> tuple[float, float] | None:
+    """Wilson score interval of a proportion (sane at 0/n and n/n, unlike the normal one); None when n = 0.
+
+    With design weights pass the weighted share times Kish's effective sample size as ``successes`` and that size
+    as ``n``."""
     if n <= 0:
         return None
     p = successes / n
@@ -137,7 +141,23 @@ def confusion_matrix(
     return matrix
 
 
-def _kappa_from_matrix(matrix: list[list[int]], weights: Weights) -> Estimate:
+def _weighted_matrix(
+    human: Sequence[Hashable],
+    judge: Sequence[Hashable],
+    categories: Sequence[Hashable],
+    sample_weight: Sequence[float] | None,
+) -> list[list[float]]:
+    """The confusion matrix with each pair counted by its weight (1 each when no weights are given)."""
+    index = {c: i for i, c in enumerate(categories)}
+    matrix = [[0.0] * len(categories) for _ in categories]
+    weights = sample_weight if sample_weight is not None else [1.0] * len(human)
+    for h, j, w in zip(human, judge, weights, strict=True):
+        if h in index and j in index:
+            matrix[index[h]][index[j]] += w
+    return matrix
+
+
+def _kappa_from_matrix(matrix: Sequence[Sequence[float]], weights: Weights) -> Estimate:
     k = len(matrix)
     n = sum(map(sum, matrix))
     if n == 0:
@@ -164,10 +184,12 @@ def cohen_kappa(
     *,
     categories: Sequence[Hashable] | None = None,
     weights: Weights = None,
+    sample_weight: Sequence[float] | None = None,
 ) -> Estimate:
-    """Cohen's kappa (linear weights use the position in ``categories``); absent when chance agreement is total."""
+    """Cohen's kappa (linear weights use the position in ``categories``; ``sample_weight`` counts each pair by its
+    design weight, 1/inclusion probability); absent when chance disagreement is 0."""
     cats = list(categories) if categories is not None else _categories(human, judge)
-    return _kappa_from_matrix(confusion_matrix(human, judge, cats), weights)
+    return _kappa_from_matrix(_weighted_matrix(human, judge, cats, sample_weight), weights)
 
 
 def bootstrap_kappa(
@@ -176,25 +198,28 @@ def bootstrap_kappa(
     *,
     categories: Sequence[Hashable] | None = None,
     weights: Weights = None,
+    sample_weight: Sequence[float] | None = None,
     seed: int = 0,
     resamples: int = BOOTSTRAP_RESAMPLES,
     level: float = LEVEL,
 ) -> Estimate:
     """Kappa with a seeded percentile-bootstrap interval over items; resamples where kappa is undefined are dropped."""
     cats = list(categories) if categories is not None else _categories(human, judge)
-    point = cohen_kappa(human, judge, categories=cats, weights=weights)
+    point = cohen_kappa(human, judge, categories=cats, weights=weights, sample_weight=sample_weight)
     if point.value is None:
         return point
-    n = len(human)
     index = {c: i for i, c in enumerate(cats)}
-    codes = [(index[h], index[j]) for h, j in zip(human, judge, strict=True) if h in index and j in index]
+    pair_weights = sample_weight if sample_weight is not None else [1.0] * len(human)
+    codes = [
+        (index[h], index[j], w) for h, j, w in zip(human, judge, pair_weights, strict=True) if h in index and j in index
+    ]
     rng = random.Random(seed)
     values: list[float] = []
     for _ in range(resamples):
-        matrix = [[0] * len(cats) for _ in cats]
-        for _ in range(n):
-            h, j = codes[rng.randrange(len(codes))]
-            matrix[h][j] += 1
+        matrix = [[0.0] * len(cats) for _ in cats]
+        for _ in range(len(codes)):
+            h, j, w = codes[rng.randrange(len(codes))]
+            matrix[h][j] += w
         kappa = _kappa_from_matrix(matrix, weights).value
         if kappa is not None:
             values.append(kappa)
@@ -287,6 +312,10 @@ def measure(
 ) -> Agreement:
     """All agreement figures of one label over its (human, judge) pairs.
 
+    Raw agreement and kappa are estimates for everything sampled from: each pair counts by its design ``weight``
+    (1/inclusion probability; all 1 gives the plain sample figures). The confusion matrix, precision, recall and
+    AUROC are the sample's own counts.
+
     ``categories`` fixes the order (the ordinal order when ``ordinal``; default: every value seen, sorted).
     AUROC ranks items by ``judge_score`` when every pair has one, else by the judge's position in an ordinal order;
     its positive class is ``positive`` (default: the first category). ``human_human``: reviewer pairs from
@@ -300,21 +329,23 @@ def measure(
     if unknown:
         raise ValueError(f"label {label!r}: values {unknown} are not among the categories {list(cats)}")
     n = len(pairs)
-    agree = sum(1 for h, j in zip(human, judge, strict=True) if h == j)
-    interval = wilson_interval(agree, n)
-    raw = Estimate(agree / n, *interval) if interval else _absent("no labelled pairs")
+    design = [p.weight for p in pairs]
+    total = sum(design)
+    if n and total > 0:
+        share = sum(w for w, h, j in zip(design, human, judge, strict=True) if h == j) / total
+        effective = total * total / sum(w * w for w in design)  # Kish's effective sample size
+        raw = Estimate(share, *(wilson_interval(share * effective, effective) or (None, None)))
+    else:
+        raw = _absent("no labelled pairs")
     weights: Weights = "linear" if ordinal else None
-    kappa = bootstrap_kappa(human, judge, categories=cats, weights=weights, seed=seed, resamples=resamples)
-    unweighted = bootstrap_kappa(human, judge, categories=cats, seed=seed, resamples=resamples) if ordinal else kappa
+    common: dict[str, Any] = {"sample_weight": design, "seed": seed, "resamples": resamples}
+    kappa = bootstrap_kappa(human, judge, categories=cats, weights=weights, **common)
+    unweighted = bootstrap_kappa(human, judge, categories=cats, **common) if ordinal else kappa
     per_class: dict[str, Estimate] = {}
     if len(cats) > 2:
         for c in cats:
             per_class[c] = bootstrap_kappa(
-                [h == c for h in human],
-                [j == c for j in judge],
-                categories=[True, False],
-                seed=seed,
-                resamples=resamples,
+                [h == c for h in human], [j == c for j in judge], categories=[True, False], **common
             )
     precision, recall, support = precision_recall(human, judge, cats)
     target = positive if positive is not None else cats[0]

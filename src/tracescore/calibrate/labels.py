@@ -186,20 +186,22 @@ def _current(labels: Sequence[Label]) -> dict[str, list[tuple[str, str, datetime
 def labelled_pairs(
     store: Store, *, label: str, judge_model: str, rubric_version: str
 ) -> tuple[list[Pair], list[tuple[str, str, str]]]:
-    """Judge–human pairs of the random slice for one judge and label (the first reviewer of an item is its human
-    label), and the reviewer–reviewer pairs of items labelled by several people."""
-    judged: dict[str, tuple[str, float | None]] = {}
-    for item_id, judge_json in store.query(
-        "SELECT item_id, judge FROM calibration_items WHERE slice = 'random' AND judge_model = ? AND"
-        " rubric_version = ?",
+    """Judge–human pairs of the random slice for one judge and label, each weighted by 1/inclusion probability (the
+    first reviewer of an item gives its human label), and the reviewer–reviewer pairs of items several people
+    labelled."""
+    judged: dict[str, tuple[str, float | None, float]] = {}
+    for item_id, judge_json, probability in store.query(
+        "SELECT item_id, judge, inclusion_probability FROM calibration_items WHERE slice = 'random' AND"
+        " judge_model = ? AND rubric_version = ?",
         (judge_model, rubric_version),
     ):
         values = json.loads(judge_json)
         if label in values.get("values", {}):
-            judged[item_id] = (values["values"][label], values.get("scores", {}).get(label))
+            weight = 1.0 / probability if probability else 1.0
+            judged[item_id] = (values["values"][label], values.get("scores", {}).get(label), weight)
     current = _current([lab for lab in stored_labels(store, label) if lab.item_id in judged])
     pairs = [
-        Pair(item_id, reviewers[0][1], judged[item_id][0], judged[item_id][1])
+        Pair(item_id, reviewers[0][1], judged[item_id][0], judged[item_id][1], judged[item_id][2])
         for item_id, reviewers in sorted(current.items())
     ]
     between = human_pairs([(item_id, a, v) for item_id, rs in current.items() for a, v, _ in rs])
