@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
+from tests.calibrate.test_agreement import wice_pairs
+from tracescore.calibrate.agreement import VERDICTS, measure
 from tracescore.calibrate.labels import Calibration
 from tracescore.calibrate.trust import judge_is_trusted, partial_above_chance
 
@@ -72,3 +75,15 @@ def test_partial_unmeasured() -> None:
     above, why = partial_above_chance(_cal(0.7, {"value": None, "reason": "kappa undefined: no partial"}))
     assert above is None and "not measured" in why
     assert partial_above_chance(_cal(0.7))[0] is None
+
+
+def test_wice_stand_in_judge_partial_is_not_above_chance(shared_data: Path) -> None:
+    """On WiCE, the token-overlap judge's PARTIAL barely beats chance: its interval includes 0 and we say so."""
+    figures = measure(wice_pairs(shared_data), label="grounding.verdict", categories=VERDICTS, ordinal=True, seed=0)
+    cal = Calibration.of(figures, "stand-in", "grounding-1", NOW)
+    assert cal.kappa is not None and 0.2 < cal.kappa < 0.45
+    above, why = partial_above_chance(cal)
+    assert above is False and "PARTIAL is not above chance" in why
+    assert partial_above_chance(cal, "unsupported")[0] is True
+    trusted, reason = judge_is_trusted(cal)
+    assert not trusted and "below min_judge_kappa 0.6" in reason

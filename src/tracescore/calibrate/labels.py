@@ -239,6 +239,24 @@ class Calibration:
             out["kappa_reason"] = self.detail.get("kappa", {}).get("reason", "kappa undefined")
         return out
 
+    @classmethod
+    def of(cls, figures: Agreement, judge_model: str, rubric_version: str, measured_at: datetime) -> Calibration:
+        """A new calibration (fresh id) from measured figures."""
+        k, r = figures.kappa, figures.raw
+        return cls(
+            uuid.uuid4().hex,
+            judge_model,
+            rubric_version,
+            figures.label,
+            figures.n,
+            k.value,
+            (k.low, k.high) if k.low is not None and k.high is not None else None,
+            r.value,
+            (r.low, r.high) if r.low is not None and r.high is not None else None,
+            measured_at,
+            figures.as_dict(),
+        )
+
     @property
     def kappa_reason(self) -> str | None:
         """Why kappa or its interval is missing, when it is."""
@@ -261,7 +279,7 @@ def measure_and_record(
         human_human=between,
         seed=seed,
     )
-    calibration = _from_agreement(uuid.uuid4().hex, judge_model, rubric_version, figures, now)
+    calibration = Calibration.of(figures, judge_model, rubric_version, now)
     k, r = figures.kappa, figures.raw
     store.write(
         "INSERT INTO calibrations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -285,23 +303,6 @@ def measure_and_record(
     )
     store.commit()
     return calibration
-
-
-def _from_agreement(cid: str, model: str, rubric: str, figures: Agreement, now: datetime) -> Calibration:
-    k, r = figures.kappa, figures.raw
-    return Calibration(
-        cid,
-        model,
-        rubric,
-        figures.label,
-        figures.n,
-        k.value,
-        (k.low, k.high) if k.low is not None and k.high is not None else None,
-        r.value,
-        (r.low, r.high) if r.low is not None and r.high is not None else None,
-        now,
-        figures.as_dict(),
-    )
 
 
 def latest_calibration(
