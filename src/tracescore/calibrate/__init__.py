@@ -17,18 +17,18 @@ from tracescore.calibrate.sheet import read_agreement_sheet, read_sheet, write_s
 from tracescore.calibrate.trust import MIN_KAPPA, judge_is_trusted, partial_above_chance
 
 __all__ = [
-    "LABELS",
-    "MIN_KAPPA",
-    "VERDICTS",
     "Agreement",
     "Calibration",
     "Candidate",
     "Estimate",
     "Item",
+    "LABELS",
     "Label",
     "LabelSpec",
+    "MIN_KAPPA",
     "Pair",
     "Sample",
+    "VERDICTS",
     "add_labels",
     "candidates",
     "judge_is_trusted",

@@ -172,9 +172,7 @@ def _kappa_from_matrix(matrix: Sequence[Sequence[float]], weights: Weights) -> E
     expected = sum(w(i, j) * rows[i] * cols[j] for i in range(k) for j in range(k)) / (n * n)
     if expected == 0:
         used = sorted({i for i in range(k) if rows[i]} | {j for j in range(k) if cols[j]})
-        return _absent(
-            f"kappa undefined: chance disagreement is 0 (only {len(used)} class used by both raters, pair weight {n:g})"
-        )
+        return _absent(f"kappa undefined: chance disagreement is 0 (only {len(used)} class used by both raters)")
     return Estimate(1 - observed / expected)
 
 
