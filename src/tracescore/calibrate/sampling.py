@@ -290,7 +290,8 @@ def sample(
 
 
 def record_sample(store: Store, drawn: Sample, *, now: datetime, queue: str | None = None) -> int:
-    """Remember every queued item (so it is never queued again) with its slice, probability and judge values."""
+    """Remember every queued item (so it is never queued again) with its slice, probability and judge values;
+    returns how many were new (an item already remembered keeps its first row)."""
     rows = [
         (
             p.candidate.item.item_id,
@@ -311,7 +312,8 @@ def record_sample(store: Store, drawn: Sample, *, now: datetime, queue: str | No
         )
         for p in drawn.picked
     ]
+    before = len(queued_ids(store))
     if rows:
         store.write(f"INSERT OR IGNORE INTO calibration_items VALUES ({', '.join('?' * 15)})", rows)
         store.commit()
-    return len(rows)
+    return len(queued_ids(store)) - before
