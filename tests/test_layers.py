@@ -19,7 +19,7 @@ LAYERS: dict[str, int] = {
     # 2: the pure scorers (the judge only through its protocol)
     "scorers": 2,
     # 3: generic sinks, the local store
-    "sinks": 3, "store": 3,
+    "sinks": 3, "store": 3, "calibrate": 3,
     # 4: one folder per platform, and their registry
     "platforms": 4,
     # 5: the config schema (core sections + each registered platform's)

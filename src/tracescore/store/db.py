@@ -99,6 +99,29 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX judge_batches_status ON judge_batches(model, status)
         """,
     ),
+    (
+        "0006_calibration",
+        """
+        CREATE TABLE calibration_items (
+            item_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, slice TEXT NOT NULL, stratum TEXT NOT NULL,
+            inclusion_probability REAL, run_id TEXT NOT NULL, trace_id TEXT NOT NULL, claim_index INTEGER NOT NULL,
+            judge_model TEXT, rubric_version TEXT, judge TEXT NOT NULL, item TEXT NOT NULL, queue TEXT,
+            platform_ref TEXT, queued_at TEXT NOT NULL
+        );
+        CREATE INDEX calibration_items_day ON calibration_items(queued_at);
+        CREATE TABLE calibration_labels (
+            item_id TEXT NOT NULL, label TEXT NOT NULL, value TEXT NOT NULL, author TEXT NOT NULL,
+            source TEXT NOT NULL, labelled_at TEXT NOT NULL, external_id TEXT, pulled_at TEXT NOT NULL
+        );
+        CREATE INDEX calibration_labels_item ON calibration_labels(item_id, label, author);
+        CREATE TABLE calibrations (
+            id TEXT PRIMARY KEY, judge_model TEXT NOT NULL, rubric_version TEXT NOT NULL, label TEXT NOT NULL,
+            n INTEGER NOT NULL, kappa REAL, kappa_low REAL, kappa_high REAL, raw REAL, raw_low REAL, raw_high REAL,
+            measured_at TEXT NOT NULL, detail TEXT NOT NULL
+        );
+        CREATE INDEX calibrations_judge ON calibrations(judge_model, rubric_version, label, measured_at)
+        """,
+    ),
 ]
 _CLAIM_KEYS = (
     "claim_index",
