@@ -8,11 +8,13 @@ import pytest
 
 from tests.fakes.judge import QueueJudge
 from tracescore.errors import JudgeError
+from tracescore.pipeline import score_trace
 from tracescore.scorers.surface import (
     SURFACE_SCORES,
     collect_items,
     complementarity,
     partition,
+    support_rows,
     surface_requests,
     surface_scorer,
     take_url_rows,
@@ -247,3 +249,16 @@ def test_expected_answer_contains_is_the_gold_when_there_is_no_gold_answer() -> 
     judge = QueueJudge().enqueue(FIXED["brave"])
     surface_scorer(judge=judge)(trace)
     assert "<gold_answer>8,849; metres</gold_answer>" in judge.requests[0].prefix
+
+
+def test_support_rows_read_case_and_provider_from_results() -> None:
+    results = []
+    for trace, reply in ((BRAVE, FIXED["brave"]), (TAVILY, FIXED["tavily"]), (EXA, FIXED["exa"])):
+        case = trace.model_copy(update={"metadata": trace.metadata | {"case": "everest"}})
+        results.append(score_trace(case, [surface_scorer(judge=QueueJudge().enqueue(reply))]))
+    results.append(score_trace(BRAVE.model_copy(update={"id": "no-provider", "metadata": {}}), []))
+    rows = support_rows(results, case_key="metadata.case")
+    assert rows == [("everest", "brave", True), ("everest", "tavily", False), ("everest", "exa", True)]
+    assert complementarity(rows).union == 1
+    fetch_yield = results[0].scores["surface.fetch_yield"]
+    assert fetch_yield.metadata["fetch_tokens"] > 0 and fetch_yield.metadata["fetched"] == 2

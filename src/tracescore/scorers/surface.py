@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
@@ -47,6 +47,7 @@ __all__ = [
     "gold_text",
     "partition",
     "render_surface",
+    "support_rows",
     "surface_requests",
     "surface_scorer",
     "surface_scores",
@@ -401,12 +402,14 @@ def surface_scorer(
             rows += labelled.values()
             unverified += bad
         meta["oracle_calls"] = calls
-        out = surface_scores(rows, meta, unverified)
+        fetch_tokens = sum(approx_tokens(item.page) for item in items if item.page is not None)
+        extra: dict[str, dict[str, Any]] = {
+            "surface.smart": {"urls": [r.as_dict() for r in rows]},
+            "surface.fetch_yield": {"fetch_tokens": fetch_tokens},  # what the agent read, for the provider report
+        }
         return [
-            s.model_copy(update={"metadata": s.metadata | {"urls": [r.as_dict() for r in rows]}})
-            if s.name == "surface.smart"
-            else s
-            for s in out
+            s.model_copy(update={"metadata": s.metadata | extra[s.name]}) if s.name in extra else s
+            for s in surface_scores(rows, meta, unverified)
         ]
 
     score_surface.__name__ = "surface"
@@ -436,6 +439,37 @@ class Complementarity:
     only: dict[str, list[str]]  # provider → questions only its surface supported
     union: int  # questions at least one provider's surface supported
     none: list[str]  # questions no provider's surface supported
+
+
+class _Scored(Protocol):
+    @property
+    def scores(self) -> Mapping[str, Score]: ...
+
+    @property
+    def metadata(self) -> Mapping[str, Any]: ...
+
+
+def _lookup(result: _Scored, key: str) -> str | None:
+    if key == "trace_id":
+        value = getattr(result, "trace_id", None)
+    else:
+        value = result.metadata.get(key.removeprefix("metadata."))
+    return None if value is None else str(value)
+
+
+def support_rows(
+    results: Iterable[_Scored], *, case_key: str = "trace_id", provider_key: str = "metadata.provider"
+) -> list[tuple[str, str, bool | None]]:
+    """(case, provider, surface.support_any) per result (``TraceResult``); results missing a key are left out."""
+    out: list[tuple[str, str, bool | None]] = []
+    for result in results:
+        case, provider = _lookup(result, case_key), _lookup(result, provider_key)
+        if case is None or provider is None:
+            continue
+        found = result.scores.get("surface.support_any")
+        value = found.value if found is not None else None
+        out.append((case, provider, value if isinstance(value, bool) else None))
+    return out
 
 
 def complementarity(rows: Iterable[tuple[str, str, bool | None]]) -> Complementarity:
