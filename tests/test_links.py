@@ -92,12 +92,13 @@ def test_one_check_per_url_per_run_and_the_cache_hook(site: FakeSite) -> None:
     with _checker(cache=cache) as checker:
         first = checker.check(urls)
         again = checker.check(urls)
-        assert checker.requests == 1 + 2  # /ok once (three spellings of one URL); /limited HEAD then GET
+        assert checker.requests == 1 + 1  # /ok once (three spellings of one URL); /limited: HEAD only, no GET
+    assert site.hits[("GET", "/limited")] == 0
     assert first == again and len(first) == 2
     assert set(cache) == {normalize_url(site.url + "/ok")}  # unknown (429) is not cached: re-checked next run
     with _checker(cache=cache) as next_run:
         result = next_run.check([site.url + "/ok", site.url + "/limited"])
-        assert next_run.requests == 2 and result[normalize_url(site.url + "/ok")].state == "alive"
+        assert next_run.requests == 1 and result[normalize_url(site.url + "/ok")].state == "alive"
     assert LinkStatus.from_json(cache[normalize_url(site.url + "/ok")]).detail == "HTTP 200"
 
 

@@ -1,9 +1,9 @@
 """Do cited links still resolve? ``LinkChecker`` for ``--check-links`` (off by default: it makes network requests).
 
 Each URL is checked once per run: ``HEAD``, falling back to ``GET`` (headers only) when ``HEAD`` answers an error
-status; redirects are followed. 404 / 410 / DNS failure / connection refused / timeout = **dead**; 2xx and 3xx after
-redirects = **alive**; 401 / 403 / 429 and every other status (5xx, 405 on both methods, too many redirects) =
-**unknown**, never dead. Requests run with bounded concurrency and per-host politeness (successive requests to one
+status other than 429 (a rate-limited host is not asked twice); redirects are followed. 404 / 410 / DNS failure /
+connection refused / timeout = **dead**; 2xx and 3xx after redirects = **alive**; 401 / 403 / 429 and every other
+status (5xx, 405 on both methods, too many redirects) = **unknown**, never dead. Requests run with bounded concurrency and per-host politeness (successive requests to one
 host at least ``per_host_interval`` seconds apart, on an injected clock). Definitive results (alive, dead) go to an
 optional dict-like cache (url → JSON) that the local store can back; unknown ones are re-checked next run.
 ``httpx`` is imported when a checker is built (``pip install 'tracescore[links]'``).
@@ -206,7 +206,7 @@ class LinkChecker:
         method = "HEAD"
         try:
             response = self._request("HEAD", url)
-            if response.status_code >= 400:  # many servers answer HEAD wrongly: ask again with GET
+            if response.status_code >= 400 and response.status_code != 429:  # HEAD is often refused: ask with GET
                 method = "GET"
                 response = self._request("GET", url)
         except httpx.HTTPError as exc:
