@@ -5,8 +5,8 @@ status other than 429 (a rate-limited host is not asked twice); redirects are fo
 connection refused / timeout = **dead**; 2xx and 3xx after redirects = **alive**; 401 / 403 / 429 and every other
 status (5xx, 405 on both methods, too many redirects) = **unknown**, never dead. Requests run with bounded
 concurrency and per-host politeness (successive requests to one host at least ``per_host_interval`` seconds apart,
-on an injected clock). Definitive results (alive, dead) go to an
-optional dict-like cache (url → JSON) that the local store can back; unknown ones are re-checked next run.
+on an injected clock). Definitive results (alive, dead) go to an optional dict-like cache (url → JSON) that the
+local store can back; unknown ones are re-checked next run.
 ``httpx`` is imported when a checker is built (``pip install 'tracescore[links]'``).
 """
 
