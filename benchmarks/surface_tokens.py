@@ -32,7 +32,7 @@ from tracescore.judge.passages import approx_tokens  # noqa: E402
 
 SAMPLES = ROOT / "cookbook" / "data" / "traces.jsonl"
 WICE = ROOT.parent / "shared" / "data" / "wice" / "claim_dev.jsonl"
-_ITEM = re.compile(r'<item id="U\d+">.*?</item>', re.S)
+_ITEM = re.compile(r'<item id="U\d+"[^>]*>.*?</item>', re.S)
 _PAGE = re.compile(r"<page>\n(.*?)\n</page>", re.S)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from tests.fakes.anthropic import _numbers, _words
 
 _GOLD = re.compile(r"<gold_answer>(.*?)</gold_answer>", re.S)
-_ITEM = re.compile(r'<item id="(U\d+)">\n(.*?)\n</item>', re.S)
+_ITEM = re.compile(r'<item id="(U\d+)"[^>]*>\n(.*?)\n</item>', re.S)
 _PART = re.compile(r"<(surface|page)>\n(.*?)\n</\1>", re.S)
 
 

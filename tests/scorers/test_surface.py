@@ -262,3 +262,15 @@ def test_support_rows_read_case_and_provider_from_results() -> None:
     assert complementarity(rows).union == 1
     fetch_yield = results[0].scores["surface.fetch_yield"]
     assert fetch_yield.metadata["fetch_tokens"] > 0 and fetch_yield.metadata["fetched"] == 2
+
+
+def test_a_page_fetched_without_a_search_result_has_no_surface_to_label() -> None:
+    direct = FetchStep(url='https://direct.example.com/p?q="x"', text="Survey. " + SUPPORT, status=200)
+    trace = BRAVE.model_copy(update={"steps": [*BRAVE.steps, direct]})
+    ((request, ids),) = surface_requests(trace, collect_items(trace), GOLD)
+    assert '<item id="U5" url="https://direct.example.com/p?q=%22x%22" note="fetched directly' in request.content
+    assert "<surface>" not in request.content.split('<item id="U5"')[1]
+    reply = {"labels": [*FIXED["brave"]["labels"], _label("U5", "page", S, SUPPORT)]}
+    values, _, _ = _run(trace, reply)
+    assert values["surface.fetch_yield"] == 1.0 and values["surface.blind"] == 1.0  # 3 fetched, all yielded
+    assert values["surface.discovered_support"] == 1.0  # a page without a surface is not a discovery

@@ -187,11 +187,11 @@ def _page_passages(page: str, queries: Sequence[str], max_share: float) -> str:
 
 
 def _item_block(label: str, item: SurfaceItem, queries: Sequence[str], max_share: float) -> str:
-    parts = [f'<item id="{label}">']
     if item.surface is not None:
-        parts.append(f"<surface>\n{_escape(item.surface)}\n</surface>")
-    elif item.url:
-        parts.append(f"<surface>\n(no search result: fetched directly)\nurl: {_escape(item.url)}\n</surface>")
+        parts = [f'<item id="{label}">', f"<surface>\n{_escape(item.surface)}\n</surface>"]
+    else:  # fetched without appearing in a search result: a page, no surface
+        url = (item.url or item.key).replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
+        parts = [f'<item id="{label}" url="{url}" note="fetched directly, no search result">']
     if item.page is not None:
         parts.append(f"<page>\n{_escape(_page_passages(item.page, queries, max_share))}\n</page>")
     parts.append("</item>")
