@@ -8,11 +8,14 @@ import pytest
 
 from tests.fakes.judge import QueueJudge
 from tracescore.errors import JudgeError
+from tracescore.judge.cache import CachingJudge, MemoryJudgeCache
 from tracescore.pipeline import score_trace
 from tracescore.scorers.surface import (
     SURFACE_SCORES,
+    SurfaceJudgement,
     collect_items,
     complementarity,
+    oracle_requests,
     partition,
     support_rows,
     surface_requests,
@@ -274,3 +277,15 @@ def test_a_page_fetched_without_a_search_result_has_no_surface_to_label() -> Non
     values, _, _ = _run(trace, reply)
     assert values["surface.fetch_yield"] == 1.0 and values["surface.blind"] == 1.0  # 3 fetched, all yielded
     assert values["surface.discovered_support"] == 1.0  # a page without a surface is not a discovery
+
+
+def test_oracle_requests_are_the_scorers_so_a_prefilled_cache_answers_them() -> None:
+    requests = oracle_requests(BRAVE)
+    assert len(requests) == 1 and oracle_requests(BRAVE.model_copy(update={"labels": Labels()})) == []
+    cache = MemoryJudgeCache()
+    inner = QueueJudge()
+    key = requests[0].key(inner.model)
+    reply = SurfaceJudgement.model_validate(FIXED["brave"]).model_dump_json()
+    cache.judge_cache_put(key, model=inner.model, rubric="surface-1", request="batch", reply=reply)
+    values = {s.name: s.value for s in surface_scorer(judge=CachingJudge(inner, cache))(BRAVE)}
+    assert inner.requests == [] and values["surface.smart"] == 1.0

@@ -43,6 +43,7 @@ __all__ = [
     "SurfaceJudgement",
     "UrlRow",
     "collect_items",
+    "oracle_requests",
     "complementarity",
     "gold_text",
     "partition",
@@ -52,6 +53,7 @@ __all__ = [
     "surface_scorer",
     "surface_scores",
     "take_url_rows",
+    "unscorable",
 ]
 
 SURFACE_SCORES = (
@@ -353,6 +355,30 @@ def surface_scores(rows: Sequence[UrlRow], meta: dict[str, Any], unverified: Seq
     return out
 
 
+def unscorable(trace: Trace) -> str | None:
+    """Why the oracle would not label this trace (no gold answer, an unreadable step, no search), or None."""
+    gold, why = gold_text(trace)
+    if gold is None:
+        return why or "no gold answer"
+    if trace.blind_spots:
+        spot = trace.blind_spots[0]
+        return f"a {spot.kind} step could not be read: {spot.reason}"
+    if not trace.searches:
+        return "no search step"
+    return None
+
+
+def oracle_requests(
+    trace: Trace, *, max_share: float = MAX_SHARE, max_call_tokens: int = MAX_CALL_TOKENS
+) -> list[JudgeRequest]:
+    """The requests ``surface_scorer`` will send for ``trace`` (same content keys), for batch prefill and estimates."""
+    gold, _ = gold_text(trace)
+    if unscorable(trace) is not None or gold is None:
+        return []
+    calls = surface_requests(trace, collect_items(trace), gold, max_share=max_share, max_call_tokens=max_call_tokens)
+    return [request for request, _ in calls]
+
+
 def _all_absent(reason: str, comment: str | None = None, **meta: Any) -> list[Score]:
     return [Score(name=n, reason=reason, comment=comment, metadata=meta) for n in SURFACE_SCORES]
 
@@ -377,14 +403,9 @@ def surface_scorer(
     def score_surface(trace: Trace) -> list[Score]:
         if judge is None:
             return _all_absent(no_judge_reason)
-        gold, why = gold_text(trace)
-        if gold is None:
+        why, (gold, _) = unscorable(trace), gold_text(trace)
+        if why is not None or gold is None:
             return _all_absent(why or "no gold answer")
-        if trace.blind_spots:
-            spot = trace.blind_spots[0]
-            return _all_absent(f"a {spot.kind} step could not be read: {spot.reason}")
-        if not trace.searches:
-            return _all_absent("no search step")
         if max_cost is not None and judge.usage.cost_usd >= max_cost:
             return _all_absent(f"{BUDGET_REASON} (${judge.usage.cost_usd:.4f} of max ${max_cost:.4f})")
         meta: dict[str, Any] = {"judge_model": judge.model, "rubric_version": rubric.version}
