@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.fakes.judge import QueueJudge
 from tracescore.errors import JudgeError
-from tracescore.scorers.semantic import SCORE, semantic_scorer
+from tracescore.scorers.semantic import SCORE, needed_request, semantic_scorer
 from tracescore.trace import Labels, Trace
 
 
@@ -54,3 +54,12 @@ def test_an_empty_answer_is_no_match_without_a_call() -> None:
     judge = QueueJudge()
     (result,) = semantic_scorer(judge=judge)(_trace("FINAL ANSWER:   "))
     assert result.value is False and judge.requests == []
+
+
+def test_needed_request_is_the_scorers_request_or_none() -> None:
+    assert needed_request(_trace("FINAL ANSWER: $5,000,000")) is None
+    assert needed_request(_trace("x", gold=None)) is None
+    request = needed_request(_trace("FINAL ANSWER: US$5 million"))
+    judge = QueueJudge().enqueue({"match": True, "reason": "same"})
+    semantic_scorer(judge=judge)(_trace("FINAL ANSWER: US$5 million"))
+    assert request is not None and request.key("m") == judge.requests[0].key("m")

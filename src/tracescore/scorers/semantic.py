@@ -20,7 +20,7 @@ from tracescore.score import Score, absent, score
 from tracescore.scorers.answer import exact_match, extract_final_answer
 from tracescore.trace import Trace
 
-__all__ = ["SCORE", "SemanticVerdict", "semantic_request", "semantic_scorer"]
+__all__ = ["SCORE", "SemanticVerdict", "needed_request", "semantic_request", "semantic_scorer"]
 
 SCORE = "answer.semantic_match"
 _TAG = re.compile(r"<(/?)(question|gold_answer|answer)\b", re.IGNORECASE)
@@ -42,6 +42,15 @@ def semantic_request(question: str, gold: str, answer: str) -> JudgeRequest:
         f"<answer>{_escape(answer)}</answer>"
     )
     return JudgeRequest(load_rubric("semantic"), content, SemanticVerdict)
+
+
+def needed_request(trace: Trace, *, final_answer_prefix: str | None = "FINAL ANSWER:") -> JudgeRequest | None:
+    """The request ``semantic_scorer`` will send for ``trace``, or None when it needs no call (batch prefill)."""
+    gold = trace.labels.gold_answer
+    final = extract_final_answer(trace.answer, final_answer_prefix).strip()
+    if gold is None or not gold.strip() or not final or exact_match(final, gold):
+        return None
+    return semantic_request(trace.question, gold, final)
 
 
 def semantic_scorer(
