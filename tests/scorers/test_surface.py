@@ -289,3 +289,8 @@ def test_oracle_requests_are_the_scorers_so_a_prefilled_cache_answers_them() -> 
     cache.judge_cache_put(key, model=inner.model, rubric="surface-1", request="batch", reply=reply)
     values = {s.name: s.value for s in surface_scorer(judge=CachingJudge(inner, cache))(BRAVE)}
     assert inner.requests == [] and values["surface.smart"] == 1.0
+
+
+def test_a_quote_too_short_to_verify_is_downgraded() -> None:
+    values, _, _ = _run(BRAVE, {"labels": [_label("U1", "surface", S, "8,849")]})
+    assert values["surface.support_any"] is False and values["surface.blind"] == 2.0
