@@ -90,3 +90,16 @@ class FakeSite:
     def __exit__(self, *exc: object) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+class FrozenClock:
+    """Time stands still; every sleep is recorded instead of slept."""
+
+    def __init__(self) -> None:
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return 100.0
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
