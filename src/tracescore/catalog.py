@@ -76,6 +76,7 @@ def _e(
 
 _R, _C, _A, _D = "retrieval-1", "citations-1", "answer-1", "diagnosis-1"
 _G = "grounding-1"  # the rubric version of scorers/grounding.toml; a judged score's metadata carries the live one
+_S, _M, _L = "surface-1", "semantic-1", "links-1"  # scorers/surface.toml, scorers/semantic.toml, the link checker
 
 CATALOG: tuple[Entry, ...] = (
     _e("retrieval.recall_at_{k}", "retrieval", "NUMERIC", 1, "retrieval", _R, False,
@@ -108,6 +109,28 @@ CATALOG: tuple[Entry, ...] = (
        "SQuAD-style normalised exact match against gold_answer"),
     _e(DIAGNOSIS, "diagnosis", "CATEGORICAL", 0, "diagnosis", _D, False,
        "the stage contingency cell (retrieval_fail/ungrounded/grounded × right/wrong)"),
+    _e("surface.support_any", "surface", "BOOLEAN", 1, "surface", _S, True,
+       "some search result's surface (title, URL, snippet, metadata) supports the gold answer before any fetch"),
+    _e("surface.first_support_rank", "surface", "NUMERIC", -1, "surface", _S, True,
+       "best rank, within its own search call, of a result whose surface supports; absent when none does"),
+    _e("surface.smart", "surface", "NUMERIC", 0, "surface", _S, True,
+       "URLs whose surface supports the gold answer and that the agent fetched"),
+    _e("surface.missed", "surface", "NUMERIC", -1, "surface", _S, True,
+       "URLs whose surface supports the gold answer and that the agent never fetched"),
+    _e("surface.blind", "surface", "NUMERIC", -1, "surface", _S, True,
+       "URLs whose surface does not support the gold answer and that the agent fetched"),
+    _e("surface.noop", "surface", "NUMERIC", 0, "surface", _S, True,
+       "URLs whose surface does not support the gold answer and that the agent did not fetch"),
+    _e("surface.contradiction_ratio", "surface", "NUMERIC", -1, "surface", _S, True,
+       "results whose surface contradicts the gold answer / results whose surface supports it; absent when none"),
+    _e("surface.fetch_yield", "surface", "NUMERIC", 1, "surface", _S, True,
+       "fetched pages that support the gold answer / pages fetched; absent when nothing was fetched"),
+    _e("surface.discovered_support", "surface", "NUMERIC", 0, "surface", _S, True,
+       "fetched pages that support the gold answer while their surface did not (post-fetch discovery)"),
+    _e("answer.semantic_match", "answer", "BOOLEAN", 1, "semantic", _M, True,
+       "the final answer is gold_answer up to harmless formatting and naming variants (exact match needs no call)"),
+    _e("citation.dead_rate", "citations", "NUMERIC", -1, "links", _L, False,
+       "cited URLs that no longer resolve (404/410/DNS/timeout) / cited URLs decided; --check-links only"),
 )
 
 

@@ -1,0 +1,40 @@
+"""``citation.dead_rate``: cited URLs that no longer resolve (``--check-links``; the checker does the network I/O).
+
+dead / (alive + dead) over the trace's distinct cited URLs: unknown links (401/403/429, 5xx…) are reported in the
+metadata but never counted as dead, nor in the denominator. Absent when the answer cites no URL or none could be
+decided. Read it beside ``citation.unfetched_rate``: "dead or unfetched".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tracescore.links import LinkCheck
+from tracescore.score import Score, absent, score
+from tracescore.scorers.citations import citation_rows
+from tracescore.trace import Trace
+
+__all__ = ["SCORE", "dead_link_scorer"]
+
+SCORE = "citation.dead_rate"
+
+
+def dead_link_scorer(*, checker: LinkCheck) -> Callable[[Trace], list[Score]]:
+    """Scorer factory for ``citation.dead_rate`` over the URLs the answer cites, checked by ``checker``."""
+
+    def score_dead_links(trace: Trace) -> list[Score]:
+        cited = list(dict.fromkeys(r.target for r in citation_rows(trace) if r.kind == "url"))
+        if not cited:
+            return [absent(SCORE, "no cited URL")]
+        statuses = list(checker(cited).values())
+        dead = [s for s in statuses if s.state == "dead"]
+        alive = [s for s in statuses if s.state == "alive"]
+        unknown = {s.url: s.detail for s in statuses if s.state == "unknown"}
+        meta = {"checked": len(statuses), "dead": len(dead), "alive": len(alive), "unknown": unknown}
+        if not dead and not alive:
+            return [absent(SCORE, f"no cited URL could be checked ({len(unknown)} unknown)", **meta)]
+        comment = "no longer resolve: " + "; ".join(f"{s.url} ({s.detail})" for s in dead[:3]) if dead else None
+        return [score(SCORE, len(dead) / (len(dead) + len(alive)), comment=comment, **meta)]
+
+    score_dead_links.__name__ = "dead_links"
+    return score_dead_links

@@ -1,0 +1,85 @@
+"""``answer.semantic_match``: the final answer is the gold answer up to harmless formatting and naming variants.
+
+Exact match (SQuAD normalisation, number words as digits) is accepted without a call; otherwise one judge call (the
+``semantic`` rubric) sees the question, the gold answer and the final answer and says match or not, with a reason
+("US$5 million" = "$5,000,000"; "J. Smith" = "John Smith" when unambiguous). Token F1 stays beside it, unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from tracescore.errors import JudgeError
+from tracescore.judge.protocol import Judge, JudgeRequest
+from tracescore.judge.rubrics import load_rubric
+from tracescore.score import Score, absent, score
+from tracescore.scorers.answer import exact_match, extract_final_answer
+from tracescore.trace import Trace
+
+__all__ = ["SCORE", "SemanticVerdict", "needed_request", "semantic_request", "semantic_scorer"]
+
+SCORE = "answer.semantic_match"
+_TAG = re.compile(r"<(/?)(question|gold_answer|answer)\b", re.IGNORECASE)
+
+
+class SemanticVerdict(BaseModel):
+    match: bool
+    reason: str
+
+
+def _escape(text: str) -> str:
+    return _TAG.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
+
+
+def semantic_request(question: str, gold: str, answer: str) -> JudgeRequest:
+    """The one judge call: question, gold answer and final answer, each delimited."""
+    content = (
+        f"<question>{_escape(question)}</question>\n<gold_answer>{_escape(gold)}</gold_answer>\n"
+        f"<answer>{_escape(answer)}</answer>"
+    )
+    return JudgeRequest(load_rubric("semantic"), content, SemanticVerdict)
+
+
+def needed_request(trace: Trace, *, final_answer_prefix: str | None = "FINAL ANSWER:") -> JudgeRequest | None:
+    """The request ``semantic_scorer`` will send for ``trace``, or None when it needs no call (batch prefill)."""
+    gold = trace.labels.gold_answer
+    final = extract_final_answer(trace.answer, final_answer_prefix).strip()
+    if gold is None or not gold.strip() or not final or exact_match(final, gold):
+        return None
+    return semantic_request(trace.question, gold, final)
+
+
+def semantic_scorer(
+    *,
+    judge: Judge | None,
+    final_answer_prefix: str | None = "FINAL ANSWER:",
+    no_judge_reason: str = "no judge configured",
+) -> Callable[[Trace], list[Score]]:
+    """Scorer factory for ``answer.semantic_match`` (absent without ``gold_answer``; exact match needs no judge)."""
+    rubric = load_rubric("semantic")
+
+    def score_semantic(trace: Trace) -> list[Score]:
+        gold = trace.labels.gold_answer
+        if gold is None or not gold.strip():
+            return [absent(SCORE, "no gold_answer label")]
+        final = extract_final_answer(trace.answer, final_answer_prefix).strip()
+        if exact_match(final, gold):
+            return [score(SCORE, True, how="exact")]
+        if not final:
+            return [score(SCORE, False, comment="empty answer", how="empty")]
+        if judge is None:
+            return [absent(SCORE, no_judge_reason)]
+        meta: dict[str, Any] = {"judge_model": judge.model, "rubric_version": rubric.version, "how": "judge"}
+        try:
+            reply = judge.judge(semantic_request(trace.question, gold, final))
+        except JudgeError as exc:
+            return [Score(name=SCORE, reason="judge_error", comment=str(exc), metadata=meta)]
+        verdict: SemanticVerdict = reply.output
+        return [score(SCORE, verdict.match, comment=verdict.reason or None, **meta)]
+
+    score_semantic.__name__ = "semantic"
+    return score_semantic
