@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from tests.fakes.judge import QueueJudge
+from tracescore.engine.pipeline import score_trace
 from tracescore.errors import JudgeError
 from tracescore.judge.cache import CachingJudge, MemoryJudgeCache
-from tracescore.pipeline import score_trace
 from tracescore.scorers.surface import (
     SURFACE_SCORES,
     SurfaceJudgement,

@@ -10,8 +10,8 @@ from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.anthropic_surface import fabricate, surface_oracle
 from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.judge.cache import CachingJudge, MemoryJudgeCache
-from tracescore.score import Score
 from tracescore.scorers.surface import SURFACE_SCORES, surface_scorer, take_url_rows
+from tracescore.scores import Score
 from tracescore.trace import FetchStep, Hit, Labels, SearchStep, Trace
 
 SUPPORT = "Everest is 8,849 metres high according to the 2020 survey."

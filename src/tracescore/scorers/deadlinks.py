@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tracescore.links import LinkCheck
-from tracescore.score import Score, absent, score
 from tracescore.scorers.citations import citation_rows
+from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 
 __all__ = ["SCORE", "dead_link_scorer"]

@@ -16,8 +16,8 @@ from pydantic import BaseModel
 from tracescore.errors import JudgeError
 from tracescore.judge.protocol import Judge, JudgeRequest
 from tracescore.judge.rubrics import load_rubric
-from tracescore.score import Score, absent, score
 from tracescore.scorers.answer import exact_match, extract_final_answer
+from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 
 __all__ = ["SCORE", "SemanticVerdict", "needed_request", "semantic_request", "semantic_scorer"]

@@ -30,7 +30,7 @@ from tracescore.judge.passages import MAX_SHARE, approx_tokens, chunk_text, sele
 from tracescore.judge.protocol import Judge, JudgeRequest
 from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import load_rubric
-from tracescore.score import Score, absent, score
+from tracescore.scores import Score, absent, score
 from tracescore.trace import Hit, Trace
 from tracescore.urls import normalize_url
 
