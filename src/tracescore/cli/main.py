@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from tracescore import __version__
+from tracescore.cli.inspect import inspect
 from tracescore.cli.job import backfill, init, run
 from tracescore.cli.report import gate, report
 from tracescore.cli.score import score
@@ -18,7 +19,7 @@ def main() -> None:
     """Whose bug is it? Score search-agent traces stage by stage: retrieval, grounding, citations, answer."""
 
 
-for _command in (score, report, gate, run, backfill, init):
+for _command in (score, report, gate, run, backfill, init, inspect):
     main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover
