@@ -219,3 +219,13 @@ def test_malformed_span_is_reported_and_the_rest_scored(tmp_path: Path) -> None:
     assert any("span 4: span 'no ids' has no traceId/spanId" in e for e in errors)
     assert any("span 5: span is str" in e for e in errors)
     assert "2 of 3 lines could not be scored" in result.output
+
+
+def test_inspect_reads_a_whole_span_file(tmp_path: Path) -> None:
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(_otlp(_agent_trace("t1", "Paris."))))
+    result = CliRunner().invoke(main, ["inspect", str(path), "--source", "otel"])
+    assert result.exit_code == 0, result.output
+    assert "searches: 1" in result.output and "fetches:  1" in result.output
+    bad = CliRunner().invoke(main, ["inspect", str(path), "--source", "jsonl"])
+    assert "searches: 1" not in bad.output  # the same file read as canonical traces is not these steps

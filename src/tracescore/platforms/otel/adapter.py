@@ -30,7 +30,8 @@ from tracescore.adapters.fields import (
     unflatten_indexed,
 )
 from tracescore.adapters.jsonl import describe_validation_error
-from tracescore.errors import AdapterError
+from tracescore.errors import AdapterError, InputError
+from tracescore.platforms.otel.spans import group_spans, read_spans
 from tracescore.trace import BlindSpot, FetchStep, Labels, SearchStep, Trace
 
 __all__ = ["otel_adapter", "trace_from_spans"]
@@ -123,12 +124,27 @@ def _labels(attributes: Mapping[str, Any], cfg: MappingConfig) -> Labels:
     return labels if labels != Labels() else extract_labels(attributes, cfg.labels_paths)
 
 
+def _first_trace(document: Any) -> Mapping[str, Any]:
+    """The first trace of a whole span document (what ``tracescore inspect FILE --source otel`` hands over)."""
+    try:
+        record = next(group_spans(read_spans(document)), None)
+    except InputError as exc:
+        raise AdapterError(str(exc)) from None
+    if record is None or not isinstance(record.payload, Mapping):
+        raise AdapterError("span file holds no spans")
+    return record.payload
+
+
 def trace_from_spans(payload: object, config: MappingConfig | None = None) -> Trace:
     """One trace's spans (``{"trace_id", "spans"}``) → ``Trace``; AdapterError names what is wrong."""
     cfg = config or _DEFAULT
     data = parse_maybe_json(payload)
+    if isinstance(data, list):  # a whole file of flat spans (``inspect``)
+        data = _first_trace(data)
     if not isinstance(data, Mapping):
         raise AdapterError(f"not a span record: expected a JSON object, got {type(data).__name__}")
+    if "resourceSpans" in data or ("spans" in data and "trace_id" not in data):  # a whole file (``inspect``)
+        data = _first_trace(data)
     if data.get("error"):
         raise AdapterError(str(data["error"]))
     spans = [s for s in data.get("spans") or [] if isinstance(s, Mapping)]
