@@ -77,6 +77,8 @@ class TraceResult:
         )
         if judged:  # which judge and rubric gave the judged scores: the gate looks up their calibration
             judge.update(model=judged["judge_model"], rubric_version=judged.get("rubric_version"))
+            if "agreement" in judged:  # measured against human labels; absent when never measured
+                judge["agreement"] = judged["agreement"]
         if judge:
             out["judge"] = judge
         return _strict(out)  # type: ignore[no-any-return]
