@@ -18,7 +18,7 @@ from tracescore.report.summary import Report, build_report
 from tracescore.result import TraceResult
 from tracescore.scorers import default_scorers
 from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
-from tracescore.sources.jsonl import Record
+from tracescore.sources.base import Record
 from tracescore.trace import Trace
 
 __all__ = ["report", "score_traces", "to_pandas"]
