@@ -9,7 +9,8 @@ that started before a window edge, children written after it), so the plan is ma
 file reading only the trace id and whether a row is a trace's root: a trace found in one file belongs to that
 file's shard; a trace found in several belongs to the first shard (in key order) holding its root, else the first
 holding any row of it, and that shard also reads the other files for its rows. Every row of a trace thus lies in
-exactly one shard, and the plan holds only the traces that span files (the window edges), not every trace.
+exactly one shard. The planning pass keeps one entry per trace id while it runs (about 100 bytes each); the plan it
+leaves holds only the traces that span files (the window edges), which is what travels with the source.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class ExportFile:
     rel: str
     uri: str
     size: int = 0
+    mtime_ns: int = 0
 
 
 class ExportRoot:
@@ -50,6 +52,7 @@ class ExportRoot:
         except ImportError:  # pragma: no cover - the registry checks the extra first
             raise ConfigError("export sources need pyarrow: pip install 'tracescore[export]'") from None
         self.root = root.rstrip("/")
+        self.notes: list[str] = []  # lines skipped as unreadable, with file and line number
         self._remote = "://" in root
         try:
             if self._remote:
@@ -64,7 +67,9 @@ class ExportRoot:
         return f"{self.root}/{rel}" if self._remote else str(Path(self.base) / rel)
 
     def _path(self, uri: str) -> str:
-        """The filesystem path of a ``uri`` made by ``uri()``."""
+        """The filesystem path of a ``uri`` made by ``uri()`` (or of the root itself)."""
+        if uri == self.root:
+            return self.base
         if self._remote:
             return self.base + uri[len(self.root) :]
         return uri
@@ -74,6 +79,10 @@ class ExportRoot:
         import pyarrow.fs as pafs
 
         try:
+            itself = self.fs.get_file_info(self.base)
+            if itself.type == pafs.FileType.File:  # the root names one file: that file alone
+                name = posixpath.basename(self.base)
+                return [ExportFile(name, self.root, int(itself.size or 0), int(itself.mtime_ns or 0))]
             infos = self.fs.get_file_info(pafs.FileSelector(self.base, recursive=True, allow_not_found=False))
         except Exception as exc:
             raise SourceError(f"cannot list export {self.root!r}: {exc}") from exc
@@ -83,7 +92,7 @@ class ExportRoot:
                 continue
             rel = posixpath.relpath(info.path, self.base) if self._remote else str(Path(info.path).relative_to(self.base))
             rel = rel.replace("\\", "/")
-            out.append(ExportFile(rel, self.uri(rel), int(info.size or 0)))
+            out.append(ExportFile(rel, self.uri(rel), int(info.size or 0), int(info.mtime_ns or 0)))
         return sorted(out, key=lambda f: f.rel)
 
     def read_json(self, uri: str) -> Any:
@@ -104,15 +113,14 @@ class ExportRoot:
                 name = path.removesuffix(".gz")
                 if name.endswith(".jsonl"):
                     for n, line in enumerate(text, start=1):
-                        if line.strip():
-                            yield _json_line(line, uri, n)
+                        row = _json_line(line, uri, n, self.notes) if line.strip() else None
+                        if row is not None:
+                            yield row
                 elif name.endswith(".csv"):
                     yield from csv.DictReader(text)
                 else:
                     data = json.load(text)
                     yield from (r for r in (data if isinstance(data, list) else [data]) if isinstance(r, dict))
-        except SourceError:
-            raise
         except Exception as exc:
             raise SourceError(f"cannot read export file {uri!r}: {type(exc).__name__}: {exc}") from exc
 
@@ -127,13 +135,16 @@ class ExportRoot:
                 yield from batch.to_pylist()
 
 
-def _json_line(line: str, uri: str, n: int) -> dict[str, Any]:
+def _json_line(line: str, uri: str, n: int, notes: list[str]) -> dict[str, Any] | None:
+    """One JSONL row; a line that is not a JSON object is skipped with a note naming file and line."""
     try:
         row = json.loads(line)
-    except ValueError as exc:
-        raise SourceError(f"{uri}: line {n} is not JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:
+        notes.append(f"{uri}: line {n} skipped: not JSON ({str(exc)[:80]})")
+        return None
     if not isinstance(row, dict):
-        raise SourceError(f"{uri}: line {n} is not a JSON object")
+        notes.append(f"{uri}: line {n} skipped: not a JSON object")
+        return None
     return row
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from tracescore.adapters.fields import parse_maybe_json
 from tracescore.errors import ConfigError
-from tracescore.platforms.base import Parts, PlatformContext
+from tracescore.platforms.base import EVERYTHING, Parts, PlatformContext
 from tracescore.platforms.langfuse.adapter import langfuse_adapter
 from tracescore.sources.base import Record, Shard
 from tracescore.sources.exports import ExportFile, ExportRoot, ShardPlan, plan_shards
@@ -156,8 +156,13 @@ class LangfuseExport:
         for manifest in manifests:
             project_dir = posixpath.dirname(posixpath.dirname(manifest.rel))
             stem = _stem(posixpath.basename(manifest.rel))
+            try:
+                listed = self.export.read_json(manifest.uri).get("files", [])
+            except (OSError, ValueError, AttributeError) as exc:
+                self.stats.notes.append(f"run {manifest.rel}: manifest unreadable ({exc}); run skipped")
+                continue
             complete.add(f"{project_dir}/{stem}")
-            tables = {str(f.get("table")) for f in self.export.read_json(manifest.uri).get("files", [])}
+            tables = {str(f.get("table")) for f in listed if isinstance(f, dict)}
             table = next((t for t in OBSERVATION_TABLES if t in tables), None)
             found = by_dir.get(posixpath.join(project_dir, table or ""), {}).get(stem) if table else None
             if found is None:
@@ -236,7 +241,7 @@ class LangfuseExport:
         """Every trace of every completed run, shard by shard; with a window, only traces whose root starts in it."""
         for shard in self.shards():
             for record in self.read(shard):
-                if _in_window(record.payload, since, until):
+                if (since <= EVERYTHING and until is None) or _in_window(record.payload, since, until):
                     yield record
 
 
@@ -253,7 +258,10 @@ def _in_window(payload: Any, since: datetime, until: datetime | None) -> bool:
     starts = [str(r.get("startTime")) for r in roots if r.get("startTime")]
     if not starts:
         return True
-    moment = datetime.fromisoformat(min(starts).replace("Z", "+00:00"))
+    try:
+        moment = datetime.fromisoformat(min(starts).replace("Z", "+00:00"))
+    except ValueError:
+        return True  # the adapter reports the unreadable time with the trace
     return moment >= since and (until is None or moment < until)
 
 
@@ -263,6 +271,7 @@ def build(context: PlatformContext) -> Parts:
     if not context.path:
         raise ConfigError(f"[source] kind = 'langfuse-export' needs path = '<folder or s3://…>'{context.where()}")
     source = LangfuseExport(context.path)
+    source.runs()  # a root that is no export fails here, before anything is scored
 
     def summary(seen: int) -> tuple[str, list[str]]:
         s = source.stats
@@ -270,7 +279,7 @@ def build(context: PlatformContext) -> Parts:
             f"read {s.traces} traces from {s.runs} complete export runs ({s.rows} observations,"
             f" {s.duplicate_rows} duplicates dropped, {s.skipped_runs} runs without manifest skipped)"
         )
-        return line, list(s.notes)
+        return line, list(s.notes) + list(source.export.notes)
 
     return Parts(
         source,

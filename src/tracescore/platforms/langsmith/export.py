@@ -21,7 +21,7 @@ from typing import Any
 
 from tracescore.adapters.fields import parse_maybe_json
 from tracescore.errors import ConfigError
-from tracescore.platforms.base import Parts, PlatformContext
+from tracescore.platforms.base import EVERYTHING, Parts, PlatformContext
 from tracescore.platforms.langsmith.adapter import langsmith_adapter
 from tracescore.sources.base import Record, Shard
 from tracescore.sources.exports import ExportRoot, ShardPlan, plan_shards
@@ -156,7 +156,7 @@ class LangSmithExport:
         """Every trace of the export, shard by shard; with a window, only traces whose root run starts in it."""
         for shard in self.shards():
             for record in self.read(shard):
-                if _in_window(record.payload, since, until):
+                if (since <= EVERYTHING and until is None) or _in_window(record.payload, since, until):
                     yield record
 
 
@@ -165,7 +165,10 @@ def _in_window(payload: Any, since: datetime, until: datetime | None) -> bool:
     start = root.get("start_time") if isinstance(root, dict) else None
     if not start:
         return True
-    moment = datetime.fromisoformat(str(start).replace("Z", "+00:00"))
+    try:
+        moment = datetime.fromisoformat(str(start).replace("Z", "+00:00"))
+    except ValueError:
+        return True  # the adapter reports the unreadable time with the trace
     moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     return moment >= since and (until is None or moment < until)
 
@@ -176,6 +179,7 @@ def build(context: PlatformContext) -> Parts:
     if not context.path:
         raise ConfigError(f"[source] kind = 'langsmith-export' needs path = '<folder or s3://…>'{context.where()}")
     source = LangSmithExport(context.path)
+    source.shards()  # a root that is no export fails here, before anything is scored
 
     def summary(seen: int) -> tuple[str, list[str]]:
         s = source.stats
@@ -183,7 +187,7 @@ def build(context: PlatformContext) -> Parts:
             f"read {s.traces} traces from {s.files} export files ({s.runs} runs, {s.duplicate_runs} duplicates"
             f" dropped, {s.rootless} traces without their root run)"
         )
-        return line, list(s.notes)
+        return line, list(s.notes) + list(source.export.notes)
 
     return Parts(
         source,
