@@ -11,6 +11,7 @@ Both return what a reader must find. The Ray engine's tests import these too.
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,7 +24,8 @@ __all__ = ["ExportLayout", "langfuse_rows", "load_samples", "write_langfuse_expo
 PROJECT = "proj-export"
 EXPORT_ID = "0b5e7c52-0000-4000-8000-00000000e1f0"
 TENANT_ID = "7e0a1d00-0000-4000-8000-000000000001"
-SESSION_ID = "5e551000-0000-4000-8000-000000000002"
+PROJECT_NAME = "search-agent"
+SESSION_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, f"project:{PROJECT_NAME}"))  # the id FakeLangSmith gives it
 UNFINISHED = "tr-unfinished"
 
 

@@ -122,7 +122,7 @@ def _files(spec: str) -> Iterator[tuple[ExportRoot, ExportFile]]:
 
 def _results(root: ExportRoot, f: ExportFile, pushed: _Pushed) -> Iterator[TraceResult]:
     """The results of one file with present scores; a line that is not a result is reported with its number."""
-    for n, line in enumerate(root.rows(f.uri), start=1):
+    for n, line in root.numbered(f.uri):
         try:
             result = result_from_line(line)
         except (ValueError, TypeError) as exc:

@@ -102,10 +102,16 @@ class ExportRoot:
 
     def rows(self, uri: str, columns: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
         """The rows of one data file as dicts (Parquet: only ``columns`` that exist, batch by batch)."""
+        for _, row in self.numbered(uri, columns):
+            yield row
+
+    def numbered(self, uri: str, columns: Sequence[str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+        """``(line or row number, row)`` of one data file; a JSONL line that is no JSON object is skipped with a
+        note; SourceError when the file cannot be read."""
         path = self._path(uri)
         try:
             if path.endswith(".parquet"):
-                yield from self._parquet(path, columns)
+                yield from enumerate(self._parquet(path, columns), start=1)
                 return
             with self.fs.open_input_stream(path) as stream:
                 raw: Any = gzip.GzipFile(fileobj=stream) if path.endswith(".gz") else stream
@@ -115,12 +121,13 @@ class ExportRoot:
                     for n, line in enumerate(text, start=1):
                         row = _json_line(line, uri, n, self.notes) if line.strip() else None
                         if row is not None:
-                            yield row
+                            yield n, row
                 elif name.endswith(".csv"):
-                    yield from csv.DictReader(text)
+                    yield from enumerate(csv.DictReader(text), start=2)
                 else:
                     data = json.load(text)
-                    yield from (r for r in (data if isinstance(data, list) else [data]) if isinstance(r, dict))
+                    rows = data if isinstance(data, list) else [data]
+                    yield from ((n, r) for n, r in enumerate(rows, start=1) if isinstance(r, dict))
         except Exception as exc:
             raise SourceError(f"cannot read export file {uri!r}: {type(exc).__name__}: {exc}") from exc
 
