@@ -26,7 +26,7 @@ from tests.fakes.langsmith_runs import load_samples, seed
 from tests.fakes.s3 import S3, s3  # noqa: F401 - the fixture
 from tracescore.cli import main
 from tracescore.cli.push import result_from_line
-from tracescore.platforms.langfuse.export import LangfuseExport, api_row
+from tracescore.platforms.langfuse.export import LangfuseExport
 from tracescore.sinks.records import records_from_result
 
 WINDOW = ["--from", "2026-11-01T00:00:00Z", "--to", "2026-12-01T00:00:00Z"]

@@ -48,7 +48,7 @@ class ExportRoot:
 
     def __init__(self, root: str) -> None:
         try:
-            import pyarrow.fs as pafs
+            import pyarrow.fs as pafs  # type: ignore[import-untyped]
         except ImportError:  # pragma: no cover - the registry checks the extra first
             raise ConfigError("export sources need pyarrow: pip install 'tracescore[export]'") from None
         self.root = root.rstrip("/")
@@ -69,9 +69,9 @@ class ExportRoot:
     def _path(self, uri: str) -> str:
         """The filesystem path of a ``uri`` made by ``uri()`` (or of the root itself)."""
         if uri == self.root:
-            return self.base
+            return str(self.base)
         if self._remote:
-            return self.base + uri[len(self.root) :]
+            return str(self.base) + uri[len(self.root) :]
         return uri
 
     def files(self) -> list[ExportFile]:
@@ -90,8 +90,8 @@ class ExportRoot:
         for info in infos:
             if info.type != pafs.FileType.File or not info.path.endswith(_FORMATS):
                 continue
-            rel = posixpath.relpath(info.path, self.base) if self._remote else str(Path(info.path).relative_to(self.base))
-            rel = rel.replace("\\", "/")
+            full = str(info.path)
+            rel = posixpath.relpath(full, self.base) if self._remote else Path(full).relative_to(self.base).as_posix()
             out.append(ExportFile(rel, self.uri(rel), int(info.size or 0), int(info.mtime_ns or 0)))
         return sorted(out, key=lambda f: f.rel)
 
@@ -132,7 +132,7 @@ class ExportRoot:
             raise SourceError(f"cannot read export file {uri!r}: {type(exc).__name__}: {exc}") from exc
 
     def _parquet(self, path: str, columns: Sequence[str] | None) -> Iterator[dict[str, Any]]:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
         with self.fs.open_input_file(path) as handle:
             parquet = pq.ParquetFile(handle)

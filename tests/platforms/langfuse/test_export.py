@@ -3,8 +3,8 @@
 The export is generated from the cookbook's samples (``tests/fakes/exports.py``): two runs whose windows overlap, a
 trace whose late child lies only in the second run, and a third run without its manifest. Scored with the local
 engine (``score EXPORT --source langfuse-export``), every sample gives the same result line as from
-``cookbook/data/traces.jsonl`` — scores, absent scores with their reasons, comments, timestamp, judge model and rubric — with the
-judge on (the fake Anthropic API) and off (issue #15, acceptance 1, local engine).
+``cookbook/data/traces.jsonl`` — scores, absent scores with their reasons, comments, timestamp, judge model and
+rubric — with the judge on (the fake Anthropic API) and off (issue #15, acceptance 1, local engine).
 """
 
 from __future__ import annotations

@@ -210,7 +210,8 @@ class LangfuseExport:
         """The whole traces this shard scores: its run's rows, plus rows of its spanning traces from other runs."""
         runs, plan = self.runs(), self.plan()
         run = runs[shard.key]
-        files = [(run, True)] + [(r, False) for r in runs.values() if r.observations.uri in plan.extra.get(shard.key, [])]
+        extra = plan.extra.get(shard.key, [])
+        files = [(run, True)] + [(r, False) for r in runs.values() if r.observations.uri in extra]
         files.sort(key=lambda item: item[0].observations.rel)
         traces: dict[str, dict[str, dict[str, Any]]] = {}
         trace_rows: dict[str, dict[str, Any]] = {}
