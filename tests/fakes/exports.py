@@ -10,6 +10,7 @@ Both return what a reader must find. The Ray engine's tests import these too.
 
 from __future__ import annotations
 
+import gzip
 import json
 import uuid
 from dataclasses import dataclass, field
@@ -92,8 +93,9 @@ def langfuse_rows(sample: dict[str, Any], *, trace_id: str | None = None) -> lis
 
 def _write_rows(path: Path, rows: list[dict[str, Any]], fmt: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "jsonl":
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    if fmt in ("jsonl", "jsonl.gz"):
+        text = "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
+        path.write_bytes(gzip.compress(text) if fmt == "jsonl.gz" else text)
         return
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -109,9 +111,27 @@ def _stem(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H-%M-%S")
 
 
+_TRACE_CONTEXT = ("trace_name", "tags", "session_id", "user_id")
+
+
+def _legacy(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Legacy-mode tables: observations without trace context, and one ``traces`` row per trace (name, tags, the
+    question and answer as the trace's input/output, the labels in its metadata)."""
+    observations = [{k: v for k, v in r.items() if k not in _TRACE_CONTEXT} for r in rows]
+    for r in observations:  # the question, answer and labels only in the trace's own row
+        if r["parent_observation_id"] is None:
+            r.update(input=None, output=None, metadata={})
+    traces = [{"id": r["trace_id"], "timestamp": r["start_time"], "name": r["trace_name"], "environment":
+               r["environment"], "tags": [], "input": r["input"], "output": r["output"], "metadata": r["metadata"],
+               "session_id": None, "user_id": None, "project_id": PROJECT}
+              for r in rows if r["parent_observation_id"] is None]
+    return observations, traces
+
+
 def write_langfuse_export(root: Path, samples: list[dict[str, Any]] | None = None, *, fmt: str = "parquet",
-                          prefix: str = "") -> ExportLayout:
-    """A Langfuse export of ``samples`` (default: the cookbook's) under ``root/prefix``, in ``fmt`` (parquet|jsonl)."""
+                          prefix: str = "", legacy: bool = False) -> ExportLayout:
+    """A Langfuse export of ``samples`` (default: the cookbook's) under ``root/prefix``, in ``fmt`` (parquet, jsonl,
+    jsonl.gz); ``legacy``: the legacy mode's ``observations`` + ``traces`` tables instead of ``observations_v2``."""
     samples = samples if samples is not None else load_samples()
     ordered = sorted(samples, key=lambda s: (s["timestamp"], s["id"]))
     half = len(ordered) // 2
@@ -129,13 +149,18 @@ def write_langfuse_export(root: Path, samples: list[dict[str, Any]] | None = Non
     run2 = late + run2
     unfinished = langfuse_rows(first[0], trace_id=UNFINISHED)
     base = root / prefix / PROJECT if prefix else root / PROJECT
-    ext = "parquet" if fmt == "parquet" else "jsonl"
+    ext = fmt
+    table = "observations" if legacy else "observations_v2"
     layout = ExportLayout(root=root, trace_ids=[s["id"] for s in ordered], spanning=spanning,
                           duplicated_rows=len(overlap), platform_ids={s["id"]: s["id"] for s in ordered})
     window_start = datetime.fromisoformat(ordered[0]["timestamp"]) - timedelta(hours=1)
     for start, end, rows, manifest in ((window_start, run1_end, run1, True), (edge, run2_end, run2, True),
                                        (run2_end, run2_end + timedelta(hours=1), unfinished, False)):
-        rel = f"observations_v2/{_stem(end)}.{ext}"
+        rel = f"{table}/{_stem(end)}.{ext}"
+        trace_rows: list[dict[str, Any]] = []
+        if legacy:
+            rows, trace_rows = _legacy(rows)
+            _write_rows(base / f"traces/{_stem(end)}.{ext}", trace_rows, fmt)
         _write_rows(base / rel, rows, fmt)
         layout.files.append(f"{PROJECT}/{rel}")
         if not manifest:
@@ -144,14 +169,15 @@ def write_langfuse_export(root: Path, samples: list[dict[str, Any]] | None = Non
         scores = base / f"scores/{_stem(end)}.{ext}"
         _write_rows(scores, [{"id": "s-0", "trace_id": rows[0]["trace_id"], "name": "user-feedback", "value": 1.0}],
                     fmt)
-        files = [{"key": f"{prefix}{PROJECT}/{rel}", "table": "observations_v2", "fileType": fmt.upper(),
-                  "format": fmt if fmt == "parquet" else "jsonl-raw", "compressed": False, "rowCount": len(rows)},
-                 {"key": f"{prefix}{PROJECT}/scores/{_stem(end)}.{ext}", "table": "scores",
-                  "fileType": fmt.upper(), "format": fmt, "compressed": False, "rowCount": 1}]
-        body = {"version": 1, "projectId": PROJECT, "exportSource": "OBSERVATIONS_V2",
+        kind = "PARQUET" if fmt == "parquet" else "JSONL"
+        tables = [table, "scores"] + (["traces"] if legacy else [])
+        files = [{"key": f"{prefix}{PROJECT}/{name}/{_stem(end)}.{ext}", "table": name, "fileType": kind,
+                  "format": "parquet" if fmt == "parquet" else ("jsonl-gzip" if fmt.endswith(".gz") else "jsonl-raw"),
+                  "compressed": fmt.endswith(".gz"), "rowCount": None} for name in tables]
+        body = {"version": 1, "projectId": PROJECT,
+                "exportSource": "LEGACY_TRACES_OBSERVATIONS" if legacy else "OBSERVATIONS_V2",
                 "window": {"minTimestamp": start.isoformat(), "maxTimestamp": end.isoformat()},
-                "maxTimestamp": end.isoformat(), "createdAt": end.isoformat(),
-                "tables": ["observations_v2", "scores"], "files": files}
+                "maxTimestamp": end.isoformat(), "createdAt": end.isoformat(), "tables": tables, "files": files}
         (base / "manifests").mkdir(parents=True, exist_ok=True)
         (base / f"manifests/{_stem(end)}.json").write_text(json.dumps(body), encoding="utf-8")
     return layout

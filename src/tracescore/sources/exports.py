@@ -75,7 +75,8 @@ class ExportRoot:
         return uri
 
     def files(self) -> list[ExportFile]:
-        """Every data file and manifest under the root, sorted by relative path; SourceError if it cannot be listed."""
+        """Every data file and manifest under the root, sorted by relative path (an empty list for an empty or
+        missing prefix); ConfigError for a missing local path, SourceError when listing fails."""
         import pyarrow.fs as pafs
 
         try:
@@ -83,7 +84,11 @@ class ExportRoot:
             if itself.type == pafs.FileType.File:  # the root names one file: that file alone
                 name = posixpath.basename(self.base)
                 return [ExportFile(name, self.root, int(itself.size or 0), int(itself.mtime_ns or 0))]
-            infos = self.fs.get_file_info(pafs.FileSelector(self.base, recursive=True, allow_not_found=False))
+            if itself.type == pafs.FileType.NotFound and not self._remote:
+                raise ConfigError(f"{self.root!r} does not exist; give an export folder, file or s3://bucket/prefix")
+            infos = self.fs.get_file_info(pafs.FileSelector(self.base, recursive=True, allow_not_found=True))
+        except ConfigError:
+            raise
         except Exception as exc:
             raise SourceError(f"cannot list export {self.root!r}: {exc}") from exc
         out = []
@@ -113,7 +118,7 @@ class ExportRoot:
             if path.endswith(".parquet"):
                 yield from enumerate(self._parquet(path, columns), start=1)
                 return
-            with self.fs.open_input_stream(path) as stream:
+            with self.fs.open_input_stream(path, compression=None) as stream:
                 raw: Any = gzip.GzipFile(fileobj=stream) if path.endswith(".gz") else stream
                 text = io.TextIOWrapper(raw, encoding="utf-8")
                 name = path.removesuffix(".gz")

@@ -10,6 +10,7 @@ rubric — with the judge on (the fake Anthropic API) and off (issue #15, accept
 from __future__ import annotations
 
 import json
+import pickle
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,30 @@ def test_an_export_scores_exactly_like_the_same_traces_from_jsonl(
     assert f"run {layout.skipped} skipped: no manifest" in stderr
     if judged:
         assert any("grounding.rate" in line["scores"] for line in ours.values())
+
+
+def test_the_legacy_mode_takes_trace_level_data_from_its_own_files(
+    tmp_path: Path, baselines: dict[bool, dict[str, Any]], judge: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Legacy exports (``traces/`` + ``observations/``, gzip JSONL here): the question, answer and labels live only
+    in the trace's own row, and the trace still scores exactly as from JSONL."""
+    monkeypatch.chdir(tmp_path)
+    layout = write_langfuse_export(tmp_path / "export", fmt="jsonl.gz", legacy=True)
+    ours, stderr = _score(tmp_path, "legacy", [str(tmp_path / "export"), "--source", "langfuse-export"],
+                          _env(judge, False))
+    assert _same(ours, baselines[False], layout) > 400
+    assert UNFINISHED not in ours and "observations/" in (layout.skipped or "") and "no manifest" in stderr
+
+
+def test_a_source_sent_to_a_worker_carries_its_plan(tmp_path: Path) -> None:
+    """What a distributed engine does: list the shards on the driver, pickle the source, read a shard elsewhere."""
+    write_langfuse_export(tmp_path / "export", fmt="parquet")
+    source = LangfuseExport(str(tmp_path / "export"))
+    shards = source.shards()
+    copy = pickle.loads(pickle.dumps(source))
+    assert copy.plan() == source.plan() and copy.plan().owner  # the edge traces travel with the source
+    for shard in shards:
+        assert [r.payload for r in copy.read(shard)] == [r.payload for r in source.read(shard)]
 
 
 def test_the_checks_can_fail_a_changed_trace_or_a_run_with_its_manifest_shows(

@@ -203,7 +203,9 @@ class LangfuseExport:
 
     # -- ShardedSource --------------------------------------------------------------------------------------------
     def shards(self) -> list[Shard]:
-        """One shard per completed run, keyed by its observation file's path relative to the export root."""
+        """One shard per completed run, keyed by its observation file's path relative to the export root. The plan
+        is made here, once, so a copy of the source sent to workers after this call carries it."""
+        self.plan()
         return [Shard(key, run.observations.uri) for key, run in self.runs().items()]
 
     def read(self, shard: Shard) -> Iterator[Record]:
@@ -216,7 +218,7 @@ class LangfuseExport:
         traces: dict[str, dict[str, dict[str, Any]]] = {}
         trace_rows: dict[str, dict[str, Any]] = {}
         for source, own in files:
-            self.stats.files += 1
+            self.stats.files += own
             for row in self.export.rows(source.observations.uri):
                 trace_id = str(row.get("trace_id") or "")
                 if not trace_id or not plan.keeps(shard.key, trace_id, own):
@@ -235,7 +237,7 @@ class LangfuseExport:
             payload: dict[str, Any] = {"id": trace_id, "observations": list(rows.values())}
             if trace_id in trace_rows:
                 payload["trace"] = trace_rows[trace_id]
-            yield Record(payload=payload, size=len(rows))
+            yield Record(payload=payload)  # no byte size: an ETA from the export's size would mislead
 
     # -- Source (the local engine) --------------------------------------------------------------------------------
     def records(self, since: datetime, until: datetime | None = None) -> Iterator[Record]:
@@ -272,7 +274,7 @@ def build(context: PlatformContext) -> Parts:
     if not context.path:
         raise ConfigError(f"[source] kind = 'langfuse-export' needs path = '<folder or s3://…>'{context.where()}")
     source = LangfuseExport(context.path)
-    source.runs()  # a root that is no export fails here, before anything is scored
+    source.shards()  # a root that is no export fails here, before anything is scored; the plan is made once
 
     def summary(seen: int) -> tuple[str, list[str]]:
         s = source.stats

@@ -88,9 +88,14 @@ class LangSmithExport:
         self._plan: ShardPlan | None = None
 
     def shards(self) -> list[Shard]:
-        """One shard per run file under ``…/runs/``, keyed by its path relative to the export root."""
+        """One shard per run file under ``…/runs/``, keyed by its path relative to the export root. The plan is made
+        here, once, so a copy of the source sent to workers after this call carries it."""
+        self.plan()
+        return list(self._files())
+
+    def _files(self) -> list[Shard]:
         if self._shards is None:
-            files = [f for f in self.export.files() if "/runs/" in f"/{f.rel}" or f.rel.startswith("runs/")]
+            files = [f for f in self.export.files() if "/runs/" in f"/{f.rel}"]
             if not files:
                 raise ConfigError(
                     f"{self.export.root!r} holds no LangSmith bulk export (expected …/session_id=…/runs/year=…/"
@@ -102,7 +107,7 @@ class LangSmithExport:
     def plan(self) -> ShardPlan:
         """Which traces span files, and which file scores them (one thin pass over id columns)."""
         if self._plan is None:
-            self._plan = plan_shards(((s.key, [s.uri]) for s in self.shards()), self._refs)
+            self._plan = plan_shards(((s.key, [s.uri]) for s in self._files()), self._refs)
         return self._plan
 
     def _refs(self, uri: str) -> Iterator[tuple[str, bool]]:
@@ -115,10 +120,10 @@ class LangSmithExport:
         """The whole traces this shard scores: its file's runs, plus runs of its spanning traces from other files."""
         plan = self.plan()
         extra = plan.extra.get(shard.key, [])
-        files = [(s, s.key == shard.key) for s in self.shards() if s.key == shard.key or s.uri in extra]
+        files = [(s, s.key == shard.key) for s in self._files() if s.key == shard.key or s.uri in extra]
         traces: dict[str, dict[str, dict[str, Any]]] = {}
         for source, own in files:
-            self.stats.files += 1
+            self.stats.files += own
             match = _SESSION.search("/" + source.key)
             session = match.group(1) if match else None
             for row in self.export.rows(source.uri):
@@ -133,7 +138,7 @@ class LangSmithExport:
                 runs[str(run.get("id"))] = run
         for trace_id, runs in traces.items():
             self.stats.traces += 1
-            yield Record(payload=self._payload(trace_id, list(runs.values())), size=len(runs))
+            yield Record(payload=self._payload(trace_id, list(runs.values())))
 
     def _payload(self, trace_id: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
         roots = [r for r in runs if _is_root(r)]
@@ -179,7 +184,7 @@ def build(context: PlatformContext) -> Parts:
     if not context.path:
         raise ConfigError(f"[source] kind = 'langsmith-export' needs path = '<folder or s3://…>'{context.where()}")
     source = LangSmithExport(context.path)
-    source.shards()  # a root that is no export fails here, before anything is scored
+    source.shards()  # a root that is no export fails here, before anything is scored; the plan is made once
 
     def summary(seen: int) -> tuple[str, list[str]]:
         s = source.stats
