@@ -26,6 +26,7 @@ from tracescore.judge.rubrics import load_rubric
 from tracescore.platforms import registry
 from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.platforms.langsmith.settings import LangSmithSettings
+from tracescore.sinks.removals import SinksSettings
 
 __all__ = [
     "CORE_SECTIONS",
@@ -171,6 +172,7 @@ CORE_SECTIONS: dict[str, type[BaseModel]] = {
     "judge": JudgeSettings,
     "mapping": MappingConfig,
     "gate": GateSettings,
+    "sinks": SinksSettings,
 }
 
 
@@ -278,6 +280,8 @@ def fingerprint(config: Config) -> str:
         "versions": sorted({e.version for e in CATALOG if not e.judged}),
         "judge": {"model": config.judge_model, "rubric": judge.rubric, "version": load_rubric(judge.rubric).version},
     }
+    if config.section("sinks").keep_versions:  # other score names: a backfill of its own
+        parts["keep_versions"] = True
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
