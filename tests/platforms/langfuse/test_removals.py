@@ -1,0 +1,193 @@
+"""After a scoring change Langfuse shows the current scores only (#16): the real CLI and ``langfuse`` SDK over
+loopback HTTP to the fake. A backfill with new scorer versions overwrites in place (one id per trace and name), a
+score that became absent is removed with its reason in the store, scores of older releases (versioned ids) are
+removed once, and scores we did not write (a human annotation, another evaluator) are never touched."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tests.fakes.langfuse import FakeLangfuse, env_for
+from tests.fakes.langfuse_data import make_trace
+from tests.sinks.releases import bumped
+from tracescore import catalog, config
+from tracescore.cli import main
+from tracescore.engine.pipeline import score_trace
+from tracescore.engine.setup import build_setup
+from tracescore.platforms.langfuse.sink import score_body
+from tracescore.sinks.records import records_from_result
+from tracescore.store.db import Store
+from tracescore.store.written import WrittenScores
+
+START = datetime(2026, 11, 1, tzinfo=UTC)
+STOP = START + timedelta(hours=1)
+N = 12
+VANISH = range(4)  # these traces lose their labels between the two scorings
+OTHERS = ("human-annotation-1", "other-evaluator-1", "human-annotation-2")
+
+
+def _config(tmp_path: Path, extra: str = "") -> Path:
+    path = tmp_path / "tracescore.toml"
+    path.write_text(
+        f'[source]\nkind = "langfuse"\n\n[job]\nstore = "{tmp_path / "ts.db"}"\nbackfill_chunks = 3\n'
+        f"write_batch = 5\n{extra}"
+    )
+    return path
+
+
+def _load(fake: FakeLangfuse, index: int, *, labels: bool = True) -> None:
+    fake.observations = [o for o in fake.observations if o["traceId"] != f"tr-{index:05d}"]
+    trace, observations = make_trace(index, START + timedelta(minutes=index), size=6, labels=labels)
+    fake.add_trace(trace, observations)
+
+
+def _seed_others(fake: FakeLangfuse) -> dict[str, dict[str, Any]]:
+    """Scores we did not write, on traces whose own scores change (same names as ours)."""
+    stamp = START.isoformat().replace("+00:00", "Z")
+    base = {"dataType": "NUMERIC", "timestamp": stamp}
+    fake.add_score(base | {"id": OTHERS[0], "traceId": "tr-00000", "name": "answer.correct", "value": 1,
+                           "dataType": "BOOLEAN", "source": "ANNOTATION", "queueId": "q-1"})
+    fake.add_score(base | {"id": OTHERS[1], "traceId": "tr-00001", "name": "retrieval.recall_at_5", "value": 0.1})
+    fake.add_score(base | {"id": OTHERS[2], "traceId": "tr-00007", "name": "citation.coverage", "value": 0.2,
+                           "source": "ANNOTATION"})
+    return _others(fake)
+
+
+def _others(fake: FakeLangfuse) -> dict[str, dict[str, Any]]:
+    return {s["id"]: s for s in fake.scores.values() if s["id"] in OTHERS}
+
+
+def _ours(fake: FakeLangfuse) -> list[dict[str, Any]]:
+    return [s for s in fake.scores.values() if s["id"] not in OTHERS]
+
+
+def _backfill(config_path: Path) -> dict[str, Any]:
+    args = ["backfill", "--config", str(config_path), "--from", START.isoformat(), "--to", STOP.isoformat(), "-q"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output.splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def _expected(config_path: Path) -> set[tuple[str, str]]:
+    """(trace, name) of every score the current setup produces, scored independently of the job."""
+    setup = build_setup(config.load_config(config_path))
+    try:
+        pairs: set[tuple[str, str]] = set()
+        for record in setup.source.records(START, STOP):
+            records, _ = records_from_result(score_trace(setup.adapter(record.payload), setup.scorers))
+            pairs |= {(r.trace_id, r.name) for r in records}
+        return pairs
+    finally:
+        setup.close()
+
+
+def _release(monkeypatch: pytest.MonkeyPatch, release: str) -> None:
+    monkeypatch.setattr(catalog, "CATALOG", bumped(release))
+    monkeypatch.setattr(config, "CATALOG", catalog.CATALOG)
+
+
+def test_a_version_changing_backfill_leaves_one_current_score_per_trace_and_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeLangfuse() as fake:
+        for key, value in env_for(fake).items():
+            monkeypatch.setenv(key, value)
+        for i in range(N):
+            _load(fake, i)
+        others = _seed_others(fake)
+        config_path = _config(tmp_path)
+
+        first = _backfill(config_path)
+        pairs_a = Counter((s["traceId"], s["name"]) for s in _ours(fake))
+        assert set(pairs_a.values()) == {1} and len(pairs_a) >= N * 5
+        assert {s["metadata"]["scorer_version"].rsplit("-", 1)[1] for s in _ours(fake)} == {"1"}
+        assert first["scores_removed"] == 0
+
+        for i in VANISH:
+            _load(fake, i, labels=False)  # e.g. the labels were removed: recall, rank, correctness become absent
+        _release(monkeypatch, "2")  # a release that changed every deterministic scorer
+        second = _backfill(config_path)
+        assert second["backfill_id"] != first["backfill_id"] and second["scored"] == N
+
+        pairs_b = Counter((s["traceId"], s["name"]) for s in _ours(fake))
+        assert set(pairs_b.values()) == {1}  # never two
+        assert set(pairs_b) == _expected(config_path)  # never a missing or a stale one
+        assert {s["metadata"]["scorer_version"].rsplit("-", 1)[1] for s in _ours(fake)} == {"2"}
+        vanished = set(pairs_a) - set(pairs_b)
+        assert vanished and {t for t, _ in vanished} == {f"tr-{i:05d}" for i in VANISH}
+        assert second["scores_removed"] == len(vanished) == len(fake.requests_to("/api/public/scores/", "DELETE"))
+        assert _others(fake) == others  # the human annotation and the other evaluator's scores: untouched
+
+        with Store(tmp_path / "ts.db") as store:
+            history = WrittenScores(store, "langfuse").history("tr-00000")
+        versions = {(e["name"], e["version"]) for e in history if e["event"] == "written"}
+        assert ("citation.coverage", "citations-1") in versions and ("citation.coverage", "citations-2") in versions
+        removed = {e["name"]: e["reason"] for e in history if e["event"] == "removed"}
+        assert set(removed) == {n for t, n in vanished if t == "tr-00000"}
+        assert all(r.startswith("absent: ") and "label" in r for r in removed.values())
+
+        third = _backfill(config_path)  # the same setup again: resumed, nothing to write or remove
+        assert third["scores_removed"] == 0 and Counter((s["traceId"], s["name"]) for s in _ours(fake)) == pairs_b
+
+
+def test_scores_of_an_older_release_under_versioned_ids_are_removed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeLangfuse() as fake:
+        for key, value in env_for(fake).items():
+            monkeypatch.setenv(key, value)
+        for i in range(N):
+            _load(fake, i)
+        others = _seed_others(fake)
+        config_path = _config(tmp_path)
+        # what an older release did: versioned ids on the platform, the scored results in its store
+        setup = build_setup(config.load_config(config_path))
+        with Store(tmp_path / "ts.db") as store:
+            run_id = store.start_run("backfill", source=f"langfuse:{fake.url}")
+            written = 0
+            for record in setup.source.records(START, STOP):
+                result = score_trace(setup.adapter(record.payload), setup.scorers)
+                store.add_result(run_id, result)
+                for r in records_from_result(result, versioned_ids=True)[0]:
+                    fake.add_score(score_body(r))
+                    written += 1
+            store.finish_run(run_id, {"scores_written": written})
+            store.query("UPDATE migrations SET applied_at = ? WHERE name = '0007_written_scores'",
+                        (datetime.now(UTC).isoformat(),))  # the upgrade came after that run
+        setup.close()
+        old_ids = {s["id"] for s in _ours(fake)}
+
+        summary = _backfill(_config(tmp_path, "\n[scoring]\nk = 5\n"))  # another fingerprint: a new backfill
+        pairs = Counter((s["traceId"], s["name"]) for s in _ours(fake))
+        assert set(pairs.values()) == {1} and set(pairs) == _expected(config_path)
+        assert not old_ids & {s["id"] for s in _ours(fake)}
+        assert summary["scores_removed"] == len(old_ids) == written
+        assert _others(fake) == others
+
+        deletes = len(fake.requests_to("/api/public/scores/", "DELETE"))
+        _backfill(_config(tmp_path, "\n[scoring]\nk = 5\nfinal_answer_prefix = 'FINAL:'\n"))
+        assert len(fake.requests_to("/api/public/scores/", "DELETE")) == deletes  # removed once, never again
+
+
+def test_keep_versions_writes_versioned_names_side_by_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeLangfuse() as fake:
+        for key, value in env_for(fake).items():
+            monkeypatch.setenv(key, value)
+        for i in range(3):
+            _load(fake, i)
+        config_path = _config(tmp_path, "\n[sinks]\nkeep_versions = true\n")
+        _backfill(config_path)
+        _release(monkeypatch, "2")
+        summary = _backfill(config_path)
+        names = Counter(s["name"] for s in fake.scores.values() if s["traceId"] == "tr-00001")
+        assert names["citation.coverage@citations-1"] == names["citation.coverage@citations-2"] == 1
+        assert set(names.values()) == {1} and summary["scores_removed"] == 0
+        categorical = [s for s in fake.scores.values() if s["name"].startswith("diagnosis@")]
+        assert categorical and all(s.get("configId") for s in categorical)  # its score config, under its name
