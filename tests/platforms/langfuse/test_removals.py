@@ -191,3 +191,77 @@ def test_keep_versions_writes_versioned_names_side_by_side(tmp_path: Path, monke
         assert set(names.values()) == {1} and summary["scores_removed"] == 0
         categorical = [s for s in fake.scores.values() if s["name"].startswith("diagnosis@")]
         assert categorical and all(s.get("configId") for s in categorical)  # its score config, under its name
+
+
+def _marked(db: Path) -> int:
+    """Traces marked done by any run, read without writing (the job may hold the write lock)."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return int(con.execute("SELECT count(*) FROM scored_traces").fetchone()[0])
+    finally:
+        con.close()
+
+
+@pytest.mark.slow
+def test_sigkilled_version_changing_backfill_ends_with_exactly_the_current_scores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL x10 at random points (seeded) of the backfill that changes every version and drops some scores."""
+    import os
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    rng = random.Random(16)
+    n = 300
+    with FakeLangfuse() as fake:
+        for key, value in env_for(fake).items():
+            monkeypatch.setenv(key, value)
+        for i in range(n):
+            trace, observations = make_trace(i, START + timedelta(seconds=11 * i), size=6)
+            fake.add_trace(trace, observations)
+        others = _seed_others(fake)
+        config_path = _config(tmp_path).with_name("tracescore.toml")
+        config_path.write_text(config_path.read_text().replace("backfill_chunks = 3", "backfill_chunks = 20")
+                               .replace("write_batch = 5", "write_batch = 10"))
+        _backfill(config_path)  # version A, run to the end
+        before = Counter((s["traceId"], s["name"]) for s in _ours(fake))
+        assert set(before.values()) == {1}
+
+        for i in range(0, n, 7):  # every 7th trace loses its labels: some of its scores become absent
+            fake.observations = [o for o in fake.observations if o["traceId"] != f"tr-{i:05d}"]
+            trace, observations = make_trace(i, START + timedelta(seconds=11 * i), size=6, labels=False)
+            fake.add_trace(trace, observations)
+        repo = Path(__file__).resolve().parents[3]
+        env = dict(os.environ) | env_for(fake) | {"TRACESCORE_TEST_RELEASE": "2"}
+        env["PYTHONPATH"] = os.pathsep.join([str(repo), env.get("PYTHONPATH", "")])
+        args = [sys.executable, "-m", "tests.sinks.releases", "backfill", "--config", str(config_path),
+                "--from", START.isoformat(), "--to", STOP.isoformat(), "-q"]
+        targets = sorted(rng.sample(range(n + 5, 2 * n - 20), 10))
+        progress = []
+        for target in targets:
+            proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 120
+            while _marked(tmp_path / "ts.db") < target and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.005)
+            time.sleep(rng.uniform(0.0, 0.05))
+            proc.send_signal(signal.SIGKILL)
+            _, err = proc.communicate(timeout=60)
+            assert proc.returncode == -signal.SIGKILL, f"the backfill ended before it was killed: {err[-500:]}"
+            progress.append(_marked(tmp_path / "ts.db") - n)
+        assert progress == sorted(progress) and progress[-1] < n and len(set(progress)) > 5
+        print(f"traces of the backfill done at each kill: {progress}")
+
+        final = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert final.returncode == 0, final.stderr
+        pairs = Counter((s["traceId"], s["name"]) for s in _ours(fake))
+        assert set(pairs.values()) == {1}  # no duplicates
+        _release(monkeypatch, "2")
+        assert set(pairs) == _expected(config_path)  # none missing, none stale
+        assert set(pairs) < set(before)  # some did vanish
+        assert {s["metadata"]["scorer_version"].rsplit("-", 1)[1] for s in _ours(fake)} == {"2"}
+        assert _others(fake) == others
