@@ -244,7 +244,9 @@ def test_sigkilled_version_changing_backfill_ends_with_exactly_the_current_score
         targets = sorted(rng.sample(range(n + 5, 2 * n - 20), 10))
         progress = []
         for target in targets:
-            proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            proc = subprocess.Popen(
+                args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
             deadline = time.monotonic() + 120
             while _marked(tmp_path / "ts.db") < target and proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.005)

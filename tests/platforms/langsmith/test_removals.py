@@ -78,8 +78,8 @@ def test_a_version_changing_backfill_leaves_one_current_feedback_per_run_and_key
         project_id = seed(fake, load_samples())
         roots = sorted(r["id"] for r in fake.runs if r["parent_run_id"] is None)
         stamp = {"created_at": "2026-11-02T00:00:00+00:00", "modified_at": "2026-11-02T00:00:00+00:00"}
-        human = stamp | {"id": OTHERS[0], "run_id": roots[0], "key": "answer.correct", "score": 0.0, "session_id": project_id,
-                 "feedback_source": {"type": "app", "user_id": "u-1"}}
+        human = stamp | {"id": OTHERS[0], "run_id": roots[0], "key": "answer.correct", "score": 0.0,
+                         "session_id": project_id, "feedback_source": {"type": "app", "user_id": "u-1"}}
         other = stamp | {"id": OTHERS[1], "run_id": roots[1], "key": "retrieval.recall_at_5", "score": 0.3,
                  "session_id": project_id, "feedback_source": {"type": "model", "metadata": {"tool": "other-eval"}}}
         fake.add_feedback(human)
