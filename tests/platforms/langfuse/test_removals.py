@@ -193,6 +193,35 @@ def test_keep_versions_writes_versioned_names_side_by_side(tmp_path: Path, monke
         assert categorical and all(s.get("configId") for s in categorical)  # its score config, under its name
 
 
+def test_a_failing_removal_stops_the_run_and_the_next_run_removes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.fakes.base import Fault
+
+    with FakeLangfuse() as fake:
+        for key, value in env_for(fake).items():
+            monkeypatch.setenv(key, value)
+        for i in range(N):
+            _load(fake, i)
+        config_path = _config(tmp_path, "\n[langfuse]\nbackoff = 0.01\nmax_attempts = 3\n")
+        _backfill(config_path)
+        before = {(s["traceId"], s["name"]) for s in _ours(fake)}
+        _load(fake, 0, labels=False)
+        _release(monkeypatch, "2")
+        fake.faults.add("/api/public/scores/", Fault.http(503), *[Fault.http(500)] * 3)  # one retried, then down
+        args = ["backfill", "--config", str(config_path), "--from", START.isoformat(), "--to", STOP.isoformat(), "-q"]
+        stopped = CliRunner().invoke(main, args)
+        assert stopped.exit_code == 4, stopped.output
+        assert "did not remove 1 of our superseded or vanished scores" in stopped.output
+        left = {(s["traceId"], s["name"]) for s in _ours(fake)} - _expected(config_path)
+        assert len(left) == 1  # the one whose removal failed is still there (not marked done: retried next run)
+
+        summary = _backfill(config_path)  # resumes: the trace is scored again and its removal retried
+        pairs = Counter((s["traceId"], s["name"]) for s in _ours(fake))
+        assert set(pairs.values()) == {1} and set(pairs) == _expected(config_path) and set(pairs) < before
+        assert summary["scores_removed"] == 1 and fake.faults.pending() == 0
+
+
 def _marked(db: Path) -> int:
     """Traces marked done by any run, read without writing (the job may hold the write lock)."""
     import sqlite3
