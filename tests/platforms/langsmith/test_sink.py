@@ -62,7 +62,8 @@ def _expected(server: FakeLangSmith, project_id: str, *, experiment: bool = Fals
         for s in result.scores.values():
             if s.value is None:
                 continue
-            expected[(root_id, s.name)] = {"id": versioned_score_id(root_id, s.name, scorer_version(s)), "value": s.value}
+            feedback_id = versioned_score_id(root_id, s.name, scorer_version(s))
+            expected[(root_id, s.name)] = {"id": feedback_id, "value": s.value}
     return expected
 
 
