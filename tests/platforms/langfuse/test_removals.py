@@ -164,6 +164,13 @@ def test_scores_of_an_older_release_under_versioned_ids_are_removed_once(
         setup.close()
         old_ids = {s["id"] for s in _ours(fake)}
 
+        dry = CliRunner().invoke(main, ["backfill", "--config", str(config_path), "--from", START.isoformat(),
+                                        "--to", STOP.isoformat(), "--dry-run"])
+        assert dry.exit_code == 0, dry.output
+        preview = json.loads(next(line for line in dry.output.splitlines() if line.startswith("{")))["removals"]
+        assert preview["ours"] == preview["superseded"] == written and "would be removed" in dry.output
+        assert not [r for r in fake.requests if r.path.startswith("/api/public/scores")]  # the dry run sent nothing
+
         summary = _backfill(_config(tmp_path, "\n[scoring]\nk = 5\n"))  # another fingerprint: a new backfill
         pairs = Counter((s["traceId"], s["name"]) for s in _ours(fake))
         assert set(pairs.values()) == {1} and set(pairs) == _expected(config_path)

@@ -69,6 +69,7 @@ class LangfuseJobSink:
     def __init__(self, sink: LangfuseScoreSink) -> None:
         self.sink = sink
         self.attach = sink.attach  # the run's store: the written-scores ledger, for removals
+        self.preview = sink.preview  # --dry-run: what the next write would remove
 
     def write(self, results: Sequence[TraceResult]) -> WriteReport:
         report = self.sink.report

@@ -27,7 +27,7 @@ from tracescore.result import TraceResult
 from tracescore.retry import Verdict, call_with_retries
 from tracescore.scorers.diagnosis import CELLS
 from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, batches, records_from_result
-from tracescore.sinks.removals import Mirror, Written
+from tracescore.sinks.removals import Mirror, Written, preview_removals
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -98,6 +98,10 @@ class LangfuseScoreSink:
     def attach(self, store: Store, run_id: str) -> None:
         """Record what is written in ``store`` (run ``run_id``) and remove what the latest scoring superseded."""
         self.mirror = Mirror(store, "langfuse", run_id=run_id, keep_versions=self.keep_versions)
+
+    def preview(self, store: Store, trace_ids: Sequence[str]) -> dict[str, Any]:
+        """For ``--dry-run``: our scores on these traces and those the next write supersedes (nothing is sent)."""
+        return preview_removals(store, "langfuse", trace_ids, keep_versions=self.keep_versions)
 
     def write(self, result: TraceResult) -> None:
         """Queue the present scores of one result; full batches are sent as they fill."""

@@ -30,6 +30,7 @@ class LangSmithJobSink:
     def __init__(self, sink: LangSmithSink) -> None:
         self.sink = sink
         self.attach = sink.attach  # the run's store: the written-scores ledger, for removals
+        self.preview = sink.preview  # --dry-run: what the next write would remove
 
     def write(self, results: Sequence[TraceResult]) -> WriteReport:
         report = self.sink.report

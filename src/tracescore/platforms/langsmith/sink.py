@@ -16,14 +16,14 @@ they already carry is listed once, so unchanged scores are skipped and a re-run 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tracescore.errors import SinkError
 from tracescore.result import TraceResult
 from tracescore.scorers.diagnosis import CELLS
 from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, records_from_result
-from tracescore.sinks.removals import Mirror, Written
+from tracescore.sinks.removals import Mirror, Written, preview_removals
 
 if TYPE_CHECKING:  # pragma: no cover
     from langsmith import Client
@@ -127,6 +127,10 @@ class LangSmithSink:
     def attach(self, store: Store, run_id: str) -> None:
         """Record what is written in ``store`` (run ``run_id``) and remove what the latest scoring superseded."""
         self.mirror = Mirror(store, "langsmith", run_id=run_id, keep_versions=self.keep_versions)
+
+    def preview(self, store: Store, trace_ids: Sequence[str]) -> dict[str, Any]:
+        """For ``--dry-run``: our feedback on these runs and what the next write supersedes (nothing is sent)."""
+        return preview_removals(store, "langsmith", trace_ids, keep_versions=self.keep_versions, versioned_ids=True)
 
     def write(self, result: TraceResult) -> list[Rejection]:
         """Queue one result's present scores (written at the next flush); returns those refused right away."""
