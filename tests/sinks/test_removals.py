@@ -90,3 +90,16 @@ def test_a_failed_removal_stays_live_to_be_retried(tmp_path: Path) -> None:
         failed = mirror.finish(records, removals, lambda w: "HTTP 503", report)
         assert [f[1] for f in failed] == ["HTTP 503"] and report.removed == 0
         assert old in mirror.ledger.live(["t-1"])
+
+
+def test_sinks_section_is_validated_and_keep_versions_is_a_new_backfill() -> None:
+    import pytest
+
+    from tracescore.config import Config, fingerprint, parse_sections
+    from tracescore.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown key 'sinks.keep_version'"):
+        parse_sections({"sinks": {"keep_version": True}})
+    plain = fingerprint(Config(parse_sections({})))
+    assert fingerprint(Config(parse_sections({"sinks": {"keep_versions": False}}))) == plain
+    assert fingerprint(Config(parse_sections({"sinks": {"keep_versions": True}}))) != plain
