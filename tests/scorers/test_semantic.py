@@ -63,3 +63,15 @@ def test_needed_request_is_the_scorers_request_or_none() -> None:
     judge = QueueJudge().enqueue({"match": True, "reason": "same"})
     semantic_scorer(judge=judge)(_trace("FINAL ANSWER: US$5 million"))
     assert request is not None and request.key("m") == judge.requests[0].key("m")
+
+
+def test_max_cost_leaves_later_traces_absent_with_the_budget_reason() -> None:
+    judge = QueueJudge(cost_per_call=0.01).enqueue({"match": True, "reason": "same amount"})
+    scorer = semantic_scorer(judge=judge, max_cost=0.01)
+    (first,) = scorer(_trace("FINAL ANSWER: US$5 million"))
+    (second,) = scorer(_trace("FINAL ANSWER: US$5 million"))
+    assert first.value is True
+    assert second.value is None and (second.reason or "").startswith("judge budget spent")
+    assert len(judge.requests) == 1
+    (exact,) = scorer(_trace("FINAL ANSWER: $5,000,000"))
+    assert exact.value is True  # exact match needs no call, so the budget does not hold it back

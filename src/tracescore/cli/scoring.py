@@ -16,6 +16,8 @@ from tracescore.judge.cache import CachingJudge
 from tracescore.judge.protocol import Judge
 from tracescore.scorers import Scorer, default_scorers
 from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
+from tracescore.scorers.semantic import semantic_scorer
+from tracescore.scorers.surface import surface_scorer
 from tracescore.store import Store
 
 __all__ = ["Scoring", "ScoringOptions", "build_scoring"]
@@ -84,7 +86,14 @@ def build_scoring(store: Store, options: ScoringOptions) -> Scoring:
             f" use a priced model (e.g. {DEFAULT_MODEL!r}) or drop --max-cost"
         )
     scorers = default_scorers(k=options.k, final_answer_prefix=options.final_answer_prefix or None) + [
-        grounding_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=options.max_cost)
+        grounding_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=options.max_cost),
+        surface_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=options.max_cost),
+        semantic_scorer(
+            judge=judge,
+            final_answer_prefix=options.final_answer_prefix or None,
+            no_judge_reason=no_judge_reason,
+            max_cost=options.max_cost,
+        ),
     ]
     return Scoring(scorers, judge, options.max_cost)
 

@@ -22,6 +22,8 @@ from tracescore.platforms import registry
 from tracescore.platforms.base import Parts, PlatformContext
 from tracescore.scorers import Scorer, default_scorers
 from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
+from tracescore.scorers.semantic import semantic_scorer
+from tracescore.scorers.surface import surface_scorer
 from tracescore.sources.base import Source
 
 __all__ = ["JobSetup", "build_platform", "build_setup"]
@@ -79,6 +81,15 @@ def build_setup(
     scorers = default_scorers(k=scoring.k, final_answer_prefix=scoring.final_answer_prefix or None)
     pool, no_judge_reason = _judge(scoring, config.judge_model, Path(job.store), resources)
     scorers.append(grounding_scorer(judge=pool, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost))
+    scorers.append(surface_scorer(judge=pool, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost))
+    scorers.append(
+        semantic_scorer(
+            judge=pool,
+            final_answer_prefix=scoring.final_answer_prefix or None,
+            no_judge_reason=no_judge_reason,
+            max_cost=scoring.max_cost,
+        )
+    )
     return JobSetup(
         source=source,
         source_key=key,
