@@ -156,6 +156,12 @@ class GateSettings(BaseModel):
     case_key: str = Field(
         default="trace_id", min_length=1, description='field that names a case, e.g. "metadata.case_id"'
     )
+    min_judge_kappa: float = Field(
+        default=0.6,
+        ge=-1,
+        le=1,
+        description="a judged score may fail the gate only when its judge's calibration reaches this kappa",
+    )
 
 
 CORE_SECTIONS: dict[str, type[BaseModel]] = {

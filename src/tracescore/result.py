@@ -71,8 +71,16 @@ class TraceResult:
         if self.metadata:
             out["metadata"] = self.metadata
         usage = next((s.metadata["judge_usage"] for s in self.scores.values() if "judge_usage" in s.metadata), None)
-        if usage:
-            out["judge"] = usage
+        judge = dict(usage or {})
+        judged = next(
+            (s.metadata for s in self.scores.values() if s.value is not None and "judge_model" in s.metadata), None
+        )
+        if judged:  # which judge and rubric gave the judged scores: the gate looks up their calibration
+            judge.update(model=judged["judge_model"], rubric_version=judged.get("rubric_version"))
+            if "agreement" in judged:  # measured against human labels; absent when never measured
+                judge["agreement"] = judged["agreement"]
+        if judge:
+            out["judge"] = judge
         return _strict(out)  # type: ignore[no-any-return]
 
 

@@ -10,10 +10,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from tests.report.calibration import JUDGE, calibrated_store
 from tracescore.cli import main
 from tracescore.errors import ConfigError, NoResultsError
 from tracescore.report.gate import GateConfig, load_gate_config, parse_limit, run_gate
 from tracescore.report.render import render_gate_markdown, render_junit
+from tracescore.store.db import Store
 
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 SAMPLES = ROOT / "cookbook" / "data" / "traces.jsonl"
@@ -50,6 +52,7 @@ def case_line(
         "missing": {},
         "errors": [],
         "metadata": {"case_id": case},
+        "judge": JUDGE,
     }
 
 
@@ -228,7 +231,8 @@ def test_config_and_limit_errors_name_the_value_and_the_fix(tmp_path: Path) -> N
     bad.write_text("[gate]\nminimum = 1\n")
     with pytest.raises(
         ConfigError,
-        match=r"unknown key 'gate.minimum'; allowed keys in \[gate\]: allow_unread, case_key, max, min, tolerance",
+        match=r"unknown key 'gate.minimum'; allowed keys in \[gate\]: allow_unread, case_key, max, min,"
+        r" min_judge_kappa, tolerance",
     ):
         load_gate_config(bad)
     bad.write_text('[gate.min]\n"grounding.rate" = "high"\n')
@@ -267,13 +271,19 @@ def support_run(run: str, rate: float, n: int = 50) -> list[dict[str, Any]]:
 BASELINE_RATES = [0.88, 0.86, 0.90, 0.87, 0.89]  # spread over 4 points: 0.86–0.90, mean 0.88
 
 
-def test_noise_band_two_points_lower_passes_ten_points_lower_fails(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def trusted(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """A store where the judge of these lines is calibrated (kappa 0.75): its judged scores may fail the gate."""
+    return calibrated_store(tmp_path_factory.mktemp("cal") / "s.db", accuracy=0.82, seed=6)[0]
+
+
+def test_noise_band_two_points_lower_passes_ten_points_lower_fails(tmp_path: Path, trusted: Store) -> None:
     baselines = [support_run(f"b{i}", r) for i, r in enumerate(BASELINE_RATES)]
-    within = gate(tmp_path, support_run("now", 0.86), baselines)
+    within = gate(tmp_path, support_run("now", 0.86), baselines, "--store", str(trusted.path))
     assert within.exit_code == 0, within.md
     assert "Noise band from 5 baseline runs: citation.support_rate 0.860–0.900 (4.0 pts)" in within.md
 
-    below = gate(tmp_path, support_run("now", 0.78), baselines)
+    below = gate(tmp_path, support_run("now", 0.78), baselines, "--store", str(trusted.path))
     assert below.exit_code == 1
     fails = failed_cases(below.junit)
     assert [(c, n) for c, n, _ in fails] == [("tracescore.gate.regression", "regression: citation.support_rate")]
@@ -284,22 +294,22 @@ def test_noise_band_two_points_lower_passes_ten_points_lower_fails(tmp_path: Pat
     )
 
 
-def test_a_single_baseline_gives_a_zero_width_band_and_tolerance_widens_it(tmp_path: Path) -> None:
-    one = gate(tmp_path, support_run("now", 0.87), [support_run("b", 0.88)])
+def test_a_single_baseline_gives_a_zero_width_band_and_tolerance_widens_it(tmp_path: Path, trusted: Store) -> None:
+    one = gate(tmp_path, support_run("now", 0.87), [support_run("b", 0.88)], "--store", str(trusted.path))
     assert one.exit_code == 1
     assert "one baseline run, so zero width; repeat --baseline" in one.md
     tolerant = gate(tmp_path, support_run("now", 0.87), [support_run("b", 0.88)], "--tolerance", "0.02")
     assert tolerant.exit_code == 0, tolerant.md
 
 
-def test_lower_is_better_scores_regress_upwards() -> None:
+def test_lower_is_better_scores_regress_upwards(trusted: Store) -> None:
     def run(name: str, rate: float) -> list[dict[str, Any]]:
         return [case_line(f"q{i}", run=name, hallucination=rate) for i in range(4)]
 
     baselines = [run("b1", 0.10), run("b2", 0.14)]
     assert run_gate(run("now", 0.05), baselines).passed  # better than the band
     assert run_gate(run("now", 0.14), baselines).passed  # at its edge
-    worse = run_gate(run("now", 0.20), baselines)
+    worse = run_gate(run("now", 0.20), baselines, store=trusted)
     assert [(c.rule, c.subject, c.limit) for c in worse.failures] == [
         ("regression", "grounding.hallucination_rate", "≤ 0.140")
     ]

@@ -22,6 +22,7 @@ from tracescore.report.render import (
     render_report_terminal,
 )
 from tracescore.report.summary import build_report, report_to_json
+from tracescore.store.db import Store
 from tracescore.store.runs import results_from
 
 __all__ = ["gate", "report"]
@@ -134,7 +135,12 @@ def gate(
         label, current = results_from(results, store_path)
         loaded = [results_from(spec, store_path) for spec in baselines]
         outcome = run_gate(
-            current, [lines for _, lines in loaded], config, source=label, baseline_names=[n for n, _ in loaded]
+            current,
+            [lines for _, lines in loaded],
+            config,
+            source=label,
+            baseline_names=[n for n, _ in loaded],
+            store=Store(store_path) if os.path.isfile(store_path) else None,  # judge calibrations, when any
         )
     except TracescoreError as exc:
         fail(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_GATE_ERROR, str(exc))

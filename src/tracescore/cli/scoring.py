@@ -10,6 +10,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from tracescore.calibrate.carry import grounding_agreement
 from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import DEFAULT_MODEL, AnthropicJudge
 from tracescore.judge.cache import CachingJudge
@@ -86,7 +87,12 @@ def build_scoring(store: Store, options: ScoringOptions) -> Scoring:
             f" use a priced model (e.g. {DEFAULT_MODEL!r}) or drop --max-cost"
         )
     scorers = default_scorers(k=options.k, final_answer_prefix=options.final_answer_prefix or None) + [
-        grounding_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=options.max_cost),
+        grounding_scorer(
+            judge=judge,
+            no_judge_reason=no_judge_reason,
+            max_cost=options.max_cost,
+            agreement=grounding_agreement(store, judge.model) if judge is not None else None,
+        ),
         surface_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=options.max_cost),
         semantic_scorer(
             judge=judge,

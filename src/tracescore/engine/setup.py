@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tracescore.adapters import Adapter
+from tracescore.calibrate.carry import grounding_agreement
 from tracescore.config import Config, JobSettings, ScoringSettings, SourceSettings, fingerprint
 from tracescore.engine.core import Limits, Sink, UsageMeter
 from tracescore.engine.judging import JudgePool, StoreJudgeCache
@@ -25,6 +26,7 @@ from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
 from tracescore.scorers.semantic import semantic_scorer
 from tracescore.scorers.surface import surface_scorer
 from tracescore.sources.base import Source
+from tracescore.store import Store
 
 __all__ = ["JobSetup", "build_platform", "build_setup"]
 
@@ -80,7 +82,10 @@ def build_setup(
     source, key, adapter, sink = parts.source, parts.key, parts.adapter, parts.sink
     scorers = default_scorers(k=scoring.k, final_answer_prefix=scoring.final_answer_prefix or None)
     pool, no_judge_reason = _judge(scoring, config.judge_model, Path(job.store), resources)
-    scorers.append(grounding_scorer(judge=pool, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost))
+    agreement = grounding_agreement(Store(job.store), config.judge_model) if pool is not None else None
+    scorers.append(
+        grounding_scorer(judge=pool, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost, agreement=agreement)
+    )
     scorers.append(surface_scorer(judge=pool, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost))
     scorers.append(
         semantic_scorer(

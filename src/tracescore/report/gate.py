@@ -6,7 +6,7 @@ the direction the score catalog gives; no case whose stage passed in every basel
 unreadable or be missing from the run; every result line readable; no cited URL fabricated (always) or unread
 (configurable: when allowed, unread citations fail no rule). Thresholds come from ``--min``/``--max`` or the
 ``[gate]`` table of ``tracescore.toml``; a score name not in the catalog is a ``ConfigError``. A run with no scored
-trace cannot be gated: ``NoResultsError``.
+trace cannot be gated: ``NoResultsError``. A judged score fails only with a calibrated judge (``report.judged``).
 """
 
 from __future__ import annotations
@@ -18,9 +18,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tracescore import catalog
+from tracescore.calibrate.trust import MIN_KAPPA
 from tracescore.config import load_config
 from tracescore.errors import ConfigError, NoResultsError
+from tracescore.report.judged import review
 from tracescore.report.summary import STAGES, Summary, field_value, stage_verdicts
+from tracescore.store.db import Store
 
 __all__ = [
     "Band",
@@ -60,6 +63,7 @@ class GateConfig:
     allow_unread: bool = False
     tolerance: float = 0.0
     case_key: str = DEFAULT_CASE_KEY
+    min_judge_kappa: float = MIN_KAPPA
 
     def __post_init__(self) -> None:
         for name in [*self.minimums, *self.maximums]:
@@ -102,6 +106,7 @@ def load_gate_config(path: str | Path) -> GateConfig:
         allow_unread=settings.allow_unread,
         tolerance=settings.tolerance,
         case_key=settings.case_key,
+        min_judge_kappa=settings.min_judge_kappa,
     )
 
 
@@ -182,6 +187,7 @@ class _Run:
     broken: list[CaseFailure] = field(default_factory=list)
     fabricated: list[CaseFailure] = field(default_factory=list)
     unread: list[CaseFailure] = field(default_factory=list)
+    judges: set[tuple[str, str]] = field(default_factory=set)
 
 
 def _fold(results: Iterable[Mapping[str, Any]], case_key: str, allow_unread: bool) -> _Run:
@@ -200,6 +206,9 @@ def _fold(results: Iterable[Mapping[str, Any]], case_key: str, allow_unread: boo
             run.broken.append(CaseFailure(case, tid, "unreadable", reason))
             continue
         run.cases[case] = (tid, stage_verdicts(result, unread_fails=not allow_unread))
+        judge = result.get("judge")
+        if isinstance(judge, Mapping) and judge.get("model"):
+            run.judges.add((str(judge["model"]), str(judge.get("rubric_version") or "")))
         fabricated = scores.get("citation.fabricated_count")
         if isinstance(fabricated, int | float) and fabricated > 0:
             run.fabricated.append(CaseFailure(case, tid, "citations", f"{fabricated:g} fabricated cited URL(s)"))
@@ -318,6 +327,20 @@ def _readable(run: _Run) -> GateCheck:
     return GateCheck("readable", "results", "fail", message, float(len(broken)), "= 0", None, broken)
 
 
+def _judged(check: GateCheck, run: _Run, store: Store | None, min_kappa: float) -> GateCheck:
+    """A failing rule with a value on a judged score: kept with a trusted judge, else demoted to the review list."""
+    if not check.failed or check.observed is None:  # no value to check is a data problem: it keeps failing
+        return check
+    found = review(check.subject, run.judges, run.cases, store, min_kappa)
+    if found is None:
+        return check
+    trusted, words, stage, failing = found
+    if trusted:
+        return replace(check, message=check.message + words)
+    cases = tuple(CaseFailure(case, tid, stage, f"{check.subject} failed here: review it") for case, tid in failing)
+    return replace(check, status="warn", message=check.message + words, cases=cases or check.cases)
+
+
 def run_gate(
     current: Iterable[Mapping[str, Any]],
     baselines: Sequence[Iterable[Mapping[str, Any]]] = (),
@@ -325,8 +348,9 @@ def run_gate(
     *,
     source: str = "",
     baseline_names: Sequence[str] = (),
+    store: Store | None = None,
 ) -> GateResult:
-    """Check the current run's result lines against the config and the baseline runs' result lines."""
+    """Check the current run against the config and baseline runs; ``store`` holds the judge calibrations."""
     config = config or GateConfig()
     now = _fold(current, config.case_key, config.allow_unread)
     before: list[_Run] = []
@@ -347,6 +371,8 @@ def run_gate(
     if before:
         skip = frozenset({"citation.unfetched_rate"} if config.allow_unread else ())
         checks += _regressions(now.summary, [b.summary for b in before], config.tolerance, skip)
+    checks = [_judged(c, now, store, config.min_judge_kappa) for c in checks]
+    if before:
         checks.append(_newly_failing(now, before, config.case_key))
     checks.append(_readable(now))
     fabricated = tuple(now.fabricated)

@@ -238,7 +238,7 @@ def grounding_scorer(
     no_judge_reason: str = NO_JUDGE,
     max_cost: float | None = None,
     max_share: float = MAX_SHARE,
-    agreement: dict[str, float] | None = None,
+    agreement: dict[str, dict[str, Any]] | None = None,
 ) -> Callable[[Trace], list[Score]]:
     """Scorer factory for the judged stages (grounding, citation support and drift).
 
@@ -353,7 +353,7 @@ def _add_citations(trace: Trace, parsed: ParsedAnswer, judged: _Judged, docs: li
                     break
 
 
-def _scores(judged: _Judged, meta: dict[str, Any], agreement: dict[str, float]) -> list[Score]:
+def _scores(judged: _Judged, meta: dict[str, Any], agreement: dict[str, dict[str, Any]]) -> list[Score]:
     rows = judged.rows
     n = len(rows)
     count = {v: sum(1 for r in rows if r.verdict == v) for v in _RANK}

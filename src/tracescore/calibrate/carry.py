@@ -1,0 +1,20 @@
+"""The ``agreement`` a run's judged grounding scores carry: the latest calibration of this judge model + rubric."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tracescore import catalog
+from tracescore.calibrate.labels import latest_calibration
+from tracescore.judge.rubrics import load_rubric
+from tracescore.store.db import Store
+
+__all__ = ["grounding_agreement"]
+
+
+def grounding_agreement(store: Store, judge_model: str) -> dict[str, dict[str, Any]] | None:
+    """Per judged grounding-scorer score, the agreement to carry; None (absent, never 0) when never calibrated."""
+    calibration = latest_calibration(store, judge_model, load_rubric("grounding").version)
+    if calibration is None:
+        return None
+    return {e.name: calibration.agreement for e in catalog.CATALOG if e.judged and e.scorer == "grounding"}

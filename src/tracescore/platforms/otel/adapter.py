@@ -1,0 +1,204 @@
+"""One trace's spans → Trace: the root span gives question and answer; RETRIEVER/TOOL spans give the steps.
+
+Conventions read: OpenInference (``openinference.span.kind``, ``input.value``/``output.value``, ``tool.name``,
+``retrieval.documents.N.document.{id,content,score,metadata}``) and OTel GenAI (``gen_ai.operation.name =
+execute_tool``, ``gen_ai.tool.name``, ``gen_ai.tool.call.arguments``/``result``). Which tool is a search or a fetch
+comes from ``MappingConfig`` globs, as for every platform; a span nested in a counted step is not counted twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from tracescore.adapters.fields import (
+    MISSING,
+    MappingConfig,
+    answer_text,
+    extract_hits,
+    extract_labels,
+    extract_text,
+    first_path,
+    note,
+    parse_maybe_json,
+    question_text,
+    text_of,
+    tool_semantics,
+    unflatten_indexed,
+)
+from tracescore.adapters.jsonl import describe_validation_error
+from tracescore.errors import AdapterError, InputError
+from tracescore.platforms.otel.spans import group_spans, read_spans
+from tracescore.trace import BlindSpot, FetchStep, Labels, SearchStep, Trace
+
+__all__ = ["otel_adapter", "trace_from_spans"]
+
+_DEFAULT = MappingConfig()
+_INPUT = ("input.value", "gen_ai.tool.call.arguments", "input")
+_OUTPUT = ("output.value", "gen_ai.tool.call.result", "output")
+
+
+def otel_adapter(config: MappingConfig | None = None) -> Callable[[object], Trace]:
+    """An adapter bound to ``config`` (tool names and field paths)."""
+    cfg = config or _DEFAULT
+    return lambda payload: trace_from_spans(payload, cfg)
+
+
+def _value(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        if attributes.get(key) not in (None, ""):
+            return parse_maybe_json(attributes[key])
+    return None
+
+
+def _label(span: Mapping[str, Any]) -> str:
+    return f"span {span.get('name')!r} ({span.get('span_id')})"
+
+
+def _search(span: Mapping[str, Any], name: str, cfg: MappingConfig, blind: list[BlindSpot]) -> SearchStep:
+    attributes = span["attributes"]
+    inputs = _value(attributes, _INPUT)
+    query = inputs if isinstance(inputs, str) else first_path(inputs, cfg.query_paths)
+    documents = unflatten_indexed(attributes, "retrieval.documents")
+    output = _value(attributes, _OUTPUT)
+    hits = extract_hits(documents, ()) if documents else extract_hits(output, cfg.hits_paths)
+    if hits is None and not span["error"]:
+        shape = "no documents recorded" if output is None else f"output is {type(output).__name__}, no result list"
+        blind.append(BlindSpot(kind="search", tool=name, reason=f"search {name!r}: {shape}"))
+        note(_label(span), "blind spot", f"search span, but {shape} (see hits_paths)")
+    else:
+        note(_label(span), "search", f"{len(hits or [])} hits" + (" (failed)" if span["error"] else ""))
+    return SearchStep(tool=name, query="" if query is MISSING else text_of(query) or "", hits=hits or [])
+
+
+def _fetch(span: Mapping[str, Any], name: str, cfg: MappingConfig, blind: list[BlindSpot]) -> FetchStep:
+    attributes = span["attributes"]
+    inputs, output = _value(attributes, _INPUT), _value(attributes, _OUTPUT)
+    url = inputs if isinstance(inputs, str) else first_path(inputs, cfg.url_paths)
+    if url is MISSING and isinstance(output, Mapping):
+        url = first_path(output, cfg.url_paths)
+    doc_id = first_path(inputs, cfg.doc_id_paths)
+    status: Any = first_path(output, cfg.status_paths) if isinstance(output, Mapping) else MISSING
+    if span["error"]:
+        status = "error"
+        note(_label(span), "fetch", "failed (span status ERROR)")
+    elif output is None:
+        blind.append(BlindSpot(kind="fetch", tool=name, reason=f"fetch {name!r}: no output recorded"))
+        note(_label(span), "blind spot", "fetch span, but no output recorded")
+    else:
+        note(_label(span), "fetch", f"url {None if url is MISSING else url!r}")
+    text = output if isinstance(output, str) else extract_text(output, cfg.text_paths)
+    return FetchStep(
+        tool=name,
+        url=None if url is MISSING else str(url),
+        doc_id=None if doc_id is MISSING else str(doc_id),
+        text=text or "",
+        status=status if isinstance(status, int | str) else None,
+        fetched_at=_time(span.get("end") or span.get("start")),
+    )
+
+
+def _time(nanos: Any) -> datetime | None:
+    return datetime.fromtimestamp(nanos / 1e9, tz=UTC) if isinstance(nanos, int) else None
+
+
+def _classify(span: Mapping[str, Any], cfg: MappingConfig) -> tuple[str | None, str]:
+    """``("search" | "fetch" | None, tool name)`` of one span."""
+    role, tool_name = tool_semantics(span["attributes"])
+    name = tool_name or span["name"] or "tool"
+    if role == "search" or (role == "tool" and (cfg.is_search(name, None) or cfg.is_search(span["name"], None))):
+        return "search", name
+    if role == "tool" and (cfg.is_fetch(name, None) or cfg.is_fetch(span["name"], None)):
+        return "fetch", name
+    if role == "tool":
+        note(_label(span), "skipped", "a tool span whose name matches neither search_tools nor fetch_tools")
+    return None, name
+
+
+def _labels(attributes: Mapping[str, Any], cfg: MappingConfig) -> Labels:
+    """Labels from the root span's OpenInference ``metadata`` attribute, else from its attributes themselves."""
+    labels = extract_labels(attributes.get("metadata"), cfg.labels_paths)
+    return labels if labels != Labels() else extract_labels(attributes, cfg.labels_paths)
+
+
+def _first_trace(document: Any) -> Mapping[str, Any]:
+    """The first trace of a whole span document (what ``tracescore inspect FILE --source otel`` hands over)."""
+    try:
+        record = next(group_spans(read_spans(document)), None)
+    except InputError as exc:
+        raise AdapterError(str(exc)) from None
+    if record is None or not isinstance(record.payload, Mapping):
+        raise AdapterError("span file holds no spans")
+    return record.payload
+
+
+def trace_from_spans(payload: object, config: MappingConfig | None = None) -> Trace:
+    """One trace's spans (``{"trace_id", "spans"}``) → ``Trace``; AdapterError names what is wrong."""
+    cfg = config or _DEFAULT
+    data = parse_maybe_json(payload)
+    if isinstance(data, list):  # a whole file of flat spans (``inspect``)
+        data = _first_trace(data)
+    if not isinstance(data, Mapping):
+        raise AdapterError(f"not a span record: expected a JSON object, got {type(data).__name__}")
+    if "resourceSpans" in data or ("spans" in data and "trace_id" not in data):  # a whole file (``inspect``)
+        data = _first_trace(data)
+    if data.get("error"):
+        raise AdapterError(str(data["error"]))
+    spans = [s for s in data.get("spans") or [] if isinstance(s, Mapping)]
+    if not spans or not data.get("trace_id"):
+        raise AdapterError("span record has no trace_id or no spans")
+    ids = {s["span_id"] for s in spans}
+    spans.sort(key=lambda s: (s.get("start") is None, s.get("start") or 0))
+    roots = [s for s in spans if not s.get("parent_id") or s["parent_id"] not in ids]
+    root = roots[0]
+    steps: list[SearchStep | FetchStep] = []
+    blind: list[BlindSpot] = []
+    counted: set[str] = set()
+    parents = {s["span_id"]: s.get("parent_id") for s in spans}
+    for span in spans:
+        ancestor, inside = span.get("parent_id"), False
+        for _ in range(len(spans)):
+            if not ancestor or ancestor not in parents:
+                break
+            if ancestor in counted:
+                inside = True
+                break
+            ancestor = parents[ancestor]
+        if inside:
+            continue
+        role, name = _classify(span, cfg)
+        if role == "search":
+            steps.append(_search(span, name, cfg, blind))
+            counted.add(span["span_id"])
+        elif role == "fetch":
+            steps.append(_fetch(span, name, cfg, blind))
+            counted.add(span["span_id"])
+    talkers = [root, *(s for s in spans if str(s["attributes"].get("openinference.span.kind", "")).upper() == "LLM")]
+    question = next((q for s in talkers if (q := question_text(_value(s["attributes"], _INPUT), cfg))), "")
+    answer = next((a for s in talkers if (a := answer_text(_value(s["attributes"], _OUTPUT), cfg))), "")
+    attributes = root["attributes"]
+    metadata: dict[str, Any] = {
+        "provider": "otel",
+        "name": root["name"],
+        "otel": {"trace_id": data["trace_id"], "root_span_id": root["span_id"], "spans": len(spans)},
+    }
+    model = attributes.get("llm.model_name") or attributes.get("gen_ai.request.model")
+    if model:
+        metadata["model"] = model
+    try:
+        return Trace(
+            id=str(data["trace_id"]),
+            timestamp=_time(root.get("start")),
+            question=question,
+            steps=steps,
+            answer=answer,
+            labels=_labels(attributes, cfg),
+            blind_spots=blind,
+            metadata=metadata,
+        )
+    except (ValidationError, ValueError) as exc:
+        detail = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise AdapterError(f"trace {data['trace_id']}: {detail}") from None
