@@ -20,7 +20,7 @@ from tracescore.scorers import default_scorers
 from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
 from tracescore.scorers.semantic import semantic_scorer
 from tracescore.scorers.surface import surface_scorer
-from tracescore.sources.jsonl import Record
+from tracescore.sources.base import Record
 from tracescore.trace import Trace
 
 __all__ = ["report", "score_traces", "to_pandas"]

@@ -16,7 +16,7 @@ from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.base import Request, Response
 from tracescore.cli import main
 from tracescore.cli.progress import Progress
-from tracescore.sources.jsonl import Record
+from tracescore.sources.base import Record
 
 SAMPLES = REPO / "cookbook" / "data" / "traces.jsonl"
 

@@ -12,7 +12,8 @@ from pathlib import Path
 from tests.conftest import SAMPLES
 from tracescore.result import TraceResult
 from tracescore.sinks.records import WriteReport, records_from_result
-from tracescore.sources.jsonl import JsonlSource, Record
+from tracescore.sources.base import Record
+from tracescore.sources.jsonl import JsonlSource
 
 
 def write_traces(

@@ -12,7 +12,7 @@ from typing import IO
 
 import click
 
-from tracescore.sources.jsonl import Record
+from tracescore.sources.base import Record
 
 __all__ = ["Progress", "input_problem"]
 

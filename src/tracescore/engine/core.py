@@ -26,8 +26,7 @@ from tracescore.platforms.base import BatchSink
 from tracescore.result import TraceResult
 from tracescore.scorers import Scorer
 from tracescore.sinks.records import WriteReport
-from tracescore.sources.base import Source
-from tracescore.sources.jsonl import Record
+from tracescore.sources.base import Record, Source
 from tracescore.store.db import Store
 from tracescore.store.state import JobState, MarkReader
 from tracescore.trace import Trace

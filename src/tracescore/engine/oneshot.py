@@ -18,7 +18,7 @@ from tracescore.result import TraceResult
 from tracescore.scorers import Scorer
 from tracescore.sinks import JsonlSink
 from tracescore.sinks.records import Rejection, WriteReport
-from tracescore.sources.jsonl import Record
+from tracescore.sources.base import Record
 from tracescore.store import Store
 
 __all__ = ["OneShot", "score_once"]

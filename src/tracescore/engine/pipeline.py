@@ -15,7 +15,7 @@ from tracescore.result import TraceResult
 from tracescore.scorers import Scorer, diagnose
 from tracescore.scorers.citations import citation_rows, parse_answer
 from tracescore.scorers.grounding import take_claim_rows
-from tracescore.sources.jsonl import Record
+from tracescore.sources.base import Record
 from tracescore.trace import Trace
 
 __all__ = ["RunCounts", "score_records", "score_trace"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from tracescore.sources.jsonl import Record, read_jsonl
+from tracescore.sources.base import Record
+from tracescore.sources.jsonl import read_jsonl
 
 __all__ = ["Record", "read_jsonl"]

@@ -1,21 +1,48 @@
-"""The ``Source`` protocol: native records of one platform in a time window ``[since, until)``.
+"""What every source yields (``Record``) and the two ways to yield it: a time window (``Source``) or shards.
 
 A source knows paging, filters, rate limits and retries; it keeps no cursor of its own (the pipeline keeps the
 watermark in the store and passes ``since``). Records may come in any order (Langfuse and LangSmith list newest first).
+A ``ShardedSource`` (export files on disk or object storage) is split into ``Shard``s whose ``key`` is stable across
+runs, so a distributed engine can name its outputs after the shard and skip the shards already done on a re-run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from tracescore.sources.jsonl import Record
+__all__ = ["Record", "Shard", "ShardedSource", "Source"]
 
-__all__ = ["Source"]
+
+@dataclass(frozen=True)
+class Record:
+    """One native record and where it came from (``line`` for files). ``payload`` is left for the adapter."""
+
+    payload: str | bytes | object
+    line: int | None = None
+    size: int = 0
 
 
 class Source(Protocol):
     """Yields the native records whose platform timestamp lies in ``[since, until)``."""
 
     def records(self, since: datetime, until: datetime | None = None) -> Iterator[Record]: ...
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One independently scorable part of an export: ``key`` is stable across runs (derived from the file's path
+    relative to the export root, never random), ``uri`` is where it lies (a local path or ``s3://...``)."""
+
+    key: str
+    uri: str
+
+
+class ShardedSource(Protocol):
+    """An export split into shards; every record of one trace lies in exactly one shard."""
+
+    def shards(self) -> list[Shard]: ...
+
+    def read(self, shard: Shard) -> Iterator[Record]: ...

@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
 from tracescore.errors import InputError
+from tracescore.sources.base import Record
 
-__all__ = ["JsonlSource", "Record", "read_jsonl", "record_time"]
-
-
-@dataclass(frozen=True)
-class Record:
-    """One native record and where it came from (``line`` for files). ``payload`` is left for the adapter."""
-
-    payload: str | bytes | object
-    line: int | None = None
-    size: int = 0
+__all__ = ["JsonlSource", "read_jsonl", "record_time"]
 
 
 def read_jsonl(path: str | Path | IO[bytes]) -> Iterator[Record]:

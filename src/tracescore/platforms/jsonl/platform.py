@@ -10,7 +10,8 @@ from tracescore.adapters import Adapter, trace_from_json
 from tracescore.adapters.fields import MappingConfig
 from tracescore.errors import ConfigError
 from tracescore.platforms.base import EVERYTHING, Parts, PlatformContext
-from tracescore.sources.jsonl import JsonlSource, Record, read_jsonl
+from tracescore.sources.base import Record
+from tracescore.sources.jsonl import JsonlSource, read_jsonl
 
 __all__ = ["FileSource", "adapter", "build"]
 

@@ -21,7 +21,7 @@ from tracescore.platforms.langfuse.sink import LangfuseScoreSink
 from tracescore.platforms.langfuse.source import LangfuseWindow, ReadStats, read_experiment_items, read_langfuse
 from tracescore.result import TraceResult
 from tracescore.sinks.records import WriteReport
-from tracescore.sources.jsonl import Record
+from tracescore.sources.base import Record
 from tracescore.trace import Labels
 
 if TYPE_CHECKING:

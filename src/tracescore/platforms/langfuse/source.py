@@ -22,7 +22,7 @@ from tracescore.errors import ConfigError, SourceError
 from tracescore.platforms.langfuse.client import classify_error, describe_error, request_options, retry_policy
 from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.retry import Verdict, call_with_retries
-from tracescore.sources.jsonl import Record
+from tracescore.sources.base import Record
 
 if TYPE_CHECKING:
     from langfuse.api import LangfuseAPI

@@ -20,7 +20,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from tracescore.errors import ConfigError, SourceError
-from tracescore.sources.jsonl import Record
+from tracescore.sources.base import Record
 
 if TYPE_CHECKING:  # pragma: no cover
     from langsmith import Client

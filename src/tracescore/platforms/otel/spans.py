@@ -16,7 +16,7 @@ from typing import Any
 
 from tracescore.errors import InputError
 from tracescore.platforms.base import EVERYTHING
-from tracescore.sources.jsonl import Record
+from tracescore.sources.base import Record
 
 __all__ = ["SpanFileSource", "any_value", "group_spans", "read_spans"]
 
