@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tracescore.errors import JudgeError
-from tracescore.judge.protocol import Judge, JudgeRequest
+from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
 from tracescore.judge.rubrics import load_rubric
 from tracescore.scorers.answer import exact_match, extract_final_answer
 from tracescore.scores import Score, absent, score
@@ -85,8 +85,11 @@ def semantic_scorer(
             reply = judge.judge(semantic_request(trace.question, gold, final))
         except JudgeError as exc:
             return [Score(name=SCORE, reason="judge_error", comment=str(exc), metadata=meta)]
+        spent = JudgeUsage()  # what this call cost (nothing from the cache), summed into the result line's judge
+        if not reply.cached:
+            spent.bill(reply)
         verdict: SemanticVerdict = reply.output
-        return [score(SCORE, verdict.match, comment=verdict.reason or None, **meta)]
+        return [score(SCORE, verdict.match, comment=verdict.reason or None, judge_usage=spent.as_dict(), **meta)]
 
     score_semantic.__name__ = "semantic"
     return score_semantic
