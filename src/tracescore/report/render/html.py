@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from html import escape
 
-from tracescore.report.render.surface import SURFACE_TITLE, complementarity_lines, surface_note, surface_table
+from tracescore.report.render.surface import (
+    SURFACE_TITLE,
+    complementarity_lines,
+    links_line,
+    surface_note,
+    surface_table,
+)
 from tracescore.report.render.svg import bar_chart, line_chart
 from tracescore.report.summary import STAGES, Report, by_stage, score_stage, work_queue
 from tracescore.report.surface import SurfaceReport
@@ -72,6 +78,8 @@ def render_html(report: Report, surface: SurfaceReport | None = None) -> str:
     out.append("</table>")
     if surface is not None:
         out += _surface_html(surface)
+    if (links := links_line(overall)) is not None:
+        out.append(f'<p id="links">{escape(links)}</p>')
     if overall.judge.any:
         j = overall.judge
         out.append(

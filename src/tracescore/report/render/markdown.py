@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tracescore.report.gate import GateCheck, GateResult
-from tracescore.report.render.surface import SURFACE_TITLE, complementarity_lines, surface_note, surface_table
+from tracescore.report.render.surface import (
+    SURFACE_TITLE,
+    complementarity_lines,
+    links_line,
+    surface_note,
+    surface_table,
+)
 from tracescore.report.summary import STAGES, Report, Summary, by_stage, score_stage, work_queue
 from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
@@ -61,6 +67,8 @@ def render_markdown(report: Report, surface: SurfaceReport | None = None) -> str
     lines += _table(["stage", *names], rates)
     if surface is not None:
         lines += _surface_markdown(surface)
+    if (links := links_line(overall)) is not None:
+        lines += ["", links]
     if overall.judge.any:
         j = overall.judge
         lines += [

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from tracescore.report.summary import Summary
 from tracescore.report.surface import Ratio, SurfaceColumn, SurfaceReport
 from tracescore.scorers.surface import CELLS
 
-__all__ = ["SURFACE_TITLE", "complementarity_lines", "surface_note", "surface_table"]
+__all__ = ["SURFACE_TITLE", "complementarity_lines", "links_line", "surface_note", "surface_table"]
 
 SURFACE_TITLE = "Same accuracy, different evidence: the search surface per provider"
 _CELL_TITLES = {"smart": "SMART", "missed": "MISSED", "blind": "BLIND", "noop": "NO-OP"}
@@ -89,3 +90,16 @@ def complementarity_lines(report: SurfaceReport) -> list[str]:
     if comp.none:
         out.append(f"no provider's surface supports {len(comp.none)}: {', '.join(comp.none[:10])}")
     return out
+
+
+def links_line(summary: Summary) -> str | None:
+    """``citation.dead_rate`` beside ``citation.unfetched_rate`` (the "dead or unfetched" reading), when checked."""
+    dead = summary.stats.get("citation.dead_rate")
+    if dead is None or dead.mean is None:
+        return None
+    unread = summary.stats.get("citation.unfetched_rate")
+    unfetched = "—" if unread is None or unread.mean is None else f"{unread.mean:.3f} (n={unread.present})"
+    return (
+        f"Cited links (--check-links): dead rate {dead.mean:.3f} (n={dead.present}, {dead.absent_count} absent)"
+        f" beside unfetched rate {unfetched}: dead or unfetched."
+    )

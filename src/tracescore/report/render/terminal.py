@@ -6,7 +6,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tracescore.report.render.surface import SURFACE_TITLE, complementarity_lines, surface_note, surface_table
+from tracescore.report.render.surface import (
+    SURFACE_TITLE,
+    complementarity_lines,
+    links_line,
+    surface_note,
+    surface_table,
+)
 from tracescore.report.summary import STAGES, Report, by_stage, score_stage, work_queue
 from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
@@ -66,6 +72,8 @@ def render_report_terminal(report: Report, console: Console, surface: SurfaceRep
 
     if surface is not None:
         _surface(surface, console)
+    if (links := links_line(overall)) is not None:
+        console.print(links, highlight=False)
     if overall.judge.any:
         j = overall.judge
         console.print(
