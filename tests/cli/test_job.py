@@ -98,7 +98,9 @@ def test_dry_run_counts_and_estimates_without_writing_anything(tmp_path: Path) -
     estimate = _summary(result.output)
     assert estimate["traces"] == len(ids) and estimate["already_done"] == 0
     answered = sum(1 for line in (tmp_path / "t.jsonl").read_text().splitlines() if json.loads(line)["answer"].strip())
-    assert 0 < int(estimate["judge_calls"]) <= answered  # type: ignore[call-overload]
+    by_stage: dict[str, int] = estimate["judge_calls_by_stage"]  # type: ignore[assignment]
+    assert 0 < by_stage["grounding"] <= answered and by_stage["surface"] > 0 and by_stage["semantic"] > 0
+    assert int(estimate["judge_calls"]) == sum(by_stage.values())  # type: ignore[call-overload]
     assert int(estimate["judge_input_tokens"]) > 500 * int(estimate["judge_calls"])  # type: ignore[call-overload]
     assert float(estimate["judge_cost_usd"]) > 0  # type: ignore[arg-type]
     assert estimate["judge_off"] == "no judge configured"  # no key: the estimate says the judge would not run

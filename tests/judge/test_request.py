@@ -60,10 +60,17 @@ def test_direct_batch_and_estimate_build_one_identical_body_under_one_key(tmp_pa
         assert fake.messages() == []
 
 
-def test_the_estimate_counts_the_tokens_of_the_body_it_would_send() -> None:
-    trace = _traces()[0]
-    body = message_params(judge_request(trace), MODEL)  # type: ignore[arg-type]
-    assert estimate_trace(trace, MODEL).input_tokens == sum(approx_tokens(t) for t in prompt_texts(body)) > 100
+def test_the_estimate_counts_the_tokens_of_the_bodies_it_would_send() -> None:
+    for trace in _traces():
+        requests = judge_requests(trace)  # grounding, the surface oracle, the semantic match: the batch's set
+        bodies = [message_params(r, MODEL) for r in requests]
+        estimate = estimate_trace(trace, MODEL)
+        assert estimate.calls == len(requests) == sum(estimate.stages.values())
+        assert estimate.input_tokens == sum(approx_tokens(t) for body in bodies for t in prompt_texts(body)) > 100
+    first = estimate_trace(_traces()[0], MODEL)
+    assert first.stages == {"grounding": 1, "surface": 1}  # an exact match needs no semantic call
+    grounding = message_params(judge_request(_traces()[0]), MODEL)  # type: ignore[arg-type]
+    assert first.input_tokens > sum(approx_tokens(t) for t in prompt_texts(grounding))  # more than grounding alone
 
 
 def _imports(path: Path) -> set[str]:
