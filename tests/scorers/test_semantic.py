@@ -29,6 +29,7 @@ def test_a_harmless_variant_is_judged_a_match() -> None:
         and "<answer>US$5 million</answer>" in request.content
     )
     assert result.metadata["rubric_version"] == "semantic-1"
+    assert result.metadata["judge_usage"]["calls"] == 1  # summed into the result line's judge object
 
 
 def test_a_different_value_is_judged_no_match_and_tags_in_the_answer_are_neutralised() -> None:
