@@ -122,6 +122,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX calibrations_judge ON calibrations(judge_model, rubric_version, label, measured_at)
         """,
     ),
+    (
+        "0008_link_cache",
+        """
+        CREATE TABLE link_cache (url TEXT PRIMARY KEY, status TEXT NOT NULL, checked_at TEXT NOT NULL)
+        """,
+    ),
 ]
 _CLAIM_KEYS = (
     "claim_index",
