@@ -22,8 +22,9 @@ from tracescore.report.render import (
     render_report_terminal,
 )
 from tracescore.report.summary import build_report, report_to_json
+from tracescore.report.surface import SurfaceReport, fetch_tokens, surface_to_json
 from tracescore.store.db import Store
-from tracescore.store.runs import results_from
+from tracescore.store.runs import RUN_PREFIX, resolve_run, results_from
 
 __all__ = ["gate", "report"]
 
@@ -63,25 +64,34 @@ def _write(text: str, out: str | None) -> None:
     "--format", "fmt", type=click.Choice(REPORT_FORMATS), default="terminal", show_default=True, help="Output format."
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
-def report(results: str, store_path: str, group_by: str | None, fmt: str, out: str | None) -> None:
+@click.option("--case-key", metavar="FIELD", help="Field naming the question across providers (complementarity).")
+def report(
+    results: str, store_path: str, group_by: str | None, fmt: str, out: str | None, case_key: str | None
+) -> None:
     """Report a result file or stored run (run:latest, run:ID): stage cells with ids, rates, the work queue."""
     try:
         label, lines = results_from(results, store_path)
-        built = build_report(lines, group_by=group_by, source=label)
+        tokens = {}
+        if results.startswith(RUN_PREFIX):  # fetch tokens per trace live in the store's score metadata
+            with Store(store_path) as store:
+                tokens = fetch_tokens(store, resolve_run(store, results))
+        surface = SurfaceReport(group_by=group_by or None, case_key=case_key, tokens=tokens)
+        built = build_report(surface.tap(lines), group_by=group_by, source=label)
     except TracescoreError as exc:
         fail(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_GATE_ERROR, str(exc))
     if fmt == "terminal":
         if out:
             with open(out, "w", encoding="utf-8") as fh:
-                render_report_terminal(built, Console(file=fh, width=160, force_terminal=False))
+                render_report_terminal(built, Console(file=fh, width=160, force_terminal=False), surface)
         else:
-            render_report_terminal(built, Console(width=max(120, Console().width)))
+            render_report_terminal(built, Console(width=max(120, Console().width)), surface)
     elif fmt == "markdown":
-        _write(render_markdown(built), out)
+        _write(render_markdown(built, surface), out)
     elif fmt == "json":
-        _write(json.dumps(report_to_json(built), indent=2, ensure_ascii=False) + "\n", out)
+        whole = report_to_json(built) | {"surface": surface_to_json(surface)}
+        _write(json.dumps(whole, indent=2, ensure_ascii=False) + "\n", out)
     else:
-        _write(render_html(built), out)
+        _write(render_html(built, surface), out)
 
 
 def _limits(values: tuple[str, ...]) -> dict[str, float]:

@@ -123,6 +123,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     (
+        "0008_link_cache",
+        """
+        CREATE TABLE link_cache (url TEXT PRIMARY KEY, status TEXT NOT NULL, checked_at TEXT NOT NULL)
+        """,
+    ),
+    (
         "0007_written_scores",
         """
         CREATE TABLE written_scores (

@@ -235,4 +235,6 @@ def test_with_a_judge_key_the_judged_scores_land_in_langfuse_too(fake: FakeLangf
     with Store(tmp_path / "ts.db") as store:
         (run,) = store.runs()
     usage = run["summary"]["judge"]
-    assert usage["calls"] == calls and usage["calls"] + usage["cache_hits"] == N  # identical traces hit the cache
+    # three judged requests per trace (grounding, surface oracle, semantic match): identical traces hit the cache
+    assert usage["calls"] == calls and usage["calls"] + usage["cache_hits"] == 3 * N
+    assert {"surface.smart", "answer.semantic_match"} <= {s["name"] for s in fake.scores.values()}

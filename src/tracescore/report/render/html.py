@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from html import escape
 
+from tracescore.report.render.surface import (
+    SURFACE_TITLE,
+    complementarity_lines,
+    links_line,
+    surface_note,
+    surface_table,
+)
 from tracescore.report.render.svg import bar_chart, line_chart
 from tracescore.report.summary import STAGES, Report, by_stage, score_stage, work_queue
+from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
 
 __all__ = ["render_html"]
@@ -24,7 +32,7 @@ def _rate(passed: int, decided: int) -> str:
     return f"{passed / decided:.0%} <span class=muted>({passed}/{decided})</span>" if decided else "—"
 
 
-def render_html(report: Report) -> str:
+def render_html(report: Report, surface: SurfaceReport | None = None) -> str:
     """The report as one HTML page: stage rates per group and over time as SVG, cells with ids, the work queue."""
     overall = report.overall
     columns = report.columns()
@@ -68,6 +76,10 @@ def render_html(report: Report) -> str:
         row = "".join(f"<td>{_rate(s.stages[st].passed, s.stages[st].decided)}</td>" for _, s in columns)
         out.append(f"<tr><td>{st}</td>{row}</tr>")
     out.append("</table>")
+    if surface is not None:
+        out += _surface_html(surface)
+    if (links := links_line(overall)) is not None:
+        out.append(f'<p id="links">{escape(links)}</p>')
     if overall.judge.any:
         j = overall.judge
         out.append(
@@ -98,3 +110,18 @@ def render_html(report: Report) -> str:
         )
     out.append("</table></body></html>")
     return "\n".join(out) + "\n"
+
+
+def _surface_html(surface: SurfaceReport) -> list[str]:
+    """The provider section: a table with one column per provider, then complementarity."""
+    note = surface_note(surface)
+    if note is not None:
+        return [f'<p id="surface" class="muted">{escape(note)}.</p>']
+    header, rows = surface_table(surface)
+    out = [f"<h2>{escape(SURFACE_TITLE)}</h2>", '<table id="surface"><tr>']
+    out += [f"<th>{escape(h)}</th>" for h in header] + ["</tr>"]
+    out += ["<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows]
+    out.append('</table><ul id="complementarity">')
+    out += [f"<li>{escape(line)}</li>" for line in complementarity_lines(surface)]
+    out.append("</ul>")
+    return out

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tracescore.report.gate import GateCheck, GateResult
+from tracescore.report.render.surface import (
+    SURFACE_TITLE,
+    complementarity_lines,
+    links_line,
+    surface_note,
+    surface_table,
+)
 from tracescore.report.summary import STAGES, Report, Summary, by_stage, score_stage, work_queue
+from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
 
 __all__ = ["render_gate_markdown", "render_markdown"]
@@ -37,7 +45,7 @@ def _used_cells(columns: Sequence[tuple[str, Summary]]) -> list[str]:
     return [c for c in CELLS if any(s.cells.get(c) for _, s in columns)]
 
 
-def render_markdown(report: Report) -> str:
+def render_markdown(report: Report, surface: SurfaceReport | None = None) -> str:
     """The report as Markdown: contingency cells with ids, stage rates, judge cost and the work queue."""
     overall = report.overall
     columns = report.columns()
@@ -57,6 +65,10 @@ def render_markdown(report: Report) -> str:
     lines += ["", "### Stage pass rates", ""]
     rates = [[st, *(_rate(s.stages[st].passed, s.stages[st].decided) for _, s in columns)] for st in STAGES]
     lines += _table(["stage", *names], rates)
+    if surface is not None:
+        lines += _surface_markdown(surface)
+    if (links := links_line(overall)) is not None:
+        lines += ["", links]
     if overall.judge.any:
         j = overall.judge
         lines += [
@@ -87,6 +99,15 @@ def render_markdown(report: Report) -> str:
     if overall.errors:
         lines += ["", f"{len(overall.errors)} error(s); first: {_cell(overall.errors[0])}"]
     return "\n".join(lines) + "\n"
+
+
+def _surface_markdown(surface: SurfaceReport) -> list[str]:
+    note = surface_note(surface)
+    if note is not None:
+        return ["", note + "."]
+    header, rows = surface_table(surface)
+    lines = ["", f"### {SURFACE_TITLE}", "", *_table(header, rows), ""]
+    return lines + [f"- {x}" for x in complementarity_lines(surface)]
 
 
 _RULE_TITLES = {
