@@ -123,12 +123,6 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     (
-        "0008_link_cache",
-        """
-        CREATE TABLE link_cache (url TEXT PRIMARY KEY, status TEXT NOT NULL, checked_at TEXT NOT NULL)
-        """,
-    ),
-    (
         "0007_written_scores",
         """
         CREATE TABLE written_scores (
@@ -138,6 +132,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         CREATE INDEX written_scores_id ON written_scores(platform, score_id);
         CREATE INDEX written_scores_trace ON written_scores(platform, trace_id)
+        """,
+    ),
+    (
+        "0008_link_cache",
+        """
+        CREATE TABLE link_cache (url TEXT PRIMARY KEY, status TEXT NOT NULL, checked_at TEXT NOT NULL)
         """,
     ),
 ]
