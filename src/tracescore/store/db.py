@@ -131,7 +131,8 @@ MIGRATIONS: list[tuple[str, str]] = [
             reason TEXT, run_id TEXT, at TEXT NOT NULL
         );
         CREATE INDEX written_scores_id ON written_scores(platform, score_id);
-        CREATE INDEX written_scores_trace ON written_scores(platform, trace_id)
+        CREATE INDEX written_scores_trace ON written_scores(platform, trace_id);
+        CREATE INDEX scores_trace ON scores(trace_id)
         """,
     ),
     (

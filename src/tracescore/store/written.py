@@ -42,6 +42,7 @@ class WrittenScores:
     def __init__(self, store: Store, platform: str) -> None:
         self.store = store
         self.platform = platform
+        self._before: str | None = None  # when the ledger came ("" when no earlier run wrote to this platform)
 
     # -- writing (queued in the open transaction) ------------------------------------------------------------
     def wrote(self, rows: Iterable[Written], run_id: str | None) -> None:
@@ -101,8 +102,14 @@ class WrittenScores:
         """``(trace id, score name, score metadata)`` of present scores that runs on this platform stored before the
         ledger existed (they were written under the old versioned ids; a run known to have written nothing is left
         out)."""
-        applied = self.store.query("SELECT applied_at FROM migrations WHERE name = ?", (LEDGER_MIGRATION,))
-        if not applied:
+        if self._before is None:  # once: when the ledger came, and whether any earlier run wrote to this platform
+            applied = self.store.query("SELECT applied_at FROM migrations WHERE name = ?", (LEDGER_MIGRATION,))
+            earlier = applied and self.store.query(
+                "SELECT 1 FROM runs WHERE started_at < ? AND source LIKE ? LIMIT 1",
+                (str(applied[0][0]), f"{self.platform}:%"),
+            )
+            self._before = str(applied[0][0]) if earlier else ""
+        if not self._before:
             return []
         out: list[tuple[str, str, dict[str, Any]]] = []
         for chunk in _chunks(trace_ids):
@@ -113,7 +120,7 @@ class WrittenScores:
                 " AND r.started_at < ? AND r.source LIKE ? AND (r.summary IS NULL"
                 " OR coalesce(json_extract(r.summary, '$.scores_written'), 0) > 0"
                 " OR coalesce(json_extract(r.summary, '$.write.accepted'), 0) > 0)",
-                (*chunk, str(applied[0][0]), f"{self.platform}:%"),
+                (*chunk, self._before, f"{self.platform}:%"),
             )
             out += [(str(t), str(n), json.loads(m) if m else {}) for t, n, m in rows]
         return out

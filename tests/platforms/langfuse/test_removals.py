@@ -229,6 +229,42 @@ def test_a_failing_removal_stops_the_run_and_the_next_run_removes_it(
         assert summary["scores_removed"] == 1 and fake.faults.pending() == 0
 
 
+def test_a_partly_refused_batch_that_names_no_score_removes_nothing_it_would_supersede(tmp_path: Path) -> None:
+    from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client
+    from tracescore.platforms.langfuse.settings import LangfuseSettings
+    from tracescore.platforms.langfuse.sink import LangfuseScoreSink
+    from tracescore.result import TraceResult
+    from tracescore.scores import score
+    from tracescore.sinks.records import versioned_score_id
+    from tracescore.store.written import Written
+
+    with FakeLangfuse() as fake, Store(tmp_path / "s.db") as store:
+        old = Written(versioned_score_id("t-1", "citation.coverage", "citations-0"), "t-1", "citation.coverage",
+                      "citation.coverage", "citations-0")
+        WrittenScores(store, "langfuse").wrote([old], "r0")
+        fake.add_score({"id": old.score_id, "traceId": "t-1", "name": old.name, "value": 0.1,
+                        "timestamp": START.isoformat()})
+        result = TraceResult(trace_id="t-1", timestamp=START)
+        result.scores["citation.coverage"] = score("citation.coverage", 0.9)
+        result.scores["answer.correct"] = score("answer.correct", True)
+        fake.anonymous_errors = True
+        fake.reject_score = lambda item: "quota" if item["name"] == "citation.coverage" else None
+        with make_client(LangfuseCredentials.from_env(env_for(fake)), timeout=5) as client:
+            sink = LangfuseScoreSink(client, LangfuseSettings(), sleep=lambda s: None)
+            sink.attach(store, "r1")
+            sink.write(result)
+            report = sink.close()
+        assert report.rejected and report.removed == 0
+        assert fake.scores_of("t-1") and any(s["id"] == old.score_id for s in fake.scores_of("t-1"))  # no hole
+        fake.anonymous_errors, fake.reject_score = False, (lambda item: None)
+        with make_client(LangfuseCredentials.from_env(env_for(fake)), timeout=5) as client:
+            sink = LangfuseScoreSink(client, LangfuseSettings(), sleep=lambda s: None)
+            sink.attach(store, "r2")
+            sink.write(result)
+            assert sink.close().removed == 1
+        assert {s["name"]: s["value"] for s in fake.scores_of("t-1")} == {"citation.coverage": 0.9, "answer.correct": 1}
+
+
 def _marked(db: Path) -> int:
     """Traces marked done by any run, read without writing (the job may hold the write lock)."""
     import sqlite3

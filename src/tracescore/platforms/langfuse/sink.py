@@ -83,6 +83,7 @@ class LangfuseScoreSink:
         self.mirror: Mirror | None = None
         self._written: list[tuple[str, TraceResult, list[ScoreRecord]]] = []  # since the last removal pass
         self._sent: list[ScoreRecord] = []
+        self._unsure: set[str] = set()  # ids of batches the server refused in part without naming which
         self.settings = settings or LangfuseSettings()
         self.report = report if report is not None else WriteReport()
         self._rejected_from = len(self.report.rejected)
@@ -126,7 +127,8 @@ class LangfuseScoreSink:
 
     def _send_buffer(self) -> None:
         pending, self._buffer, self._buffered_bytes = self._buffer, [], 2
-        self._sent += pending
+        if self.mirror is not None:
+            self._sent += pending
         for batch in batches(pending, max_bytes=self.settings.batch_bytes, size=self._size, report=self.report):
             self._send(batch)
 
@@ -137,7 +139,10 @@ class LangfuseScoreSink:
         self._rejected_from = len(self.report.rejected)
         refused_ids = {r.id for r in refused if r.id}
         refused_traces = {r.trace_id for r in refused if r.id is None}
-        accepted = [r for r in sent if r.id not in refused_ids and r.trace_id not in refused_traces]
+        unsure, self._unsure = self._unsure, set()
+        accepted = [
+            r for r in sent if r.id not in refused_ids and r.id not in unsure and r.trace_id not in refused_traces
+        ]
         removals = mirror.plan(items, {r.id for r in accepted})
         failed = mirror.finish(accepted, removals, self._remove, self.report)
         if failed:
@@ -227,7 +232,9 @@ class LangfuseScoreSink:
             self.report.reject(record, message)
         count = int(getattr(data, "rejected", len(errors)) or 0)
         if unattributed or count > len(rejected):
-            # the server refused more than it named: say so for the whole batch rather than guess
+            # the server refused more than it named: say so for the whole batch rather than guess (and remove nothing
+            # these scores would supersede: any of them may be the one missing)
+            self._unsure.update(r.id for r in batch)
             names = ", ".join(sorted({r.name for r in batch if r.id not in rejected}))
             reason = "; ".join(unattributed) or "rejected without a message"
             self.report.rejected.append(
