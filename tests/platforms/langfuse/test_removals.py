@@ -247,11 +247,14 @@ def test_a_partly_refused_batch_that_names_no_score_removes_nothing_it_would_sup
         result = TraceResult(trace_id="t-1", timestamp=START)
         result.scores["citation.coverage"] = score("citation.coverage", 0.9)
         result.scores["answer.correct"] = score("answer.correct", True)
+        first = TraceResult(trace_id="t-0", timestamp=START)  # the batch's first trace: its scores all go through
+        first.scores["answer.correct"] = score("answer.correct", True)
         fake.anonymous_errors = True
-        fake.reject_score = lambda item: "quota" if item["name"] == "citation.coverage" else None
+        fake.reject_score = lambda item: "quota" if item["traceId"] == "t-1" and item["name"] == old.name else None
         with make_client(LangfuseCredentials.from_env(env_for(fake)), timeout=5) as client:
             sink = LangfuseScoreSink(client, LangfuseSettings(), sleep=lambda s: None)
             sink.attach(store, "r1")
+            sink.write(first)
             sink.write(result)
             report = sink.close()
         assert report.rejected and report.removed == 0
