@@ -133,4 +133,3 @@ def with_human_required(store: Store, adapter: Adapter) -> Adapter:
         return apply_required(adapter(payload), human)
 
     return adapt
-
