@@ -13,6 +13,7 @@ from rich.console import Console
 
 from tracescore.cli.exits import EXIT_GATE_ERROR, EXIT_GATE_FAILED, EXIT_USAGE, fail
 from tracescore.errors import ConfigError, TracescoreError
+from tracescore.report.agreement import agreement_section, agreement_to_json, judges_of
 from tracescore.report.gate import GateConfig, load_gate_config, parse_limit, run_gate
 from tracescore.report.render import (
     render_gate_markdown,
@@ -40,7 +41,7 @@ def _store_option(f: _F) -> _F:
         default="tracescore.db",
         show_default=True,
         type=click.Path(dir_okay=False),
-        help="Local store to read run:… specs from.",
+        help="Local store to read run:… specs (and, for report, judge calibrations) from.",
     )(f)
 
 
@@ -64,24 +65,28 @@ def _write(text: str, out: str | None) -> None:
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
 def report(results: str, store_path: str, group_by: str | None, fmt: str, out: str | None) -> None:
-    """Report a result file or stored run (run:latest, run:ID): stage cells with ids, rates, the work queue."""
+    """Report a result file or stored run (run:latest, run:ID): stage cells with ids, rates, the work queue, and the
+    judge's agreement with human labels from the calibrations in --store (when that store exists)."""
     try:
         label, lines = results_from(results, store_path)
-        built = build_report(lines, group_by=group_by, source=label)
+        judges: set[tuple[str, str]] = set()
+        built = build_report(judges_of(lines, judges), group_by=group_by, source=label)
+        agreement = agreement_section(Store(store_path), judges) if os.path.isfile(store_path) else None
     except TracescoreError as exc:
         fail(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_GATE_ERROR, str(exc))
     if fmt == "terminal":
         if out:
             with open(out, "w", encoding="utf-8") as fh:
-                render_report_terminal(built, Console(file=fh, width=160, force_terminal=False))
+                render_report_terminal(built, Console(file=fh, width=160, force_terminal=False), agreement)
         else:
-            render_report_terminal(built, Console(width=max(120, Console().width)))
+            render_report_terminal(built, Console(width=max(120, Console().width)), agreement)
     elif fmt == "markdown":
-        _write(render_markdown(built), out)
+        _write(render_markdown(built, agreement), out)
     elif fmt == "json":
-        _write(json.dumps(report_to_json(built), indent=2, ensure_ascii=False) + "\n", out)
+        data = report_to_json(built) | ({"agreement": agreement_to_json(agreement)} if agreement else {})
+        _write(json.dumps(data, indent=2, ensure_ascii=False) + "\n", out)
     else:
-        _write(render_html(built), out)
+        _write(render_html(built, agreement), out)
 
 
 def _limits(values: tuple[str, ...]) -> dict[str, float]:
