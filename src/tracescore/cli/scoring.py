@@ -32,6 +32,7 @@ class ScoringOptions:
     judge_off_reason: str | None = None
     judge_model: str = DEFAULT_MODEL
     max_cost: float | None = None
+    merge_partial: str | None = None  # [judge] merge_partial
 
 
 @dataclass
@@ -90,6 +91,7 @@ def build_scoring(store: Store, options: ScoringOptions) -> Scoring:
             no_judge_reason=no_judge_reason,
             max_cost=options.max_cost,
             agreement=grounding_agreement(store, judge.model) if judge is not None else None,
+            merge_partial=options.merge_partial,
         )
     ]
     return Scoring(scorers, judge, options.max_cost)
