@@ -50,9 +50,11 @@ def _flip(output: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
     return output
 
 
-@pytest.fixture
-def calibrated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Calibrated]:
-    with FakeAnthropic(tamper=_flip) as fake:
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Calibrated]:
+    """Built once per module (scoring the samples is the slow part); tests count requests as deltas."""
+    tmp_path = tmp_path_factory.mktemp("drift")
+    with FakeAnthropic(tamper=_flip) as fake, pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
         db = tmp_path / "t.db"

@@ -12,7 +12,13 @@ from rich.text import Text
 
 from tracescore.report.agreement import AgreementEntry, AgreementSection
 
-__all__ = ["agreement_html", "agreement_markdown", "render_agreement_terminal"]
+__all__ = [
+    "agreement_html",
+    "agreement_markdown",
+    "figure_lines",
+    "render_agreement_terminal",
+    "render_figures_terminal",
+]
 
 TITLE = "Judge agreement with human labels"
 NEVER = "never calibrated against human labels: its judged scores are unmeasured guesses (see `tracescore calibrate`)"
@@ -46,11 +52,15 @@ def _summary(e: AgreementEntry) -> list[str]:
     c = e.calibration
     if c is None:
         return [NEVER]
-    f = e.figures
+    where = f"calibration {c.calibration_id[:8]}, measured {c.measured_at.date().isoformat()}"
+    return figure_lines(e.figures, e.partial, where)
+
+
+def figure_lines(f: Mapping[str, Any], partial: tuple[bool | None, str] | None = None, where: str = "") -> list[str]:
+    """Measured figures (``Agreement.as_dict()``) as short lines: n, raw, kappa, AUROC, the ceiling, PARTIAL."""
     kind = "linear-weighted kappa" if f.get("weights") == "linear" else "kappa"
     lines = [
-        f"n = {f.get('n', c.n)} labelled items (calibration {c.calibration_id[:8]},"
-        f" measured {c.measured_at.date().isoformat()})",
+        f"n = {f.get('n', 0)} labelled items" + (f" ({where})" if where else ""),
         f"raw agreement {_estimate(f.get('raw'))}",
         f"{kind} {_estimate(f.get('kappa'))}",
     ]
@@ -65,8 +75,8 @@ def _summary(e: AgreementEntry) -> list[str]:
         )
     else:
         lines.append("human–human ceiling: no item labelled by two reviewers")
-    if e.partial is not None:
-        above, why = e.partial
+    if partial is not None:
+        above, why = partial
         lines.append(f"PARTIAL not above chance: {why}" if above is False else why)
     return lines
 
@@ -96,26 +106,30 @@ def render_agreement_terminal(section: AgreementSection, console: Console) -> No
         return
     console.print(Text(TITLE, style="bold"), highlight=False)
     for e in section.entries:
-        console.print(Text(_heading(e), style="bold"), highlight=False)
-        for line in _summary(e):
-            style = "red" if line.startswith("PARTIAL not above chance") or line == NEVER else ""
-            console.print(Text("  " + line, style=style), highlight=False)
-        f = e.figures
-        if not f.get("categories"):
-            continue
-        matrix = Table(title="confusion (rows: human, columns: judge)", title_justify="left")
-        matrix.add_column("human \\ judge", no_wrap=True)
-        for c in f["categories"]:
-            matrix.add_column(c, justify="right", no_wrap=True)
-        for c, row in zip(f["categories"], f.get("confusion", []), strict=False):
-            matrix.add_row(c, *map(str, row))
-        console.print(matrix)
-        per = Table()
-        for n, h in enumerate(_PER_LABEL_HEADER):
-            per.add_column(h, justify="left" if n == 0 else "right", no_wrap=True)
-        for row in _per_label(f):
-            per.add_row(*row)
-        console.print(per)
+        render_figures_terminal(_heading(e), _summary(e), e.figures, console)
+
+
+def render_figures_terminal(heading: str, lines: list[str], f: Mapping[str, Any], console: Console) -> None:
+    """One measured label in the terminal: heading, figure lines, confusion matrix, per-label table."""
+    console.print(Text(heading, style="bold"), highlight=False)
+    for line in lines:
+        style = "red" if line.startswith("PARTIAL not above chance") or line == NEVER else ""
+        console.print(Text("  " + line, style=style), highlight=False)
+    if not f.get("categories"):
+        return
+    matrix = Table(title="confusion (rows: human, columns: judge)", title_justify="left")
+    matrix.add_column("human \\ judge", no_wrap=True)
+    for c in f["categories"]:
+        matrix.add_column(c, justify="right", no_wrap=True)
+    for c, row in zip(f["categories"], f.get("confusion", []), strict=False):
+        matrix.add_row(c, *map(str, row))
+    console.print(matrix)
+    per = Table()
+    for n, h in enumerate(_PER_LABEL_HEADER):
+        per.add_column(h, justify="left" if n == 0 else "right", no_wrap=True)
+    for row in _per_label(f):
+        per.add_row(*row)
+    console.print(per)
 
 
 # -- Markdown -----------------------------------------------------------------------------------------------------
