@@ -104,11 +104,11 @@ def _values(row: Mapping[str, Any]) -> dict[str, str]:
 
 
 def rejudge(
-    items: Mapping[str, tuple[str, str]], traces: Mapping[str, Trace], judge: Judge
+    items: Mapping[str, tuple[str, str]], traces: Mapping[str, Trace], judge: Judge, merge_partial: str | None = None
 ) -> tuple[dict[str, dict[str, str]], list[str]]:
-    """Judge the traces of ``items`` (item id → (trace id, claim text)) again: per item the new judge values, and
-    one "item_id: why" per item that could not be re-judged."""
-    scorer = grounding_scorer(judge=judge)
+    """Judge the traces of ``items`` (item id → (trace id, claim text)) again, as scoring does (``merge_partial``
+    included): per item the new judge values, and one "item_id: why" per item that could not be re-judged."""
+    scorer = grounding_scorer(judge=judge, merge_partial=merge_partial)
     by_trace: dict[str, list[tuple[str, str]]] = {}
     for item, (trace_id, claim) in sorted(items.items()):
         by_trace.setdefault(trace_id, []).append((item, claim))
@@ -143,6 +143,7 @@ def check_drift(
     label: str = VERDICT_LABEL,
     against: str | None = None,
     seed: int = 0,
+    merge_partial: str | None = None,
 ) -> DriftResult:
     """Re-judge the labelled items of the baseline calibration with ``judge`` and compare kappa with its interval."""
     rubric = load_rubric("grounding").version
@@ -163,7 +164,8 @@ def check_drift(
             "SELECT item_id, trace_id, item FROM calibration_items WHERE slice = 'random'"
         )
     }
-    new, skipped = rejudge({p.item_id: claims[p.item_id] for p in pairs if p.item_id in claims}, traces, judge)
+    wanted = {p.item_id: claims[p.item_id] for p in pairs if p.item_id in claims}
+    new, skipped = rejudge(wanted, traces, judge, merge_partial)
     fresh: list[Pair] = []
     changed = 0
     for p in pairs:

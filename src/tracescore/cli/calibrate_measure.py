@@ -205,7 +205,8 @@ def check(
             found, problems = _traces(config, kind, traces, start, _when("--to", window_to), wanted)
             judge = CachingJudge(AnthropicJudge(model=model), store)
             try:
-                result = check_drift(store, found, judge, label=label, against=against, seed=seed)
+                merge = config.section("judge").merge_partial
+                result = check_drift(store, found, judge, label=label, against=against, seed=seed, merge_partial=merge)
             finally:
                 judge.close()
             requests = judge.usage.calls

@@ -76,8 +76,7 @@ def figure_lines(f: Mapping[str, Any], partial: tuple[bool | None, str] | None =
     else:
         lines.append("human–human ceiling: no item labelled by two reviewers")
     if partial is not None:
-        above, why = partial
-        lines.append(f"PARTIAL not above chance: {why}" if above is False else why)
+        lines.append(partial[1])  # "PARTIAL not above chance: …" when its kappa interval includes 0
     return lines
 
 
