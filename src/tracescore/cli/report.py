@@ -13,6 +13,7 @@ from rich.console import Console
 
 from tracescore.cli.exits import EXIT_GATE_ERROR, EXIT_GATE_FAILED, EXIT_USAGE, fail
 from tracescore.errors import ConfigError, TracescoreError
+from tracescore.report.agreement import agreement_section, agreement_to_json, judges_of
 from tracescore.report.gate import GateConfig, load_gate_config, parse_limit, run_gate
 from tracescore.report.render import (
     render_gate_markdown,
@@ -41,7 +42,7 @@ def _store_option(f: _F) -> _F:
         default="tracescore.db",
         show_default=True,
         type=click.Path(dir_okay=False),
-        help="Local store to read run:… specs from.",
+        help="Local store to read run:… specs (and, for report, judge calibrations) from.",
     )(f)
 
 
@@ -68,7 +69,8 @@ def _write(text: str, out: str | None) -> None:
 def report(
     results: str, store_path: str, group_by: str | None, fmt: str, out: str | None, case_key: str | None
 ) -> None:
-    """Report a result file or stored run (run:latest, run:ID): stage cells with ids, rates, the work queue."""
+    """Report a result file or stored run (run:latest, run:ID): stage cells with ids, rates, the work queue, and the
+    judge's agreement with human labels from the calibrations in --store (when that store exists)."""
     try:
         label, lines = results_from(results, store_path)
         tokens = {}
@@ -76,22 +78,27 @@ def report(
             with Store(store_path) as store:
                 tokens = fetch_tokens(store, resolve_run(store, results))
         surface = SurfaceReport(group_by=group_by or None, case_key=case_key, tokens=tokens)
-        built = build_report(surface.tap(lines), group_by=group_by, source=label)
+        judges: set[tuple[str, str]] = set()
+        built = build_report(judges_of(surface.tap(lines), judges), group_by=group_by, source=label)
+        agreement = agreement_section(Store(store_path), judges) if os.path.isfile(store_path) else None
     except TracescoreError as exc:
         fail(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_GATE_ERROR, str(exc))
     if fmt == "terminal":
         if out:
             with open(out, "w", encoding="utf-8") as fh:
-                render_report_terminal(built, Console(file=fh, width=160, force_terminal=False), surface)
+                console = Console(file=fh, width=160, force_terminal=False)
+                render_report_terminal(built, console, surface, agreement=agreement)
         else:
-            render_report_terminal(built, Console(width=max(120, Console().width)), surface)
+            render_report_terminal(built, Console(width=max(120, Console().width)), surface, agreement=agreement)
     elif fmt == "markdown":
-        _write(render_markdown(built, surface), out)
+        _write(render_markdown(built, surface, agreement=agreement), out)
     elif fmt == "json":
         whole = report_to_json(built) | {"surface": surface_to_json(surface)}
+        if agreement:
+            whole["agreement"] = agreement_to_json(agreement)
         _write(json.dumps(whole, indent=2, ensure_ascii=False) + "\n", out)
     else:
-        _write(render_html(built, surface), out)
+        _write(render_html(built, surface, agreement=agreement), out)
 
 
 def _limits(values: tuple[str, ...]) -> dict[str, float]:

@@ -38,6 +38,7 @@ class ScoringOptions:
     judge_model: str = DEFAULT_MODEL
     max_cost: float | None = None
     check_links: bool = False
+    merge_partial: str | None = None  # [judge] merge_partial
 
 
 @dataclass
@@ -108,6 +109,7 @@ def build_scoring(store: Store, options: ScoringOptions) -> Scoring:
             no_judge_reason=no_judge_reason,
             max_cost=options.max_cost,
             agreement=grounding_agreement(store, judge.model) if judge is not None else None,
+            merge_partial=options.merge_partial,
         ),
         surface_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=options.max_cost),
         semantic_scorer(

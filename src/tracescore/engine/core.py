@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from tracescore.adapters import Adapter
+from tracescore.calibrate.required import with_human_required
 from tracescore.engine.counts import FAILURES_KEPT, JobCounts, Limits, UsageMeter, Windows
 from tracescore.engine.pipeline import score_trace
 from tracescore.errors import InputError, SinkError, SourceError, TracescoreError
@@ -71,7 +72,7 @@ class Engine:
     ) -> None:
         self.before_window = before_window
         self.source = source
-        self.adapter = adapter
+        self.adapter = with_human_required(store, adapter)  # reviewer-entered required doc ids (#12)
         self.scorers = scorers
         self.store = store
         self.state = JobState(store)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from tracescore.calibrate.required import with_human_required
 from tracescore.engine.pipeline import RunCounts, score_records
 from tracescore.errors import InputError, TracescoreError
 from tracescore.platforms.base import Parts
@@ -64,7 +65,8 @@ def score_once(
     status = "failed"
     try:
         records = counted(iter(parts.source.records(start, end)))
-        for n, result in enumerate(score_records(records, parts.adapter, scorers, run.counts), start=1):
+        adapter = with_human_required(store, parts.adapter)  # reviewer-entered required doc ids (#12)
+        for n, result in enumerate(score_records(records, adapter, scorers, run.counts), start=1):
             store.add_result(run.run_id, result)
             if results_file is not None:
                 results_file.write(result)

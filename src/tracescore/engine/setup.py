@@ -84,7 +84,8 @@ def build_setup(
     pool, no_judge_reason = _judge(scoring, config.judge_model, Path(job.store), resources)
     agreement = grounding_agreement(Store(job.store), config.judge_model) if pool is not None else None
     scorers.append(
-        grounding_scorer(judge=pool, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost, agreement=agreement)
+        grounding_scorer(judge=pool, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost, agreement=agreement,
+                         merge_partial=config.section("judge").merge_partial)
     )
     scorers.append(surface_scorer(judge=pool, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost))
     scorers.append(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from html import escape
 
+from tracescore.report.agreement import AgreementSection
+from tracescore.report.render.agreement import agreement_html
 from tracescore.report.render.surface import (
     SURFACE_TITLE,
     complementarity_lines,
@@ -25,6 +27,7 @@ td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,th:f
 td.ids{text-align:left;font-family:ui-monospace,monospace;font-size:12px;max-width:560px}
 .muted{color:#666}svg.chart{display:block;margin:8px 0;background:#fafafa;border:1px solid #eee}
 li{margin:4px 0}code{font-size:12px}
+.warn{color:#a40000;font-weight:600}td.diag{background:#eef6ee}caption{text-align:left;color:#666}
 """
 
 
@@ -32,8 +35,11 @@ def _rate(passed: int, decided: int) -> str:
     return f"{passed / decided:.0%} <span class=muted>({passed}/{decided})</span>" if decided else "—"
 
 
-def render_html(report: Report, surface: SurfaceReport | None = None) -> str:
-    """The report as one HTML page: stage rates per group and over time as SVG, cells with ids, the work queue."""
+def render_html(
+    report: Report, surface: SurfaceReport | None = None, *, agreement: AgreementSection | None = None
+) -> str:
+    """The report as one HTML page: stage rates per group and over time as SVG, cells with ids, the judge's
+    agreement with human labels (when given, the confusion matrix as a table), the work queue."""
     overall = report.overall
     columns = report.columns()
     names = [n for n, _ in columns]
@@ -87,6 +93,8 @@ def render_html(report: Report, surface: SurfaceReport | None = None) -> str:
             f" ≈ ${j.cost_usd:.4f}.</p>"
         )
 
+    if agreement:
+        out.append(agreement_html(agreement))
     out.append('<h2>Work queue</h2><ul id="queue">')
     queue = work_queue(overall)
     if not queue:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tracescore.report.agreement import AgreementSection
 from tracescore.report.gate import GateCheck, GateResult
+from tracescore.report.render.agreement import agreement_markdown
 from tracescore.report.render.surface import (
     SURFACE_TITLE,
     complementarity_lines,
@@ -45,8 +47,10 @@ def _used_cells(columns: Sequence[tuple[str, Summary]]) -> list[str]:
     return [c for c in CELLS if any(s.cells.get(c) for _, s in columns)]
 
 
-def render_markdown(report: Report, surface: SurfaceReport | None = None) -> str:
-    """The report as Markdown: contingency cells with ids, stage rates, judge cost and the work queue."""
+def render_markdown(
+    report: Report, surface: SurfaceReport | None = None, *, agreement: AgreementSection | None = None
+) -> str:
+    """The report as Markdown: contingency cells with ids, stage rates, judge cost (and agreement), the work queue."""
     overall = report.overall
     columns = report.columns()
     names = [name for name, _ in columns]
@@ -76,6 +80,7 @@ def render_markdown(report: Report, surface: SurfaceReport | None = None) -> str
             f"Judge: {j.calls} calls, {j.input_tokens:,} input + {j.output_tokens:,} output tokens,"
             f" ≈ ${j.cost_usd:.4f}.",
         ]
+    lines += agreement_markdown(agreement) if agreement else []
     lines += ["", "### Work queue", ""]
     queue = work_queue(overall)
     if not queue:

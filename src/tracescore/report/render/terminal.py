@@ -6,6 +6,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from tracescore.report.agreement import AgreementSection
+from tracescore.report.render.agreement import render_agreement_terminal
 from tracescore.report.render.surface import (
     SURFACE_TITLE,
     complementarity_lines,
@@ -27,8 +29,15 @@ def _ids(ids: tuple[str, ...] | list[str], limit: int = MAX_IDS) -> str:
     return ", ".join(ids[:limit]) + (f" … and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
-def render_report_terminal(report: Report, console: Console, surface: SurfaceReport | None = None) -> None:
-    """Contingency cells and stage pass rates with one column per group, then judge cost and the work queue."""
+def render_report_terminal(
+    report: Report,
+    console: Console,
+    surface: SurfaceReport | None = None,
+    *,
+    agreement: AgreementSection | None = None,
+) -> None:
+    """Contingency cells and stage pass rates with one column per group, then judge cost, the judge's agreement with
+    human labels (when given) and the work queue."""
     overall = report.overall
     columns = report.columns()
     title = f"Stage contingency ({overall.traces} traces scored, {overall.failed} unreadable)"
@@ -81,6 +90,8 @@ def render_report_terminal(report: Report, console: Console, surface: SurfaceRep
             f" ≈ ${j.cost_usd:.4f}",
             highlight=False,
         )
+    if agreement:
+        render_agreement_terminal(agreement, console)
     console.print(Text("Traces per cell", style="bold"))
     for cell in CELLS:
         if overall.cells.get(cell):
