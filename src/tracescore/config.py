@@ -26,6 +26,7 @@ from tracescore.judge.rubrics import load_rubric
 from tracescore.platforms import registry
 from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.platforms.langsmith.settings import LangSmithSettings
+from tracescore.sinks.removals import SinksSettings
 
 __all__ = [
     "CORE_SECTIONS",
@@ -176,6 +177,7 @@ CORE_SECTIONS: dict[str, type[BaseModel]] = {
     "judge": JudgeSettings,
     "mapping": MappingConfig,
     "gate": GateSettings,
+    "sinks": SinksSettings,
 }
 
 
@@ -285,6 +287,8 @@ def fingerprint(config: Config) -> str:
     }
     if judge.merge_partial:  # changes the judged scores; absent when off so existing fingerprints stay the same
         parts["judge"]["merge_partial"] = judge.merge_partial
+    if config.section("sinks").keep_versions:  # other score names: a backfill of its own
+        parts["keep_versions"] = True
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 

@@ -269,6 +269,7 @@ class Engine:
                 raise SinkError(f"writing scores failed: {type(exc).__name__}: {exc}") from exc
             self.counts.scores_written += report.accepted
             self.counts.scores_rejected += len(report.rejected)
+            self.counts.scores_removed += report.removed
             self.counts.sink_requests += report.requests
             for rejection in report.rejected:
                 rejected.setdefault(str(rejection.trace_id), []).append(f"{rejection.name}: {rejection.reason}")

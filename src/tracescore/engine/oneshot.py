@@ -59,6 +59,8 @@ def score_once(
     label = "" if end is None else f" {start.isoformat()}..{end.isoformat()}"
     run = OneShot(store.start_run("score", source=parts.describe + label))
     results_file = JsonlSink(out) if out else None
+    if callable(attach := getattr(parts.sink, "attach", None)):
+        attach(store, run.run_id)  # the sink records what it wrote in the store and removes what this run supersedes
     pending: list[TraceResult] = []
     status = "failed"
     try:
@@ -110,4 +112,5 @@ def _deliver(parts: Parts, pending: list[TraceResult], total: WriteReport) -> No
     total.rejected += report.rejected
     total.retried += report.retried
     total.requests += report.requests
+    total.removed += report.removed
     total.batches += 1
