@@ -243,7 +243,8 @@ def test_a_line_that_is_not_a_result_is_reported_and_the_rest_pushed(
 
 
 def test_a_result_line_gives_back_the_records_of_its_result(langfuse_results: Path) -> None:
-    """The ids push sends are the ids the sinks derive from the original result, judged scores included."""
+    """The records push sends are those the sinks derive from the original result: the same ids, and the judged
+    scores' rubric version (LangSmith's feedback id and ``keep_versions`` names depend on it)."""
     line = next(json.loads(x) for x in langfuse_results.read_text(encoding="utf-8").splitlines()
                 if "grounding.rate" in json.loads(x)["scores"])
     records, refused = records_from_result(result_from_line(line))
@@ -252,4 +253,5 @@ def test_a_result_line_gives_back_the_records_of_its_result(langfuse_results: Pa
     assert grounding.metadata["rubric_version"] == line["judge"]["rubric_version"]
     changed = dict(line, judge=dict(line["judge"], rubric_version="grounding-99"))
     other = next(r for r in records_from_result(result_from_line(changed))[0] if r.name == "grounding.rate")
-    assert other.id != grounding.id  # a new rubric is a new series, never an overwrite
+    assert other.version == "grounding-99" and grounding.version == line["judge"]["rubric_version"]
+    assert other.id == grounding.id  # one score per trace and name: a new rubric overwrites (#16)

@@ -4,7 +4,8 @@ Scoring an export (``score s3://… --source langfuse-export --out …``, or the
 nothing to the platform; ``push`` does, later and resumably. RESULTS are result files (JSONL, also gzip, or Parquet
 with the result-line columns) or folders/prefixes of them, local or ``s3://``. Each result line becomes a
 ``TraceResult`` again and goes through the platform's own batch sink, so the score ids are the sinks' deterministic
-ids (``sinks.records.score_id``) and a repeated push upserts instead of duplicating. Every request passes one rate
+ids (``sinks.records.score_id``; the sink's written-score ledger in the store too) and a repeated push upserts
+instead of duplicating. Every request passes one rate
 limiter. A file whose scores were all delivered is marked in the store (scope ``push:<platform key>``, key = uri, size
 and modification time), so a re-run skips it; a file cut short by a failure is pushed again whole (same ids).
 """
@@ -209,6 +210,8 @@ def push(
         resources.callback(store.close)
         state, scope = JobState(store), f"push:{parts.key}"
         run_id = store.start_run("push", source=f"{target}: " + " ".join(results))
+        if callable(attach := getattr(parts.sink, "attach", None)):
+            attach(store, run_id)  # as in score/run: the written-score ledger, removals of superseded scores
         for root, f in files:
             key = f"{f.uri}|{f.size}|{f.mtime_ns}"
             if state.marked(scope, key) == PUSHED:
