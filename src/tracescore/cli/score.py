@@ -43,7 +43,7 @@ class _Request:
 
 
 @click.command()
-@click.argument("traces", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("traces", required=False, type=click.Path(allow_dash=True))
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, allow_dash=True),

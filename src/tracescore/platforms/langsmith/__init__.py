@@ -14,3 +14,14 @@ PLATFORM = Platform(
     sdk="langsmith",
     summary="a LangSmith project (--project; LANGSMITH_API_KEY, LANGSMITH_ENDPOINT)",
 )
+
+EXPORT = Platform(
+    name="langsmith-export",
+    adapter="tracescore.platforms.langsmith.adapter:langsmith_adapter",
+    factory="tracescore.platforms.langsmith.export:build",
+    file=True,
+    sdk="pyarrow",
+    extra="export",
+    summary="a LangSmith bulk export (TRACES = its folder or s3://bucket/prefix of Parquet runs)",
+)
+MORE_PLATFORMS = (EXPORT,)
