@@ -35,9 +35,14 @@ __all__ = [
     "attach_documents",
     "candidates",
     "item_id",
+    "mark_pushed",
+    "pending",
+    "pushed",
     "queued_ids",
     "queued_on",
+    "queued_traces",
     "record_sample",
+    "review_text",
     "sample",
 ]
 
@@ -109,6 +114,29 @@ class Sample:
     @property
     def items(self) -> list[Item]:
         return [p.candidate.item for p in self.picked]
+
+
+def review_text(item: Item, limit: int = 5000) -> str:
+    """What the reviewer reads beside the trace: the claim, its document, URL and quote. Never the verdict."""
+    head = [
+        f"**tracescore calibration item {item.item_id}** (claim {item.claim_index + 1} of this answer)",
+        f"**Claim:** {item.claim}",
+    ]
+    if item.url or item.doc:
+        head.append(f"**Document:** {item.url or item.doc}")
+    if item.quote:
+        head.append(f"**Quote:** \u201c{item.quote}\u201d")
+    head.append(
+        "Label it with grounding.verdict (does the document support the claim?), grounding.grounded,"
+        " citation.supports, answer.correct, retrieval.required_doc_ids."
+    )
+    text = "\n\n".join(head)
+    if item.document:
+        room = limit - len(text) - 40
+        body = item.document if len(item.document) <= room else item.document[: max(room, 0)] + "…"
+        text += f"\n\n**Document text shown to the judge:**\n\n{body}"
+    return text[:limit]
+
 
 
 def _url(doc: str | None) -> str | None:
@@ -238,21 +266,29 @@ def sample(
     failures: int = 0,
     exclude: set[str] | frozenset[str] = frozenset(),
     budget_left: int | None = None,
+    per_trace: bool = False,
+    exclude_traces: set[str] | frozenset[str] = frozenset(),
 ) -> Sample:
     """A stratified random sample of ``n`` claims (and up to ``failures`` more from the failure kinds).
 
     ``exclude``: item ids already queued. ``budget_left``: how many more items today's budget allows; the random
-    slice is served first. ConfigError when ``n`` is below the number of non-empty strata (each needs one item).
+    slice is served first. ``per_trace``: first draw one claim per trace (a platform queue item is a whole trace,
+    so it can carry one claim's labels), its 1/claims folded into the inclusion probability; ``exclude_traces``:
+    traces already in that queue. ConfigError when ``n`` is below the number of non-empty strata.
     """
     sample_id = uuid.uuid4().hex
     notes: list[str] = []
     fresh: dict[str, Candidate] = {}
     for c in sorted(pool, key=lambda c: c.item.item_id):
-        if c.item.item_id not in exclude and c.item.item_id not in fresh:
+        if c.item.item_id not in exclude and c.item.item_id not in fresh and c.item.trace_id not in exclude_traces:
             fresh[c.item.item_id] = c
     skipped = len({c.item.item_id for c in pool} & set(exclude))
     if skipped:
         notes.append(f"{skipped} item(s) already queued earlier: not queued again")
+    first_stage: dict[str, float] = {}
+    if per_trace:
+        fresh, first_stage = _one_per_trace(fresh, seed)
+        notes.append("one claim per trace (a platform queue labels a whole trace): inclusion probabilities include it")
     strata: dict[str, list[Candidate]] = {}
     for c in fresh.values():
         strata.setdefault(c.stratum, []).append(c)
@@ -276,7 +312,10 @@ def sample(
         members = strata[name]
         chosen = random.Random(f"{seed}|random|{name}").sample(members, alloc[name])
         p = alloc[name] / len(members)
-        picked += [Picked(c, "random", p) for c in sorted(chosen, key=lambda c: c.item.item_id)]
+        picked += [
+            Picked(c, "random", p * first_stage.get(c.item.item_id, 1.0))
+            for c in sorted(chosen, key=lambda c: c.item.item_id)
+        ]
     room = failures if budget_left is None else min(failures, budget_left - len(picked))
     if failures and room <= 0:
         notes.append("no room left in today's budget for the failures slice")
@@ -287,6 +326,21 @@ def sample(
         picked += [Picked(c, "failures", None) for c in sorted(chosen, key=lambda c: c.item.item_id)]
     counts = {s: sum(1 for p in picked if p.slice == "random" and p.candidate.stratum == s) for s in strata}
     return Sample(sample_id, picked, {s: (len(strata[s]), counts[s]) for s in strata}, notes)
+
+
+def _one_per_trace(fresh: dict[str, Candidate], seed: int) -> tuple[dict[str, Candidate], dict[str, float]]:
+    """One claim per trace, drawn by seed; each kept claim's first-stage probability (1 / the trace's claims)."""
+    by_trace: dict[str, list[Candidate]] = {}
+    for c in fresh.values():
+        by_trace.setdefault(c.item.trace_id, []).append(c)
+    kept: dict[str, Candidate] = {}
+    probability: dict[str, float] = {}
+    for trace_id in sorted(by_trace):
+        claims = by_trace[trace_id]
+        chosen = random.Random(f"{seed}|trace|{trace_id}").choice(claims)
+        kept[chosen.item.item_id] = chosen
+        probability[chosen.item.item_id] = 1.0 / len(claims)
+    return dict(sorted(kept.items())), probability
 
 
 def record_sample(store: Store, drawn: Sample, *, now: datetime, queue: str | None = None) -> int:
@@ -317,3 +371,36 @@ def record_sample(store: Store, drawn: Sample, *, now: datetime, queue: str | No
         store.write(f"INSERT OR IGNORE INTO calibration_items VALUES ({', '.join('?' * 15)})", rows)
         store.commit()
     return len(queued_ids(store)) - before
+
+
+def _item(data: str) -> Item:
+    fields = json.loads(data)
+    return Item(**{**fields, "cited": tuple(fields.get("cited") or ())})
+
+
+def pending(store: Store, queue: str) -> list[Item]:
+    """Items recorded for ``queue`` that are not on the platform yet (a push that stopped halfway resumes here)."""
+    rows = store.query(
+        "SELECT item FROM calibration_items WHERE queue = ? AND platform_ref IS NULL ORDER BY item_id", (queue,)
+    )
+    return [_item(r[0]) for r in rows]
+
+
+def pushed(store: Store, queue: str) -> dict[str, tuple[str, str]]:
+    """Items already on the platform queue ``queue``: item id → (trace id, platform reference)."""
+    rows = store.query(
+        "SELECT item_id, trace_id, platform_ref FROM calibration_items WHERE queue = ? AND platform_ref IS NOT NULL",
+        (queue,),
+    )
+    return {r[0]: (r[1], r[2]) for r in rows}
+
+
+def queued_traces(store: Store, queue: str) -> set[str]:
+    """Traces that already have an item in ``queue`` (a trace-level queue takes one claim per trace, ever)."""
+    return {r[0] for r in store.query("SELECT trace_id FROM calibration_items WHERE queue = ?", (queue,))}
+
+
+def mark_pushed(store: Store, item: str, ref: str) -> None:
+    """Remember that ``item`` is on its platform queue as ``ref``: it is never pushed there again."""
+    store.write("UPDATE calibration_items SET platform_ref = ? WHERE item_id = ?", [(ref, item)])
+    store.commit()
