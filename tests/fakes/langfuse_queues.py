@@ -65,8 +65,14 @@ def handle_queues(fake: FakeLangfuse, request: Request) -> Response | None:
             return Response(400, {"message": "content is limited to 5000 characters"})
         if not fake_has_trace(fake, body.get("objectId")) and body.get("objectType") == "TRACE":
             return Response(404, {"message": f"trace {body.get('objectId')} not found"})
-        st.comments.append({**body, "id": str(uuid.uuid4()), "createdAt": _now()})
+        st.comments.append(
+            {**body, "id": str(uuid.uuid4()), "projectId": "proj-test", "createdAt": _now(), "updatedAt": _now()}
+        )  # another comment on every POST, as the real server
         return Response(200, {"id": st.comments[-1]["id"]})
+    if path == "/api/public/comments" and method == "GET":
+        q = {k: v[-1] for k, v in request.query.items()}
+        rows = [c for c in st.comments if all(c.get(k) == q[k] for k in ("objectType", "objectId") if k in q)]
+        return _page(rows, request)
     if path == "/api/public/annotation-queues" and method == "GET":
         return _page(st.queues, request)
     if path == "/api/public/annotation-queues" and method == "POST":
@@ -150,7 +156,10 @@ def _annotation_scores(fake: FakeLangfuse, request: Request) -> Response:
     rows = [
         s
         for s in fake.scores.values()
-        if all(allowed is None or str(s.get(key)).upper() in {a.upper() for a in allowed} for key, allowed in wanted.items())
+        if all(
+            allowed is None or str(s.get(key)).upper() in {a.upper() for a in allowed}
+            for key, allowed in wanted.items()
+        )
         and (lo is None or _parse_time(s["timestamp"]) >= lo)
     ]
     rows.sort(key=lambda s: (s["timestamp"], s["id"]), reverse=True)

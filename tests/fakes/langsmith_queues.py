@@ -54,7 +54,9 @@ def handle_queues(fake: FakeLangSmith, request: Request) -> Response | None:
         return Response(200, rows[offset : offset + limit])
     if path == "/annotation-queues" and method == "POST":
         body = request.json() or {}
-        unknown = [r["feedback_key"] for r in body.get("rubric_items") or [] if r["feedback_key"] not in fake.feedback_configs]
+        unknown = [
+            r["feedback_key"] for r in body.get("rubric_items") or [] if r["feedback_key"] not in fake.feedback_configs
+        ]
         if not body.get("name") or unknown:
             return Response(400, {"detail": f"name required; rubric keys without a feedback config: {unknown}"})
         queue = {

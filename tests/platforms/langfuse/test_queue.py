@@ -40,7 +40,9 @@ def server() -> Iterator[FakeLangfuse]:
     with FakeLangfuse() as fake:
         for t in range(200):
             tid = f"trace-{t:03d}"
-            fake.add_trace({"id": tid, "name": "agent"}, [{"id": f"obs-{t}", "type": "SPAN", "startTime": "2026-11-30T10:00:00Z"}])
+            fake.add_trace(
+                {"id": tid, "name": "agent"}, [{"id": f"obs-{t}", "type": "SPAN", "startTime": "2026-11-30T10:00:00Z"}]
+            )
         yield fake
 
 
@@ -155,3 +157,18 @@ def test_an_annotation_score_this_package_wrote_is_not_human(server: FakeLangfus
     assert queue.pull() == []  # must fail if ours, author-less or unqueued scores were counted
     annotate(server, trace, VERDICT_LABEL, "partial")
     assert [(lab.value, lab.source) for lab in queue.pull()] == [("partial", "langfuse")]
+
+
+def test_a_lost_answer_never_becomes_a_second_queue_item(server: FakeLangfuse, client: Any, tmp_path: Path) -> None:
+    store, run_id = scored_store(tmp_path / "s.db", traces=30)
+    queue = _queue(client, store)
+    ref = queue.setup()
+    # the server stores the item / comment, then the answer is cut short: the retry must find it, not POST again
+    server.faults.add(f"/api/public/annotation-queues/{ref.queue_id}/items", Fault.truncated(), Fault.http(503))
+    server.faults.add("/api/public/comments", Fault.truncated())
+    assert _sample_and_push(store, run_id, queue, seed=2) == 30  # one claim of each of the 30 traces
+    objects = [i["objectId"] for i in state(server).items]
+    assert len(objects) == len(set(objects)) == 30
+    marks = [c["content"].split("item ")[1].split("*")[0] for c in state(server).comments]
+    assert len(marks) == len(set(marks)) == 30
+    assert server.faults.pending() == 0

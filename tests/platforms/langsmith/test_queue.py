@@ -117,9 +117,9 @@ def test_queue_loop_sample_review_pull_measure_carry(server: FakeLangSmith, clie
     by_run = {trace: item for item, trace in store.query("SELECT item_id, trace_id FROM calibration_items")}
     first_sixty = [i["run_id"] for i in items[:60]]
     for n, run in enumerate(first_sixty):
-        judge = json.loads(
-            store.query("SELECT judge FROM calibration_items WHERE item_id = ?", (by_run[run],))[0][0]
-        )["values"][VERDICT_LABEL]
+        judge = json.loads(store.query("SELECT judge FROM calibration_items WHERE item_id = ?", (by_run[run],))[0][0])[
+            "values"
+        ][VERDICT_LABEL]
         value = judge if rng.random() < 0.85 else rng.choice([v for v in VERDICTS if v != judge])
         review(server, run, VERDICT_LABEL, value=value)
         review(server, run, "grounding.grounded", score=1.0 if value == "supported" else 0.0)
@@ -140,7 +140,9 @@ def test_queue_loop_sample_review_pull_measure_carry(server: FakeLangSmith, clie
 
     judge = QueueJudge(model=MODEL).enqueue(_judgement())
     trace = _trace().model_copy(update={"trace_id": _run_id(0), "timestamp": NOW})
-    result = score_trace(trace, [*default_scorers(), grounding_scorer(judge=judge, agreement=grounding_agreement(store, MODEL))])
+    result = score_trace(
+        trace, [*default_scorers(), grounding_scorer(judge=judge, agreement=grounding_agreement(store, MODEL))]
+    )
     result.metadata["langsmith"] = {"run_id": _run_id(0), "session_id": next(iter(server.projects))}
     with LangSmithSink(client) as sink:
         sink.write(result)

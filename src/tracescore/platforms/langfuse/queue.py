@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tracescore.calibrate.labels import LABELS, Label, LabelSpec, label_spec
@@ -81,7 +82,7 @@ class LangfuseLabelQueue:
     def _pages(self, what: str, fetch: Callable[[int], Any]) -> Iterator[Any]:
         page = 1
         while True:
-            listing = self._call(what, lambda: fetch(page))
+            listing = self._call(what, partial(fetch, page))
             yield from listing.data
             if page >= (listing.meta.total_pages or 1):
                 return
@@ -160,27 +161,67 @@ class LangfuseLabelQueue:
         for item in items:
             if item.item_id in done or item.trace_id in on_queue:
                 continue
-            queued = self._call(
+            queued = self._once(
                 f"queue item for trace {item.trace_id!r}",
-                lambda item=item: self.client.annotation_queues.create_queue_item(  # type: ignore[misc]
-                    ref.queue_id, object_id=item.trace_id, object_type="TRACE", request_options=self._options
+                partial(
+                    self.client.annotation_queues.create_queue_item,
+                    ref.queue_id,
+                    object_id=item.trace_id,
+                    object_type="TRACE",
+                    request_options=self._options,
                 ),
+                partial(self._find_item, ref.queue_id, item.trace_id),
             )
             mark_pushed(self.store, item.item_id, str(queued.id))  # remembered before anything else can fail
             on_queue.add(item.trace_id)
-            project = self._project_id()
-            self._call(
+            self._once(
                 f"comment on trace {item.trace_id!r}",
-                lambda item=item: self.client.comments.create(  # type: ignore[misc]
-                    project_id=project,
+                partial(
+                    self.client.comments.create,
+                    project_id=self._project_id(),
                     object_type="TRACE",
                     object_id=item.trace_id,
                     content=review_text(item, COMMENT_LIMIT),
                     request_options=self._options,
                 ),
+                partial(self._find_comment, item),
             )
             count += 1
         return count
+
+    def _once(self, what: str, create: Callable[[], _T], find: Callable[[], Any]) -> Any:
+        """Create, retrying; a retry first looks for what an earlier attempt may have stored (Langfuse inserts
+        another queue item or comment on every POST, so a lost answer must not become a copy)."""
+        attempts = 0
+
+        def attempt() -> Any:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1:
+                found = find()
+                if found is not None:
+                    return found
+            return create()
+
+        return self._call(what, attempt)
+
+    def _find_item(self, queue_id: str, trace_id: str) -> Any:
+        for row in self._pages(
+            "queue item listing",
+            lambda p: self.client.annotation_queues.list_queue_items(
+                queue_id, page=p, limit=100, request_options=self._options
+            ),
+        ):
+            if row.object_id == trace_id and str(row.object_type) == "TRACE":
+                return row
+        return None
+
+    def _find_comment(self, item: Item) -> Any:
+        listing = self.client.comments.get(
+            object_type="TRACE", object_id=item.trace_id, limit=100, request_options=self._options
+        )
+        marker = f"calibration item {item.item_id}"
+        return next((c for c in listing.data if marker in c.content), None)
 
     # -- pull ---------------------------------------------------------------------------------------------------
     def pull(self, since: datetime | None = None) -> list[Label]:
@@ -194,7 +235,8 @@ class LangfuseLabelQueue:
         while True:
             page = self._call(
                 "annotation score listing",
-                lambda cursor=cursor: self.client.scores.get_many(  # type: ignore[misc]
+                partial(
+                    self.client.scores.get_many,
                     limit=100,
                     cursor=cursor,
                     fields="details,subject,annotation",

@@ -41,7 +41,10 @@ _INSTRUCTIONS = (
 def feedback_config(spec: LabelSpec) -> dict[str, Any]:
     """The LangSmith feedback config of one label: categories for categorical, 0..1 for yes/no, else free-form."""
     if spec.kind == "categorical":
-        return {"type": "categorical", "categories": [{"value": float(i), "label": c} for i, c in enumerate(spec.categories)]}
+        return {
+            "type": "categorical",
+            "categories": [{"value": float(i), "label": c} for i, c in enumerate(spec.categories)],
+        }
     if spec.kind == "boolean":
         return {"type": "continuous", "min": 0.0, "max": 1.0}
     return {"type": "freeform"}
