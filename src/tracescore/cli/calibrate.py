@@ -16,14 +16,13 @@ from typing import Any, TypeVar
 import click
 
 from tracescore.calibrate.labels import add_labels
+from tracescore.calibrate.queued import pending, queued_traces
 from tracescore.calibrate.sampling import (
     Candidate,
     attach_documents,
     candidates,
-    pending,
     queued_ids,
     queued_on,
-    queued_traces,
     record_sample,
     sample,
 )

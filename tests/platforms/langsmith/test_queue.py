@@ -24,7 +24,8 @@ from tests.scorers.test_grounding import _judgement, _trace
 from tracescore.calibrate.agreement import VERDICTS
 from tracescore.calibrate.carry import grounding_agreement
 from tracescore.calibrate.labels import VERDICT_LABEL, add_labels, measure_and_record
-from tracescore.calibrate.sampling import candidates, pending, queued_ids, queued_traces, record_sample, sample
+from tracescore.calibrate.queued import pending, queued_traces
+from tracescore.calibrate.sampling import candidates, queued_ids, record_sample, sample
 from tracescore.engine.pipeline import score_trace
 from tracescore.platforms.langsmith.queue import REVIEW_KEY, LangSmithLabelQueue
 from tracescore.platforms.langsmith.sink import LangSmithSink

@@ -16,7 +16,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tracescore.calibrate.labels import LABELS, Label, LabelSpec, label_spec
-from tracescore.calibrate.sampling import Item, mark_pushed, pushed, review_text
+from tracescore.calibrate.queued import mark_pushed, pushed, review_text
+from tracescore.calibrate.sampling import Item
 from tracescore.errors import SinkError
 from tracescore.platforms.base import QueueRef
 from tracescore.platforms.langfuse.client import classify_error, describe_error, request_options, retry_policy

@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from tracescore.calibrate.labels import LABELS, Label, LabelSpec, label_spec
-from tracescore.calibrate.sampling import Item, mark_pushed, pushed, review_text
+from tracescore.calibrate.queued import mark_pushed, pushed, review_text
+from tracescore.calibrate.sampling import Item
 from tracescore.errors import SinkError
 from tracescore.platforms.base import QueueRef
 from tracescore.store.db import Store
