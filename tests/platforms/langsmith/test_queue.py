@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.calibrate.helpers import MODEL, RUBRIC, scored_store
+from tests.fakes.base import Fault
 from tests.fakes.judge import QueueJudge
 from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_queues import review, state
@@ -162,3 +163,15 @@ def test_feedback_this_package_wrote_is_not_human(server: FakeLangSmith, client:
     assert queue.pull() == []  # must fail if api/model/our feedback were counted
     review(server, run, VERDICT_LABEL, value="partial")
     assert [(lab.value, lab.source) for lab in queue.pull()] == [("partial", "langsmith")]
+
+
+def test_a_lost_answer_never_becomes_a_second_queue_item(server: FakeLangSmith, client: Any, tmp_path: Path) -> None:
+    store, run_id = scored_store(tmp_path / "s.db", traces=30, trace_id=_run_id)
+    queue = _queue(client, store)
+    ref = queue.setup()
+    # stored, then the answer cut short; then a 503: the retry must find the stored item, not POST another
+    server.faults.add(f"/api/v1/platform/annotation-queues/{ref.queue_id}/items", Fault.truncated(), Fault.http(503))
+    assert _sample_and_push(store, run_id, queue, seed=2) == 30
+    runs = [i["run_id"] for i in state(server).items]
+    assert len(runs) == len(set(runs)) == 30
+    assert server.faults.pending() == 0

@@ -10,6 +10,7 @@ the feedback on queued runs and keeps a reviewer's (source not ``api``/``model``
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -30,6 +31,8 @@ __all__ = ["QUEUE_NAME", "REVIEW_KEY", "LangSmithLabelQueue", "feedback_config",
 QUEUE_NAME = "tracescore-calibration"
 REVIEW_KEY = "tracescore.review"  # the feedback that shows the reviewer the claim (a comment; no score, no value)
 COMMENT_LIMIT = 5000
+_ATTEMPTS = 4
+_BACKOFF = 0.2
 _NOT_HUMAN = frozenset({"api", "model"})
 _ITEM_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://tracescore.dev/calibration-item")
 _INSTRUCTIONS = (
@@ -59,7 +62,7 @@ def items_client(client: Client) -> Langsmith:
     for suffix in ("/api/v1", "/api"):
         if base.endswith(suffix):
             base = base[: -len(suffix)]
-    return Langsmith(api_key=client.api_key, base_url=base, max_retries=3)
+    return Langsmith(api_key=client.api_key, base_url=base, max_retries=0)  # retried here: see ``_add``
 
 
 def _short(exc: BaseException) -> str:
@@ -130,14 +133,8 @@ class LangSmithLabelQueue:
         for item in items:
             if item.item_id in done or item.trace_id in on_queue:
                 continue
-            try:
-                created = api.annotation_queues.items.create(
-                    ref.queue_id, items=[{"item_type": "RUN", "run_id": item.trace_id, "project_id": session}]
-                )
-            except Exception as exc:
-                raise self._fail(f"queueing run {item.trace_id!r}", exc) from exc
-            rows = created.items or []
-            mark_pushed(self.store, item.item_id, str(rows[0].id if rows and rows[0].id else item.trace_id))
+            row = self._add(api, ref.queue_id, item.trace_id, session)
+            mark_pushed(self.store, item.item_id, str(row.id or item.trace_id))
             on_queue.add(item.trace_id)
             try:
                 self.client.create_feedback(
@@ -155,6 +152,38 @@ class LangSmithLabelQueue:
                     raise self._fail(f"review note on run {item.trace_id!r}", exc) from exc
             count += 1
         return count
+
+    def _add(self, api: Langsmith, queue_id: str, run_id: str, session: str) -> Any:
+        """Add one run, retrying; a retry first looks for the item an earlier, cut-short attempt may have stored
+        (the server makes another item on every POST, so a lost answer must not become a copy)."""
+        last: Exception | None = None
+        for attempt in range(_ATTEMPTS):
+            try:
+                if attempt:
+                    found = self._find(api, queue_id, run_id)
+                    if found is not None:
+                        return found
+                    time.sleep(_BACKOFF * 2 ** (attempt - 1))
+                created = api.annotation_queues.items.create(
+                    queue_id, items=[{"item_type": "RUN", "run_id": run_id, "project_id": session}]
+                )
+                if created.items:
+                    return created.items[0]
+                raise ValueError("the queue answered with no item")
+            except Exception as exc:
+                status = getattr(exc, "status_code", None)
+                if isinstance(status, int) and 400 <= status < 500 and status not in (408, 409, 429):
+                    raise self._fail(f"queueing run {run_id!r}", exc) from exc
+                last = exc
+        raise self._fail(f"queueing run {run_id!r} ({_ATTEMPTS} attempts)", last or RuntimeError("no attempt"))
+
+    @staticmethod
+    def _find(api: Langsmith, queue_id: str, run_id: str) -> Any:
+        for status in ("needs_my_review", "needs_others_review", "archived"):
+            for row in api.annotation_queues.items.list(queue_id, status=status, item_type="RUN", page_size=100):
+                if row.run_id == run_id:
+                    return row
+        return None
 
     def pull(self, since: datetime | None = None) -> list[Label]:
         """Reviewers' feedback on queued runs (not ``api``/``model`` sources, with a user id), never ours."""
