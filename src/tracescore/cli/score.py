@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -109,6 +109,9 @@ class _Request:
     help="Platform sources: write scores back to the platform (default) or only to the store and --out.",
 )
 @click.option(
+    "--check-links", is_flag=True, help="Check that cited URLs still resolve (citation.dead_rate); makes requests."
+)
+@click.option(
     "--config",
     "config_path",
     type=click.Path(dir_okay=False),
@@ -135,6 +138,7 @@ def score(
     config_path: str | None,
     project: str | None = None,
     extend_trace_retention: bool | None = None,
+    check_links: bool = False,
 ) -> None:
     """Score traces stage by stage and print the stage contingency table.
 
@@ -155,6 +159,7 @@ def score(
     except ConfigError as exc:
         fail(EXIT_USAGE, str(exc))
     options = _options(config, k, final_answer_prefix, no_judge, judge_model, max_cost)
+    options = replace(options, check_links=check_links)  # off by default: it makes network requests
     to_stdout = out == "-"
     console = Console(stderr=to_stdout, quiet=quiet, width=max(120, Console().width))
     if request.kind == "jsonl" and request.path is not None:  # a JSONL file that is not JSONL: one line
@@ -227,6 +232,7 @@ def _options(
         judge_off_reason=None if scoring.judge else "judge turned off ([scoring] judge = false)",
         judge_model=judge_model or config.judge_model,
         max_cost=max_cost if max_cost is not None else scoring.max_cost,
+        merge_partial=config.section("judge").merge_partial,
     )
 
 
