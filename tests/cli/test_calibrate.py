@@ -188,3 +188,9 @@ def test_langsmith_setup_sample_pull(tmp_path: Path) -> None:
             review(fake, run, VERDICT_LABEL, value="partial")
         assert "25 new" in _cli("pull", "--from", "langsmith", *args, env=env).output
         assert "0 new" in _cli("pull", "--from", "langsmith", *args, env=env).output
+
+
+def test_the_group_holds_every_calibrate_command() -> None:
+    listed = CliRunner().invoke(main, ["calibrate", "--help"]).output
+    for command in ("setup", "sample", "pull", "measure", "check", "agreement"):
+        assert f"  {command} " in listed

@@ -27,6 +27,7 @@ from tracescore.calibrate.sampling import (
     sample,
 )
 from tracescore.calibrate.sheet import read_sheet, write_sheet
+from tracescore.cli.calibrate_measure import agreement, check, measure
 from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail
 from tracescore.errors import ConfigError, InputError, TracescoreError
 from tracescore.platforms.base import LabelQueue
@@ -94,6 +95,10 @@ def _key(target: str, name: str) -> str:
 @click.group()
 def calibrate() -> None:
     """Calibrate the judge against people: a blind, stratified sample of its verdicts labelled by hand."""
+
+
+for _command in (measure, check, agreement):  # measure the labels, watch for drift, any sheet's agreement
+    calibrate.add_command(_command)
 
 
 @calibrate.command()
