@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tests.fakes.base import FakeServer, Request, Response
+from tests.fakes.langfuse_queues import handle_queues
 
 PUBLIC_KEY = "pk-lf-test"
 SECRET_KEY = "sk-lf-test"
@@ -157,6 +158,9 @@ class FakeLangfuse(FakeServer):
         if not self._authorized(request):
             return Response(401, {"message": "Invalid credentials. Confirm that you've configured the correct host."})
         path, method = request.path, request.method
+        queued = handle_queues(self, request)  # annotation queues, comments, annotation scores
+        if queued is not None:
+            return queued
         if path == "/api/public/v2/observations" and method == "GET":
             return self._observations(request)
         if path == "/api/public/scores" and method == "POST":

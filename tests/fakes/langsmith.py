@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tests.fakes.base import FakeServer, Request, Response
+from tests.fakes.langsmith_queues import handle_queues
 
 TENANT_ID = "00000000-0000-4000-8000-00000000feed"
 MAX_PAGE = 100
@@ -97,6 +98,9 @@ class FakeLangSmith(FakeServer):
     # ------------------------------------------------------------------ routing
     def handle(self, request: Request) -> Response:
         path, method = request.path.rstrip("/"), request.method
+        queued = handle_queues(self, request)  # annotation queues and their items
+        if queued is not None:
+            return queued
         if path == "/info" and method == "GET":
             return Response(200, {"version": "0.11.0", "batch_ingest_config": {"use_multipart_endpoint": True}})
         if path == "/sessions" and method == "GET":

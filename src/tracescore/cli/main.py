@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from tracescore import __version__
+from tracescore.cli.calibrate import calibrate
 from tracescore.cli.inspect import inspect
 from tracescore.cli.job import backfill, init, run
 from tracescore.cli.push import push
@@ -20,7 +21,7 @@ def main() -> None:
     """Whose bug is it? Score search-agent traces stage by stage: retrieval, grounding, citations, answer."""
 
 
-for _command in (score, report, gate, run, backfill, init, inspect, push):
+for _command in (score, report, gate, run, backfill, init, inspect, calibrate, push):
     main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover
