@@ -187,6 +187,8 @@ def score_shards(
     if not pending:
         return run
     run.results.mkdir(parents=True, exist_ok=True)
+    for stale in run.results.glob(".*.tmp"):  # what a killed run's shard tasks were writing
+        stale.unlink(missing_ok=True)
     started = _start(settings)
     import ray
 
@@ -244,7 +246,9 @@ def _close(run: RayRun, workers: list[Any], limiter: Any) -> None:
     total: dict[str, Any] = {}
     for usage in ray.get([w.close.remote() for w in workers]):
         for name, value in usage.items():
-            if isinstance(value, int | float) and not isinstance(value, bool):
+            if name == "cache_loaded":  # every worker loads the same cache
+                total[name] = max(total.get(name, 0), value)
+            elif isinstance(value, int | float) and not isinstance(value, bool):
                 total[name] = total.get(name, 0) + value
             else:
                 total.setdefault(name, value)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tracescore.engine.distributed.cache import ParquetJudgeCache
@@ -61,6 +61,7 @@ class JudgeWorker:
         self.pool = JudgePool(self._judge_for_thread, spec.model)
         self.executor = ThreadPoolExecutor(spec.in_flight, thread_name_prefix="judge")
         self._slots: asyncio.Semaphore | None = None
+        self._pending: dict[str, asyncio.Future[JudgeReply | _Failed]] = {}
 
     def _judge_for_thread(self) -> Judge:
         from tracescore.judge.anthropic import TIMEOUT_SECONDS, AnthropicJudge
@@ -95,10 +96,27 @@ class JudgeWorker:
             return _Failed(str(exc))
 
     async def judge(self, request: JudgeRequest) -> JudgeReply | _Failed:
+        """One reply; a request equal to one in flight waits for that call instead of making its own."""
+        key = request.key(self.spec.model)
+        if key in self._pending:
+            first = await asyncio.shield(self._pending[key])
+            if isinstance(first, _Failed):
+                return first
+            return replace(first, cached=True, input_tokens=0, output_tokens=0, cache_read_tokens=0,
+                           cache_write_tokens=0)
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.spec.in_flight)
-        async with self._slots:
-            return await asyncio.get_running_loop().run_in_executor(self.executor, self._call, request)
+        loop = asyncio.get_running_loop()
+        self._pending[key] = loop.create_future()
+        try:
+            async with self._slots:
+                got = await loop.run_in_executor(self.executor, self._call, request)
+            self._pending[key].set_result(got)
+            return got
+        finally:
+            future = self._pending.pop(key)
+            if not future.done():
+                future.set_result(_Failed("judge call cancelled"))
 
     async def close(self) -> dict[str, Any]:
         """Flush the cache to Parquet, close the HTTP clients; returns this worker's usage."""
