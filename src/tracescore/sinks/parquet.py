@@ -32,7 +32,7 @@ _SLUG = re.compile(r"[^A-Za-z0-9._=-]+")
 
 
 def _schema() -> Any:
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     text, strings = pa.string(), pa.list_(pa.string())
     return pa.schema(
@@ -50,7 +50,7 @@ def shard_file(key: str) -> str:
 
 
 def _row(line: dict[str, Any]) -> dict[str, Any]:
-    row: dict[str, Any] = {"trace_id": line.get("trace_id"), "timestamp": line.get("timestamp"), "line": line.get("line")}
+    row: dict[str, Any] = {name: line.get(name) for name in ("trace_id", "timestamp", "line")}
     for name in _JSON_COLUMNS:
         row[name] = json.dumps(line[name], ensure_ascii=False) if name in line else None
     for name in _LIST_COLUMNS:
@@ -94,7 +94,7 @@ def write_results(uri: str, lines: Iterable[dict[str, Any]]) -> int:
     (a killed writer leaves no half file under the final name); an ``s3://`` object appears whole on upload.
     Returns the number of rows."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     filesystem, path = _filesystem(uri)
     local = "://" not in uri
@@ -137,7 +137,9 @@ def _files(uri: str) -> list[tuple[Any, str]]:
     found = [
         f.path
         for f in filesystem.get_file_info(fs.FileSelector(path, recursive=True))
-        if f.type == fs.FileType.File and f.base_name.endswith(PARQUET_SUFFIX) and not f.base_name.startswith((".", "_"))
+        if f.type == fs.FileType.File
+        and f.base_name.endswith(PARQUET_SUFFIX)
+        and not f.base_name.startswith((".", "_"))
     ]
     if not found:
         raise InputError(f"{uri!r} holds no .parquet result file")

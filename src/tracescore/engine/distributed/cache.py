@@ -25,8 +25,8 @@ _WAL = "wal-"
 
 def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     """``rows`` as one Parquet file under ``path``, atomically (hidden temp name, then rename)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     table = pa.Table.from_pylist(rows, schema=pa.schema([(c, pa.string()) for c in _COLUMNS]))
     temp = path.with_name(f".{path.name}.tmp")

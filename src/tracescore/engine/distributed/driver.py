@@ -121,7 +121,8 @@ def _scored(records: Iterable[Record], adapter: Adapter, scorers: Sequence[Score
             while len(window) > keep:
                 results, mine = window.popleft().result()
                 counts.seen, counts.scored = counts.seen + mine.seen, counts.scored + mine.scored
-                counts.failed, counts.scorer_errors = counts.failed + mine.failed, counts.scorer_errors + mine.scorer_errors
+                counts.failed += mine.failed
+                counts.scorer_errors += mine.scorer_errors
                 counts.failures += mine.failures
                 yield from results
 

@@ -18,7 +18,9 @@ __all__ = ["LimiterActor", "TokenBucket"]
 class TokenBucket:
     """At most ``per_second`` grants a second (None: unlimited) with bursts up to ``burst``; ``pause`` stops all."""
 
-    def __init__(self, per_second: float | None, *, burst: int = 1, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, per_second: float | None, *, burst: int = 1, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         if per_second is not None and per_second <= 0:
             raise ValueError(f"per_second must be positive or None, got {per_second!r}")
         self.per_second = per_second
