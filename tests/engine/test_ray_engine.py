@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -86,12 +87,26 @@ class Judge(FakeAnthropic):
 
 
 def content(request: Request) -> str:
-    """The variable part of a judge request (the trace's answer and evidence), which names its trace."""
-    return str(request.json()["messages"][0]["content"][-1]["text"])
+    """A judge request's identity: its body (model, rubric, prefix, content, schema) as sent."""
+    return request.body.decode()
 
 
 def samples() -> list[str]:
-    return [line for line in SAMPLES.read_text().splitlines() if line.strip()]
+    """The sample traces, each question marked with its trace id, so every judge request names its trace."""
+    out = []
+    for line in SAMPLES.read_text().splitlines():
+        if line.strip():
+            trace = json.loads(line)
+            trace["question"] = f"{trace['question']} (case {trace['id']})"
+            out.append(json.dumps(trace))
+    return out
+
+
+def trace_of(body: str) -> str:
+    """The trace a judge request belongs to (every rubric's request carries the question)."""
+    found = re.search(r"\(case (tr-\d+)\)", body)
+    assert found, body[:200]
+    return found.group(1)
 
 
 def shard_folder(root: Path) -> dict[str, str]:
@@ -105,16 +120,6 @@ def shard_folder(root: Path) -> dict[str, str]:
         start += count
     assert start == len(lines)
     return where
-
-
-def request_contents() -> dict[str, str]:
-    """Judge request content → trace id, for every sample trace that makes a judge call."""
-    out = {}
-    for line in samples():
-        call = grounding_call(trace_from_json(line))
-        if not isinstance(call, str):
-            out[call.request.content] = json.loads(line)["id"]
-    return out
 
 
 def settled(results: Path) -> dict[str, int]:
@@ -135,15 +140,18 @@ def env(judge: FakeAnthropic) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    """The local engine's results for the samples from the JSONL file, by trace id (judge included)."""
+    """The local engine's results for the samples from one JSONL file, by trace id (judge included); under
+    ``"requests"`` the judge requests it made."""
     tmp = tmp_path_factory.mktemp("reference")
+    (tmp / "traces.jsonl").write_text("\n".join(samples()) + "\n")
     with Judge() as judge:
-        result = CliRunner().invoke(main, ["score", str(SAMPLES), "--store", str(tmp / "t.db"), "--out",
-                                           str(tmp / "ref.jsonl"), "-q"], env=env(judge))
+        result = CliRunner().invoke(main, ["score", str(tmp / "traces.jsonl"), "--store", str(tmp / "t.db"),
+                                           "--out", str(tmp / "ref.jsonl"), "-q"], env=env(judge))
+        requests = [content(r) for r in judge.messages()]
     assert result.exit_code == 0, result.output
     lines = [json.loads(line) for line in (tmp / "ref.jsonl").read_text().splitlines()]
     assert sum(1 for line in lines if "grounding.rate" in line["scores"]) > 20  # the judge ran
-    return {line["trace_id"]: line for line in lines}
+    return {line["trace_id"]: line for line in lines} | {"requests": requests}
 
 
 def by_trace(results: Path) -> dict[str, list[dict[str, Any]]]:
@@ -165,7 +173,7 @@ def test_ray_scores_every_trace_exactly_like_the_local_engine_from_jsonl(
     files = sorted(p.name for p in (tmp_path / "out" / "results").iterdir())
     assert len(files) == 6 and all(name.startswith("day=0") and name.endswith(".parquet") for name in files)
     got = by_trace(tmp_path / "out" / "results")
-    assert got.keys() == reference.keys()
+    assert got.keys() == reference.keys() - {"requests"}
     for trace_id, lines in got.items():
         assert len(lines) == 1
         assert lines[0]["scores"] == reference[trace_id]["scores"], trace_id
@@ -194,7 +202,6 @@ def test_a_killed_run_resumes_without_scoring_a_shard_twice_or_repeating_an_answ
     cluster: str, reference: dict[str, dict[str, Any]], tmp_path: Path
 ) -> None:
     shard_of = shard_folder(tmp_path / "traces")
-    contents = request_contents()
     out = tmp_path / "out"
     results = out / "results"
     command = [sys.executable, "-c", "from tracescore.cli import main; main()", "score", str(tmp_path / "traces"),
@@ -231,7 +238,7 @@ def test_a_killed_run_resumes_without_scoring_a_shard_twice_or_repeating_an_answ
     assert all(results.joinpath(name).stat().st_mtime_ns == mtime for name, mtime in done.items())
     # every score once, exactly as the local engine scores the same traces from JSONL
     got = by_trace(results)
-    assert got.keys() == reference.keys()
+    assert got.keys() == reference.keys() - {"requests"}
     for trace_id, lines in got.items():
         assert len(lines) == 1, trace_id
         assert (lines[0]["scores"], lines[0]["missing"]) == (
@@ -239,11 +246,11 @@ def test_a_killed_run_resumes_without_scoring_a_shard_twice_or_repeating_an_answ
     # judge requests on the re-run: only traces of shards not done, and none the killed run had answered
     done_shards = {shard_of[line[0]["trace_id"]] for name in done for line in [list(
         read_parquet_results(str(results / name)))]}
-    assert resent and {shard_of[contents[c]] for c in resent}.isdisjoint(done_shards)
+    assert resent and {shard_of[trace_of(c)] for c in resent}.isdisjoint(done_shards)
     assert not set(resent) & set(answered)
     assert len(resent) == len(set(resent))
-    # and between them the two runs asked exactly what one clean run asks
-    assert set(resent) | set(answered) == set(contents)
+    # and between them the two runs asked exactly what one clean run of the local engine asks
+    assert set(resent) | set(answered) == set(reference["requests"])
     assert run.judge["cache_loaded"] == len(answered)
 
 
@@ -259,6 +266,8 @@ def rate_run(tmp_path: Path, per_second: float | None, reject: int | None) -> tu
                 trace = dict(judged[n % len(judged)])
                 trace["id"] = f"t-{shard}-{n}"
                 trace["question"] = f"{trace['question']} (case {shard}-{n})"
+                labels = trace.get("labels") or {}
+                trace["labels"] = {k: v for k, v in labels.items() if k != "gold_answer"}  # grounding only
                 fh.write(json.dumps(trace) + "\n")
     with Judge(limit=40, reject=reject) as judge:
         run = score_shards(FolderSource(folder), trace_from_json, tmp_path / "out", ScorerSpec(),
@@ -275,7 +284,7 @@ def test_one_limiter_holds_the_judge_rate_for_two_workers_with_eight_calls_in_fl
     cluster: str, tmp_path: Path
 ) -> None:
     run, judge, per_second = rate_run(tmp_path, 40, reject=20)  # the 20th request gets a 429, retry-after 1 s
-    assert run.counts().scored == 120 and run.judge["calls"] == 120
+    assert run.counts().scored == 120 and run.judge["calls"] == 120  # one judge call each
     assert max(per_second.values()) <= 42, per_second  # no second over the 40/s limit by more than 5 %
     # the 429 paused every worker: after it, nothing arrived until its Retry-After had passed (in-transit aside)
     arrivals = sorted(judge.arrivals)

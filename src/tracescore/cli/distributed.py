@@ -42,6 +42,9 @@ def score_ray(
     if out is None or out == "-" or Path(out).is_file():
         raise click.BadParameter("--engine ray writes one Parquet file per shard: give a folder, --out DIR",
                                  param_hint="--out")
+    if options.check_links:
+        raise click.BadParameter("not supported with --engine ray yet; check links with --engine local",
+                                 param_hint="--check-links")
     if options.max_cost is not None:
         raise click.BadParameter("not supported with --engine ray (the budget is per machine); drop it",
                                  param_hint="--max-cost")
@@ -70,7 +73,8 @@ def _scoring(options: ScoringOptions, store_path: str, in_flight: int) -> tuple[
     if judge is not None:
         with Store(store_path) as store:
             agreement = grounding_agreement(store, judge.model)
-    spec = ScorerSpec(options.k, options.final_answer_prefix or None, reason or NO_JUDGE, agreement)
+    spec = ScorerSpec(options.k, options.final_answer_prefix or None, reason or NO_JUDGE, agreement,
+                      options.merge_partial)
     return spec, judge
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -124,6 +124,9 @@ class _Request:
     help="Platform sources: write scores back to the platform (default) or only to the store and --out.",
 )
 @click.option(
+    "--check-links", is_flag=True, help="Check that cited URLs still resolve (citation.dead_rate); makes requests."
+)
+@click.option(
     "--config",
     "config_path",
     type=click.Path(dir_okay=False),
@@ -150,6 +153,7 @@ def score(
     config_path: str | None,
     project: str | None = None,
     extend_trace_retention: bool | None = None,
+    check_links: bool = False,
     engine: str = "local",
     judge_rps: float | None = None,
 ) -> None:
@@ -172,6 +176,7 @@ def score(
     except ConfigError as exc:
         fail(EXIT_USAGE, str(exc))
     options = _options(config, k, final_answer_prefix, no_judge, judge_model, max_cost)
+    options = replace(options, check_links=check_links)  # off by default: it makes network requests
     if engine == "ray" or judge_rps is not None:
         if engine != "ray" or source != "jsonl":
             raise click.BadParameter("--engine ray scores a folder of JSONL files (--source jsonl); --judge-rps"
@@ -256,6 +261,7 @@ def _options(
         judge_off_reason=None if scoring.judge else "judge turned off ([scoring] judge = false)",
         judge_model=judge_model or config.judge_model,
         max_cost=max_cost if max_cost is not None else scoring.max_cost,
+        merge_partial=config.section("judge").merge_partial,
     )
 
 

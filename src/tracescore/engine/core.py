@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from tracescore.adapters import Adapter
+from tracescore.calibrate.required import with_human_required
 from tracescore.engine.counts import FAILURES_KEPT, JobCounts, Limits, UsageMeter, Windows
 from tracescore.engine.pipeline import score_trace
 from tracescore.errors import InputError, SinkError, SourceError, TracescoreError
@@ -71,7 +72,7 @@ class Engine:
     ) -> None:
         self.before_window = before_window
         self.source = source
-        self.adapter = adapter
+        self.adapter = with_human_required(store, adapter)  # reviewer-entered required doc ids (#12)
         self.scorers = scorers
         self.store = store
         self.state = JobState(store)
@@ -268,6 +269,7 @@ class Engine:
                 raise SinkError(f"writing scores failed: {type(exc).__name__}: {exc}") from exc
             self.counts.scores_written += report.accepted
             self.counts.scores_rejected += len(report.rejected)
+            self.counts.scores_removed += report.removed
             self.counts.sink_requests += report.requests
             for rejection in report.rejected:
                 rejected.setdefault(str(rejection.trace_id), []).append(f"{rejection.name}: {rejection.reason}")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from tracescore.calibrate.required import with_human_required
 from tracescore.engine.pipeline import RunCounts, score_records
 from tracescore.errors import InputError, TracescoreError
 from tracescore.platforms.base import Parts
@@ -58,11 +59,14 @@ def score_once(
     label = "" if end is None else f" {start.isoformat()}..{end.isoformat()}"
     run = OneShot(store.start_run("score", source=parts.describe + label))
     results_file = JsonlSink(out) if out else None
+    if callable(attach := getattr(parts.sink, "attach", None)):
+        attach(store, run.run_id)  # the sink records what it wrote in the store and removes what this run supersedes
     pending: list[TraceResult] = []
     status = "failed"
     try:
         records = counted(iter(parts.source.records(start, end)))
-        for n, result in enumerate(score_records(records, parts.adapter, scorers, run.counts), start=1):
+        adapter = with_human_required(store, parts.adapter)  # reviewer-entered required doc ids (#12)
+        for n, result in enumerate(score_records(records, adapter, scorers, run.counts), start=1):
             store.add_result(run.run_id, result)
             if results_file is not None:
                 results_file.write(result)
@@ -108,4 +112,5 @@ def _deliver(parts: Parts, pending: list[TraceResult], total: WriteReport) -> No
     total.rejected += report.rejected
     total.retried += report.retried
     total.requests += report.requests
+    total.removed += report.removed
     total.batches += 1

@@ -174,6 +174,8 @@ def _execute(
         requests=lambda: setup.limiter.count,
     )
     summary: dict[str, Any] = {"run_id": run_id, "command": command, "source": setup.source_key} | extra
+    if callable(attach := getattr(setup.sink, "attach", None)):
+        attach(store, run_id)  # the sink records what it wrote in the store and removes what this run supersedes
     status, error = "done", None
     try:
         engine.process(windows, scope=scope, run_id=run_id, on_window=on_window, on_progress=on_progress)

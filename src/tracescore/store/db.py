@@ -122,6 +122,25 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX calibrations_judge ON calibrations(judge_model, rubric_version, label, measured_at)
         """,
     ),
+    (
+        "0007_written_scores",
+        """
+        CREATE TABLE written_scores (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, platform TEXT NOT NULL, score_id TEXT NOT NULL,
+            trace_id TEXT NOT NULL, name TEXT NOT NULL, score TEXT NOT NULL, version TEXT, event TEXT NOT NULL,
+            reason TEXT, run_id TEXT, at TEXT NOT NULL
+        );
+        CREATE INDEX written_scores_id ON written_scores(platform, score_id);
+        CREATE INDEX written_scores_trace ON written_scores(platform, trace_id);
+        CREATE INDEX scores_trace ON scores(trace_id)
+        """,
+    ),
+    (
+        "0008_link_cache",
+        """
+        CREATE TABLE link_cache (url TEXT PRIMARY KEY, status TEXT NOT NULL, checked_at TEXT NOT NULL)
+        """,
+    ),
 ]
 _CLAIM_KEYS = (
     "claim_index",

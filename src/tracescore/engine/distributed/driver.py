@@ -29,6 +29,8 @@ from tracescore.judge.protocol import Judge
 from tracescore.result import TraceResult
 from tracescore.scorers import Scorer, default_scorers
 from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
+from tracescore.scorers.semantic import semantic_scorer
+from tracescore.scorers.surface import surface_scorer
 from tracescore.sinks.parquet import read_parquet_results, shard_file, write_results
 from tracescore.sources.base import Record, Shard, ShardedSource
 
@@ -47,10 +49,16 @@ class ScorerSpec:
     final_answer_prefix: str | None = "FINAL ANSWER:"
     no_judge_reason: str = NO_JUDGE
     agreement: dict[str, dict[str, Any]] | None = None
+    merge_partial: str | None = None
 
     def build(self, judge: Judge | None) -> list[Scorer]:
+        """The same scorers as ``score --engine local`` (cli/scoring.py ``build_scoring``), without a budget."""
+        reason = self.no_judge_reason
         return default_scorers(k=self.k, final_answer_prefix=self.final_answer_prefix) + [
-            grounding_scorer(judge=judge, no_judge_reason=self.no_judge_reason, agreement=self.agreement)
+            grounding_scorer(judge=judge, no_judge_reason=reason, agreement=self.agreement,
+                             merge_partial=self.merge_partial),
+            surface_scorer(judge=judge, no_judge_reason=reason),
+            semantic_scorer(judge=judge, final_answer_prefix=self.final_answer_prefix, no_judge_reason=reason),
         ]
 
 
