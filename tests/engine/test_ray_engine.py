@@ -255,14 +255,15 @@ def test_a_killed_run_resumes_without_scoring_a_shard_twice_or_repeating_an_answ
 
 
 def rate_run(tmp_path: Path, per_second: float | None, reject: int | None) -> tuple[Any, Judge, dict[int, int]]:
-    """4 shards x 30 distinct judge requests, 2 shard workers and 2 judge workers with 8 calls in flight each."""
+    """4 shards x 15 traces (~2 distinct judge requests each: grounding, surface), 2 shard workers and 2 judge
+    workers with 8 calls in flight each: ~3 s at 40 requests/s."""
     lines = samples()
     judged = [json.loads(line) for line in lines if not isinstance(grounding_call(trace_from_json(line)), str)]
     folder = tmp_path / "traces"
     folder.mkdir()
     for shard in range(4):
         with (folder / f"part-{shard}.jsonl").open("w") as fh:
-            for n in range(30):
+            for n in range(15):
                 trace = dict(judged[n % len(judged)])
                 trace["id"] = f"t-{shard}-{n}"
                 trace["question"] = f"{trace['question']} (case {shard}-{n})"
@@ -284,16 +285,17 @@ def test_one_limiter_holds_the_judge_rate_for_two_workers_with_eight_calls_in_fl
     cluster: str, tmp_path: Path
 ) -> None:
     run, judge, per_second = rate_run(tmp_path, 40, reject=20)  # the 20th request gets a 429, retry-after 1 s
-    assert run.counts().scored == 120 and run.judge["calls"] == 120  # one judge call each
+    calls = run.judge["calls"]
+    assert run.counts().scored == 60 and calls >= 100
     assert max(per_second.values()) <= 42, per_second  # no second over the 40/s limit by more than 5 %
     # the 429 paused every worker: after it, nothing arrived until its Retry-After had passed (in-transit aside)
     arrivals = sorted(judge.arrivals)
     assert judge.rejected_at is not None and run.limiter["pauses"] >= 1
     assert [t for t in arrivals if judge.rejected_at + 0.1 < t < judge.rejected_at + 0.95] == []
-    assert len(arrivals) == 121  # the 120 requests and the one rejected attempt, retried once
+    assert len(arrivals) == calls + 1  # every request once, and the one rejected attempt retried once
 
 
 def test_without_a_limit_the_same_workers_exceed_the_rate(cluster: str, tmp_path: Path) -> None:
     run, judge, per_second = rate_run(tmp_path, None, reject=None)
-    assert run.judge["calls"] == 120
+    assert run.judge["calls"] >= 100
     assert max(per_second.values()) > 42 and judge.too_many > 0  # what the limiter prevents
