@@ -66,7 +66,7 @@ class ScorerSpec:
 class RaySettings:
     """How wide to run: shard tasks at once, judge workers, the judge API's request rate, which cluster."""
 
-    workers: int = 2
+    workers: int = 2  # CPUs of the local cluster this run starts; a running cluster is used at its own width
     judge_workers: int | None = None  # default: one per shard worker
     requests_per_second: float | None = None  # None: only a 429's Retry-After slows the judge
     address: str | None = None  # None: RAY_ADDRESS, else a local cluster of ``workers`` CPUs
@@ -201,6 +201,8 @@ def score_shards(
     started = _start(settings)
     import ray
 
+    width = settings.workers if started else max(1, int(ray.cluster_resources().get("CPU", settings.workers)))
+
     workers: list[Any] = []
     limiter: Any = None
     try:
@@ -212,14 +214,14 @@ def score_shards(
             token = uuid.uuid4().hex[:12]
             actor = ray.remote(JudgeWorker).options(num_cpus=0, max_concurrency=max(64, 4 * judge.in_flight))
             workers = [actor.remote(judge, str(cache), f"{token}-{n}", limiter)
-                       for n in range(settings.judge_workers or settings.workers)]
+                       for n in range(settings.judge_workers or width)]
         task = ray.remote(score_shard).options(num_cpus=1, max_retries=0)
         model = judge.model if judge is not None else ""
         threads = judge.in_flight if judge is not None else 1
         waiting: dict[Any, ShardOutcome] = {}
         queue = deque(pending)
         while queue or waiting:
-            while queue and len(waiting) < 2 * settings.workers:
+            while queue and len(waiting) < 2 * width:
                 shard, target = queue.popleft()
                 ref = task.remote(source, shard, adapter, spec, workers, model, str(target), threads)
                 waiting[ref] = ShardOutcome(shard.key, str(target))
