@@ -132,7 +132,8 @@ def main() -> None:
           f" ({det_rate_100 * 86_400 / 1e6:,.0f}M traces/day): the CPU side is not the limit")
     needed = PROVIDER_RPS * per_call
     print(f"- judge calls in flight: 100 x {args.in_flight} = {100 * args.in_flight}; at ~{args.real_latency:.0f} s per"
-          f" real call that is {judge_rate_100:,.0f} calls/s; {needed:.0f} calls/s need {needed * args.real_latency:,.0f}"
+          f" real call that is {judge_rate_100:,.0f} calls/s;"
+          f" {needed:.0f} calls/s need {needed * args.real_latency:,.0f}"
           f" in flight ({needed * args.real_latency / 100:.0f} per worker: [job] judge_concurrency; I/O, not CPU)")
     print(f"- 10M traces/day needs {PROVIDER_RPS:.0f} judge calls/s at one call per trace"
           f" ({PROVIDER_RPS * per_call:.0f}"
