@@ -201,7 +201,9 @@ def score_shards(
     started = _start(settings)
     import ray
 
-    width = settings.workers if started else max(1, int(ray.cluster_resources().get("CPU", settings.workers)))
+    width = settings.workers
+    if not started:  # a running cluster: as wide as its CPUs
+        width = max(1, int(ray.cluster_resources().get("CPU", width)))  # type: ignore[no-untyped-call]
 
     workers: list[Any] = []
     limiter: Any = None
