@@ -7,6 +7,7 @@ import sys
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import click
@@ -46,8 +47,22 @@ class _Request:
 @click.argument("traces", required=False, type=click.Path(allow_dash=True))
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="Write one JSON result line per trace here ('-' for stdout).",
+    type=click.Path(allow_dash=True),
+    help="Write one JSON result line per trace here ('-' for stdout); with --engine ray a folder (Parquet per shard).",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="ray: TRACES is a folder of JSONL files, one Ray task per file, results per file under --out DIR;"
+    " a re-run skips the files done (pip install 'tracescore[ray]'; RAY_ADDRESS for a cluster).",
+)
+@click.option(
+    "--judge-rps",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="--engine ray: judge API requests per second for the whole cluster (one limiter). [default: no limit]",
 )
 @click.option(
     "--store",
@@ -139,6 +154,8 @@ def score(
     project: str | None = None,
     extend_trace_retention: bool | None = None,
     check_links: bool = False,
+    engine: str = "local",
+    judge_rps: float | None = None,
 ) -> None:
     """Score traces stage by stage and print the stage contingency table.
 
@@ -160,6 +177,18 @@ def score(
         fail(EXIT_USAGE, str(exc))
     options = _options(config, k, final_answer_prefix, no_judge, judge_model, max_cost)
     options = replace(options, check_links=check_links)  # off by default: it makes network requests
+    if engine == "ray" or judge_rps is not None:
+        if engine != "ray" or source != "jsonl":
+            raise click.BadParameter("--engine ray scores a folder of JSONL files (--source jsonl); --judge-rps"
+                                     " goes with it", param_hint="--engine")
+        from tracescore.cli.distributed import score_ray
+
+        score_ray(traces, out, options, store_path=store_path, quiet=quiet,
+                  in_flight=config.section("job").judge_concurrency, judge_rps=judge_rps)
+        return
+    for given, flag in ((traces, "TRACES"), (out, "--out")):
+        if given not in (None, "-") and Path(given).is_dir():
+            raise click.BadParameter(f"{given!r} is a folder; score a folder with --engine ray", param_hint=flag)
     to_stdout = out == "-"
     console = Console(stderr=to_stdout, quiet=quiet, width=max(120, Console().width))
     if request.kind == "jsonl" and request.path is not None:  # a JSONL file that is not JSONL: one line
