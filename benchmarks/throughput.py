@@ -76,6 +76,34 @@ def make_trace(i: int, rng: random.Random) -> dict[str, object]:
     }
 
 
+def make_light_trace(i: int, rng: random.Random) -> dict[str, object]:
+    """A light trace: one search call of 10 hits with short snippets, one short fetch, a two-sentence answer."""
+    hits = [
+        {
+            "rank": r,
+            "doc_id": f"doc-{rng.randint(0, 5000)}",
+            "url": f"https://site{rng.randint(0, 99)}.example/p/{i}/{r}",
+            "title": f"Result {r}",
+            "snippet": _page(rng, 120),
+        }
+        for r in range(1, 11)
+    ]
+    cited = [hits[0]["url"], hits[1]["url"]]
+    answer = f"Returns are accepted within 30 days [1]. Refunds take {rng.randint(2, 9)} business days [2]."
+    answer += "\n\nSources:\n" + "\n".join(f"[{j + 1}] {u}" for j, u in enumerate(cited))
+    return {
+        "id": f"syn-{i}",
+        "question": "How long is the returns window?",
+        "steps": [
+            {"kind": "search", "tool": "web_search", "query": f"returns window {i}", "hits": hits},
+            {"kind": "fetch", "tool": "fetch", "url": cited[0], "text": _page(rng, 600), "status": 200},
+        ],
+        "answer": answer,
+        "labels": {"required_doc_ids": [hits[2]["doc_id"]], "expected_answer_contains": ["30 days"]},
+        "metadata": {"provider": "synthetic"},
+    }
+
+
 def write_file(path: Path, n: int, seed: int = 1) -> int:
     rng = random.Random(seed)
     base = [json.dumps(make_trace(i, rng)) for i in range(50)]  # page generation dominates: reuse 50 bodies
