@@ -42,6 +42,7 @@ class Scoring:
     judge: Judge | None
     max_cost: float | None
     unjudged: list[str] = field(default_factory=list)
+    no_judge_reason: str = ""  # why the judged scores are absent (when there is no judge)
 
     def as_dict(self) -> dict[str, Any]:
         if self.judge is None:
@@ -92,7 +93,7 @@ def build_scoring(store: Store, options: ScoringOptions) -> Scoring:
             agreement=grounding_agreement(store, judge.model) if judge is not None else None,
         )
     ]
-    return Scoring(scorers, judge, options.max_cost)
+    return Scoring(scorers, judge, options.max_cost, no_judge_reason=no_judge_reason)
 
 
 def _build_judge(options: ScoringOptions, store: Store) -> tuple[Judge | None, str]:
