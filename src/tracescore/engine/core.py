@@ -207,7 +207,7 @@ class Engine:
                         pending.append(_Item(seq, chunk, key, record, trace, error))
                     seq += 1
                     tracker.add(chunk)
-                    if len(pending) >= (CHUNK if self.processes is not None else 1):
+                    if len(pending) >= (CHUNK if self.processes is not None or self.oneshot else 1):
                         if not _put(inbox, pending, self._stop):
                             return
                         pending = []
