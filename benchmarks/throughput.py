@@ -137,7 +137,7 @@ def parse_seconds(path: Path) -> float:
     return time.process_time() - start
 
 
-def score_child(path: Path, work: Path, workers: int) -> dict[str, float]:
+def score_child(path: Path, work: Path, workers: int, src: str | None = None) -> dict[str, float]:
     """Score ``path`` with the CLI in a child process: its wall seconds, CPU seconds (user+sys) and peak RSS (MiB)."""
     store = work / f"store-{time.time_ns()}.db"
     code = (
@@ -150,8 +150,12 @@ def score_child(path: Path, work: Path, workers: int) -> dict[str, float]:
         " r.ru_maxrss / 1024, file=sys.stderr)\n"
     )
     args = ["score", str(path), "--out", str(work / "out.jsonl"), "--store", str(store), "--no-judge", "-q"]
+    env = dict(os.environ)
+    if src is not None:  # an older checkout's code, side by side (it may predate --workers)
+        env["PYTHONPATH"] = f"{src}/src"
+    extra = ["--workers", str(workers)] if src is None else []
     child = subprocess.run(
-        [sys.executable, "-c", code, *args, "--workers", str(workers)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", code, *args, *extra], capture_output=True, text=True, check=True, env=env
     )
     wall, cpu, rss = (float(x) for x in child.stderr.split()[-3:])
     for leftover in work.glob(store.name + "*"):
@@ -193,6 +197,7 @@ def main() -> None:
     parser.add_argument("--light", type=int, default=20_000)
     parser.add_argument("--heavy", type=int, default=2_000)
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--compare", metavar="CHECKOUT", help="also time this checkout's code (1 process), e.g. main")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -201,17 +206,22 @@ def main() -> None:
         print(f"{'file':>14} {'MB':>5} {'loads s':>8} {'1 proc cpu s':>13} {'ratio':>6} "
               f"{'1 proc wall':>12} {f'{args.workers} wkr wall':>11} {'speed-up':>9} {'peak RSS MiB':>13}")
         small = max(args.light // 10, 1)
-        for kind, n, write in (("light", args.light, write_light_file), ("heavy", args.heavy, write_file),
-                               ("light", small, write_light_file)):
+        runs = (("light", args.light, write_light_file), ("heavy", args.heavy, write_file))
+        for index, (kind, n, write) in enumerate((*runs, ("light", small, write_light_file))):
             path = work / f"{kind}-{n}.jsonl"
             size = write(path, n)
             parse = parse_seconds(path)
             one = score_child(path, work, 1)
-            many = score_child(path, work, args.workers) if n != small else one
+            many = score_child(path, work, args.workers) if index < len(runs) else one
             cpu = one["cpu"] - base["cpu"]
             speed = (one["wall"] - base["wall"]) / max(many["wall"] - base["wall"], 1e-9)
             print(f"{kind + ' ' + str(n):>14} {size / 1e6:>5.0f} {parse:>8.2f} {cpu:>13.2f} {cpu / parse:>5.1f}x "
                   f"{one['wall']:>12.2f} {many['wall']:>11.2f} {speed:>8.2f}x {one['rss']:>13.1f}")
+            if args.compare and index < len(runs):
+                old = score_child(path, work, 1, args.compare)
+                print(f"{'  ' + args.compare[-12:]:>14} {'':>5} {'':>8} {old['cpu'] - base['cpu']:>13.2f}"
+                      f" {(old['cpu'] - base['cpu']) / parse:>5.1f}x {old['wall']:>12.2f} {'':>11} {'':>9}"
+                      f" {old['rss']:>13.1f}")
             path.unlink()
         print(f"load average after: {os.getloadavg()[0]:.2f}; the same machine gives pure arithmetic a"
               f" {machine_parallelism(args.workers):.2f}x speed-up with {args.workers} processes now")
