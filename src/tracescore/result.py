@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -87,8 +88,7 @@ class TraceResult:
             out["timestamp"] = self.timestamp.isoformat()
         if self.metadata:
             out["metadata"] = self.metadata
-        usage = next((s.metadata["judge_usage"] for s in self.scores.values() if "judge_usage" in s.metadata), None)
-        judge = dict(usage or {})
+        judge = _judge_usage(self.scores.values())
         judged = next(
             (s.metadata for s in self.scores.values() if s.value is not None and "judge_model" in s.metadata), None
         )
@@ -99,6 +99,23 @@ class TraceResult:
         if judge:
             out["judge"] = judge
         return out
+
+
+_USAGE_KEYS = ("calls", "input_tokens", "output_tokens", "cost_usd")
+
+
+def _judge_usage(scores: Iterable[Score]) -> dict[str, Any]:
+    """This trace's judge usage summed over every judged stage (grounding, surface, semantic; each counted once).
+
+    The scores of one stage share one ``judge_usage``; its rubric version tells the stages apart.
+    """
+    stages = {s.metadata.get("rubric_version") or s.name: s.metadata["judge_usage"] for s in scores
+              if isinstance(s.metadata.get("judge_usage"), dict)}  # fmt: skip
+    if not stages:
+        return {}
+    total: dict[str, Any] = {k: sum(u.get(k) or 0 for u in stages.values()) for k in _USAGE_KEYS}
+    total["cost_usd"] = round(total["cost_usd"], 6)
+    return total
 
 
 def _strict(value: Any) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -117,6 +117,9 @@ class _Request:
     " [default: the CPU cores available]",
 )
 @click.option(
+    "--check-links", is_flag=True, help="Check that cited URLs still resolve (citation.dead_rate); makes requests."
+)
+@click.option(
     "--config",
     "config_path",
     type=click.Path(dir_okay=False),
@@ -144,6 +147,7 @@ def score(
     project: str | None = None,
     extend_trace_retention: bool | None = None,
     workers: int | None = None,
+    check_links: bool = False,
 ) -> None:
     """Score traces stage by stage and print the stage contingency table.
 
@@ -164,6 +168,7 @@ def score(
     except ConfigError as exc:
         fail(EXIT_USAGE, str(exc))
     options = _options(config, k, final_answer_prefix, no_judge, judge_model, max_cost)
+    options = replace(options, check_links=check_links)  # off by default: it makes network requests
     to_stdout = out == "-"
     console = Console(stderr=to_stdout, quiet=quiet, width=max(120, Console().width))
     if request.kind == "jsonl" and request.path is not None:  # a JSONL file that is not JSONL: one line
@@ -238,6 +243,7 @@ def _options(
         judge_off_reason=None if scoring.judge else "judge turned off ([scoring] judge = false)",
         judge_model=judge_model or config.judge_model,
         max_cost=max_cost if max_cost is not None else scoring.max_cost,
+        merge_partial=config.section("judge").merge_partial,
     )
 
 
@@ -289,7 +295,7 @@ def _score(
         progress.update(n)
 
     plan = None
-    if scoring.judge is None and workers > 1:
+    if scoring.judge is None and scoring.links is None and workers > 1:  # CPU-bound: no judge, no link checks
         plan = deterministic_plan(
             parts.adapter,
             k=options.k,

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from tracescore.adapters import Adapter
+from tracescore.calibrate.required import human_required, with_human_required
 from tracescore.engine.counts import JobCounts, Limits, UsageMeter, Windows
 from tracescore.engine.stage import Plan, Scored, Stage, score_chunk
 from tracescore.engine.writer import STOP, Writer
@@ -81,7 +82,7 @@ class Engine:
     ) -> None:
         self.before_window = before_window
         self.source = source
-        self.adapter = adapter
+        self.adapter = with_human_required(store, adapter)  # reviewer-entered required doc ids (#12)
         self.scorers = scorers
         self.store = store
         self.state = JobState(store)
@@ -93,7 +94,7 @@ class Engine:
         self._requests = requests
         self.counts = JobCounts()
         self.write_report = WriteReport()  # the sink's reports summed over batches
-        self._stage = Stage(adapter, scorers, "", oneshot)
+        self._stage = Stage(self.adapter, scorers, "", oneshot)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._fatal: BaseException | None = None
@@ -124,11 +125,11 @@ class Engine:
         marks = MarkReader(self.store) if scope is not None else None
         in_flight: set[str] = set()
         stage = self._stage = Stage(self.adapter, self.scorers, run_id, self.oneshot, self.sink is not None)
+        human = human_required(self.store) if self.processes is not None else {}
         pool = None
         if self.processes is not None:
             plan = self.processes(run_id, scope)
-            if scope is not None:
-                plan = Plan(plan.build, run_id, plan.oneshot, str(self.store.path), scope)
+            plan = Plan(plan.build, run_id, plan.oneshot, str(self.store.path) if scope else None, scope, human)
             pool = _start_pool(self.limits.workers)
 
             def work(items: Any) -> list[Scored]:

@@ -94,6 +94,8 @@ def score_once(
         oneshot=True,
     )
     run = OneShot(run_id, engine.counts, engine.write_report)
+    if callable(attach := getattr(parts.sink, "attach", None)):
+        attach(store, run_id)  # the sink records what it wrote in the store and removes what this run supersedes
     results_file = JsonlSink(out) if out else None
     done = 0
 
@@ -277,6 +279,8 @@ def _execute(
         requests=lambda: setup.limiter.count,
     )
     summary: dict[str, Any] = {"run_id": run_id, "command": command, "source": setup.source_key} | extra
+    if callable(attach := getattr(setup.sink, "attach", None)):
+        attach(store, run_id)  # the sink records what it wrote in the store and removes what this run supersedes
     status, error = "done", None
     try:
         engine.process(windows, scope=scope, run_id=run_id, on_window=on_window, on_progress=on_progress)

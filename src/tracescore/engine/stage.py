@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tracescore.adapters import Adapter
+from tracescore.calibrate.required import apply_required
 from tracescore.engine.pipeline import guess_id, record_key, score_trace
 from tracescore.errors import InputError
 from tracescore.result import TraceResult
@@ -115,6 +116,7 @@ class Plan:
     oneshot: bool
     store_path: str | None = None  # marks are read from here when the run has a scope
     scope: str | None = None
+    human: Any = None  # reviewer-entered required doc ids (#12), applied after the adapter
 
 
 def deterministic_plan(
@@ -138,6 +140,10 @@ def _deterministic(
     return adapter, [*scorers, grounding_scorer(judge=None, no_judge_reason=reason)]
 
 
+def _with_required(adapter: Adapter, human: Any, payload: object) -> Trace:
+    return apply_required(adapter(payload), human)
+
+
 _WORKER: dict[str, Any] = {}
 
 
@@ -145,6 +151,8 @@ def _worker_stage(plan: Plan) -> tuple[Stage, MarkReader | None]:
     """The stage of this worker process, built once per plan (its adapter, scorers and marks reader)."""
     if _WORKER.get("plan") != (plan.run_id, plan.scope):
         adapter, scorers = plan.build()
+        if plan.human:
+            adapter = functools.partial(_with_required, adapter, plan.human)
         marks = None
         if plan.scope is not None and plan.store_path is not None:
             with Store(Path(plan.store_path)) as store:

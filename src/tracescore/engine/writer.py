@@ -151,9 +151,11 @@ class Writer:
             total.rejected += report.rejected
             total.retried += report.retried
             total.requests += report.requests
+            total.removed += report.removed
             total.batches += 1
             counts.scores_written += report.accepted
             counts.scores_rejected += len(report.rejected)
+            counts.scores_removed += report.removed
             counts.sink_requests += report.requests
             for rejection in report.rejected:
                 rejected.setdefault(str(rejection.trace_id), []).append(f"{rejection.name}: {rejection.reason}")

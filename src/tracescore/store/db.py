@@ -124,6 +124,25 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     (
+        "0007_written_scores",
+        """
+        CREATE TABLE written_scores (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, platform TEXT NOT NULL, score_id TEXT NOT NULL,
+            trace_id TEXT NOT NULL, name TEXT NOT NULL, score TEXT NOT NULL, version TEXT, event TEXT NOT NULL,
+            reason TEXT, run_id TEXT, at TEXT NOT NULL
+        );
+        CREATE INDEX written_scores_id ON written_scores(platform, score_id);
+        CREATE INDEX written_scores_trace ON written_scores(platform, trace_id);
+        CREATE INDEX scores_trace ON scores(trace_id)
+        """,
+    ),
+    (
+        "0008_link_cache",
+        """
+        CREATE TABLE link_cache (url TEXT PRIMARY KEY, status TEXT NOT NULL, checked_at TEXT NOT NULL)
+        """,
+    ),
+    (
         "0010_lean_results",
         # the result line holds scores, missing, errors, notes and metadata: rows written before 0003 get their line
         # rebuilt from those columns (the key order Store.results() used), then the duplicate columns go
