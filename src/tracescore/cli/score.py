@@ -3,6 +3,7 @@ source, adapter and sink as ``run``/``backfill``; results go to the store, ``--o
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from contextlib import ExitStack
@@ -15,11 +16,11 @@ from rich.console import Console
 
 from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail
 from tracescore.cli.progress import Progress, input_problem
-from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring
+from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring, without_judge
 from tracescore.config import Config, load_config
 from tracescore.engine.runner import OneShot, score_once
 from tracescore.engine.setup import build_platform
-from tracescore.engine.stage import Scored, deterministic_plan
+from tracescore.engine.stage import Scored, process_plan
 from tracescore.errors import ConfigError, TracescoreError
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
@@ -296,12 +297,7 @@ def _score(
 
     plan = None
     if scoring.judge is None and scoring.links is None and workers > 1:  # CPU-bound: no judge, no link checks
-        plan = deterministic_plan(
-            parts.adapter,
-            k=options.k,
-            final_answer_prefix=options.final_answer_prefix or None,
-            no_judge_reason=scoring.no_judge_reason,
-        )
+        plan = process_plan(functools.partial(without_judge, parts.adapter, options, scoring.no_judge_reason))
     try:
         run = score_once(
             parts,

@@ -182,11 +182,12 @@ class Engine:
         in_flight: set[str],
     ) -> None:
         seq = 0
+        pending: list[Any] = []
         try:
             for chunk, (since, until) in enumerate(windows):
                 if self.before_window is not None:
                     self.before_window(since, until)
-                pending: list[Any] = []
+                pending = []
                 for record in self.source.records(since, until):
                     if self._stop.is_set():
                         return
@@ -214,14 +215,15 @@ class Engine:
                         pending = []
                 if pending and not _put(inbox, pending, self._stop):
                     return
+                pending = []
                 tracker.close(chunk)
-        except TracescoreError as exc:
+        except TracescoreError as exc:  # what was read before the failure is still scored and written
             self._fatal = self._fatal or exc
-            self._stop.set()
         except Exception as exc:  # noqa: BLE001 - an SDK bug in a source ends the run with its reason, not a hang
             self._fatal = self._fatal or SourceError(f"reading failed: {type(exc).__name__}: {exc}")
-            self._stop.set()
         finally:
+            if pending and not self._stop.is_set():
+                _put(inbox, pending, self._stop)
             for _ in range(self.limits.workers):
                 _put(inbox, _STOP, None)
 

@@ -20,14 +20,13 @@ from tracescore.calibrate.required import apply_required
 from tracescore.engine.pipeline import guess_id, record_key, score_trace
 from tracescore.errors import InputError
 from tracescore.result import TraceResult
-from tracescore.scorers import Scorer, default_scorers
-from tracescore.scorers.grounding import grounding_scorer
+from tracescore.scorers import Scorer
 from tracescore.sources.base import Record
 from tracescore.store.db import ResultRows, Store, result_rows
 from tracescore.store.state import MarkReader
 from tracescore.trace import Trace
 
-__all__ = ["Plan", "Scored", "Stage", "deterministic_plan", "score_chunk"]
+__all__ = ["Plan", "Scored", "Stage", "process_plan", "score_chunk"]
 
 
 @dataclass(slots=True)
@@ -119,25 +118,14 @@ class Plan:
     human: Any = None  # reviewer-entered required doc ids (#12), applied after the adapter
 
 
-def deterministic_plan(
-    adapter: Adapter, *, k: int, final_answer_prefix: str | None, no_judge_reason: str
-) -> Callable[[str, str | None], Plan] | None:
-    """The worker processes' plan for scoring without a judge (every judged score absent with ``no_judge_reason``),
-    or None when ``adapter`` cannot be sent to another process (then scoring stays in this one)."""
-    build = functools.partial(_deterministic, adapter, k, final_answer_prefix, no_judge_reason)
+def process_plan(build: Callable[[], tuple[Adapter, Sequence[Scorer]]]) -> Callable[[str, str | None], Plan] | None:
+    """The worker processes' plan from ``build`` (adapter and scorers without a judge), or None when ``build``
+    cannot be sent to another process (then scoring stays in this one)."""
     try:
         pickle.dumps(build)
     except (pickle.PicklingError, AttributeError, TypeError):
         return None
     return lambda run_id, scope: Plan(build, run_id, oneshot=scope is None)
-
-
-def _deterministic(
-    adapter: Adapter, k: int, prefix: str | None, reason: str
-) -> tuple[Adapter, Sequence[Scorer]]:
-    """The scorers of a run without a judge, as ``score`` builds them (built again in each worker process)."""
-    scorers = default_scorers(k=k, final_answer_prefix=prefix)
-    return adapter, [*scorers, grounding_scorer(judge=None, no_judge_reason=reason)]
 
 
 def _with_required(adapter: Adapter, human: Any, payload: object) -> Trace:

@@ -213,10 +213,8 @@ def result_rows(run_id: str, result: TraceResult, line: str | None = None) -> Re
             )
             for s in result.scores.values()
         ],
-        [
-            (run_id, tid, c.sentence_index, c.marker, c.target, c.kind, c.normalized, int(c.fetched), int(c.seen))
-            for c in result.citations
-        ],
+        [(run_id, tid, c.sentence_index, c.marker, c.target, c.kind, c.normalized, int(c.fetched), int(c.seen))
+         for c in result.citations],
         [
             (run_id, tid)
             + tuple(json.dumps(v) if isinstance(v, list) else v for v in (getattr(c, k) for k in _CLAIM_KEYS))
@@ -309,11 +307,8 @@ class Store:
                 [r for rows in batch for r in rows.claims],
             )
         except sqlite3.Error as exc:
-            first = batch[0].result
-            raise StoreError(
-                f"cannot write the results of {len(batch)} trace(s) from {first[1] or first[2]!r} to"
-                f" {str(self.path)!r}: {exc}"
-            ) from exc
+            first = batch[0].result[1] or batch[0].result[2]
+            raise StoreError(f"cannot write {len(batch)} result(s) from {first!r} to {self.path}: {exc}") from exc
 
     def write(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         """Queue rows of another module's table (job state) in the open transaction, committed with the results."""
