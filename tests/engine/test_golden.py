@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import sys
 from pathlib import Path
 
@@ -21,8 +20,8 @@ from click.testing import CliRunner
 from benchmarks.throughput import make_light_trace, make_trace
 from benchmarks.worst_case import brackets, explicit_citations, wide_search
 from tests.conftest import SAMPLES, SHARED_DATA
+from tests.scorers.test_citations import _expertqa_traces
 from tracescore.cli import main
-from tracescore.trace import FetchStep, Hit, SearchStep, Trace
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = ("cookbook", "faults", "expertqa")
@@ -56,31 +55,9 @@ def faults_lines() -> list[bytes]:
 
 
 def expertqa_lines() -> list[bytes]:
-    """Every ExpertQA answer as a canonical trace: reference list, one search of the listed URLs, fetched evidence."""
-    out = []
-    path = SHARED_DATA / "expertqa" / "rand_val.jsonl"
-    for n, line in enumerate(path.read_text().splitlines()):
-        record = json.loads(line)
-        for system, ans in record["answers"].items():
-            refs: dict[str, str] = {}
-            for entry in ans.get("attribution") or []:
-                m = re.match(r"\[(\d+)\]\s*(\S+)", entry)
-                if m:
-                    refs.setdefault(m.group(1), m.group(2))
-            read: dict[str, str] = {}
-            for claim in ans.get("claims") or []:
-                for ev in claim.get("evidence") or []:
-                    m = re.match(r"\[(\d+)\]\s*(\S+)\s*\n\n(.+)", ev, re.DOTALL)
-                    if m and m.group(3).strip():
-                        read[m.group(2)] = m.group(3)
-            answer = ans["answer_string"] + "\n\nReferences:\n" + "\n".join(f"[{k}] {u}" for k, u in refs.items())
-            steps = [
-                SearchStep(hits=[Hit(url=u) for u in refs.values()]),
-                *[FetchStep(url=u, text=t) for u, t in read.items()],
-            ]
-            trace = Trace(id=f"{n}-{system}", question=record["question"], answer=answer, steps=steps)
-            out.append(trace.model_dump_json().encode())
-    return out
+    """Every ExpertQA answer as a canonical trace (reference list, one search of the listed URLs, fetched evidence)."""
+    traces = _expertqa_traces(SHARED_DATA / "expertqa" / "rand_val.jsonl")
+    return [trace.model_dump_json().encode() for trace, _, _ in traces]
 
 
 def write_input(case: str, directory: Path) -> Path:
