@@ -89,7 +89,7 @@ def score_once(
         scorers=scorers,
         store=store,
         sink=parts.sink,
-        limits=Limits(workers=workers, queue_size=max(8, 4 * workers), write_batch=500),
+        limits=Limits(workers=workers, queue_size=2 + 2 * workers, write_batch=500),  # chunks of 64 in flight
         processes=plan,
         oneshot=True,
     )
