@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -54,6 +55,22 @@ class TraceResult:
         return str(cell.value) if cell is not None and cell.value is not None else None
 
     def to_json(self) -> dict[str, Any]:
+        return _strict(self._plain())  # type: ignore[no-any-return]
+
+    def encoded(self) -> tuple[dict[str, Any], str]:
+        """The result line as a dict and as JSON text, serialised once: ``--out``, the store and the table share it.
+
+        Same bytes as ``json.dumps(self.to_json(), ensure_ascii=False, default=str)``; the strict-JSON walk runs only
+        when a value is infinite or NaN.
+        """
+        plain = self._plain()
+        try:
+            return plain, json.dumps(plain, ensure_ascii=False, default=str, allow_nan=False)
+        except ValueError:
+            strict = _strict(plain)
+            return strict, json.dumps(strict, ensure_ascii=False, default=str)
+
+    def _plain(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "trace_id": self.trace_id,
             "scores": self.values,
@@ -81,7 +98,7 @@ class TraceResult:
                 judge["agreement"] = judged["agreement"]
         if judge:
             out["judge"] = judge
-        return _strict(out)  # type: ignore[no-any-return]
+        return out
 
 
 _USAGE_KEYS = ("calls", "input_tokens", "output_tokens", "cost_usd")

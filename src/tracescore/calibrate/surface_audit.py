@@ -149,7 +149,9 @@ def audit_agreement(items: Sequence[AuditItem], answers: Mapping[str, Answer]) -
 def stored_url_rows(store: Store, run_id: str, *, provider_key: str = "provider") -> list[tuple[str, str, UrlRow]]:
     """(trace id, provider, per-URL row) of a stored run: ``surface.smart``'s metadata, the result's provider."""
     providers: dict[str, str] = {}
-    for trace_id, metadata in store.query("SELECT trace_id, metadata FROM results WHERE run_id = ?", (run_id,)):
+    for trace_id, metadata in store.query(  # the result line holds the metadata (0010_lean_results)
+        "SELECT trace_id, json_extract(result_line, '$.metadata') FROM results WHERE run_id = ?", (run_id,)
+    ):
         meta: dict[str, Any] = json.loads(metadata or "{}")
         providers[str(trace_id)] = str(meta.get(provider_key, "(none)"))
     out: list[tuple[str, str, UrlRow]] = []

@@ -3,6 +3,8 @@ source, adapter and sink as ``run``/``backfill``; results go to the store, ``--o
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
@@ -15,16 +17,16 @@ from rich.console import Console
 
 from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail
 from tracescore.cli.progress import Progress, input_problem
-from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring
+from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring, without_judge
 from tracescore.config import Config, load_config
-from tracescore.engine.oneshot import OneShot, score_once
+from tracescore.engine.runner import OneShot, score_once
 from tracescore.engine.setup import build_platform
+from tracescore.engine.stage import Scored, process_plan
 from tracescore.errors import ConfigError, TracescoreError
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import EVERYTHING, Parts
 from tracescore.report.summary import Summary, render_terminal
-from tracescore.result import TraceResult
 from tracescore.scorers.grounding import BUDGET_REASON
 from tracescore.store import Store
 
@@ -124,6 +126,13 @@ class _Request:
     help="Platform sources: write scores back to the platform (default) or only to the store and --out.",
 )
 @click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes that score in parallel without a judge (1: in this process; output stays in input order)."
+    " [default: the CPU cores available]",
+)
+@click.option(
     "--check-links", is_flag=True, help="Check that cited URLs still resolve (citation.dead_rate); makes requests."
 )
 @click.option(
@@ -153,6 +162,7 @@ def score(
     config_path: str | None,
     project: str | None = None,
     extend_trace_retention: bool | None = None,
+    workers: int | None = None,
     check_links: bool = False,
     engine: str = "local",
     judge_rps: float | None = None,
@@ -210,7 +220,9 @@ def score(
             fail(EXIT_USAGE, str(exc))
         except TracescoreError as exc:
             fail(EXIT_ABORTED, str(exc))
-        run, summary, scoring = _score(parts, request, options, store_path=store_path, out=out, quiet=quiet)
+        run, summary, scoring = _score(
+            parts, request, options, store_path=store_path, out=out, quiet=quiet, workers=workers or _cores()
+        )
     _finish(run, summary, scoring, parts, console, quiet=quiet, store_path=store_path, out=out)
 
 
@@ -288,8 +300,13 @@ def _score(
     store_path: str,
     out: str | None,
     quiet: bool,
+    workers: int,
 ) -> tuple[OneShot, Summary, Scoring]:
-    """The one-shot run, folding each result into the stage table and the judge's budget list."""
+    """The one-shot run on the engine, folding each result into the stage table and the judge's budget list.
+
+    Without a judge (CPU-bound) and with ``workers`` > 1 it scores in that many processes; with a judge, in this one
+    (its usage, cache and budget are this process's).
+    """
     summary = Summary()
     try:
         store = Store(store_path)
@@ -300,18 +317,24 @@ def _score(
         fail(EXIT_ABORTED, str(exc))
     progress = Progress(request.path, quiet=quiet)
 
-    def on_result(n: int, result: TraceResult) -> None:
-        summary.add(result.to_json())
-        if result.missing.get("grounding.rate", "").startswith(BUDGET_REASON):
-            scoring.unjudged.append(str(result.trace_id))
+    def on_result(n: int, scored: Scored) -> None:
+        assert scored.data is not None
+        summary.add(scored.data)
+        if scored.data["missing"].get("grounding.rate", "").startswith(BUDGET_REASON):
+            scoring.unjudged.append(str(scored.data["trace_id"]))
         progress.update(n)
 
+    plan = None
+    if scoring.judge is None and scoring.links is None and workers > 1:  # CPU-bound: no judge, no link checks
+        plan = process_plan(functools.partial(without_judge, parts.adapter, options, scoring.no_judge_reason))
     try:
         run = score_once(
             parts,
             (request.start, request.end),
             scoring.scorers,
             store,
+            workers=workers if plan is not None else 1,
+            plan=plan,
             out=out,
             on_result=on_result,
             counted=progress.counted,
@@ -350,7 +373,7 @@ def _finish(
     if not quiet:
         where = f"; results in {out}" if out else ""
         console.print(f"run {run.run_id} stored in {store_path}{where}", highlight=False)
-    for rejection in run.rejected:
+    for rejection in run.write.rejected:
         click.echo(f"rejected: {rejection}", err=True)
     if run.stopped is not None:
         fail(EXIT_ABORTED, run.stopped)
@@ -362,8 +385,13 @@ def _finish(
     if counts.failed:
         unit = "lines" if parts.summary is None else "traces"
         click.echo(f"{counts.failed} of {counts.seen} {unit} could not be scored (see above)", err=True)
-    if run.rejected:
+    if run.write.rejected:
         platform = parts.describe.split(":")[0]
-        click.echo(f"{len(run.rejected)} score(s) rejected by {platform} (see above)", err=True)
-    if counts.failed or run.rejected:
+        click.echo(f"{len(run.write.rejected)} score(s) rejected by {platform} (see above)", err=True)
+    if counts.failed or run.write.rejected:
         sys.exit(EXIT_INPUT)
+
+
+def _cores() -> int:
+    """The CPU cores this process may run on (the default of ``--workers``)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
