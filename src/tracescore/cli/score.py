@@ -196,8 +196,8 @@ def score(
         score_ray(traces, out, options, store_path=store_path, quiet=quiet,
                   in_flight=config.section("job").judge_concurrency, judge_rps=judge_rps)
         return
-    for given, flag in ((traces, "TRACES"), (out, "--out")):
-        if given not in (None, "-") and Path(given).is_dir():
+    for given, flag in ((traces if request.kind == "jsonl" else None, "TRACES"), (out, "--out")):
+        if given not in (None, "-") and Path(given).is_dir():  # an export source reads a folder; JSONL does not
             raise click.BadParameter(f"{given!r} is a folder; score a folder with --engine ray", param_hint=flag)
     to_stdout = out == "-"
     console = Console(stderr=to_stdout, quiet=quiet, width=max(120, Console().width))
