@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from tracescore.adapters import Adapter
-from tracescore.adapters.fields import MappingConfig
+from tracescore.adapters.mapping import MappingConfig
 from tracescore.limits import RateLimiter
 from tracescore.result import TraceResult
 from tracescore.sinks.records import WriteReport

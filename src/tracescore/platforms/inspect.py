@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tracescore.adapters.fields import MappingNote, collect_notes
+from tracescore.adapters.notes import MappingNote, collect_notes
 from tracescore.errors import AdapterError
 from tracescore.trace import BlindSpot, Trace
 
