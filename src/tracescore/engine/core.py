@@ -20,7 +20,7 @@ from typing import Any
 
 from tracescore.adapters import Adapter
 from tracescore.engine.counts import FAILURES_KEPT, JobCounts, Limits, UsageMeter, Windows
-from tracescore.engine.pipeline import score_trace
+from tracescore.engine.pipeline import _guess_id, score_trace
 from tracescore.errors import InputError, SinkError, SourceError, TracescoreError
 from tracescore.platforms.base import BatchSink
 from tracescore.result import TraceResult
@@ -340,8 +340,6 @@ def _drain(*queues: queue.Queue[Any]) -> None:
 
 def _record_key(record: Record) -> str:
     """A stable key for a record that could not be adapted: its id when readable, else its line or content hash."""
-    from tracescore.engine.pipeline import _guess_id
-
     guessed = _guess_id(record.payload)
     if guessed:
         return guessed

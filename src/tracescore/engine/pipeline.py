@@ -6,6 +6,7 @@ scorer that raises is reported on its trace, never allowed to stop the batch.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -79,8 +80,6 @@ def score_records(
 
 def _guess_id(payload: object) -> str | None:
     """Best-effort id of a record that failed validation, so the report can name it."""
-    import json
-
     try:
         data = json.loads(payload) if isinstance(payload, str | bytes | bytearray) else payload
     except (ValueError, RecursionError):  # RecursionError: a line nested thousands deep

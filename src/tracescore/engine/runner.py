@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tracescore.engine.core import Engine, JobCounts
+from tracescore.engine.batch import BatchPrefill, window_prefill
+from tracescore.engine.core import Engine, JobCounts, _record_key
 from tracescore.engine.setup import JobSetup
 from tracescore.errors import ConfigError, InputError
 from tracescore.store.db import Store
@@ -119,8 +120,6 @@ def backfill_job(
         marks = MarkReader(store)
         if judge_batch:
             assert setup.judge is not None and setup.judge.cache is not None
-            from tracescore.engine.batch import BatchPrefill, window_prefill
-
             prefill = BatchPrefill(
                 model=setup.judge.model,
                 cache=setup.judge.cache,
@@ -219,8 +218,6 @@ def check_gaps(setup: JobSetup, *, since: datetime | None = None) -> GapReport:
                 try:
                     trace = setup.adapter(record.payload)
                 except InputError as exc:
-                    from tracescore.engine.core import _record_key
-
                     key = _record_key(record)
                     if marks.marked(scope, key) is None:
                         report.unreadable.append(f"{key}: {exc}")
