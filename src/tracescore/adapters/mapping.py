@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -188,18 +188,27 @@ def _matches(name: str | None, globs: Iterable[str]) -> bool:
     return any(fnmatchcase(lowered, g.lower()) or fnmatchcase(snake, g.lower()) for g in globs)
 
 
-def question_text(value: Any, mapping: MappingConfig) -> str:
-    """The user's question in a root input: a string, the last user chat message, else the first question path."""
-    value = parse_maybe_json(value)
+def _chat_text(value: Any, last_message: Callable[[Any], str | None], roles: tuple[str, ...]) -> str | None:
+    """Text of a decoded root value that is empty, a string, a chat message list or one message of ``roles``; None
+    when it is an object to read by path."""
     if value in (None, "", MISSING):
         return ""
     if isinstance(value, str):
         return value
-    from_messages = last_user_message(value)
+    from_messages = last_message(value)
     if from_messages is not None:
         return from_messages
-    if isinstance(value, Mapping) and message_role(value) in USER_ROLES:
+    if isinstance(value, Mapping) and message_role(value) in roles:
         return message_text(value) or ""
+    return None
+
+
+def question_text(value: Any, mapping: MappingConfig) -> str:
+    """The user's question in a root input: a string, the last user chat message, else the first question path."""
+    value = parse_maybe_json(value)
+    text = _chat_text(value, last_user_message, USER_ROLES)
+    if text is not None:
+        return text
     found = first_path(value, mapping.question_paths)
     if found is MISSING:
         return ""  # an object with no question field: a JSON dump of it is not the question (callers fall back)
@@ -209,15 +218,9 @@ def question_text(value: Any, mapping: MappingConfig) -> str:
 def answer_text(value: Any, mapping: MappingConfig) -> str:
     """The final answer in a root output: a string, the last assistant message, else the first answer path."""
     value = parse_maybe_json(value)
-    if value in (None, "", MISSING):
-        return ""
-    if isinstance(value, str):
-        return value
-    from_messages = last_assistant_message(value)
-    if from_messages is not None:
-        return from_messages
-    if isinstance(value, Mapping) and message_role(value) in ASSISTANT_ROLES:
-        return message_text(value) or ""
+    text = _chat_text(value, last_assistant_message, ASSISTANT_ROLES)
+    if text is not None:
+        return text
     found = first_path(value, mapping.answer_paths)
     if found is MISSING:
         if first_path(value, mapping.answer_paths, skip_empty=False) is not MISSING:
