@@ -9,6 +9,12 @@ window (default 1,000 traces of 12 observations, ~10 scores each):
   scores batched under the 1 MiB body limit.
 
 Run: ``PYTHONPATH=. python benchmarks/langfuse_requests.py [--traces 1000] [--observations 12]``.
+
+``--removals``: what keeping the platform on the latest scoring costs (#16). The job (``backfill``, write_batch 50)
+scores the window with scorer versions A, then backfills it with versions B; counted in the second backfill: score
+write batches (``POST /api/public/scores``) and removals (``DELETE /api/public/scores/{id}``; Langfuse has no batch
+delete), for a plain version change, for one where a tenth of the traces lost their labels (their label scores
+vanish), and for the first run after upgrading from a release that wrote versioned ids.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -108,11 +115,91 @@ def run_naive(fake: FakeLangfuse, window: LangfuseWindow) -> tuple[int, int]:
     return traces, written
 
 
+def _backfill(config: Path) -> dict[str, object]:
+    import json
+
+    from click.testing import CliRunner
+
+    from tracescore.cli import main as cli
+
+    args = ["backfill", "--config", str(config), "--from", T0.isoformat(), "--to", (T0 + timedelta(days=2)).isoformat()]
+    result = CliRunner().invoke(cli, [*args, "-q"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output.splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def run_removals(traces: int, observations: int, scenario: str) -> tuple[int, int, int, int]:
+    """(write batches, DELETE requests, scores removed, scores written) of the version-changing backfill."""
+    import os
+    import tempfile
+
+    from tests.sinks.releases import bumped
+    from tracescore import catalog, config
+    from tracescore.platforms.langfuse.sink import score_body
+    from tracescore.store.db import Store
+
+    original = catalog.CATALOG
+    fake = _fake(traces, observations)
+    os.environ.update(env_for(fake))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "tracescore.toml"
+        path.write_text(f'[source]\nkind = "langfuse"\n\n[job]\nstore = "{Path(tmp) / "ts.db"}"\n')
+        try:
+            if scenario == "upgrade":  # an older release scored the window: versioned ids, its results in the store
+                window = LangfuseWindow(start=T0, end=T0 + timedelta(days=2))
+                with ExitStack() as resources, Store(Path(tmp) / "ts.db") as store:
+                    parts = build_platform(Config({}), RateLimiter(None), resources, kind="langfuse", write_back=False)
+                    run_id = store.start_run("backfill", source=f"langfuse:{fake.url}")
+                    written = 0
+                    for result in score_records(parts.source.records(window.start, window.end), parts.adapter,
+                                                default_scorers()):
+                        store.add_result(run_id, result)
+                        for record in records_from_result(result, versioned_ids=True)[0]:
+                            fake.add_score(score_body(record))
+                            written += 1
+                    store.finish_run(run_id, {"scores_written": written})
+                    store.query("UPDATE migrations SET applied_at = ? WHERE name = '0007_written_scores'",
+                                (datetime.now(UTC).isoformat(),))
+            else:
+                _backfill(path)
+            if scenario == "vanish":
+                for i in range(0, traces, 10):
+                    tid = f"tr-{i:05d}"
+                    fake.observations = [o for o in fake.observations if o["traceId"] != tid]
+                    fake.add_trace(*make_trace(i, T0 + timedelta(seconds=30 * i), size=observations, labels=False))
+            catalog.CATALOG = config.CATALOG = bumped("2")
+            before = len(fake.requests)
+            summary = _backfill(path)
+            second = fake.requests[before:]
+        finally:
+            catalog.CATALOG = config.CATALOG = original
+            fake.stop()
+    posts = sum(1 for r in second if r.method == "POST" and r.path == "/api/public/scores")
+    deletes = sum(1 for r in second if r.method == "DELETE")
+    return posts, deletes, int(summary["scores_removed"]), int(summary["scores_written"])  # type: ignore[call-overload]
+
+
+def removals_main(traces: int, observations: int) -> None:
+    print(f"{traces} traces x {observations} observations; the job with write_batch = 50; second backfill counted")
+    print(f"{'':44} {'write batches':>13} {'DELETEs':>8} {'removed':>8} {'written':>8} {'DELETEs/batch':>14}")
+    for label, scenario in (
+        ("version change A -> B", "version"),
+        ("version change, 10% of traces lose labels", "vanish"),
+        ("first run after upgrading (versioned ids)", "upgrade"),
+    ):
+        posts, deletes, removed, written = run_removals(traces, observations, scenario)
+        print(f"{label:44} {posts:13d} {deletes:8d} {removed:8d} {written:8d} {deletes / max(posts, 1):14.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=int, default=1000)
     parser.add_argument("--observations", type=int, default=12)
+    parser.add_argument("--removals", action="store_true", help="measure the removals of a version-changing backfill")
     args = parser.parse_args()
+    if args.removals:
+        removals_main(args.traces, args.observations)
+        return
     window = LangfuseWindow(start=T0, end=T0 + timedelta(days=2))
     rows = []
     for name, runner in (("naive loop", run_naive), ("tracescore", run_tracescore)):

@@ -1,23 +1,27 @@
-"""Throughput and memory of ``tracescore score`` on large synthetic files (issue #2, acceptance 6).
+"""Throughput and memory of ``tracescore score`` (issue #14): CPU time as a ratio to ``json.loads`` of the same file.
 
-Each synthetic trace has 10 search calls × 10 hits and 3 fetched pages of 15 KB. Prints traces/second of the full
-scoring path (read → validate → score → SQLite store → results JSONL) beside merely ``json.loads``-ing every line of
-the same file, and the peak RSS of scoring files of growing size (each in its own process): flat means streaming.
+Two kinds of synthetic trace: light (one search call of 10 hits, a two-sentence answer) and heavy (10 search calls ×
+10 hits and 3 fetched pages of 15 KB). Each file is scored by ``tracescore score --no-judge --out`` in a child process
+(read → validate → score → results JSONL → SQLite store), with ``--workers 1`` and ``--workers N``; the baseline is
+``json.loads`` of every line of the same file in this process. Printed: the 1-process ratio by CPU time (user+sys of
+the child, so a loaded machine does not inflate it), the wall-clock speed-up of N workers over 1 (needs idle cores:
+the load average is printed), and the child's peak RSS at 2k and 20k light traces.
 
-    python benchmarks/throughput.py            # 10,000 traces, memory at 2,500 / 10,000
-    python benchmarks/throughput.py --n 2000   # quicker
+    python benchmarks/throughput.py                      # 20,000 light, 2,000 heavy, N = the cores
+    python benchmarks/throughput.py --light 5000 --heavy 500 --workers 2
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 WORDS = (
@@ -76,86 +80,151 @@ def make_trace(i: int, rng: random.Random) -> dict[str, object]:
     }
 
 
+def make_light_trace(i: int, rng: random.Random) -> dict[str, object]:
+    """A light trace: one search call of 10 hits with short snippets, one short fetch, a two-sentence answer."""
+    hits = [
+        {
+            "rank": r,
+            "doc_id": f"doc-{rng.randint(0, 5000)}",
+            "url": f"https://site{rng.randint(0, 99)}.example/p/{i}/{r}",
+            "title": f"Result {r}",
+            "snippet": _page(rng, 120),
+        }
+        for r in range(1, 11)
+    ]
+    cited = [hits[0]["url"], hits[1]["url"]]
+    answer = f"Returns are accepted within 30 days [1]. Refunds take {rng.randint(2, 9)} business days [2]."
+    answer += "\n\nSources:\n" + "\n".join(f"[{j + 1}] {u}" for j, u in enumerate(cited))
+    return {
+        "id": f"syn-{i}",
+        "question": "How long is the returns window?",
+        "steps": [
+            {"kind": "search", "tool": "web_search", "query": f"returns window {i}", "hits": hits},
+            {"kind": "fetch", "tool": "fetch", "url": cited[0], "text": _page(rng, 600), "status": 200},
+        ],
+        "answer": answer,
+        "labels": {"required_doc_ids": [hits[2]["doc_id"]], "expected_answer_contains": ["30 days"]},
+        "metadata": {"provider": "synthetic"},
+    }
+
+
 def write_file(path: Path, n: int, seed: int = 1) -> int:
+    """``n`` heavy traces (50 bodies reused, ids and URLs unique per trace)."""
+    return _write(path, n, make_trace, seed)
+
+
+def write_light_file(path: Path, n: int, seed: int = 1) -> int:
+    """``n`` light traces."""
+    return _write(path, n, make_light_trace, seed)
+
+
+def _write(path: Path, n: int, make: Callable[[int, random.Random], dict[str, object]], seed: int) -> int:
     rng = random.Random(seed)
-    base = [json.dumps(make_trace(i, rng)) for i in range(50)]  # page generation dominates: reuse 50 bodies
+    base = [json.dumps(make(i, rng)) for i in range(50)]  # page generation dominates: reuse 50 bodies
     with path.open("w") as fh:
         for i in range(n):
             # unique ids and URLs per trace, so no cache sees the same page twice
-            fh.write(base[i % 50].replace('"syn-', f'"syn-{i}-', 1).replace(".example/p/", f".example/p{i}/") + "\n")
+            fh.write(base[i % 50].replace('"syn-', f'"syn-{i}-', 1).replace(".example/p", f".example/q{i}-") + "\n")
     return path.stat().st_size
 
 
-def _score_in_process(path: Path, workdir: Path) -> float:
-    from tracescore.engine.pipeline import RunCounts, score_records
-    from tracescore.platforms.registry import get_adapter
-    from tracescore.scorers import default_scorers
-    from tracescore.sinks import JsonlSink
-    from tracescore.sources.jsonl import read_jsonl
-    from tracescore.store import Store
-
-    store = Store(workdir / f"bench-{time.time_ns()}.db")
-    run_id = store.start_run("bench")
-    sink = JsonlSink(workdir / "results.jsonl")
-    counts = RunCounts()
-    start = time.perf_counter()
-    for n, result in enumerate(score_records(read_jsonl(path), get_adapter("jsonl"), default_scorers(), counts), 1):
-        store.add_result(run_id, result)
-        sink.write(result)
-        if n % 500 == 0:
-            store.commit()
-    sink.close()
-    store.finish_run(run_id, counts.as_dict())
-    store.close()
-    elapsed = time.perf_counter() - start
-    assert counts.scored == counts.seen and counts.failed == 0, counts
-    return elapsed
-
-
-def _parse_only(path: Path) -> float:
-    start = time.perf_counter()
+def parse_seconds(path: Path) -> float:
+    """CPU seconds of ``json.loads`` of every line (the floor: scoring must at least parse)."""
+    start = time.process_time()
     with path.open("rb") as fh:
         for line in fh:
             json.loads(line)
-    return time.perf_counter() - start
+    return time.process_time() - start
+
+
+def score_child(path: Path, work: Path, workers: int, src: str | None = None) -> dict[str, float]:
+    """Score ``path`` with the CLI in a child process: its wall seconds, CPU seconds (user+sys) and peak RSS (MiB)."""
+    store = work / f"store-{time.time_ns()}.db"
+    code = (
+        "import resource, sys, time\n"
+        "from tracescore.cli.main import main\n"
+        "t = time.perf_counter()\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "r = resource.getrusage(resource.RUSAGE_SELF); c = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(time.perf_counter() - t, r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime,"
+        " r.ru_maxrss / 1024, file=sys.stderr)\n"
+    )
+    args = ["score", str(path), "--out", str(work / "out.jsonl"), "--store", str(store), "--no-judge", "-q"]
+    env = dict(os.environ)
+    if src is not None:  # an older checkout's code, side by side (it may predate --workers)
+        env["PYTHONPATH"] = f"{src}/src"
+    extra = ["--workers", str(workers)] if src is None else []
+    child = subprocess.run(
+        [sys.executable, "-c", code, *args, *extra], capture_output=True, text=True, check=True, env=env
+    )
+    wall, cpu, rss = (float(x) for x in child.stderr.split()[-3:])
+    for leftover in work.glob(store.name + "*"):
+        leftover.unlink()
+    return {"wall": wall, "cpu": cpu, "rss": rss}
+
+
+def startup_child(work: Path) -> dict[str, float]:
+    """The same child on an empty file: interpreter start and imports, subtracted from every run."""
+    empty = work / "empty.jsonl"
+    empty.write_text("")
+    return score_child(empty, work, 1)
+
+
+def _burn(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def machine_parallelism(workers: int) -> float:
+    """The speed-up ``workers`` processes get on pure Python arithmetic right now (other users share the cores)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    start = time.perf_counter()
+    for _ in range(2 * workers):
+        _burn(2_000_000)
+    alone = time.perf_counter() - start
+    with ProcessPoolExecutor(workers) as pool:
+        start = time.perf_counter()
+        list(pool.map(_burn, [2_000_000] * (2 * workers)))
+        together = time.perf_counter() - start
+    return alone / together
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=10_000)
-    parser.add_argument("--child", nargs=2, metavar=("FILE", "WORKDIR"), help=argparse.SUPPRESS)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--light", type=int, default=20_000)
+    parser.add_argument("--heavy", type=int, default=2_000)
+    parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--compare", metavar="CHECKOUT", help="also time this checkout's code (1 process), e.g. main")
     args = parser.parse_args()
-    if args.child:
-        elapsed = _score_in_process(Path(args.child[0]), Path(args.child[1]))
-        peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        print(json.dumps({"elapsed": elapsed, "peak_mib": peak_kib / 1024}))
-        return
-
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        sizes = sorted({max(args.n // 4, 1), args.n})
-        rows = []
-        for n in sizes:
-            path = work / f"traces-{n}.jsonl"
-            size = write_file(path, n)
-            parse = _parse_only(path)
-            child = subprocess.run(
-                [sys.executable, __file__, "--child", str(path), str(work)], check=True, capture_output=True, text=True
-            )
-            got = json.loads(child.stdout)
-            rows.append((n, size, parse, got["elapsed"], got["peak_mib"]))
+        base = startup_child(work)
+        print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; start-up {base['cpu']:.2f} s")
+        print(f"{'file':>14} {'MB':>5} {'loads s':>8} {'1 proc cpu s':>13} {'ratio':>6} "
+              f"{'1 proc wall':>12} {f'{args.workers} wkr wall':>11} {'speed-up':>9} {'peak RSS MiB':>13}")
+        small = max(args.light // 10, 1)
+        runs = (("light", args.light, write_light_file), ("heavy", args.heavy, write_file))
+        for index, (kind, n, write) in enumerate((*runs, ("light", small, write_light_file))):
+            path = work / f"{kind}-{n}.jsonl"
+            size = write(path, n)
+            parse = parse_seconds(path)
+            one = score_child(path, work, 1)
+            many = score_child(path, work, args.workers) if index < len(runs) else one
+            cpu = one["cpu"] - base["cpu"]
+            speed = (one["wall"] - base["wall"]) / max(many["wall"] - base["wall"], 1e-9)
+            print(f"{kind + ' ' + str(n):>14} {size / 1e6:>5.0f} {parse:>8.2f} {cpu:>13.2f} {cpu / parse:>5.1f}x "
+                  f"{one['wall']:>12.2f} {many['wall']:>11.2f} {speed:>8.2f}x {one['rss']:>13.1f}")
+            if args.compare and index < len(runs):
+                old = score_child(path, work, 1, args.compare)
+                print(f"{'  ' + args.compare[-12:]:>14} {'':>5} {'':>8} {old['cpu'] - base['cpu']:>13.2f}"
+                      f" {(old['cpu'] - base['cpu']) / parse:>5.1f}x {old['wall']:>12.2f} {'':>11} {'':>9}"
+                      f" {old['rss']:>13.1f}")
             path.unlink()
-        print(f"{'traces':>8} {'file MB':>8} {'json.loads/s':>13} {'scored/s':>9} {'ratio':>6} {'peak RSS MiB':>13}")
-        for n, size, parse, elapsed, peak in rows:
-            print(
-                f"{n:>8} {size / 1e6:>8.0f} {n / parse:>13.0f} {n / elapsed:>9.0f} "
-                f"{parse / elapsed:>6.2f} {peak:>13.1f}"
-            )
-        (n0, *_, p0), (n1, *_, p1) = rows[0], rows[-1]
-        print(
-            f"scoring runs at {rows[-1][2] / rows[-1][3]:.2f}× the speed of json.loads alone; "
-            f"peak RSS {p0:.1f} MiB at {n0} traces vs {p1:.1f} MiB at {n1} ({p1 / p0:.2f}×)"
-        )
+        print(f"load average after: {os.getloadavg()[0]:.2f}; the same machine gives pure arithmetic a"
+              f" {machine_parallelism(args.workers):.2f}x speed-up with {args.workers} processes now")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ from tracescore.report.summary import Report, build_report
 from tracescore.result import TraceResult
 from tracescore.scorers import default_scorers
 from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
+from tracescore.scorers.semantic import semantic_scorer
+from tracescore.scorers.surface import surface_scorer
 from tracescore.sources.base import Record
 from tracescore.trace import Trace
 
@@ -37,6 +39,10 @@ def score_traces(
     """
     scorers = default_scorers(k=k, final_answer_prefix=final_answer_prefix or None)
     scorers.append(grounding_scorer(judge=judge, no_judge_reason=NO_JUDGE))
+    scorers.append(surface_scorer(judge=judge, no_judge_reason=NO_JUDGE))
+    scorers.append(
+        semantic_scorer(judge=judge, final_answer_prefix=final_answer_prefix or None, no_judge_reason=NO_JUDGE)
+    )
     records = (
         Record(payload=t.model_dump(mode="json") if isinstance(t, Trace) else dict(t), line=n)
         for n, t in enumerate(traces, start=1)

@@ -14,7 +14,7 @@ import re
 import tomllib
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator
 
@@ -26,6 +26,7 @@ from tracescore.judge.rubrics import load_rubric
 from tracescore.platforms import registry
 from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.platforms.langsmith.settings import LangSmithSettings
+from tracescore.sinks.removals import SinksSettings
 
 __all__ = [
     "CORE_SECTIONS",
@@ -138,6 +139,11 @@ class JudgeSettings(BaseModel):
         default=None, description="Anthropic model of the judge (overrides [scoring] judge_model)"
     )
     rubric: str = Field(default="grounding", min_length=1, description="rubric file (scorers/<rubric>.toml)")
+    merge_partial: Literal["contradicted", "unsupported"] | None = Field(
+        default=None,
+        description="count the judge's PARTIAL verdicts as this verdict in grounding and citation scores (when a"
+        " calibration shows PARTIAL is not above chance); said in each judged score's metadata; off by default",
+    )
 
 
 class GateSettings(BaseModel):
@@ -171,6 +177,7 @@ CORE_SECTIONS: dict[str, type[BaseModel]] = {
     "judge": JudgeSettings,
     "mapping": MappingConfig,
     "gate": GateSettings,
+    "sinks": SinksSettings,
 }
 
 
@@ -278,6 +285,10 @@ def fingerprint(config: Config) -> str:
         "versions": sorted({e.version for e in CATALOG if not e.judged}),
         "judge": {"model": config.judge_model, "rubric": judge.rubric, "version": load_rubric(judge.rubric).version},
     }
+    if judge.merge_partial:  # changes the judged scores; absent when off so existing fingerprints stay the same
+        parts["judge"]["merge_partial"] = judge.merge_partial
+    if config.section("sinks").keep_versions:  # other score names: a backfill of its own
+        parts["keep_versions"] = True
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -53,6 +55,22 @@ class TraceResult:
         return str(cell.value) if cell is not None and cell.value is not None else None
 
     def to_json(self) -> dict[str, Any]:
+        return _strict(self._plain())  # type: ignore[no-any-return]
+
+    def encoded(self) -> tuple[dict[str, Any], str]:
+        """The result line as a dict and as JSON text, serialised once: ``--out``, the store and the table share it.
+
+        Same bytes as ``json.dumps(self.to_json(), ensure_ascii=False, default=str)``; the strict-JSON walk runs only
+        when a value is infinite or NaN.
+        """
+        plain = self._plain()
+        try:
+            return plain, json.dumps(plain, ensure_ascii=False, default=str, allow_nan=False)
+        except ValueError:
+            strict = _strict(plain)
+            return strict, json.dumps(strict, ensure_ascii=False, default=str)
+
+    def _plain(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "trace_id": self.trace_id,
             "scores": self.values,
@@ -70,8 +88,7 @@ class TraceResult:
             out["timestamp"] = self.timestamp.isoformat()
         if self.metadata:
             out["metadata"] = self.metadata
-        usage = next((s.metadata["judge_usage"] for s in self.scores.values() if "judge_usage" in s.metadata), None)
-        judge = dict(usage or {})
+        judge = _judge_usage(self.scores.values())
         judged = next(
             (s.metadata for s in self.scores.values() if s.value is not None and "judge_model" in s.metadata), None
         )
@@ -81,7 +98,24 @@ class TraceResult:
                 judge["agreement"] = judged["agreement"]
         if judge:
             out["judge"] = judge
-        return _strict(out)  # type: ignore[no-any-return]
+        return out
+
+
+_USAGE_KEYS = ("calls", "input_tokens", "output_tokens", "cost_usd")
+
+
+def _judge_usage(scores: Iterable[Score]) -> dict[str, Any]:
+    """This trace's judge usage summed over every judged stage (grounding, surface, semantic; each counted once).
+
+    The scores of one stage share one ``judge_usage``; its rubric version tells the stages apart.
+    """
+    stages = {s.metadata.get("rubric_version") or s.name: s.metadata["judge_usage"] for s in scores
+              if isinstance(s.metadata.get("judge_usage"), dict)}  # fmt: skip
+    if not stages:
+        return {}
+    total: dict[str, Any] = {k: sum(u.get(k) or 0 for u in stages.values()) for k in _USAGE_KEYS}
+    total["cost_usd"] = round(total["cost_usd"], 6)
+    return total
 
 
 def _strict(value: Any) -> Any:

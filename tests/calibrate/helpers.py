@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 from tracescore.result import TraceResult
@@ -23,7 +24,9 @@ VERDICT_WEIGHTS = {"supported": 6, "partial": 2, "unsupported": 2, "contradicted
 MODEL, RUBRIC = "claude-opus-4-5", "grounding-1"
 
 
-def scored_store(path: Path, traces: int = 200, seed: int = 3) -> tuple[Store, str]:
+def scored_store(
+    path: Path, traces: int = 200, seed: int = 3, trace_id: Callable[[int], str] = lambda t: f"trace-{t:03d}"
+) -> tuple[Store, str]:
     """A store with one run of ``traces`` results, 1–3 judged claims each, every verdict and diagnosis cell."""
     rng = random.Random(seed)
     store = Store(path)
@@ -51,7 +54,7 @@ def scored_store(path: Path, traces: int = 200, seed: int = 3) -> tuple[Store, s
                 )
             )
         result = TraceResult(
-            trace_id=f"trace-{t:03d}",
+            trace_id=trace_id(t),
             scores={
                 "diagnosis": score("diagnosis", cell),
                 "grounding.rate": score("grounding.rate", 0.5, judge_model=MODEL, rubric_version=RUBRIC),

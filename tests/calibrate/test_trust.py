@@ -83,7 +83,7 @@ def test_wice_stand_in_judge_partial_is_not_above_chance(shared_data: Path) -> N
     cal = Calibration.of(figures, "stand-in", "grounding-1", NOW)
     assert cal.kappa is not None and 0.2 < cal.kappa < 0.45
     above, why = partial_above_chance(cal)
-    assert above is False and "PARTIAL is not above chance" in why
+    assert above is False and "PARTIAL not above chance" in why
     assert partial_above_chance(cal, "unsupported")[0] is True
     trusted, reason = judge_is_trusted(cal)
     assert not trusted and "below min_judge_kappa 0.6" in reason

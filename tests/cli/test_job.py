@@ -6,6 +6,7 @@ import json
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -14,6 +15,9 @@ from tests.engine.helpers import write_traces
 from tests.fakes.anthropic import FakeAnthropic
 from tracescore.cli import main
 from tracescore.config import JobSettings, LangfuseSettings, ScoringSettings, load_config
+from tracescore.engine.batch import judge_requests
+from tracescore.judge.anthropic import DEFAULT_MODEL
+from tracescore.platforms.jsonl.platform import adapter
 from tracescore.store.db import Store
 from tracescore.store.lock import StoreLock
 
@@ -94,7 +98,9 @@ def test_dry_run_counts_and_estimates_without_writing_anything(tmp_path: Path) -
     estimate = _summary(result.output)
     assert estimate["traces"] == len(ids) and estimate["already_done"] == 0
     answered = sum(1 for line in (tmp_path / "t.jsonl").read_text().splitlines() if json.loads(line)["answer"].strip())
-    assert 0 < int(estimate["judge_calls"]) <= answered  # type: ignore[call-overload]
+    by_stage: dict[str, int] = estimate["judge_calls_by_stage"]  # type: ignore[assignment]
+    assert 0 < by_stage["grounding"] <= answered and by_stage["surface"] > 0 and by_stage["semantic"] > 0
+    assert int(estimate["judge_calls"]) == sum(by_stage.values())  # type: ignore[call-overload]
     assert int(estimate["judge_input_tokens"]) > 500 * int(estimate["judge_calls"])  # type: ignore[call-overload]
     assert float(estimate["judge_cost_usd"]) > 0  # type: ignore[arg-type]
     assert estimate["judge_off"] == "no judge configured"  # no key: the estimate says the judge would not run
@@ -113,6 +119,18 @@ def test_resume_without_an_unfinished_backfill_says_what_to_do(tmp_path: Path) -
     assert result.exit_code == 2 and "no unfinished backfill" in result.output and "--from and --to" in result.output
 
 
+def _judged_requests(results: list[dict[str, Any]]) -> int:
+    """The judge requests behind ``results``: grounding, one surface oracle call per trace with a URL, semantic."""
+    n = 0
+    for r in results:
+        scores = r["scores"]
+        n += "grounding.rate" in scores
+        n += sum(scores.get(f"surface.{c}", 0) for c in ("smart", "missed", "blind", "noop")) > 0
+        exact = bool(scores.get("answer.exact_match")) or r["missing"].get("grounding.rate") == "empty answer"
+        n += "answer.semantic_match" in scores and not exact
+    return n
+
+
 def test_backfill_with_the_judge_counts_its_calls_tokens_and_cost(tmp_path: Path) -> None:
     write_traces(tmp_path / "t.jsonl", T0, 38, step=timedelta(minutes=1))
     config = _config(tmp_path, "judge_concurrency = 4\n")
@@ -127,9 +145,13 @@ def test_backfill_with_the_judge_counts_its_calls_tokens_and_cost(tmp_path: Path
         with Store(tmp_path / "ts.db") as store:
             (run,) = store.runs()
             results = list(store.results(run["id"]))
-        judged = [r for r in results if "grounding.rate" in r["scores"]]
-        assert len(judged) == int(summary["judge_calls"]) + int(summary["judge_cache_hits"])  # type: ignore[call-overload]
-        assert int(summary["judge_cache_hits"]) <= 2  # type: ignore[call-overload]
+        assert _judged_requests(results) == int(summary["judge_calls"]) + int(summary["judge_cache_hits"])  # type: ignore[call-overload]
+        keys = [
+            r.key(DEFAULT_MODEL)
+            for line in (tmp_path / "t.jsonl").read_text().splitlines()
+            for r in judge_requests(adapter()(json.loads(line)))
+        ]
+        assert int(summary["judge_cache_hits"]) <= len(keys) - len(set(keys))  # type: ignore[call-overload]
 
 
 def test_backfill_shows_progress_and_a_rerun_says_it_is_complete(tmp_path: Path) -> None:
@@ -163,8 +185,8 @@ def test_judge_batch_fills_the_cache_through_message_batches_at_half_price(tmp_p
         assert batches["succeeded"] == submitted == summary["judge_calls"] > 30
         with Store(tmp_path / "ts.db") as store:
             (run,) = store.runs()
-            judged = [r for r in store.results(run["id"]) if "grounding.rate" in r["scores"]]
-        assert len(judged) == summary["judge_cache_hits"] >= submitted  # every judged trace answered from the cache
+            judged = _judged_requests(list(store.results(run["id"])))
+        assert judged == summary["judge_cache_hits"] >= submitted  # every judged request answered from the cache
 
     # the same traces judged synchronously cost twice as much
     (tmp_path / "ts.db").unlink()

@@ -62,8 +62,9 @@ def test_per_trace_judge_usage_reaches_result_lines_store_and_report(fake: FakeA
 
     _, _, lines = _run(tmp_path, _env(fake))
     usage = [r["judge"] for r in lines if "judge" in r]
-    called = [u for u in usage if u["calls"] == 1]
-    assert len(called) == len(fake.messages()) and all(u["input_tokens"] > 0 for u in called)
+    called = [u for u in usage if u["calls"] >= 1]  # summed over the judged stages: grounding, surface, semantic
+    assert sum(u["calls"] for u in usage) == len(fake.messages()) and all(u["input_tokens"] > 0 for u in called)
+    assert any(u["calls"] > 1 for u in usage)  # a trace whose several stages called the judge counts every call
     assert all(u["input_tokens"] == 0 for u in usage if u["calls"] == 0)  # answered from the cache
     with Store(tmp_path / "t.db") as store:
         (run,) = store.runs()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -44,15 +43,26 @@ def test_backfill_scores_every_trace_once_and_completes(tmp_path: Path) -> None:
 
 
 def test_judge_calls_in_flight_are_bounded_and_overlap(tmp_path: Path) -> None:
+    """Overlap is proven by a barrier that only opens when 3 judge calls are in flight at once (a serial engine
+    would break it), the bound by a count that never exceeds the 5 scoring threads; no wall-clock timing."""
     traces = tmp_path / "t.jsonl"
     write_traces(traces, T0, 40)
-    lock, state = threading.Lock(), {"now": 0, "peak": 0}
+    lock, state = threading.Lock(), {"now": 0, "peak": 0, "met": 0, "entered": 0}
+    together = threading.Barrier(3)
 
     def slow_judged(trace: Trace) -> list:  # type: ignore[type-arg]
         with lock:
             state["now"] += 1
             state["peak"] = max(state["peak"], state["now"])
-        time.sleep(0.02)  # a judge call
+            state["entered"] += 1
+            first_three = state["entered"] <= 3
+        if first_three:
+            try:
+                together.wait(timeout=30)  # a judge call that returns only once 3 are in flight
+                with lock:
+                    state["met"] += 1
+            except threading.BrokenBarrierError:
+                pass
         with lock:
             state["now"] -= 1
         return []
@@ -60,7 +70,28 @@ def test_judge_calls_in_flight_are_bounded_and_overlap(tmp_path: Path) -> None:
     setup = make_setup(tmp_path, JsonlSource(traces), workers=5, scorers=[*default_scorers(), slow_judged])
     outcome = backfill_job(setup, start=T0, stop=T0 + timedelta(hours=1))
     assert outcome.summary["scored"] == 40
-    assert 1 < state["peak"] <= 5
+    assert state["met"] >= 3 and not together.broken  # three calls were in flight together
+    assert 3 <= state["peak"] <= 5
+
+
+def test_one_scoring_thread_never_overlaps_judge_calls(tmp_path: Path) -> None:
+    """The check above can fail: with one scoring thread the barrier never opens."""
+    traces = tmp_path / "t.jsonl"
+    write_traces(traces, T0, 3)
+    together = threading.Barrier(2)
+    broke: list[bool] = []
+
+    def judged(trace: Trace) -> list:  # type: ignore[type-arg]
+        try:
+            together.wait(timeout=0.2)
+        except threading.BrokenBarrierError:
+            broke.append(True)
+            together.reset()
+        return []
+
+    setup = make_setup(tmp_path, JsonlSource(traces), workers=1, scorers=[*default_scorers(), judged])
+    backfill_job(setup, start=T0, stop=T0 + timedelta(hours=1))
+    assert broke == [True, True, True]
 
 
 def test_failed_write_keeps_cursor_and_resume_writes_the_rest_once(tmp_path: Path) -> None:
@@ -108,15 +139,30 @@ def test_duplicate_pages_and_unreadable_lines_are_counted_not_repeated(tmp_path:
 
 
 def test_rate_limiter_spaces_requests_and_counts_them() -> None:
-    limiter = RateLimiter(per_minute=600)  # one request per 0.1 s
+    clock = FakeClock()
+    limiter = RateLimiter(per_minute=600, clock=clock.now, sleep=clock.sleep)  # one request per 0.1 s
     for _ in range(4):
         limiter.acquire()
     assert limiter.count == 4
-    assert limiter.waited == pytest.approx(0.3, abs=0.05)
-    free = RateLimiter()
+    assert limiter.waited == pytest.approx(0.3)
+    assert clock.t == pytest.approx(0.3)  # the limiter slept exactly the spacing, on the fake clock
+    free = RateLimiter(clock=clock.now, sleep=clock.sleep)
     for _ in range(100):
         free.acquire()
-    assert free.count == 100 and free.waited == 0
+    assert free.count == 100 and free.waited == 0 and clock.t == pytest.approx(0.3)
+
+
+class FakeClock:
+    """A clock that moves only when the limiter sleeps."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.t += seconds
 
 
 def test_an_adapter_bug_on_one_record_is_reported_on_it_and_the_batch_goes_on(tmp_path: Path) -> None:

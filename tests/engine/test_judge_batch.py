@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from tests.engine.helpers import write_traces
 from tests.fakes.anthropic_batches import FakeAnthropicBatches
 from tracescore.cli import main
-from tracescore.engine.batch import BatchPrefill, judge_request
+from tracescore.engine.batch import BatchPrefill, judge_request, judge_requests
 from tracescore.judge.cache import MemoryJudgeCache
 from tracescore.judge.protocol import JudgeUsage
 from tracescore.platforms.registry import get_adapter
@@ -190,7 +190,7 @@ def _traces(tmp_path: Path, n: int) -> list[Any]:
 
 def test_expired_requests_are_resubmitted_once_then_left_to_the_direct_judge(tmp_path: Path) -> None:
     traces = _traces(tmp_path, 8)
-    wanted = {judge_request(t).key(MODEL) for t in traces if judge_request(t) is not None}  # type: ignore[union-attr]
+    wanted = {r.key(MODEL) for t in traces for r in judge_requests(t)}
     with FakeAnthropicBatches(polls_to_end=1) as fake:
         fake.expire_next = 1  # the first batch expires; its re-submission succeeds
         cache = MemoryJudgeCache()

@@ -117,7 +117,13 @@ class FakeAnthropic(FakeServer):
         system = "".join(block["text"] for block in body.get("system", []))
         blocks = body["messages"][0]["content"]
         content = "".join(block["text"] for block in blocks)
-        output = oracle_judgement(content)
+        fields = set(fmt["schema"].get("properties") or {})
+        if "labels" in fields:  # the surface oracle: every item neither supports nor contradicts
+            output: dict[str, Any] = {"labels": []}
+        elif "match" in fields:  # the semantic match: a variant is not accepted
+            output = {"match": False, "reason": "fake: not the same answer"}
+        else:
+            output = oracle_judgement(content)
         if self.tamper is not None:
             output = self.tamper(output, body)
         cacheable = system + "".join(b["text"] for b in blocks if b.get("cache_control"))

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tests.fakes.base import FakeServer, Request, Response
+from tests.fakes.langfuse_queues import handle_queues
 
 PUBLIC_KEY = "pk-lf-test"
 SECRET_KEY = "sk-lf-test"
@@ -157,12 +158,17 @@ class FakeLangfuse(FakeServer):
         if not self._authorized(request):
             return Response(401, {"message": "Invalid credentials. Confirm that you've configured the correct host."})
         path, method = request.path, request.method
+        queued = handle_queues(self, request)  # annotation queues, comments, annotation scores
+        if queued is not None:
+            return queued
         if path == "/api/public/v2/observations" and method == "GET":
             return self._observations(request)
         if path == "/api/public/scores" and method == "POST":
             return self._create_scores(request)
         if path == "/api/public/v3/scores" and method == "GET":
             return self._get_scores(request)
+        if path.startswith("/api/public/scores/") and method == "DELETE":
+            return self._delete_score(path.rsplit("/", 1)[1])
         if path == "/api/public/experiment-items" and method == "GET":
             return self._experiment_items(request)
         if path == "/api/public/score-configs" and method == "GET":
@@ -413,6 +419,24 @@ class FakeLangfuse(FakeServer):
         if offset + limit < len(rows):
             meta["cursor"] = _cursor(offset + limit)
         return Response(200, {"data": data, "meta": meta})
+
+    # -- score removals (DELETE /api/public/scores/{id}; there is no batch form) ---------------------------------
+    def _delete_score(self, score_id: str) -> Response:
+        """Every stored score with this id goes (204); an unknown id is a 404, as Langfuse answers."""
+        with self._state:
+            keys = [key for key in self.scores if key[0] == score_id]
+            for key in keys:
+                del self.scores[key]
+        return Response(204) if keys else Response(404, {"message": "Score not found within authorized project"})
+
+    def add_score(self, item: dict[str, Any]) -> None:
+        """Seed a score someone else wrote (``source`` ANNOTATION for a human label, another evaluator's API score)."""
+        self._upsert(item)
+
+    def scores_of(self, trace_id: str) -> list[dict[str, Any]]:
+        """The stored scores of one trace."""
+        with self._state:
+            return [dict(s) for s in self.scores.values() if s.get("traceId") == trace_id]
 
     # -- experiments --------------------------------------------------------------------------------------------
     _EXPERIMENT_GROUPS: dict[str, tuple[str, ...]] = {

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tests.fakes.base import FakeServer, Request, Response
+from tests.fakes.langsmith_queues import handle_queues
 
 TENANT_ID = "00000000-0000-4000-8000-00000000feed"
 MAX_PAGE = 100
@@ -97,6 +98,9 @@ class FakeLangSmith(FakeServer):
     # ------------------------------------------------------------------ routing
     def handle(self, request: Request) -> Response:
         path, method = request.path.rstrip("/"), request.method
+        queued = handle_queues(self, request)  # annotation queues and their items
+        if queued is not None:
+            return queued
         if path == "/info" and method == "GET":
             return Response(200, {"version": "0.11.0", "batch_ingest_config": {"use_multipart_endpoint": True}})
         if path == "/sessions" and method == "GET":
@@ -128,6 +132,8 @@ class FakeLangSmith(FakeServer):
             return Response(200, rows[offset : offset + limit])
         if path.startswith("/feedback/") and method in ("PATCH", "GET"):
             return self._one_feedback(path.rsplit("/", 1)[1], request)
+        if path.startswith("/feedback/") and method == "DELETE":
+            return self._delete_feedback(path.rsplit("/", 1)[1])
         if path == "/feedback-configs" and method == "POST":
             return self._create_feedback_config(request.json() or {})
         return Response(404, {"detail": f"fake LangSmith has no route {method} {path}"})
@@ -236,6 +242,22 @@ class FakeLangSmith(FakeServer):
         if lose:
             time.sleep(self._lost_delay)
         return Response(200, stored)
+
+    # ---- removals (DELETE /feedback/{id}) and feedback someone else gave
+    def _delete_feedback(self, feedback_id: str) -> Response:
+        with self._data_lock:
+            gone = self.feedback.pop(feedback_id, None)
+        return Response(200, {}) if gone else Response(404, {"detail": f"feedback {feedback_id} not found"})
+
+    def add_feedback(self, item: dict[str, Any]) -> None:
+        """Seed feedback someone else gave (a human in the app, another evaluator), stored as given."""
+        with self._data_lock:
+            self.feedback[item["id"]] = deepcopy(item)
+
+    def feedback_of(self, run_id: str) -> list[dict[str, Any]]:
+        """Every stored feedback of one run (several per key show as several)."""
+        with self._data_lock:
+            return [deepcopy(f) for f in self.feedback.values() if f.get("run_id") == run_id]
 
     def _one_feedback(self, feedback_id: str, request: Request) -> Response:
         with self._data_lock:

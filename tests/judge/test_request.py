@@ -12,7 +12,7 @@ import anthropic
 from tests.conftest import SAMPLES
 from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.anthropic_batches import FakeAnthropicBatches
-from tracescore.engine.batch import BatchPrefill, judge_request
+from tracescore.engine.batch import BatchPrefill, judge_request, judge_requests
 from tracescore.engine.estimate import estimate_body, estimate_trace
 from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.judge.cache import CachingJudge, MemoryJudgeCache
@@ -48,9 +48,11 @@ def test_direct_batch_and_estimate_build_one_identical_body_under_one_key(tmp_pa
         (batch,) = fake.batches.values()
         batched = {item["custom_id"]: item["params"] for item in batch["requests"]}
     keys = [judge_request(t).key(MODEL) for t in traces]  # type: ignore[union-attr]
-    assert list(batched) == list(dict.fromkeys(keys))  # the batch's custom_id is the direct judge's cache key
+    # the batch's custom_ids are the direct judge's cache keys: grounding's, the surface oracle's, the semantic match's
+    assert set(batched) == {r.key(MODEL) for t in traces for r in judge_requests(t)} > set(keys)
     estimated = {k: estimate_body(t, MODEL) for k, t in zip(keys, traces, strict=True)}
-    assert dict(zip(keys, direct, strict=True)) == batched == estimated  # the same body, three ways
+    grounding = {k: batched[k] for k in keys}
+    assert dict(zip(keys, direct, strict=True)) == grounding == estimated  # the same body, three ways
     # and a direct judge over that cache finds every batch reply: no call
     with FakeAnthropic() as fake, AnthropicJudge(api_key="k", base_url=fake.url, model=MODEL) as inner:
         cached = CachingJudge(inner, cache)
@@ -58,10 +60,17 @@ def test_direct_batch_and_estimate_build_one_identical_body_under_one_key(tmp_pa
         assert fake.messages() == []
 
 
-def test_the_estimate_counts_the_tokens_of_the_body_it_would_send() -> None:
-    trace = _traces()[0]
-    body = message_params(judge_request(trace), MODEL)  # type: ignore[arg-type]
-    assert estimate_trace(trace, MODEL).input_tokens == sum(approx_tokens(t) for t in prompt_texts(body)) > 100
+def test_the_estimate_counts_the_tokens_of_the_bodies_it_would_send() -> None:
+    for trace in _traces():
+        requests = judge_requests(trace)  # grounding, the surface oracle, the semantic match: the batch's set
+        bodies = [message_params(r, MODEL) for r in requests]
+        estimate = estimate_trace(trace, MODEL)
+        assert estimate.calls == len(requests) == sum(estimate.stages.values())
+        assert estimate.input_tokens == sum(approx_tokens(t) for body in bodies for t in prompt_texts(body)) > 100
+    first = estimate_trace(_traces()[0], MODEL)
+    assert first.stages == {"grounding": 1, "surface": 1}  # an exact match needs no semantic call
+    grounding = message_params(judge_request(_traces()[0]), MODEL)  # type: ignore[arg-type]
+    assert first.input_tokens > sum(approx_tokens(t) for t in prompt_texts(grounding))  # more than grounding alone
 
 
 def _imports(path: Path) -> set[str]:

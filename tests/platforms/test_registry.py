@@ -79,5 +79,6 @@ def test_a_new_folder_is_a_source_kind_with_its_section_and_nothing_else_edited(
 
 
 def test_an_unknown_kind_names_the_registered_ones() -> None:
-    with pytest.raises(ConfigError, match=r"source.kind.*expected one of 'jsonl', 'langfuse', 'langsmith', 'otel'"):
+    expected = r"expected one of 'jsonl', 'langfuse', 'langfuse-export', 'langsmith', 'langsmith-export', 'otel'"
+    with pytest.raises(ConfigError, match=r"source.kind.*" + expected):
         parse_sections({"source": {"kind": "nope"}})

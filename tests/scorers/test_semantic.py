@@ -29,6 +29,7 @@ def test_a_harmless_variant_is_judged_a_match() -> None:
         and "<answer>US$5 million</answer>" in request.content
     )
     assert result.metadata["rubric_version"] == "semantic-1"
+    assert result.metadata["judge_usage"]["calls"] == 1  # summed into the result line's judge object
 
 
 def test_a_different_value_is_judged_no_match_and_tags_in_the_answer_are_neutralised() -> None:
@@ -63,3 +64,15 @@ def test_needed_request_is_the_scorers_request_or_none() -> None:
     judge = QueueJudge().enqueue({"match": True, "reason": "same"})
     semantic_scorer(judge=judge)(_trace("FINAL ANSWER: US$5 million"))
     assert request is not None and request.key("m") == judge.requests[0].key("m")
+
+
+def test_max_cost_leaves_later_traces_absent_with_the_budget_reason() -> None:
+    judge = QueueJudge(cost_per_call=0.01).enqueue({"match": True, "reason": "same amount"})
+    scorer = semantic_scorer(judge=judge, max_cost=0.01)
+    (first,) = scorer(_trace("FINAL ANSWER: US$5 million"))
+    (second,) = scorer(_trace("FINAL ANSWER: US$5 million"))
+    assert first.value is True
+    assert second.value is None and (second.reason or "").startswith("judge budget spent")
+    assert len(judge.requests) == 1
+    (exact,) = scorer(_trace("FINAL ANSWER: $5,000,000"))
+    assert exact.value is True  # exact match needs no call, so the budget does not hold it back

@@ -85,6 +85,9 @@ def test_one_structured_request_per_trace_and_a_cache_hit_on_rescore(fake: FakeA
     smart = next(s for s in first if s.name == "surface.smart")
     assert smart.metadata["oracle_calls"] == 1 and smart.metadata["rubric_version"] == "surface-1"
     assert next(s for s in again if s.name == "surface.smart").metadata["oracle_calls"] == 0
+    usage = smart.metadata["judge_usage"]  # the result line's judge object sums this with the other stages
+    assert usage["calls"] == 1 and usage["input_tokens"] > 0 and usage["cost_usd"] > 0
+    assert next(s for s in again if s.name == "surface.smart").metadata["judge_usage"]["calls"] == 0
 
 
 def test_a_fabricated_quote_downgrades_the_label_and_is_counted(fake: FakeAnthropic) -> None:

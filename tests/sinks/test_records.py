@@ -9,7 +9,7 @@ import pytest
 
 from tracescore.result import TraceResult
 from tracescore.scores import absent, score
-from tracescore.sinks.records import WriteReport, batches, records_from_result, score_id
+from tracescore.sinks.records import WriteReport, batches, records_from_result, score_id, versioned_score_id
 
 
 def _result(ts: datetime | None = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)) -> TraceResult:
@@ -41,12 +41,32 @@ def test_records_are_typed_and_skip_absent() -> None:
     }
 
 
-def test_ids_are_deterministic_and_depend_on_trace_name_version() -> None:
+def test_ids_are_deterministic_and_depend_on_trace_and_name_not_version() -> None:
     first, _ = records_from_result(_result())
     again, _ = records_from_result(_result())
     assert [r.id for r in first] == [r.id for r in again]
     assert len({r.id for r in first}) == len(first)
-    assert score_id("t-1", "x", "1") != score_id("t-2", "x", "1") != score_id("t-1", "x", "2")
+    assert score_id("t-1", "x") != score_id("t-2", "x") != score_id("t-1", "y")
+    assert versioned_score_id("t-1", "x", "1") != versioned_score_id("t-1", "x", "2") != score_id("t-1", "x")
+    bumped = _result()
+    for s in bumped.scores.values():
+        s.metadata["rubric_version"] = "99"
+    newer, _ = records_from_result(bumped)
+    assert [r.id for r in newer] == [r.id for r in first]  # a new version overwrites in place
+    assert {r.version for r in newer} == {"99"} and {r.version for r in first} != {"99"}
+    versioned, _ = records_from_result(bumped, versioned_ids=True)
+    assert not {r.id for r in versioned} & {r.id for r in first}
+
+
+def test_keep_versions_names_each_score_with_its_version() -> None:
+    records, _ = records_from_result(_result(), keep_versions=True)
+    assert records and all(r.name == f"{r.score}@{r.version}" for r in records)
+    plain, _ = records_from_result(_result())
+    assert not {r.id for r in records} & {r.id for r in plain}
+
+
+def test_ids_depend_on_the_platform_trace_id() -> None:
+    first, _ = records_from_result(_result())
     other, _ = records_from_result(_result(), platform_trace_id="lf-9")
     assert {r.trace_id for r in other} == {"lf-9"}
     assert not {r.id for r in other} & {r.id for r in first}

@@ -10,7 +10,7 @@ import math
 import re
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from tracescore.errors import AdapterError
 from tracescore.trace import Trace
@@ -29,7 +29,8 @@ def trace_from_json(payload: object) -> Trace:
             raw = payload.encode() if isinstance(payload, str) else bytes(payload)
             raw = raw.removeprefix(_BOM).rstrip(b"\r\n")
             trace = Trace.model_validate_json(raw)
-            data: object = trace.model_dump() if _MAYBE_NON_FINITE.search(raw) else None
+            suspect = _holds_non_finite(trace) and _MAYBE_NON_FINITE.search(raw)
+            data: object = trace.model_dump() if suspect else None
         else:
             trace, data = Trace.model_validate(payload), payload
     except ValidationError as exc:
@@ -40,6 +41,29 @@ def trace_from_json(payload: object) -> Trace:
     if where is not None:
         raise AdapterError(f"non-finite number at {where} (strict JSON has no Infinity/NaN; write it as a string)")
     return trace
+
+
+def _holds_non_finite(trace: Trace) -> bool:
+    """Whether a validated trace holds an infinite/NaN float anywhere: a walk of its values, far cheaper than a regex
+    over the line (only then is the line checked as before, so the result is exactly the regex-only one)."""
+    try:
+        return _walk(trace)
+    except RecursionError:
+        return True
+
+
+def _walk(value: Any) -> bool:
+    if isinstance(value, str):
+        return False
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, BaseModel):
+        value = value.__dict__
+    if isinstance(value, dict):
+        return any(_walk(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_walk(v) for v in value)
+    return False
 
 
 def non_finite_path(value: Any, path: str = "") -> str | None:

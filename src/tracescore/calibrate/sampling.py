@@ -238,21 +238,29 @@ def sample(
     failures: int = 0,
     exclude: set[str] | frozenset[str] = frozenset(),
     budget_left: int | None = None,
+    per_trace: bool = False,
+    exclude_traces: set[str] | frozenset[str] = frozenset(),
 ) -> Sample:
     """A stratified random sample of ``n`` claims (and up to ``failures`` more from the failure kinds).
 
     ``exclude``: item ids already queued. ``budget_left``: how many more items today's budget allows; the random
-    slice is served first. ConfigError when ``n`` is below the number of non-empty strata (each needs one item).
+    slice is served first. ``per_trace``: first draw one claim per trace (a platform queue item is a whole trace,
+    so it can carry one claim's labels), its 1/claims folded into the inclusion probability; ``exclude_traces``:
+    traces already in that queue. ConfigError when ``n`` is below the number of non-empty strata.
     """
     sample_id = uuid.uuid4().hex
     notes: list[str] = []
     fresh: dict[str, Candidate] = {}
     for c in sorted(pool, key=lambda c: c.item.item_id):
-        if c.item.item_id not in exclude and c.item.item_id not in fresh:
+        if c.item.item_id not in exclude and c.item.item_id not in fresh and c.item.trace_id not in exclude_traces:
             fresh[c.item.item_id] = c
     skipped = len({c.item.item_id for c in pool} & set(exclude))
     if skipped:
         notes.append(f"{skipped} item(s) already queued earlier: not queued again")
+    first_stage: dict[str, float] = {}
+    if per_trace:
+        fresh, first_stage = _one_per_trace(fresh, seed)
+        notes.append("one claim per trace (a platform queue labels a whole trace): inclusion probabilities include it")
     strata: dict[str, list[Candidate]] = {}
     for c in fresh.values():
         strata.setdefault(c.stratum, []).append(c)
@@ -276,7 +284,10 @@ def sample(
         members = strata[name]
         chosen = random.Random(f"{seed}|random|{name}").sample(members, alloc[name])
         p = alloc[name] / len(members)
-        picked += [Picked(c, "random", p) for c in sorted(chosen, key=lambda c: c.item.item_id)]
+        picked += [
+            Picked(c, "random", p * first_stage.get(c.item.item_id, 1.0))
+            for c in sorted(chosen, key=lambda c: c.item.item_id)
+        ]
     room = failures if budget_left is None else min(failures, budget_left - len(picked))
     if failures and room <= 0:
         notes.append("no room left in today's budget for the failures slice")
@@ -287,6 +298,21 @@ def sample(
         picked += [Picked(c, "failures", None) for c in sorted(chosen, key=lambda c: c.item.item_id)]
     counts = {s: sum(1 for p in picked if p.slice == "random" and p.candidate.stratum == s) for s in strata}
     return Sample(sample_id, picked, {s: (len(strata[s]), counts[s]) for s in strata}, notes)
+
+
+def _one_per_trace(fresh: dict[str, Candidate], seed: int) -> tuple[dict[str, Candidate], dict[str, float]]:
+    """One claim per trace, drawn by seed; each kept claim's first-stage probability (1 / the trace's claims)."""
+    by_trace: dict[str, list[Candidate]] = {}
+    for c in fresh.values():
+        by_trace.setdefault(c.item.trace_id, []).append(c)
+    kept: dict[str, Candidate] = {}
+    probability: dict[str, float] = {}
+    for trace_id in sorted(by_trace):
+        claims = by_trace[trace_id]
+        chosen = random.Random(f"{seed}|trace|{trace_id}").choice(claims)
+        kept[chosen.item.item_id] = chosen
+        probability[chosen.item.item_id] = 1.0 / len(claims)
+    return dict(sorted(kept.items())), probability
 
 
 def record_sample(store: Store, drawn: Sample, *, now: datetime, queue: str | None = None) -> int:
@@ -317,3 +343,4 @@ def record_sample(store: Store, drawn: Sample, *, now: datetime, queue: str | No
         store.write(f"INSERT OR IGNORE INTO calibration_items VALUES ({', '.join('?' * 15)})", rows)
         store.commit()
     return len(queued_ids(store)) - before
+

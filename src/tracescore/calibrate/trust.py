@@ -51,7 +51,7 @@ def partial_above_chance(calibration: Calibration, verdict: str = "partial") -> 
     low, high = float(interval[0]), float(interval[1])
     if low <= 0.0 <= high:
         return False, (
-            f"{verdict.upper()} is not above chance: kappa {kappa:.2f} (95% CI {low:.2f}..{high:.2f}) includes 0;"
+            f"{verdict.upper()} not above chance: kappa {kappa:.2f} (95% CI {low:.2f}..{high:.2f}) includes 0;"
             f' set [judge] merge_partial = "contradicted" to merge it'
         )
     return True, f"{verdict.upper()} kappa {kappa:.2f} (95% CI {low:.2f}..{high:.2f}) is above chance"

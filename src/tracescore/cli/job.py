@@ -190,16 +190,26 @@ def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, jud
         _fail(EXIT_BAD_CONFIG, "--dry-run needs --from and --to, with --from before --to")
     assert start is not None and stop is not None
     windows = Backfill("", setup.source_key, "", start, stop, setup.chunks, start, "").windows()
+    seen: list[str] = []
     try:
         done = _done_lookup(setup, start, stop)
+
+        def counted(trace_id: str) -> bool:
+            seen.append(trace_id)
+            return bool(done(trace_id)) if done is not None else False
+
         estimate = estimate_dry_run(
-            setup.source, setup.adapter, windows, window=(start, stop), done=done, model=setup.judge_model
+            setup.source, setup.adapter, windows, window=(start, stop), done=counted, model=setup.judge_model
         )
     except TracescoreError as exc:
         _fail(EXIT_ABORTED, f"dry run stopped: {exc}")
+    removals = _removals(setup, seen)
     if judge_batch and estimate.cost_usd is not None:
         estimate.cost_usd *= BATCH_DISCOUNT
-    _emit(estimate.as_dict() | {"source": setup.source_key, "judge_off": setup.judge_off, "judge_batch": judge_batch})
+    _emit(
+        estimate.as_dict()
+        | {"source": setup.source_key, "judge_off": setup.judge_off, "judge_batch": judge_batch, "removals": removals}
+    )
     cost = "unknown (no judge price table)" if estimate.cost_usd is None else f"~${estimate.cost_usd:.2f}"
     click.echo(
         f"{estimate.traces} traces ({estimate.already_done} already scored by a backfill of this window and setup,"
@@ -208,6 +218,21 @@ def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, jud
         f" with {estimate.model}" + (f" (but the judge will not run: {setup.judge_off})" if setup.judge_off else ""),
         err=True,
     )
+
+
+def _removals(setup: JobSetup, trace_ids: list[str]) -> dict[str, Any] | None:
+    """What the write-back would remove from the platform: our scores on these traces, those superseded for sure."""
+    preview = getattr(setup.sink, "preview", None)
+    if not callable(preview) or not Path(setup.store_path).exists():
+        return None
+    with Store(setup.store_path) as store:
+        found: dict[str, Any] = preview(store, trace_ids)
+    click.echo(
+        f"removals: {found['superseded']} of our {found['ours']} scores on these traces are superseded and would be"
+        " removed once re-written; any that become absent on the re-score would be removed too",
+        err=True,
+    )
+    return found
 
 
 def _done_lookup(setup: JobSetup, start: datetime, stop: datetime) -> Any:

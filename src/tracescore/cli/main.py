@@ -5,8 +5,10 @@ from __future__ import annotations
 import click
 
 from tracescore import __version__
+from tracescore.cli.calibrate import calibrate
 from tracescore.cli.inspect import inspect
 from tracescore.cli.job import backfill, init, run
+from tracescore.cli.push import push
 from tracescore.cli.report import gate, report
 from tracescore.cli.score import score
 
@@ -19,7 +21,7 @@ def main() -> None:
     """Whose bug is it? Score search-agent traces stage by stage: retrieval, grounding, citations, answer."""
 
 
-for _command in (score, report, gate, run, backfill, init, inspect):
+for _command in (score, report, gate, run, backfill, init, inspect, calibrate, push):
     main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from tracescore.cli.exits import EXIT_GATE_ERROR, EXIT_GATE_FAILED, EXIT_USAGE, fail
 from tracescore.errors import ConfigError, TracescoreError
+from tracescore.report.agreement import agreement_section, agreement_to_json, judges_of
 from tracescore.report.gate import GateConfig, load_gate_config, parse_limit, run_gate
 from tracescore.report.render import (
     render_gate_markdown,
@@ -22,8 +23,9 @@ from tracescore.report.render import (
     render_report_terminal,
 )
 from tracescore.report.summary import build_report, report_to_json
+from tracescore.report.surface import SurfaceReport, fetch_tokens, surface_to_json
 from tracescore.store.db import Store
-from tracescore.store.runs import results_from
+from tracescore.store.runs import RUN_PREFIX, resolve_run, results_from
 
 __all__ = ["gate", "report"]
 
@@ -40,7 +42,7 @@ def _store_option(f: _F) -> _F:
         default="tracescore.db",
         show_default=True,
         type=click.Path(dir_okay=False),
-        help="Local store to read run:… specs from.",
+        help="Local store to read run:… specs (and, for report, judge calibrations) from.",
     )(f)
 
 
@@ -63,25 +65,40 @@ def _write(text: str, out: str | None) -> None:
     "--format", "fmt", type=click.Choice(REPORT_FORMATS), default="terminal", show_default=True, help="Output format."
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
-def report(results: str, store_path: str, group_by: str | None, fmt: str, out: str | None) -> None:
-    """Report a result file or stored run (run:latest, run:ID): stage cells with ids, rates, the work queue."""
+@click.option("--case-key", metavar="FIELD", help="Field naming the question across providers (complementarity).")
+def report(
+    results: str, store_path: str, group_by: str | None, fmt: str, out: str | None, case_key: str | None
+) -> None:
+    """Report a result file or stored run (run:latest, run:ID): stage cells with ids, rates, the work queue, and the
+    judge's agreement with human labels from the calibrations in --store (when that store exists)."""
     try:
         label, lines = results_from(results, store_path)
-        built = build_report(lines, group_by=group_by, source=label)
+        tokens = {}
+        if results.startswith(RUN_PREFIX):  # fetch tokens per trace live in the store's score metadata
+            with Store(store_path) as store:
+                tokens = fetch_tokens(store, resolve_run(store, results))
+        surface = SurfaceReport(group_by=group_by or None, case_key=case_key, tokens=tokens)
+        judges: set[tuple[str, str]] = set()
+        built = build_report(judges_of(surface.tap(lines), judges), group_by=group_by, source=label)
+        agreement = agreement_section(Store(store_path), judges) if os.path.isfile(store_path) else None
     except TracescoreError as exc:
         fail(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_GATE_ERROR, str(exc))
     if fmt == "terminal":
         if out:
             with open(out, "w", encoding="utf-8") as fh:
-                render_report_terminal(built, Console(file=fh, width=160, force_terminal=False))
+                console = Console(file=fh, width=160, force_terminal=False)
+                render_report_terminal(built, console, surface, agreement=agreement)
         else:
-            render_report_terminal(built, Console(width=max(120, Console().width)))
+            render_report_terminal(built, Console(width=max(120, Console().width)), surface, agreement=agreement)
     elif fmt == "markdown":
-        _write(render_markdown(built), out)
+        _write(render_markdown(built, surface, agreement=agreement), out)
     elif fmt == "json":
-        _write(json.dumps(report_to_json(built), indent=2, ensure_ascii=False) + "\n", out)
+        whole = report_to_json(built) | {"surface": surface_to_json(surface)}
+        if agreement:
+            whole["agreement"] = agreement_to_json(agreement)
+        _write(json.dumps(whole, indent=2, ensure_ascii=False) + "\n", out)
     else:
-        _write(render_html(built), out)
+        _write(render_html(built, surface, agreement=agreement), out)
 
 
 def _limits(values: tuple[str, ...]) -> dict[str, float]:

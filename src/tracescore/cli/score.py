@@ -3,27 +3,31 @@ source, adapter and sink as ``run``/``backfill``; results go to the store, ``--o
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
 
+from tracescore.cli.distributed import score_ray
 from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail
 from tracescore.cli.progress import Progress, input_problem
-from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring
+from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring, without_judge
 from tracescore.config import Config, load_config
-from tracescore.engine.oneshot import OneShot, score_once
+from tracescore.engine.runner import OneShot, score_once
 from tracescore.engine.setup import build_platform
+from tracescore.engine.stage import Scored, process_plan
 from tracescore.errors import ConfigError, TracescoreError
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import EVERYTHING, Parts
 from tracescore.report.summary import Summary, render_terminal
-from tracescore.result import TraceResult
 from tracescore.scorers.grounding import BUDGET_REASON
 from tracescore.store import Store
 
@@ -43,11 +47,25 @@ class _Request:
 
 
 @click.command()
-@click.argument("traces", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("traces", required=False, type=click.Path(allow_dash=True))
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="Write one JSON result line per trace here ('-' for stdout).",
+    type=click.Path(allow_dash=True),
+    help="Write one JSON result line per trace here ('-' for stdout); with --engine ray a folder (Parquet per shard).",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="ray: TRACES is a folder of JSONL files, one Ray task per file, results per file under --out DIR;"
+    " a re-run skips the files done (pip install 'tracescore[ray]'; RAY_ADDRESS for a cluster).",
+)
+@click.option(
+    "--judge-rps",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="--engine ray: judge API requests per second for the whole cluster (one limiter). [default: no limit]",
 )
 @click.option(
     "--store",
@@ -109,6 +127,16 @@ class _Request:
     help="Platform sources: write scores back to the platform (default) or only to the store and --out.",
 )
 @click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes that score in parallel without a judge (1: in this process; output stays in input order)."
+    " [default: the CPU cores available]",
+)
+@click.option(
+    "--check-links", is_flag=True, help="Check that cited URLs still resolve (citation.dead_rate); makes requests."
+)
+@click.option(
     "--config",
     "config_path",
     type=click.Path(dir_okay=False),
@@ -135,6 +163,10 @@ def score(
     config_path: str | None,
     project: str | None = None,
     extend_trace_retention: bool | None = None,
+    workers: int | None = None,
+    check_links: bool = False,
+    engine: str = "local",
+    judge_rps: float | None = None,
 ) -> None:
     """Score traces stage by stage and print the stage contingency table.
 
@@ -155,6 +187,18 @@ def score(
     except ConfigError as exc:
         fail(EXIT_USAGE, str(exc))
     options = _options(config, k, final_answer_prefix, no_judge, judge_model, max_cost)
+    options = replace(options, check_links=check_links)  # off by default: it makes network requests
+    if engine == "ray" or judge_rps is not None:
+        if engine != "ray" or source != "jsonl":
+            raise click.BadParameter("--engine ray scores a folder of JSONL files (--source jsonl); --judge-rps"
+                                     " goes with it", param_hint="--engine")
+
+        score_ray(traces, out, options, store_path=store_path, quiet=quiet,
+                  in_flight=config.section("job").judge_concurrency, judge_rps=judge_rps)
+        return
+    for given, flag in ((traces, "TRACES"), (out, "--out")):
+        if given not in (None, "-") and Path(given).is_dir():
+            raise click.BadParameter(f"{given!r} is a folder; score a folder with --engine ray", param_hint=flag)
     to_stdout = out == "-"
     console = Console(stderr=to_stdout, quiet=quiet, width=max(120, Console().width))
     if request.kind == "jsonl" and request.path is not None:  # a JSONL file that is not JSONL: one line
@@ -176,7 +220,9 @@ def score(
             fail(EXIT_USAGE, str(exc))
         except TracescoreError as exc:
             fail(EXIT_ABORTED, str(exc))
-        run, summary, scoring = _score(parts, request, options, store_path=store_path, out=out, quiet=quiet)
+        run, summary, scoring = _score(
+            parts, request, options, store_path=store_path, out=out, quiet=quiet, workers=workers or _cores()
+        )
     _finish(run, summary, scoring, parts, console, quiet=quiet, store_path=store_path, out=out)
 
 
@@ -227,6 +273,7 @@ def _options(
         judge_off_reason=None if scoring.judge else "judge turned off ([scoring] judge = false)",
         judge_model=judge_model or config.judge_model,
         max_cost=max_cost if max_cost is not None else scoring.max_cost,
+        merge_partial=config.section("judge").merge_partial,
     )
 
 
@@ -253,8 +300,13 @@ def _score(
     store_path: str,
     out: str | None,
     quiet: bool,
+    workers: int,
 ) -> tuple[OneShot, Summary, Scoring]:
-    """The one-shot run, folding each result into the stage table and the judge's budget list."""
+    """The one-shot run on the engine, folding each result into the stage table and the judge's budget list.
+
+    Without a judge (CPU-bound) and with ``workers`` > 1 it scores in that many processes; with a judge, in this one
+    (its usage, cache and budget are this process's).
+    """
     summary = Summary()
     try:
         store = Store(store_path)
@@ -265,18 +317,24 @@ def _score(
         fail(EXIT_ABORTED, str(exc))
     progress = Progress(request.path, quiet=quiet)
 
-    def on_result(n: int, result: TraceResult) -> None:
-        summary.add(result.to_json())
-        if result.missing.get("grounding.rate", "").startswith(BUDGET_REASON):
-            scoring.unjudged.append(str(result.trace_id))
+    def on_result(n: int, scored: Scored) -> None:
+        assert scored.data is not None
+        summary.add(scored.data)
+        if scored.data["missing"].get("grounding.rate", "").startswith(BUDGET_REASON):
+            scoring.unjudged.append(str(scored.data["trace_id"]))
         progress.update(n)
 
+    plan = None
+    if scoring.judge is None and scoring.links is None and workers > 1:  # CPU-bound: no judge, no link checks
+        plan = process_plan(functools.partial(without_judge, parts.adapter, options, scoring.no_judge_reason))
     try:
         run = score_once(
             parts,
             (request.start, request.end),
             scoring.scorers,
             store,
+            workers=workers if plan is not None else 1,
+            plan=plan,
             out=out,
             on_result=on_result,
             counted=progress.counted,
@@ -315,7 +373,7 @@ def _finish(
     if not quiet:
         where = f"; results in {out}" if out else ""
         console.print(f"run {run.run_id} stored in {store_path}{where}", highlight=False)
-    for rejection in run.rejected:
+    for rejection in run.write.rejected:
         click.echo(f"rejected: {rejection}", err=True)
     if run.stopped is not None:
         fail(EXIT_ABORTED, run.stopped)
@@ -327,8 +385,13 @@ def _finish(
     if counts.failed:
         unit = "lines" if parts.summary is None else "traces"
         click.echo(f"{counts.failed} of {counts.seen} {unit} could not be scored (see above)", err=True)
-    if run.rejected:
+    if run.write.rejected:
         platform = parts.describe.split(":")[0]
-        click.echo(f"{len(run.rejected)} score(s) rejected by {platform} (see above)", err=True)
-    if counts.failed or run.rejected:
+        click.echo(f"{len(run.write.rejected)} score(s) rejected by {platform} (see above)", err=True)
+    if counts.failed or run.write.rejected:
         sys.exit(EXIT_INPUT)
+
+
+def _cores() -> int:
+    """The CPU cores this process may run on (the default of ``--workers``)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

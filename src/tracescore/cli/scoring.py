@@ -10,16 +10,22 @@ from typing import Any
 import click
 from rich.console import Console
 
+from tracescore.adapters import Adapter
 from tracescore.calibrate.carry import grounding_agreement
 from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import DEFAULT_MODEL, AnthropicJudge
 from tracescore.judge.cache import CachingJudge
 from tracescore.judge.protocol import Judge
+from tracescore.links import LinkChecker
 from tracescore.scorers import Scorer, default_scorers
+from tracescore.scorers.deadlinks import dead_link_scorer
 from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
+from tracescore.scorers.semantic import semantic_scorer
+from tracescore.scorers.surface import surface_scorer
 from tracescore.store import Store
+from tracescore.store.linkcache import StoreLinkCache
 
-__all__ = ["Scoring", "ScoringOptions", "build_scoring"]
+__all__ = ["Scoring", "ScoringOptions", "build_scoring", "without_judge"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,8 @@ class ScoringOptions:
     judge_off_reason: str | None = None
     judge_model: str = DEFAULT_MODEL
     max_cost: float | None = None
+    check_links: bool = False
+    merge_partial: str | None = None  # [judge] merge_partial
 
 
 @dataclass
@@ -42,13 +50,24 @@ class Scoring:
     judge: Judge | None
     max_cost: float | None
     unjudged: list[str] = field(default_factory=list)
+    no_judge_reason: str = ""  # why the judged scores are absent (when there is no judge)
+    links: LinkChecker | None = None  # --check-links: its cache is the store's
+    link_cache: StoreLinkCache | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.links is not None and self.link_cache is not None:
+            out["links"] = {"requests": self.links.requests, "cache_hits": self.link_cache.hits}
         if self.judge is None:
-            return {}
-        return {"judge": self.judge.usage.as_dict() | {"model": self.judge.model}, "unjudged": self.unjudged}
+            return out
+        return out | {"judge": self.judge.usage.as_dict() | {"model": self.judge.model}, "unjudged": self.unjudged}
 
     def print_usage(self, console: Console) -> None:
+        if self.links is not None and self.link_cache is not None:
+            console.print(
+                f"links: {self.links.requests} HTTP requests, {self.link_cache.hits} answered from the store",
+                highlight=False,
+            )
         if self.judge is None:
             return
         console.print(self.judge.usage.line(), highlight=False)
@@ -72,6 +91,8 @@ class Scoring:
         return f"judge: {usage.failures} of {usage.failures} calls failed: {cause}"
 
     def close(self) -> None:
+        if self.links is not None:
+            self.links.close()
         if self.judge is not None and callable(getattr(self.judge, "close", None)):
             self.judge.close()  # type: ignore[attr-defined]
 
@@ -84,15 +105,44 @@ def build_scoring(store: Store, options: ScoringOptions) -> Scoring:
             f"--max-cost needs a price for judge model {options.judge_model!r}, which is not in the price table;"
             f" use a priced model (e.g. {DEFAULT_MODEL!r}) or drop --max-cost"
         )
-    scorers = default_scorers(k=options.k, final_answer_prefix=options.final_answer_prefix or None) + [
+    agreement = grounding_agreement(store, judge.model) if judge is not None else None
+    scorers = _scorers(options, judge, no_judge_reason, agreement)
+    scoring = Scoring(scorers, judge, options.max_cost, no_judge_reason=no_judge_reason)
+    if options.check_links:  # off by default: it makes network requests
+        try:
+            scoring.link_cache = StoreLinkCache(store)
+            scoring.links = LinkChecker(cache=scoring.link_cache)
+        except ImportError as exc:
+            raise ConfigError(f"--check-links needs httpx ({exc}): pip install 'tracescore[links]'") from exc
+        scorers.append(dead_link_scorer(checker=scoring.links))
+    return scoring
+
+
+def _scorers(
+    options: ScoringOptions, judge: Judge | None, no_judge_reason: str, agreement: Any = None
+) -> list[Scorer]:
+    """The scorers of a ``score`` run (``judge=None``: every judged score absent with ``no_judge_reason``)."""
+    return default_scorers(k=options.k, final_answer_prefix=options.final_answer_prefix or None) + [
         grounding_scorer(
             judge=judge,
             no_judge_reason=no_judge_reason,
             max_cost=options.max_cost,
-            agreement=grounding_agreement(store, judge.model) if judge is not None else None,
-        )
+            agreement=agreement,
+            merge_partial=options.merge_partial,
+        ),
+        surface_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=options.max_cost),
+        semantic_scorer(
+            judge=judge,
+            final_answer_prefix=options.final_answer_prefix or None,
+            no_judge_reason=no_judge_reason,
+            max_cost=options.max_cost,
+        ),
     ]
-    return Scoring(scorers, judge, options.max_cost)
+
+
+def without_judge(adapter: Adapter, options: ScoringOptions, no_judge_reason: str) -> tuple[Adapter, list[Scorer]]:
+    """The adapter and the scorers of a run without a judge, built again in each worker process (``--workers``)."""
+    return adapter, _scorers(options, None, no_judge_reason)
 
 
 def _build_judge(options: ScoringOptions, store: Store) -> tuple[Judge | None, str]:

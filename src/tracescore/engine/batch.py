@@ -27,12 +27,13 @@ from typing import Any
 from tracescore.judge.pricing import BATCH_DISCOUNT
 from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
 from tracescore.judge.request import MAX_TOKENS, message_params, reply_text
+from tracescore.scorers import semantic, surface
 from tracescore.scorers.grounding import grounding_call
 from tracescore.store.db import Store
 from tracescore.store.state import BATCH_LIVE, BATCH_SUBMITTING, JudgeBatch, JudgeBatches, from_text, to_text
 from tracescore.trace import Trace
 
-__all__ = ["BATCH_DISCOUNT", "BatchPrefill", "BatchReport", "judge_request"]
+__all__ = ["BATCH_DISCOUNT", "BatchPrefill", "BatchReport", "judge_request", "judge_requests"]
 
 MAX_REQUESTS = 100_000
 """The API's limit of requests per batch; larger slices are sent as several batches."""
@@ -45,6 +46,17 @@ def judge_request(trace: Trace) -> JudgeRequest | None:
     """The grounding scorer's judge request for ``trace`` (None when it would not call the judge)."""
     call = grounding_call(trace)
     return None if isinstance(call, str) else call.request
+
+
+def judge_requests(trace: Trace) -> list[JudgeRequest]:
+    """Every judge request scoring ``trace`` will send: grounding, the surface oracle, the semantic match."""
+    grounding = judge_request(trace)
+    needed = semantic.needed_request(trace)
+    return [
+        *([grounding] if grounding is not None else []),
+        *surface.oracle_requests(trace),
+        *([needed] if needed is not None else []),
+    ]
 
 
 @dataclass
@@ -110,10 +122,7 @@ class BatchPrefill:
     def prefill(self, traces: Iterable[Trace], window: tuple[Any, Any] | None = None) -> None:
         """Judge, in batches, every request of ``traces`` the cache does not hold yet (resuming live batches)."""
         pending: dict[str, JudgeRequest] = {}
-        for trace in traces:
-            request = judge_request(trace)
-            if request is None:
-                continue
+        for request in (r for trace in traces for r in judge_requests(trace)):
             key = request.key(self.model)
             if key in pending:
                 continue

@@ -1,29 +1,35 @@
-"""The concurrent pipeline: reading, scoring (judge calls) and writing overlap, joined by bounded queues.
+"""The concurrent pipeline: reading, scoring and writing overlap, joined by bounded queues.
 
-One reader thread pulls native records window by window, adapts them and drops those already done (marks in the
-store) or already in flight (duplicate pages); ``workers`` threads score (so at most ``workers`` judge calls are in
-flight; the scorers stay pure); the calling thread writes batches to the platform sink, then, in one store
-transaction, the results, the per-trace marks and the window progress. A window is complete once the reader has
-finished it and every one of its traces is written; only complete, contiguous windows advance the cursor.
+One reader thread pulls native records window by window. With threads (a judge: calls are I/O-bound) it adapts them
+and drops those already done (marks in the store) or already in flight (duplicate pages), and ``workers`` threads
+score (so at most ``workers`` judge calls are in flight). With processes (``Engine(processes=Plan)``: CPU-bound
+scoring, no judge) it sends chunks of raw records to ``workers`` processes that adapt, check the marks, score and
+serialise them; at most ``workers`` chunks are in flight, so memory stays flat. The calling thread writes batches to
+the platform sink, then, in one store transaction, the results, the per-trace marks and the window progress. A
+window is complete once the reader has finished it and every one of its traces is written; only complete, contiguous
+windows advance the cursor. ``ordered`` writes results in input order (``score``: its output follows the file).
+A run without a ``scope`` (``score``) neither skips marked traces nor drops repeated ids.
 """
 
 from __future__ import annotations
 
-import hashlib
+import multiprocessing
 import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from tracescore.adapters import Adapter
-from tracescore.engine.counts import FAILURES_KEPT, JobCounts, Limits, UsageMeter, Windows
-from tracescore.engine.pipeline import _guess_id, score_trace
-from tracescore.errors import InputError, SinkError, SourceError, TracescoreError
+from tracescore.calibrate.required import human_required, with_human_required
+from tracescore.engine.counts import JobCounts, Limits, UsageMeter, Windows
+from tracescore.engine.stage import Plan, Scored, Stage, score_chunk
+from tracescore.engine.writer import STOP, Writer
+from tracescore.errors import SourceError, TracescoreError
 from tracescore.platforms.base import BatchSink
-from tracescore.result import TraceResult
 from tracescore.scorers import Scorer
 from tracescore.sinks.records import WriteReport
 from tracescore.sources.base import Record, Source
@@ -31,7 +37,10 @@ from tracescore.store.db import Store
 from tracescore.store.state import JobState, MarkReader
 from tracescore.trace import Trace
 
-__all__ = ["Engine", "JobCounts", "Limits", "Sink", "UsageMeter"]
+__all__ = ["CHUNK", "Engine", "JobCounts", "Limits", "Sink", "UsageMeter"]
+
+CHUNK = 64
+"""Records per task sent to a worker process (large enough that pickling is cheap next to scoring)."""
 
 
 Window = tuple[datetime, datetime]
@@ -42,19 +51,19 @@ Sink = BatchSink
 
 @dataclass
 class _Item:
+    seq: int
     chunk: int
     key: str
-    timestamp: datetime | None
+    record: Record
     trace: Trace | None = None
     error: str | None = None
-    line: int | None = None
 
 
-_STOP = object()
+_STOP = STOP
 
 
 class Engine:
-    """Streams windows of a source through adapter, scorers and sinks, with bounded queues and threads."""
+    """Streams windows of a source through adapter, scorers and sinks, with bounded queues and threads or processes."""
 
     def __init__(
         self,
@@ -68,18 +77,24 @@ class Engine:
         usage: UsageMeter | None = None,
         requests: Callable[[], int] | None = None,
         before_window: Callable[[datetime, datetime], None] | None = None,
+        processes: Callable[[str, str | None], Plan] | None = None,
+        oneshot: bool = False,
     ) -> None:
         self.before_window = before_window
         self.source = source
-        self.adapter = adapter
+        self.adapter = with_human_required(store, adapter)  # reviewer-entered required doc ids (#12)
         self.scorers = scorers
         self.store = store
         self.state = JobState(store)
         self.sink = sink
         self.limits = limits or Limits()
         self.usage = usage
+        self.processes = processes  # (run_id, scope) → the workers' plan; None: score in threads
+        self.oneshot = oneshot
         self._requests = requests
         self.counts = JobCounts()
+        self.write_report = WriteReport()  # the sink's reports summed over batches
+        self._stage = Stage(self.adapter, scorers, "", oneshot)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._fatal: BaseException | None = None
@@ -89,35 +104,55 @@ class Engine:
         self,
         windows: Sequence[Window],
         *,
-        scope: str,
+        scope: str | None,
         run_id: str,
-        on_window: Callable[[int, Window], None],
+        on_window: Callable[[int, Window], None] = lambda index, window: None,
         on_progress: Callable[[JobCounts], None] | None = None,
+        on_result: Callable[[Scored], None] | None = None,
+        ordered: bool = False,
     ) -> JobCounts:
         """Score every not-yet-done trace of ``windows`` (oldest first) and call ``on_window`` as each completes.
 
         ``on_window`` runs inside the store transaction that commits the window's last results, so cursor state
-        and results become durable together. Raises the first SourceError/SinkError/StoreError after the threads
-        stopped; everything committed before it stays done.
+        and results become durable together; ``on_result`` sees each written result (in input order when
+        ``ordered``). Raises the first SourceError/SinkError/StoreError after the threads stopped; everything
+        committed before it stays done.
         """
         started = time.monotonic()
         tracker = Windows(len(windows))
         inbox: queue.Queue[Any] = queue.Queue(self.limits.queue_size)
         outbox: queue.Queue[Any] = queue.Queue(self.limits.queue_size)
-        marks = MarkReader(self.store)
+        marks = MarkReader(self.store) if scope is not None else None
         in_flight: set[str] = set()
+        stage = self._stage = Stage(self.adapter, self.scorers, run_id, self.oneshot, self.sink is not None)
+        human = human_required(self.store) if self.processes is not None else {}
+        pool = None
+        if self.processes is not None:
+            plan = self.processes(run_id, scope)
+            plan = Plan(plan.build, run_id, plan.oneshot, str(self.store.path) if scope else None, scope, human)
+            pool = _start_pool(self.limits.workers)
+
+            def work(items: Any) -> list[Scored]:
+                assert pool is not None
+                return pool.submit(score_chunk, plan, items).result()
+
+        else:
+
+            def work(items: Any) -> list[Scored]:
+                return [stage.score(i.seq, i.chunk, i.record, i.trace, i.key, i.error) for i in items]
         reader = threading.Thread(
             target=self._read, args=(windows, scope, marks, tracker, inbox, in_flight), name="tracescore-reader"
         )
         workers = [
-            threading.Thread(target=self._score, args=(inbox, outbox), name=f"tracescore-score-{i}")
+            threading.Thread(target=self._score, args=(inbox, outbox, work), name=f"tracescore-score-{i}")
             for i in range(self.limits.workers)
         ]
         reader.start()
         for w in workers:
             w.start()
+        writer = Writer(self, scope, run_id, tracker, in_flight, on_result, ordered)
         try:
-            self._write_loop(windows, scope, run_id, tracker, outbox, in_flight, on_window, on_progress, started)
+            writer.loop(windows, outbox, on_window, on_progress, started)
         except BaseException as exc:
             self._stop.set()
             self._fatal = self._fatal or exc
@@ -127,7 +162,10 @@ class Engine:
             reader.join()
             for w in workers:
                 w.join()
-            marks.close()
+            if marks is not None:
+                marks.close()
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
             self._tally(started)
         if self._fatal is not None:
             raise self._fatal
@@ -137,171 +175,74 @@ class Engine:
     def _read(
         self,
         windows: Sequence[Window],
-        scope: str,
-        marks: MarkReader,
+        scope: str | None,
+        marks: MarkReader | None,
         tracker: Windows,
         inbox: queue.Queue[Any],
         in_flight: set[str],
     ) -> None:
+        seq = 0
+        pending: list[Any] = []
         try:
             for chunk, (since, until) in enumerate(windows):
                 if self.before_window is not None:
                     self.before_window(since, until)
+                pending = []
                 for record in self.source.records(since, until):
                     if self._stop.is_set():
                         return
-                    item = self._adapt(chunk, record)
                     with self._lock:
                         self.counts.seen += 1
-                        if item.key in in_flight:
-                            self.counts.duplicates += 1
-                            continue
-                        if marks.marked(scope, item.key) is not None:
-                            self.counts.skipped += 1
-                            continue
-                        in_flight.add(item.key)
+                    if self.processes is not None:  # the worker process adapts it and checks the marks
+                        pending.append((seq, chunk, record))
+                    else:
+                        trace, key, error = self._stage.adapt(record)
+                        if scope is not None and marks is not None:
+                            with self._lock:
+                                if key in in_flight:
+                                    self.counts.duplicates += 1
+                                    continue
+                                if marks.marked(scope, key) is not None:
+                                    self.counts.skipped += 1
+                                    continue
+                                in_flight.add(key)
+                        pending.append(_Item(seq, chunk, key, record, trace, error))
+                    seq += 1
                     tracker.add(chunk)
-                    if not _put(inbox, item, self._stop):
-                        return
+                    if len(pending) >= (CHUNK if self.processes is not None or self.oneshot else 1):
+                        if not _put(inbox, pending, self._stop):
+                            return
+                        pending = []
+                if pending and not _put(inbox, pending, self._stop):
+                    return
+                pending = []
                 tracker.close(chunk)
-        except TracescoreError as exc:
+        except TracescoreError as exc:  # what was read before the failure is still scored and written
             self._fatal = self._fatal or exc
-            self._stop.set()
         except Exception as exc:  # noqa: BLE001 - an SDK bug in a source ends the run with its reason, not a hang
             self._fatal = self._fatal or SourceError(f"reading failed: {type(exc).__name__}: {exc}")
-            self._stop.set()
         finally:
+            if pending and not self._stop.is_set():
+                _put(inbox, pending, self._stop)
             for _ in range(self.limits.workers):
                 _put(inbox, _STOP, None)
 
-    def _adapt(self, chunk: int, record: Record) -> _Item:
-        try:
-            trace = self.adapter(record.payload)
-        except Exception as exc:  # noqa: BLE001 - InputError, or an adapter bug: reported on this record only
-            where = f"line {record.line}" if record.line is not None else "record"
-            key = _record_key(record)
-            reason = str(exc) if isinstance(exc, InputError) else f"adapter failed: {type(exc).__name__}: {exc}"
-            return _Item(chunk, key, None, error=f"{where} ({key}): {reason}", line=record.line)
-        return _Item(chunk, trace.id, trace.timestamp, trace=trace, line=record.line)
-
     # -- scoring ------------------------------------------------------------------------------------------
-    def _score(self, inbox: queue.Queue[Any], outbox: queue.Queue[Any]) -> None:
+    def _score(self, inbox: queue.Queue[Any], outbox: queue.Queue[Any], work: Callable[[Any], list[Scored]]) -> None:
         while True:
-            item = inbox.get()
-            if item is _STOP:
+            items = inbox.get()
+            if items is _STOP:
                 _put(outbox, _STOP, None)
                 return
             if self._stop.is_set():
                 continue
-            if item.trace is None:
-                result = TraceResult(trace_id=item.key, errors=[item.error or "unreadable"], line=item.line)
-            else:
-                try:
-                    result = score_trace(item.trace, self.scorers)
-                except Exception as exc:  # noqa: BLE001 - one trace's bug must neither stop the batch nor hang it
-                    result = TraceResult(trace_id=item.key, timestamp=item.timestamp)
-                    result.errors.append(f"scoring failed: {type(exc).__name__}: {exc}")
-                result.line = item.line
-            _put(outbox, (item, result), None)
-
-    # -- writing ------------------------------------------------------------------------------------------
-    def _write_loop(
-        self,
-        windows: Sequence[Window],
-        scope: str,
-        run_id: str,
-        tracker: Windows,
-        outbox: queue.Queue[Any],
-        in_flight: set[str],
-        on_window: Callable[[int, Window], None],
-        on_progress: Callable[[JobCounts], None] | None,
-        started: float,
-    ) -> None:
-        batch: list[tuple[_Item, TraceResult]] = []
-        stopped = 0
-        last_flush = time.monotonic()
-        while stopped < self.limits.workers:
             try:
-                got = outbox.get(timeout=self.limits.write_interval)
-            except queue.Empty:
-                got = None
-            if got is _STOP:
-                stopped += 1
-            elif got is not None:
-                batch.append(got)
-            due = time.monotonic() - last_flush >= self.limits.write_interval
-            if len(batch) >= self.limits.write_batch or (due and batch):
-                self._flush(batch, scope, run_id, tracker, in_flight)
-                batch = []
-            if due or got is None:
-                last_flush = time.monotonic()
-                self._complete(windows, tracker, on_window)
-                if on_progress is not None:
-                    self._tally(started)
-                    on_progress(self.counts)
-        if batch:
-            self._flush(batch, scope, run_id, tracker, in_flight)
-        if self._fatal is None:
-            self._complete(windows, tracker, on_window)
-        self._tally(started)
-        if on_progress is not None:
-            on_progress(self.counts)
-
-    def _flush(
-        self,
-        batch: list[tuple[_Item, TraceResult]],
-        scope: str,
-        run_id: str,
-        tracker: Windows,
-        in_flight: set[str],
-    ) -> None:
-        rejected: dict[str, list[str]] = {}
-        if self.sink is not None:
-            writable = [r for item, r in batch if item.trace is not None]
-            try:
-                report = self.sink.write(writable) if writable else WriteReport()
-            except SinkError:
-                raise
-            except TracescoreError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - an SDK error must end the run with a reason, not a traceback
-                raise SinkError(f"writing scores failed: {type(exc).__name__}: {exc}") from exc
-            self.counts.scores_written += report.accepted
-            self.counts.scores_rejected += len(report.rejected)
-            self.counts.sink_requests += report.requests
-            for rejection in report.rejected:
-                rejected.setdefault(str(rejection.trace_id), []).append(f"{rejection.name}: {rejection.reason}")
-                if len(self.counts.rejections) < FAILURES_KEPT:
-                    self.counts.rejections.append(str(rejection))
-        marks: list[tuple[str, datetime | None, str]] = []
-        for item, result in batch:
-            if item.trace is None or (not result.scores and result.errors):
-                self.counts.fail(f"{item.key}: {result.errors[0]}" if item.trace is not None else result.errors[0])
-                status = "failed"
-            else:
-                self.counts.scored += 1
-                if result.errors:
-                    self.counts.scorer_errors += 1
-                status = "rejected" if item.key in rejected else "scored"
-                result.errors += [f"score rejected by the platform: {r}" for r in rejected.get(item.key, [])]
-                if self.sink is None:
-                    self.counts.scores_written += len(result.values)
-            self.store.add_result(run_id, result)
-            marks.append((item.key, item.timestamp, status))
-        self.state.mark(scope, marks, run_id)
-        self.store.commit()
-        with self._lock:
-            for item, _ in batch:
-                in_flight.discard(item.key)
-        for item, _ in batch:
-            tracker.done(item.chunk)
-
-    def _complete(self, windows: Sequence[Window], tracker: Windows, on_window: Callable[[int, Window], None]) -> None:
-        newest = tracker.advance()
-        self.counts.windows_done = tracker.next
-        if newest is not None:
-            on_window(newest, windows[newest])
-            self.store.commit()
+                done = work(items)
+            except Exception as exc:  # noqa: BLE001 - a dead worker process ends the run with its reason
+                self._fatal = self._fatal or TracescoreError(f"scoring failed: {type(exc).__name__}: {exc}")
+                self._stop.set()
+                continue
+            _put(outbox, done, None)
 
     def _tally(self, started: float) -> None:
         self.counts.duration_s = time.monotonic() - started
@@ -316,6 +257,14 @@ class Engine:
             self.counts.judge_input_tokens = spent.get("input_tokens", 0)
             self.counts.judge_output_tokens = spent.get("output_tokens", 0)
             self.counts.judge_cost_usd = float(spent.get("cost_usd", 0.0))
+
+
+def _start_pool(workers: int) -> ProcessPoolExecutor:
+    """Worker processes, forked now (before the reader and scoring threads start: a fork copies no running thread)."""
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    for future in [pool.submit(int) for _ in range(workers)]:
+        future.result()
+    return pool
 
 
 def _put(q: queue.Queue[Any], item: Any, stop: threading.Event | None) -> bool:
@@ -336,14 +285,3 @@ def _drain(*queues: queue.Queue[Any]) -> None:
                 q.get_nowait()
         except queue.Empty:
             pass
-
-
-def _record_key(record: Record) -> str:
-    """A stable key for a record that could not be adapted: its id when readable, else its line or content hash."""
-    guessed = _guess_id(record.payload)
-    if guessed:
-        return guessed
-    if record.line is not None:
-        return f"line:{record.line}"
-    raw = record.payload if isinstance(record.payload, bytes) else repr(record.payload).encode()
-    return "sha1:" + hashlib.sha1(raw).hexdigest()[:16]  # noqa: S324 - a key, not security

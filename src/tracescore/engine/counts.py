@@ -38,6 +38,7 @@ class JobCounts:
     scorer_errors: int = 0
     scores_written: int = 0
     scores_rejected: int = 0
+    scores_removed: int = 0  # our superseded or vanished scores removed from the platform
     sink_requests: int = 0
     requests: int = 0
     judge_calls: float = 0

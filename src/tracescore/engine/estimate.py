@@ -1,10 +1,12 @@
 """``backfill --dry-run``: count the traces of a window and estimate the judge calls, tokens and cost, calling nothing
 that costs (the source is read; no judge call, no score written, no state changed).
 
-The judge makes one call per trace with an answer (claims and per-document verdicts together). The estimate builds
-that very request (rubric, question, numbered sentences, the selected passages of every document) and counts its
-tokens the judge's way (``approx_tokens``); the reply is estimated per answer sentence. Prices come from the judge's
-price table (``judge/pricing.py``); prompt caching and the judge cache only make the real cost lower.
+Per trace the judge makes up to three kinds of call: grounding (one per trace with an answer: claims and per-document
+verdicts together), the surface oracle (one per trace with a gold answer and a search, a few for very wide traces)
+and the semantic match (one when the final answer is not an exact match of the gold answer). The estimate builds
+those very requests (the ones the scorers and the batch prefill send) and counts their tokens the judge's way
+(``approx_tokens``); the reply is estimated per answer sentence, per URL labelled and per verdict. Prices come from
+the judge's price table (``judge/pricing.py``); prompt caching and the judge cache only make the real cost lower.
 """
 
 from __future__ import annotations
@@ -18,15 +20,31 @@ from tracescore.adapters import Adapter
 from tracescore.errors import InputError
 from tracescore.judge.passages import approx_tokens
 from tracescore.judge.pricing import estimate_cost
+from tracescore.judge.protocol import JudgeRequest
 from tracescore.judge.request import message_params, prompt_texts
 from tracescore.scorers.grounding import grounding_call
+from tracescore.scorers.semantic import needed_request
+from tracescore.scorers.surface import collect_items, oracle_requests
 from tracescore.sources.base import Source
 from tracescore.trace import Trace
 
-__all__ = ["OUTPUT_TOKENS_PER_SENTENCE", "DryRun", "JudgeEstimate", "dry_run", "estimate_body", "estimate_trace"]
+__all__ = [
+    "OUTPUT_TOKENS_PER_SEMANTIC",
+    "OUTPUT_TOKENS_PER_SENTENCE",
+    "OUTPUT_TOKENS_PER_URL",
+    "DryRun",
+    "JudgeEstimate",
+    "dry_run",
+    "estimate_body",
+    "estimate_trace",
+]
 
 OUTPUT_TOKENS_PER_SENTENCE = 80
 """A claim, its verdict, a verbatim quote and a short reason, per answer sentence."""
+OUTPUT_TOKENS_PER_URL = 40
+"""An item id, part, label and verbatim quote, per URL the oracle labels (an upper bound: neither is left out)."""
+OUTPUT_TOKENS_PER_SEMANTIC = 40
+"""A match flag and a one-sentence reason."""
 
 
 @dataclass
@@ -34,11 +52,21 @@ class JudgeEstimate:
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    stages: dict[str, int] = field(default_factory=dict)  # calls per judged stage: grounding, surface, semantic
 
     def add(self, other: JudgeEstimate) -> None:
         self.calls += other.calls
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
+        for stage, calls in other.stages.items():
+            self.stages[stage] = self.stages.get(stage, 0) + calls
+
+    def count(self, stage: str, request: JudgeRequest, model: str, output_tokens: int) -> None:
+        """Add one request the judge would send: its input tokens counted on the very body, its reply estimated."""
+        self.calls += 1
+        self.stages[stage] = self.stages.get(stage, 0) + 1
+        self.input_tokens += sum(approx_tokens(text) for text in prompt_texts(message_params(request, model)))
+        self.output_tokens += output_tokens
 
 
 def estimate_body(trace: Trace, model: str = "") -> dict[str, Any] | None:
@@ -47,13 +75,23 @@ def estimate_body(trace: Trace, model: str = "") -> dict[str, Any] | None:
     return None if isinstance(call, str) else message_params(call.request, model)
 
 
-def estimate_trace(trace: Trace, model: str = "") -> JudgeEstimate:
-    """The judge call scoring ``trace`` would make, and its tokens (none when the answer has no sentence)."""
+def estimate_trace(
+    trace: Trace, model: str = "", *, final_answer_prefix: str | None = "FINAL ANSWER:"
+) -> JudgeEstimate:
+    """The judge calls scoring ``trace`` would make (grounding, surface oracle, semantic match) and their tokens."""
+    out = JudgeEstimate()
     call = grounding_call(trace)
-    if isinstance(call, str):
-        return JudgeEstimate()
-    tokens = sum(approx_tokens(text) for text in prompt_texts(message_params(call.request, model)))
-    return JudgeEstimate(calls=1, input_tokens=tokens, output_tokens=OUTPUT_TOKENS_PER_SENTENCE * call.sentences)
+    if not isinstance(call, str):
+        out.count("grounding", call.request, model, OUTPUT_TOKENS_PER_SENTENCE * call.sentences)
+    oracle = oracle_requests(trace)
+    if oracle:
+        per_call = -(-len(collect_items(trace)) // len(oracle))  # the items, spread over the oracle's calls
+        for request in oracle:
+            out.count("surface", request, model, OUTPUT_TOKENS_PER_URL * per_call)
+    semantic = needed_request(trace, final_answer_prefix=final_answer_prefix)
+    if semantic is not None:
+        out.count("semantic", semantic, model, OUTPUT_TOKENS_PER_SEMANTIC)
+    return out
 
 
 @dataclass
@@ -76,6 +114,7 @@ class DryRun:
             "already_done": self.already_done,
             "unreadable": self.unreadable,
             "judge_calls": self.judge.calls,
+            "judge_calls_by_stage": dict(self.judge.stages),
             "judge_input_tokens": self.judge.input_tokens,
             "judge_output_tokens": self.judge.output_tokens,
             "judge_model": self.model,

@@ -6,6 +6,7 @@ scorer that raises is reported on its trace, never allowed to stop the batch.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from tracescore.scorers.grounding import take_claim_rows
 from tracescore.sources.base import Record
 from tracescore.trace import Trace
 
-__all__ = ["RunCounts", "score_records", "score_trace"]
+__all__ = ["RunCounts", "guess_id", "record_key", "score_records", "score_trace"]
 
 
 @dataclass
@@ -68,7 +69,7 @@ def score_records(
             where = f"line {record.line}" if record.line is not None else "record"
             message = f"{where}: {exc}"
             counts.failures.append(message)
-            yield TraceResult(trace_id=_guess_id(record.payload), errors=[message], line=record.line)
+            yield TraceResult(trace_id=guess_id(record.payload), errors=[message], line=record.line)
             continue
         result = score_trace(trace, scorers)
         result.line = record.line
@@ -78,7 +79,7 @@ def score_records(
         yield result
 
 
-def _guess_id(payload: object) -> str | None:
+def guess_id(payload: object) -> str | None:
     """Best-effort id of a record that failed validation, so the report can name it."""
     try:
         data = json.loads(payload) if isinstance(payload, str | bytes | bytearray) else payload
@@ -87,3 +88,14 @@ def _guess_id(payload: object) -> str | None:
     if isinstance(data, dict) and isinstance(data.get("id"), str | int):
         return str(data["id"])
     return None
+
+
+def record_key(record: Record) -> str:
+    """A stable key for a record that could not be adapted: its id when readable, else its line or content hash."""
+    guessed = guess_id(record.payload)
+    if guessed:
+        return guessed
+    if record.line is not None:
+        return f"line:{record.line}"
+    raw = record.payload if isinstance(record.payload, bytes) else repr(record.payload).encode()
+    return "sha1:" + hashlib.sha1(raw).hexdigest()[:16]  # noqa: S324 - a key, not security

@@ -1,4 +1,8 @@
-"""The scheduled run, the backfill and the gap check: lock, state, windows, engine, run summary.
+"""The one-shot run, the scheduled run, the backfill and the gap check: lock, state, windows, engine, run summary.
+
+``score``: one window of a platform's source (a whole file: ``EVERYTHING``) through the engine without a scope (no
+trace skipped, none deduplicated), results written in input order; what was scored before a stop stays stored and
+delivered.
 
 ``run``: window ``[watermark - lookback, now)`` (the first run starts one lookback back), traces already marked are
 skipped, the watermark advances to ``now`` once every trace of the window is written. ``backfill``: ``[from, to)``
@@ -9,20 +13,27 @@ after their window was done (never scored by ``run``) are reported.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tracescore.engine.batch import BatchPrefill, window_prefill
-from tracescore.engine.core import Engine, JobCounts, _record_key
+from tracescore.engine.core import Engine, JobCounts, Limits
+from tracescore.engine.pipeline import record_key
 from tracescore.engine.setup import JobSetup
-from tracescore.errors import ConfigError, InputError
+from tracescore.engine.stage import Plan, Scored
+from tracescore.errors import ConfigError, InputError, TracescoreError
+from tracescore.platforms.base import Parts
+from tracescore.scorers import Scorer
+from tracescore.sinks.jsonl import JsonlSink
+from tracescore.sinks.records import WriteReport
+from tracescore.sources.base import Record, Source
 from tracescore.store.db import Store
 from tracescore.store.lock import StoreLock
 from tracescore.store.state import Backfill, JobState, MarkReader, to_text
 
-__all__ = ["GapReport", "Outcome", "backfill_job", "check_gaps", "run_job"]
+__all__ = ["GapReport", "OneShot", "Outcome", "backfill_job", "check_gaps", "run_job", "score_once"]
 
 log = logging.getLogger("tracescore.engine")
 Progress = Callable[[JobCounts], None]
@@ -40,6 +51,100 @@ class Outcome:
     @property
     def counts_failed(self) -> int:
         return int(self.summary.get("failed", 0)) + int(self.summary.get("scores_rejected", 0))
+
+
+@dataclass
+class OneShot:
+    """What a one-shot run did: its counts, the sink's report summed over batches, why it stopped (if it did)."""
+
+    run_id: str
+    counts: JobCounts
+    write: WriteReport
+    stopped: str | None = None
+    input_error: str | None = None
+
+
+def score_once(
+    parts: Parts,
+    window: tuple[datetime, datetime | None],
+    scorers: Sequence[Scorer],
+    store: Store,
+    *,
+    workers: int = 1,
+    plan: Callable[[str, str | None], Plan] | None = None,
+    out: str | None = None,
+    on_result: Callable[[int, Scored], None] | None = None,
+    counted: Callable[[Iterator[Record]], Iterable[Record]] = lambda records: records,
+    extra_summary: Callable[[], dict[str, Any]] = dict,
+) -> OneShot:
+    """Score every record of ``window`` with the engine; store each result, write ``out`` and deliver to the sink.
+
+    ``plan`` scores in ``workers`` processes (CPU-bound scoring: no judge); without it, in ``workers`` threads.
+    """
+    start, end = window
+    label = "" if end is None else f" {start.isoformat()}..{end.isoformat()}"
+    run_id = store.start_run("score", source=parts.describe + label)
+    engine = Engine(
+        source=_Counted(parts.source, counted),
+        adapter=parts.adapter,
+        scorers=scorers,
+        store=store,
+        sink=parts.sink,
+        limits=Limits(workers=workers, queue_size=2 + 2 * workers, write_batch=500),  # chunks of 64 in flight
+        processes=plan,
+        oneshot=True,
+    )
+    run = OneShot(run_id, engine.counts, engine.write_report)
+    if callable(attach := getattr(parts.sink, "attach", None)):
+        attach(store, run_id)  # the sink records what it wrote in the store and removes what this run supersedes
+    results_file = JsonlSink(out) if out else None
+    done = 0
+
+    def written(scored: Scored) -> None:
+        nonlocal done
+        done += 1
+        if results_file is not None:
+            results_file.write_line(scored.text)
+        if on_result is not None:
+            on_result(done, scored)
+
+    status = "failed"
+    try:
+        engine.process([(start, end or _FOREVER)], scope=None, run_id=run_id, on_result=written, ordered=True)
+        status = "done"
+    except InputError as exc:
+        run.input_error = str(exc)
+    except TracescoreError as exc:
+        run.stopped = str(exc)
+    finally:
+        if results_file is not None:
+            results_file.close()
+        summary: dict[str, Any] = _oneshot_counts(engine.counts) | {"results": out}
+        if hasattr(parts.stats, "as_dict"):
+            summary["read"] = parts.stats.as_dict()
+        if parts.sink is not None:
+            summary["write"] = engine.write_report.as_dict()
+        store.finish_run(run_id, summary | extra_summary(), status=status)
+    return run
+
+
+def _oneshot_counts(counts: JobCounts) -> dict[str, int]:
+    """The counts a one-shot run reports (it skips nothing)."""
+    return {k: getattr(counts, k) for k in ("seen", "scored", "failed", "scorer_errors")}
+
+
+class _Counted:
+    """A source whose records pass through ``counted`` (the progress bar's byte count)."""
+
+    def __init__(self, source: Source, counted: Callable[[Iterator[Record]], Iterable[Record]]) -> None:
+        self.source = source
+        self.counted = counted
+
+    def records(self, since: datetime, until: datetime | None = None) -> Iterator[Record]:
+        return iter(self.counted(iter(self.source.records(since, None if until is _FOREVER else until))))
+
+
+_FOREVER = datetime.max.replace(tzinfo=UTC)
 
 
 def run_job(
@@ -120,6 +225,7 @@ def backfill_job(
         marks = MarkReader(store)
         if judge_batch:
             assert setup.judge is not None and setup.judge.cache is not None
+
             prefill = BatchPrefill(
                 model=setup.judge.model,
                 cache=setup.judge.cache,
@@ -173,6 +279,8 @@ def _execute(
         requests=lambda: setup.limiter.count,
     )
     summary: dict[str, Any] = {"run_id": run_id, "command": command, "source": setup.source_key} | extra
+    if callable(attach := getattr(setup.sink, "attach", None)):
+        attach(store, run_id)  # the sink records what it wrote in the store and removes what this run supersedes
     status, error = "done", None
     try:
         engine.process(windows, scope=scope, run_id=run_id, on_window=on_window, on_progress=on_progress)
@@ -218,7 +326,7 @@ def check_gaps(setup: JobSetup, *, since: datetime | None = None) -> GapReport:
                 try:
                     trace = setup.adapter(record.payload)
                 except InputError as exc:
-                    key = _record_key(record)
+                    key = record_key(record)
                     if marks.marked(scope, key) is None:
                         report.unreadable.append(f"{key}: {exc}")
                     continue

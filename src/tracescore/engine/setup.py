@@ -23,6 +23,8 @@ from tracescore.platforms import registry
 from tracescore.platforms.base import Parts, PlatformContext
 from tracescore.scorers import Scorer, default_scorers
 from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
+from tracescore.scorers.semantic import semantic_scorer
+from tracescore.scorers.surface import surface_scorer
 from tracescore.sources.base import Source
 from tracescore.store import Store
 
@@ -82,7 +84,17 @@ def build_setup(
     pool, no_judge_reason = _judge(scoring, config.judge_model, Path(job.store), resources)
     agreement = grounding_agreement(Store(job.store), config.judge_model) if pool is not None else None
     scorers.append(
-        grounding_scorer(judge=pool, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost, agreement=agreement)
+        grounding_scorer(judge=pool, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost, agreement=agreement,
+                         merge_partial=config.section("judge").merge_partial)
+    )
+    scorers.append(surface_scorer(judge=pool, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost))
+    scorers.append(
+        semantic_scorer(
+            judge=pool,
+            final_answer_prefix=scoring.final_answer_prefix or None,
+            no_judge_reason=no_judge_reason,
+            max_cost=scoring.max_cost,
+        )
     )
     return JobSetup(
         source=source,

@@ -95,6 +95,7 @@ class AnthropicJudge:
         wait_max: float = WAIT_MAX,
         timeout: float = TIMEOUT_SECONDS,
         max_tokens: int = MAX_TOKENS,
+        http_client: Any = None,
     ) -> None:
         if max_attempts < 1:
             raise ConfigError(f"max_attempts must be at least 1, got {max_attempts!r}")
@@ -117,7 +118,9 @@ class AnthropicJudge:
         self.max_attempts = max_attempts
         self.wait_initial, self.wait_max = wait_initial, wait_max
         self.max_tokens = max_tokens
-        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+        self._client = anthropic.Anthropic(  # ``http_client``: e.g. one whose hooks take a shared rate limiter
+            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout, http_client=http_client
+        )
 
     def close(self) -> None:
         """Close the SDK's HTTP connections."""

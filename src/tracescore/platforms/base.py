@@ -18,12 +18,23 @@ from pydantic import BaseModel
 
 from tracescore.adapters import Adapter
 from tracescore.adapters.mapping import MappingConfig
+from tracescore.calibrate.labels import Label
+from tracescore.calibrate.sampling import Item
 from tracescore.limits import RateLimiter
 from tracescore.result import TraceResult
 from tracescore.sinks.records import WriteReport
 from tracescore.sources.base import Source
 
-__all__ = ["EVERYTHING", "BatchSink", "Parts", "Platform", "PlatformContext", "Window"]
+__all__ = [
+    "EVERYTHING",
+    "BatchSink",
+    "LabelQueue",
+    "Parts",
+    "Platform",
+    "PlatformContext",
+    "QueueRef",
+    "Window",
+]
 
 EVERYTHING = datetime(1970, 1, 1, tzinfo=UTC)
 """The ``since`` of a one-shot read of a whole file (with ``until=None``): a file source yields every record."""
@@ -92,3 +103,28 @@ class Platform:
     sdk: str | None = None  # the optional package it needs, checked before the factory runs
     extra: str | None = None  # pip extra that installs it
     summary: str = ""
+
+
+@dataclass(frozen=True)
+class QueueRef:
+    """A platform's annotation queue as set up: its id and name, and the id of each label's config (by label name)."""
+
+    platform: str
+    queue_id: str
+    name: str
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+class LabelQueue(Protocol):
+    """A platform annotation queue for judge calibration (``platforms/<name>/queue.py``).
+
+    ``setup`` creates the label schema and the queue once (a second call finds them); ``push`` queues blind items,
+    never one the store remembers as queued there; ``pull`` returns the labels people gave since ``since``, never
+    a value this package wrote.
+    """
+
+    def setup(self) -> QueueRef: ...
+
+    def push(self, items: Sequence[Item]) -> int: ...
+
+    def pull(self, since: datetime | None = None) -> list[Label]: ...

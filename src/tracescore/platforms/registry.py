@@ -23,15 +23,16 @@ __all__ = ["build", "get", "get_adapter", "names", "platforms"]
 
 @cache
 def platforms() -> dict[str, Platform]:
-    """Every platform folder's ``PLATFORM``, by name (imports their declarations, never their SDKs)."""
+    """Every platform folder's ``PLATFORM`` (and its ``MORE_PLATFORMS``, e.g. its export source), by name (imports
+    their declarations, never their SDKs)."""
     found: dict[str, Platform] = {}
     for info in sorted(pkgutil.iter_modules(_package.__path__), key=lambda m: m.name):
         if not info.ispkg:
             continue
         module = importlib.import_module(f"{_package.__name__}.{info.name}")
-        platform = getattr(module, "PLATFORM", None)
-        if isinstance(platform, Platform):
-            found[platform.name] = platform
+        for platform in (getattr(module, "PLATFORM", None), *getattr(module, "MORE_PLATFORMS", ())):
+            if isinstance(platform, Platform):
+                found[platform.name] = platform
     return found
 
 

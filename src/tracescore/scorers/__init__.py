@@ -9,6 +9,8 @@ from tracescore.scorers.citations import citation_scorer
 from tracescore.scorers.diagnosis import CELLS, diagnose
 from tracescore.scorers.grounding import grounding_scorer
 from tracescore.scorers.retrieval import retrieval_scorer
+from tracescore.scorers.semantic import semantic_scorer
+from tracescore.scorers.surface import surface_scorer
 from tracescore.scores import Score
 from tracescore.trace import Trace
 
@@ -21,6 +23,8 @@ __all__ = [
     "diagnose",
     "grounding_scorer",
     "retrieval_scorer",
+    "semantic_scorer",
+    "surface_scorer",
 ]
 
 Scorer = Callable[[Trace], list[Score]]

@@ -34,6 +34,7 @@ from tracescore.scorers.grounding_call import (
     grounding_call,
     grounding_request,
 )
+from tracescore.scorers.partial import merge_partial_definition, merge_partial_verdicts
 from tracescore.scorers.sentences import ParsedAnswer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
@@ -102,13 +103,14 @@ def grounding_scorer(
     max_cost: float | None = None,
     max_share: float = MAX_SHARE,
     agreement: dict[str, dict[str, Any]] | None = None,
+    merge_partial: str | None = None,
 ) -> Callable[[Trace], list[Score]]:
     """Scorer factory for the judged stages (grounding, citation support and drift).
 
     ``judge=None`` makes every judged score absent with ``no_judge_reason``. ``max_cost`` (USD) is checked before
     each trace: once the judge's estimated spend reaches it, later traces are left unjudged (absent, with
     ``BUDGET_REASON``) while their deterministic scores are still computed. ``agreement`` (last measured agreement
-    with human labels, per score name) is recorded in the metadata when known.
+    with human labels, per score name) is recorded in the metadata when known. ``merge_partial``: see scorers/partial.
     """
     rubric = load_rubric("grounding")
 
@@ -127,6 +129,9 @@ def grounding_scorer(
             return _all_absent(JUDGE_ERROR, comment=str(exc), **meta)
         meta["judge_usage"] = _usage(reply)
         judged = _verify(reply.output, call.labels, call.sentences, reply.key)
+        if merge_partial:  # [judge] merge_partial: PARTIAL counted as another verdict, said on every judged score
+            merge_partial_verdicts(judged.rows, judged.per_doc, merge_partial)
+            meta["merge_partial"] = merge_partial_definition(merge_partial)
         if not judged.rows:
             return _all_absent("answer makes no factual claim", **meta)
         _add_citations(trace, call.parsed, judged, call.docs)

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tracescore.errors import JudgeError
-from tracescore.judge.protocol import Judge, JudgeRequest
+from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
 from tracescore.judge.rubrics import load_rubric
 from tracescore.scorers.answer import exact_match, extract_final_answer
 from tracescore.scores import Score, absent, score
@@ -23,6 +23,7 @@ from tracescore.trace import Trace
 __all__ = ["SCORE", "SemanticVerdict", "needed_request", "semantic_request", "semantic_scorer"]
 
 SCORE = "answer.semantic_match"
+BUDGET_REASON = "judge budget spent"
 _TAG = re.compile(r"<(/?)(question|gold_answer|answer)\b", re.IGNORECASE)
 
 
@@ -58,8 +59,12 @@ def semantic_scorer(
     judge: Judge | None,
     final_answer_prefix: str | None = "FINAL ANSWER:",
     no_judge_reason: str = "no judge configured",
+    max_cost: float | None = None,
 ) -> Callable[[Trace], list[Score]]:
-    """Scorer factory for ``answer.semantic_match`` (absent without ``gold_answer``; exact match needs no judge)."""
+    """Scorer factory for ``answer.semantic_match`` (absent without ``gold_answer``; exact match needs no judge).
+
+    Once the judge's estimated spend reaches ``max_cost`` (USD), a trace needing a call is left absent (budget reason).
+    """
     rubric = load_rubric("semantic")
 
     def score_semantic(trace: Trace) -> list[Score]:
@@ -73,13 +78,18 @@ def semantic_scorer(
             return [score(SCORE, False, comment="empty answer", how="empty")]
         if judge is None:
             return [absent(SCORE, no_judge_reason)]
+        if max_cost is not None and judge.usage.cost_usd >= max_cost:
+            return [absent(SCORE, f"{BUDGET_REASON} (${judge.usage.cost_usd:.4f} of max ${max_cost:.4f})")]
         meta: dict[str, Any] = {"judge_model": judge.model, "rubric_version": rubric.version, "how": "judge"}
         try:
             reply = judge.judge(semantic_request(trace.question, gold, final))
         except JudgeError as exc:
             return [Score(name=SCORE, reason="judge_error", comment=str(exc), metadata=meta)]
+        spent = JudgeUsage()  # what this call cost (nothing from the cache), summed into the result line's judge
+        if not reply.cached:
+            spent.bill(reply)
         verdict: SemanticVerdict = reply.output
-        return [score(SCORE, verdict.match, comment=verdict.reason or None, **meta)]
+        return [score(SCORE, verdict.match, comment=verdict.reason or None, judge_usage=spent.as_dict(), **meta)]
 
     score_semantic.__name__ = "semantic"
     return score_semantic

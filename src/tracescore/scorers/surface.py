@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from tracescore.errors import JudgeError
 from tracescore.judge.passages import MAX_SHARE, approx_tokens
-from tracescore.judge.protocol import Judge, JudgeRequest
+from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
 from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import load_rubric
 from tracescore.scorers.complementarity import Complementarity, complementarity, support_rows
@@ -260,17 +260,18 @@ def surface_scorer(
         items = collect_items(trace)
         rows: list[UrlRow] = []
         unverified: list[str] = []
-        calls = 0
+        spent = JudgeUsage()  # this trace's oracle calls (cache hits cost nothing), for the result line
         for request, ids in surface_requests(trace, items, gold, max_share=max_share, max_call_tokens=max_call_tokens):
             try:
                 reply = judge.judge(request)
             except JudgeError as exc:
                 return _all_absent(JUDGE_ERROR, comment=str(exc), **meta)
-            calls += 0 if reply.cached else 1
+            if not reply.cached:
+                spent.bill(reply)
             labelled, bad = _verified_labels(reply.output, ids, reply.key)
             rows += labelled.values()
             unverified += bad
-        meta["oracle_calls"] = calls
+        meta["oracle_calls"], meta["judge_usage"] = spent.calls, spent.as_dict()
         fetch_tokens = sum(approx_tokens(item.page) for item in items if item.page is not None)
         extra: dict[str, dict[str, Any]] = {
             "surface.smart": {"urls": [r.as_dict() for r in rows]},

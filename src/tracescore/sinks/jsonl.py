@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import IO
@@ -29,7 +28,11 @@ class JsonlSink:
             raise SinkError(f"cannot write results to {str(self.path)!r}: {exc.strerror}") from exc
 
     def write(self, result: TraceResult) -> None:
-        self._fh.write(json.dumps(result.to_json(), ensure_ascii=False, default=str) + "\n")
+        self.write_line(result.encoded()[1])
+
+    def write_line(self, line: str) -> None:
+        """One result line already serialised (``TraceResult.encoded()``)."""
+        self._fh.write(line + "\n")
 
     def close(self) -> None:
         if self._tmp is None:

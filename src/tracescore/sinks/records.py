@@ -1,8 +1,10 @@
 """Platform-agnostic score records: what every platform sink writes, built once from a ``TraceResult``.
 
-A ``ScoreRecord`` has a deterministic id (uuid5 of platform trace id + score name + scorer/rubric version) and a fixed
+A ``ScoreRecord`` has a deterministic id (uuid5 of platform trace id + score name: one id per trace and name, so a
+re-score after a rubric or scorer change overwrites the old value instead of adding a second score) and a fixed
 timestamp (the trace's start time, timezone-aware UTC), so re-scoring any window on any day upserts instead of
-duplicating. Absent scores are never written (they are not 0). ``batches`` cuts records into request bodies under a
+duplicating. With ``keep_versions`` the name carries the version (``grounding.rate@grounding-1``): old and new side
+by side. Absent scores are never written (they are not 0). ``batches`` cuts records into request bodies under a
 byte limit; ``WriteReport`` tells the run summary what was accepted, rejected (id, name, reason) and retried.
 """
 
@@ -27,7 +29,9 @@ __all__ = [
     "ScoreRecord",
     "WriteReport",
     "batches",
+    "versioned_score_id",
     "score_id",
+    "version_of",
     "records_from_result",
     "scorer_version",
 ]
@@ -38,20 +42,31 @@ COMMENT_LIMIT = 2000
 _META_KEYS = ("scorer_version", "rubric_version", "judge_model", "k", "agreement")
 
 
-def score_id(platform_trace_id: str, name: str, version: str) -> str:
-    """The deterministic id of one score on one trace: the same inputs give the same id on every run."""
+def score_id(platform_trace_id: str, name: str) -> str:
+    """The deterministic id of one score name on one trace: every run and every version writes the same id."""
+    return str(uuid.uuid5(SCORE_ID_NAMESPACE, f"{platform_trace_id}\x1f{name}"))
+
+
+def versioned_score_id(platform_trace_id: str, name: str, version: str) -> str:
+    """uuid5 of trace + name + version: the LangSmith feedback id (its update cannot change the version kept in
+    ``source_info``: a new version is a new feedback, the old one removed after), and every id of older releases."""
     return str(uuid.uuid5(SCORE_ID_NAMESPACE, f"{platform_trace_id}\x1f{name}\x1f{version}"))
 
 
-def scorer_version(score: Score) -> str:
+def version_of(name: str, metadata: Mapping[str, Any] | None) -> str:
     """The version that changes a score's meaning: its rubric version, else its scorer version, else the catalog's
     version of its name, else ``"1"`` (a score outside the catalog)."""
     for key in ("rubric_version", "scorer_version"):
-        value = score.metadata.get(key)
+        value = (metadata or {}).get(key)
         if value:
             return str(value)
-    known = entry(score.name)
+    known = entry(name)
     return known.version if known is not None else "1"
+
+
+def scorer_version(score: Score) -> str:
+    """``version_of`` a score."""
+    return version_of(score.name, score.metadata)
 
 
 @dataclass(frozen=True)
@@ -66,6 +81,12 @@ class ScoreRecord:
     timestamp: datetime
     comment: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    version: str = ""
+
+    @property
+    def score(self) -> str:
+        """The score's own name (``name`` without a ``@version`` suffix)."""
+        return self.name.split("@", 1)[0]
 
     def to_json(self) -> dict[str, Any]:
         """A plain JSON-able dict (platform sinks rename fields as their API wants)."""
@@ -124,11 +145,15 @@ def records_from_result(
     *,
     platform_trace_id: str | None = None,
     extra_metadata: Mapping[str, Any] | None = None,
+    keep_versions: bool = False,
+    versioned_ids: bool = False,
 ) -> tuple[list[ScoreRecord], list[Rejection]]:
     """The records to write for one result (present scores only), and the scores that cannot be written, with why.
 
-    ``platform_trace_id`` defaults to ``result.trace_id``. A result without a start time cannot be written
-    idempotently (a re-run on another day would duplicate it), so its scores are refused with that reason.
+    ``platform_trace_id`` defaults to ``result.trace_id``; ``keep_versions`` names each ``<name>@<version>``;
+    ``versioned_ids`` gives ``versioned_score_id`` ids (one per trace, name and version) instead of ``score_id``.
+    A result without a start time cannot be written idempotently (a re-run on another day would duplicate it), so
+    its scores are refused with that reason.
     """
     trace_id = platform_trace_id or result.trace_id
     present = [s for s in result.scores.values() if s.value is not None]
@@ -145,16 +170,18 @@ def records_from_result(
         assert s.value is not None
         version = scorer_version(s)
         value, data_type = _typed(s.name, s.value)
+        name = f"{s.name}@{version}" if keep_versions else s.name
         records.append(
             ScoreRecord(
-                id=score_id(trace_id, s.name, version),
+                id=versioned_score_id(trace_id, name, version) if versioned_ids else score_id(trace_id, name),
                 trace_id=trace_id,
-                name=s.name,
+                name=name,
                 value=value,
                 data_type=data_type,
                 timestamp=moment,
                 comment=_comment(s),
                 metadata=_metadata(s, version, extra_metadata or {}),
+                version=version,
             )
         )
     return records, []
@@ -215,6 +242,7 @@ class WriteReport:
     retried: int = 0
     requests: int = 0
     batches: int = 0
+    removed: int = 0  # our superseded or vanished scores deleted from the platform (a 404 counts: already gone)
     notes: list[str] = field(default_factory=list)
 
     def reject(self, record: ScoreRecord, reason: str, *, retryable: bool = False) -> None:
@@ -233,6 +261,7 @@ class WriteReport:
             "retried": self.retried,
             "requests": self.requests,
             "batches": self.batches,
+            "removed": self.removed,
             "notes": list(self.notes),
             "rejections": [
                 {"id": r.id, "trace_id": r.trace_id, "name": r.name, "reason": r.reason} for r in self.rejected

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 from tracescore.errors import StoreError
 from tracescore.result import TraceResult
 
-__all__ = ["MIGRATIONS", "Store"]
+__all__ = ["MIGRATIONS", "ResultRows", "Store", "result_rows"]
 
 MIGRATIONS: list[tuple[str, str]] = [
     (
@@ -122,6 +123,41 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX calibrations_judge ON calibrations(judge_model, rubric_version, label, measured_at)
         """,
     ),
+    (
+        "0007_written_scores",
+        """
+        CREATE TABLE written_scores (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, platform TEXT NOT NULL, score_id TEXT NOT NULL,
+            trace_id TEXT NOT NULL, name TEXT NOT NULL, score TEXT NOT NULL, version TEXT, event TEXT NOT NULL,
+            reason TEXT, run_id TEXT, at TEXT NOT NULL
+        );
+        CREATE INDEX written_scores_id ON written_scores(platform, score_id);
+        CREATE INDEX written_scores_trace ON written_scores(platform, trace_id);
+        CREATE INDEX scores_trace ON scores(trace_id)
+        """,
+    ),
+    (
+        "0008_link_cache",
+        """
+        CREATE TABLE link_cache (url TEXT PRIMARY KEY, status TEXT NOT NULL, checked_at TEXT NOT NULL)
+        """,
+    ),
+    (
+        "0010_lean_results",
+        # the result line holds scores, missing, errors, notes and metadata: rows written before 0003 get their line
+        # rebuilt from those columns (the key order Store.results() used), then the duplicate columns go
+        """
+        UPDATE results SET result_line = json_object(
+            'trace_id', trace_id, 'line', line, 'timestamp', timestamp, 'scores', json(scores),
+            'missing', json(missing), 'errors', json(errors), 'notes', json(notes), 'metadata', json(metadata)
+        ) WHERE result_line IS NULL;
+        ALTER TABLE results DROP COLUMN scores;
+        ALTER TABLE results DROP COLUMN missing;
+        ALTER TABLE results DROP COLUMN errors;
+        ALTER TABLE results DROP COLUMN notes;
+        ALTER TABLE results DROP COLUMN metadata
+        """,
+    ),
 ]
 _CLAIM_KEYS = (
     "claim_index",
@@ -138,6 +174,53 @@ _CLAIM_KEYS = (
     "drift_to",
     "calls",
 )
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRows:
+    """One trace's rows, ready for ``executemany``: built where it was scored (a worker process), written in batches."""
+
+    result: tuple[Any, ...]
+    scores: list[tuple[Any, ...]]
+    citations: list[tuple[Any, ...]]
+    claims: list[tuple[Any, ...]]
+
+
+def result_rows(run_id: str, result: TraceResult, line: str | None = None) -> ResultRows:
+    """The store rows of ``result`` (``line``: its result line, when already serialised)."""
+    tid = result.trace_id or f"line:{result.line}"
+    if line is None:
+        line = result.encoded()[1]
+    return ResultRows(
+        (
+            run_id,
+            result.trace_id,
+            result.line,
+            result.timestamp.isoformat() if result.timestamp else None,
+            result.diagnosis,
+            line,
+        ),
+        [
+            (
+                run_id,
+                tid,
+                s.name,
+                float(s.value) if isinstance(s.value, bool | int | float) else None,
+                s.value if isinstance(s.value, str) else None,
+                s.reason,
+                s.comment,
+                json.dumps(s.metadata, default=str) if s.metadata else None,
+            )
+            for s in result.scores.values()
+        ],
+        [(run_id, tid, c.sentence_index, c.marker, c.target, c.kind, c.normalized, int(c.fetched), int(c.seen))
+         for c in result.citations],
+        [
+            (run_id, tid)
+            + tuple(json.dumps(v) if isinstance(v, list) else v for v in (getattr(c, k) for k in _CLAIM_KEYS))
+            for c in result.claims
+        ],
+    )
 
 
 def _now() -> str:
@@ -196,72 +279,36 @@ class Store:
         )
 
     def add_result(self, run_id: str, result: TraceResult) -> None:
-        """Queue one trace's result, scores and citation rows in the open transaction."""
+        """Queue one trace's result, scores, citation and claim rows in the open transaction."""
+        self.add_rows([result_rows(run_id, result)])
+
+    def add_rows(self, batch: Sequence[ResultRows]) -> None:
+        """Queue the rows of many traces in the open transaction: one ``executemany`` per table for the batch."""
+        if not batch:
+            return
         if not self._in_tx:
             self._execute("BEGIN")
             self._in_tx = True
-        tid = result.trace_id or f"line:{result.line}"
         try:
-            self._db.execute(
-                "INSERT INTO results (run_id, trace_id, line, timestamp, diagnosis, scores, missing, errors, notes,"
-                " metadata, result_line) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run_id,
-                    result.trace_id,
-                    result.line,
-                    result.timestamp.isoformat() if result.timestamp else None,
-                    result.diagnosis,
-                    json.dumps(result.values),
-                    json.dumps(result.missing),
-                    json.dumps(result.errors),
-                    json.dumps(result.notes),
-                    json.dumps(result.metadata, default=str),
-                    json.dumps(result.to_json(), ensure_ascii=False, default=str),
-                ),
+            self._db.executemany(
+                "INSERT INTO results (run_id, trace_id, line, timestamp, diagnosis, result_line)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [rows.result for rows in batch],
             )
             self._db.executemany(
-                "INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        run_id,
-                        tid,
-                        s.name,
-                        float(s.value) if isinstance(s.value, bool | int | float) else None,
-                        s.value if isinstance(s.value, str) else None,
-                        s.reason,
-                        s.comment,
-                        json.dumps(s.metadata, default=str) if s.metadata else None,
-                    )
-                    for s in result.scores.values()
-                ],
+                "INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [r for rows in batch for r in rows.scores]
             )
             self._db.executemany(
                 "INSERT INTO citations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        run_id,
-                        tid,
-                        c.sentence_index,
-                        c.marker,
-                        c.target,
-                        c.kind,
-                        c.normalized,
-                        int(c.fetched),
-                        int(c.seen),
-                    )
-                    for c in result.citations
-                ],
+                [r for rows in batch for r in rows.citations],
             )
             self._db.executemany(
                 f"INSERT INTO claims (run_id, trace_id, {', '.join(_CLAIM_KEYS)}) VALUES ({', '.join('?' * 15)})",
-                [
-                    (run_id, tid)
-                    + tuple(json.dumps(v) if isinstance(v, list) else v for v in (getattr(c, k) for k in _CLAIM_KEYS))
-                    for c in result.claims
-                ],
+                [r for rows in batch for r in rows.claims],
             )
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot write result of trace {tid!r} to {str(self.path)!r}: {exc}") from exc
+            first = batch[0].result[1] or batch[0].result[2]
+            raise StoreError(f"cannot write {len(batch)} result(s) from {first!r} to {self.path}: {exc}") from exc
 
     def write(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         """Queue rows of another module's table (job state) in the open transaction, committed with the results."""
@@ -319,25 +366,9 @@ class Store:
         return [dict(zip(keys, row, strict=True)) | {"summary": json.loads(row[6] or "null")} for row in rows]
 
     def results(self, run_id: str) -> Iterator[dict[str, Any]]:
-        """The result lines of a run, exactly as ``--out`` writes them (older rows: rebuilt from their columns)."""
-        for row in self._db.execute(
-            "SELECT trace_id, line, timestamp, scores, missing, errors, notes, metadata, result_line FROM results"
-            " WHERE run_id = ? ORDER BY id",
-            (run_id,),
-        ):
-            if row[8]:
-                yield json.loads(row[8])
-                continue
-            yield {
-                "trace_id": row[0],
-                "line": row[1],
-                "timestamp": row[2],
-                "scores": json.loads(row[3]),
-                "missing": json.loads(row[4]),
-                "errors": json.loads(row[5]),
-                "notes": json.loads(row[6]),
-                "metadata": json.loads(row[7]),
-            }
+        """The result lines of a run, exactly as ``--out`` writes them."""
+        for (line,) in self._db.execute("SELECT result_line FROM results WHERE run_id = ? ORDER BY id", (run_id,)):
+            yield json.loads(line)
 
     def citations(self, run_id: str, trace_id: str | None = None) -> list[dict[str, Any]]:
         sql = (

@@ -1,6 +1,7 @@
 """Where result lines come from for ``report`` and ``gate``: a result file, or a run kept in the local store.
 
-A spec is a path to a JSONL result file (``-`` for stdin), or ``run:ID`` (an id or unique prefix), ``run:latest``
+A spec is a path to a JSONL result file (``-`` for stdin), Parquet results (a ``.parquet`` file or a folder of them,
+local or ``s3://``, as ``score --engine ray --out`` writes), or ``run:ID`` (an id or unique prefix), ``run:latest``
 or ``run:latest~N`` (the N-th run before the latest) in the store. A line that is not a result line (not JSON, binary,
 a trace line, anything else) becomes a result carrying only its error, so one bad line never stops a report; a file
 or run that yields no scored trace at all raises ``NoResultsError`` once it has been read to the end, so a report or
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tracescore.errors import InputError, NoResultsError
+from tracescore.sinks.parquet import is_parquet_spec, read_parquet_results
 from tracescore.sources.jsonl import read_jsonl
 from tracescore.store.db import Store
 
@@ -117,6 +119,18 @@ def read_results(path: str | Path) -> Iterator[dict[str, Any]]:
         raise NoResultsError(_nothing("stdin" if str(path) == "-" else str(path), lines, errors, bad, first))
 
 
+def _parquet_lines(spec: str) -> Iterator[dict[str, Any]]:
+    """Parquet result lines, streamed; ``NoResultsError`` at the end when none held a scored trace."""
+    count = scored = 0
+    for result in read_parquet_results(spec):
+        count += 1
+        scored += is_scored(result)
+        yield result
+    if not scored:
+        held = f"{count} result line(s), all errors" if count else "no result line"
+        raise NoResultsError(f"{spec} holds no scored trace ({held})")
+
+
 def resolve_run(store: Store, spec: str) -> str:
     """The run id a ``run:`` spec names; the message lists what exists when it names none or several."""
     wanted = spec.removeprefix(RUN_PREFIX)
@@ -144,6 +158,8 @@ def _is_sqlite(path: str) -> bool:
 def results_from(spec: str, store_path: str | Path) -> tuple[str, Iterator[dict[str, Any]]]:
     """A label and the result lines for a spec (a result file, or ``run:…`` in the store at ``store_path``)."""
     if not spec.startswith(RUN_PREFIX):
+        if is_parquet_spec(spec):
+            return spec, _parquet_lines(spec)
         if spec != "-" and not Path(spec).is_file():
             raise InputError(f"no result file {spec!r}; give a results JSONL file (from --out) or run:latest")
         if spec != "-" and _is_sqlite(spec):

@@ -72,8 +72,8 @@ def _expected() -> dict[str, tuple[str, str, str]]:
     out = {}
     for i in range(N):
         trace_id, stamp = f"tr-{i:05d}", (T0 + timedelta(minutes=i)).isoformat().replace("+00:00", "Z")
-        for name, (_, version) in EXPECTED.items():
-            out[score_id(trace_id, name, version)] = (trace_id, name, stamp)
+        for name in EXPECTED:
+            out[score_id(trace_id, name)] = (trace_id, name, stamp)
     return out
 
 
@@ -128,7 +128,7 @@ def test_faults_every_score_delivered_exactly_once_and_207_in_summary(fake: Fake
     )
     assert fake.faults.pending() == 0
     assert result.exit_code == 1  # a rejected score makes the run fail loudly
-    rejected_id = score_id("tr-00004", "citation.coverage", "citations-1")
+    rejected_id = score_id("tr-00004", "citation.coverage")
     assert f"rejected: trace tr-00004 score citation.coverage ({rejected_id}): " in result.output
     assert "comment too long" in result.output
     expected = _expected()
@@ -235,4 +235,6 @@ def test_with_a_judge_key_the_judged_scores_land_in_langfuse_too(fake: FakeLangf
     with Store(tmp_path / "ts.db") as store:
         (run,) = store.runs()
     usage = run["summary"]["judge"]
-    assert usage["calls"] == calls and usage["calls"] + usage["cache_hits"] == N  # identical traces hit the cache
+    # three judged requests per trace (grounding, surface oracle, semantic match): identical traces hit the cache
+    assert usage["calls"] == calls and usage["calls"] + usage["cache_hits"] == 3 * N
+    assert {"surface.smart", "answer.semantic_match"} <= {s["name"] for s in fake.scores.values()}

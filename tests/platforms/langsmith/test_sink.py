@@ -22,7 +22,7 @@ from tracescore.platforms.langsmith.source import LangSmithSource, make_client
 from tracescore.platforms.registry import get_adapter
 from tracescore.result import TraceResult
 from tracescore.scorers import default_scorers
-from tracescore.sinks.records import score_id, scorer_version
+from tracescore.sinks.records import scorer_version, versioned_score_id
 from tracescore.trace import Trace
 
 START = datetime(2026, 11, 1, tzinfo=UTC)
@@ -62,7 +62,8 @@ def _expected(server: FakeLangSmith, project_id: str, *, experiment: bool = Fals
         for s in result.scores.values():
             if s.value is None:
                 continue
-            expected[(root_id, s.name)] = {"id": score_id(root_id, s.name, scorer_version(s)), "value": s.value}
+            feedback_id = versioned_score_id(root_id, s.name, scorer_version(s))
+            expected[(root_id, s.name)] = {"id": feedback_id, "value": s.value}
     return expected
 
 

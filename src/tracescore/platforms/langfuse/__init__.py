@@ -4,12 +4,24 @@ from __future__ import annotations
 
 from tracescore.platforms.base import Platform
 from tracescore.platforms.langfuse.settings import LangfuseSettings
+from tracescore.sinks.removals import SinksSettings
 
 PLATFORM = Platform(
     name="langfuse",
     adapter="tracescore.platforms.langfuse.adapter:langfuse_adapter",
     factory="tracescore.platforms.langfuse.platform:build",
-    sections={"langfuse": LangfuseSettings},
+    sections={"langfuse": LangfuseSettings, "sinks": SinksSettings},
     sdk="langfuse",
     summary="a Langfuse project (keys from LANGFUSE_PUBLIC_KEY/_SECRET_KEY/_HOST)",
 )
+
+EXPORT = Platform(
+    name="langfuse-export",
+    adapter="tracescore.platforms.langfuse.adapter:langfuse_adapter",
+    factory="tracescore.platforms.langfuse.export:build",
+    file=True,
+    sdk="pyarrow",
+    extra="export",
+    summary="a Langfuse blob-storage export (TRACES = its folder or s3://bucket/prefix; complete runs only)",
+)
+MORE_PLATFORMS = (EXPORT,)

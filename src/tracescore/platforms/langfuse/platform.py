@@ -69,10 +69,13 @@ class LangfuseJobSink:
 
     def __init__(self, sink: LangfuseScoreSink) -> None:
         self.sink = sink
+        self.attach = sink.attach  # the run's store: the written-scores ledger, for removals
+        self.preview = sink.preview  # --dry-run: what the next write would remove
 
     def write(self, results: Sequence[TraceResult]) -> WriteReport:
         report = self.sink.report
         accepted, rejected, requests, retried = report.accepted, len(report.rejected), report.requests, report.retried
+        removed = report.removed
         for result in results:
             if result.scores:
                 self.sink.write(result)
@@ -82,6 +85,7 @@ class LangfuseJobSink:
             rejected=list(report.rejected[rejected:]),
             retried=report.retried - retried,
             requests=report.requests - requests,
+            removed=report.removed - removed,
         )
         if batch.undelivered:
             raise SinkError(f"Langfuse did not take {len(batch.undelivered)} scores: {batch.undelivered[0].reason}")
@@ -102,7 +106,9 @@ def build(context: PlatformContext) -> Parts:
         *overrides.get("tags", settings.tags),
     ]
     key = f"langfuse:{credentials.base_url}" + ("|" + ",".join(map(str, filters)) if any(filters) else "")
-    sink = LangfuseJobSink(LangfuseScoreSink(client, settings)) if context.write_back else None
+    keep_versions = bool(getattr(context.sections.get("sinks"), "keep_versions", False))
+    score_sink = LangfuseScoreSink(client, settings, keep_versions=keep_versions)
+    sink = LangfuseJobSink(score_sink) if context.write_back else None
     source = LangfuseJobSource(client, settings, context.mapping, **overrides)
 
     def summary(seen: int) -> tuple[str, list[str]]:
@@ -112,6 +118,7 @@ def build(context: PlatformContext) -> Parts:
             return line + "; no write-back", list(read.notes)
         written = sink.sink.report
         line += f"; wrote {written.accepted} scores in {written.requests} requests ({written.retried} retried)"
+        line += f", removed {written.removed} superseded or vanished" if written.removed else ""
         return line, list(read.notes) + list(written.notes)
 
     return Parts(

@@ -6,6 +6,11 @@ duplicating (Langfuse upserts on id + name + calendar date of the timestamp). A 
 rejection lands in the ``WriteReport`` with its id, name and reason. Failed requests are retried (bounded, honouring
 Retry-After; re-sending the same ids is safe); a batch that still fails is recorded as rejected, never dropped. The
 categorical ``diagnosis`` score references a score config, found or created once per run.
+
+Attached to the run's store (``attach``), each flush then removes our scores it superseded or that vanished
+(``sinks.removals.Mirror``): ``DELETE /api/public/scores/{id}`` per score (Langfuse has no batch delete), through
+the same limiter and retries as the writes; a 404 means already gone. The ids carry no version (one per trace and
+name), so a re-score after a version change overwrites in place and needs no removal at all.
 """
 
 from __future__ import annotations
@@ -15,17 +20,21 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tracescore.errors import SinkError
 from tracescore.platforms.langfuse.client import classify_error, describe_error, request_options, retry_policy
 from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.result import TraceResult
 from tracescore.retry import Verdict, call_with_retries
 from tracescore.scorers.diagnosis import CELLS
 from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, batches, records_from_result
+from tracescore.sinks.removals import Mirror, Written, preview_removals
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from langfuse.api import LangfuseAPI
+
+    from tracescore.store.db import Store
 
 __all__ = ["CATEGORICAL_CONFIGS", "LangfuseScoreSink", "score_body"]
 
@@ -67,10 +76,17 @@ class LangfuseScoreSink:
         report: WriteReport | None = None,
         extra_metadata: Mapping[str, Any] | None = None,
         sleep: Callable[[float], None] | None = None,
+        keep_versions: bool = False,
     ) -> None:
         self.client = client
+        self.keep_versions = keep_versions
+        self.mirror: Mirror | None = None
+        self._written: list[tuple[str, TraceResult, list[ScoreRecord]]] = []  # since the last removal pass
+        self._sent: list[ScoreRecord] = []
+        self._unsure: set[str] = set()  # ids of batches the server refused in part without naming which
         self.settings = settings or LangfuseSettings()
         self.report = report if report is not None else WriteReport()
+        self._rejected_from = len(self.report.rejected)
         self.extra_metadata = dict(extra_metadata or {})
         self._buffer: list[ScoreRecord] = []
         self._buffered_bytes = 2
@@ -80,22 +96,73 @@ class LangfuseScoreSink:
         self._sleep = {"sleep": sleep} if sleep is not None else {}
 
     # -- public -------------------------------------------------------------------------------------------------
+    def attach(self, store: Store, run_id: str) -> None:
+        """Record what is written in ``store`` (run ``run_id``) and remove what the latest scoring superseded."""
+        self.mirror = Mirror(store, "langfuse", run_id=run_id, keep_versions=self.keep_versions)
+
+    def preview(self, store: Store, trace_ids: Sequence[str]) -> dict[str, Any]:
+        """For ``--dry-run``: our scores on these traces and those the next write supersedes (nothing is sent)."""
+        return preview_removals(store, "langfuse", trace_ids, keep_versions=self.keep_versions)
+
     def write(self, result: TraceResult) -> None:
         """Queue the present scores of one result; full batches are sent as they fill."""
-        records, refused = records_from_result(result, extra_metadata=self.extra_metadata)
+        records, refused = records_from_result(
+            result, extra_metadata=self.extra_metadata, keep_versions=self.keep_versions
+        )
         self.report.rejected.extend(refused)
+        if self.mirror is not None and result.trace_id and not refused:
+            self._written.append((result.trace_id, result, records))
         for record in records:
             size = self._size(record)
             if self._buffer and self._buffered_bytes + size + 1 > self.settings.batch_bytes:
-                self.flush()
+                self._send_buffer()
             self._buffer.append(record)
             self._buffered_bytes += size + 1
 
     def flush(self) -> None:
-        """Send everything buffered."""
+        """Send everything buffered, then remove what the accepted scores superseded (when attached)."""
+        self._send_buffer()
+        if self.mirror is not None:
+            self._mirror(self.mirror)
+
+    def _send_buffer(self) -> None:
         pending, self._buffer, self._buffered_bytes = self._buffer, [], 2
+        if self.mirror is not None:
+            self._sent += pending
         for batch in batches(pending, max_bytes=self.settings.batch_bytes, size=self._size, report=self.report):
             self._send(batch)
+
+    def _mirror(self, mirror: Mirror) -> None:
+        """After a flush: plan the removals from what was accepted, delete them, queue the ledger events."""
+        items, sent, self._written, self._sent = self._written, self._sent, [], []
+        refused = self.report.rejected[self._rejected_from :]
+        self._rejected_from = len(self.report.rejected)
+        refused_ids = {r.id for r in refused if r.id}
+        refused_traces = {r.trace_id for r in refused if r.id is None}
+        unsure, self._unsure = self._unsure, set()
+        accepted = [
+            r for r in sent if r.id not in refused_ids and r.id not in unsure and r.trace_id not in refused_traces
+        ]
+        removals = mirror.plan(items, {r.id for r in accepted})
+        failed = mirror.finish(accepted, removals, self._remove, self.report)
+        if failed:
+            removal, reason = failed[0]
+            raise SinkError(
+                f"Langfuse did not remove {len(failed)} of our superseded or vanished scores (first: trace"
+                f" {removal.written.trace_id} {removal.written.name}: {reason}); run again to retry"
+            )
+
+    def _remove(self, written: Written) -> str | None:
+        """``DELETE /api/public/scores/{id}`` with the writes' retries; None when done or already gone (404)."""
+        from langfuse.api.core.api_error import ApiError
+
+        try:
+            self._call(lambda: self.client.scores.delete(written.score_id, request_options=self._options))
+        except ApiError as exc:
+            return None if exc.status_code == 404 else describe_error(exc)
+        except Exception as exc:  # noqa: BLE001 - reported with the run's stop, never a traceback
+            return describe_error(exc)
+        return None
 
     def close(self) -> WriteReport:
         """Flush and return the report for the run summary."""
@@ -165,7 +232,9 @@ class LangfuseScoreSink:
             self.report.reject(record, message)
         count = int(getattr(data, "rejected", len(errors)) or 0)
         if unattributed or count > len(rejected):
-            # the server refused more than it named: say so for the whole batch rather than guess
+            # the server refused more than it named: say so for the whole batch rather than guess (and remove nothing
+            # these scores would supersede: any of them may be the one missing)
+            self._unsure.update(r.id for r in batch)
             names = ", ".join(sorted({r.name for r in batch if r.id not in rejected}))
             reason = "; ".join(unattributed) or "rejected without a message"
             self.report.rejected.append(
@@ -182,7 +251,7 @@ class LangfuseScoreSink:
         """The id of the categorical score config for ``name``: an existing matching one, else created once."""
         if name in self._config_ids:
             return self._config_ids[name]
-        categories = CATEGORICAL_CONFIGS.get(name)
+        categories = CATEGORICAL_CONFIGS.get(name.split("@", 1)[0])
         if categories is None:
             self._config_ids[name] = None
             return None

@@ -4,12 +4,24 @@ from __future__ import annotations
 
 from tracescore.platforms.base import Platform
 from tracescore.platforms.langsmith.settings import LangSmithSettings
+from tracescore.sinks.removals import SinksSettings
 
 PLATFORM = Platform(
     name="langsmith",
     adapter="tracescore.platforms.langsmith.adapter:langsmith_adapter",
     factory="tracescore.platforms.langsmith.platform:build",
-    sections={"langsmith": LangSmithSettings},
+    sections={"langsmith": LangSmithSettings, "sinks": SinksSettings},
     sdk="langsmith",
     summary="a LangSmith project (--project; LANGSMITH_API_KEY, LANGSMITH_ENDPOINT)",
 )
+
+EXPORT = Platform(
+    name="langsmith-export",
+    adapter="tracescore.platforms.langsmith.adapter:langsmith_adapter",
+    factory="tracescore.platforms.langsmith.export:build",
+    file=True,
+    sdk="pyarrow",
+    extra="export",
+    summary="a LangSmith bulk export (TRACES = its folder or s3://bucket/prefix of Parquet runs)",
+)
+MORE_PLATFORMS = (EXPORT,)

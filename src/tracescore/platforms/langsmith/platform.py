@@ -29,16 +29,23 @@ class LangSmithJobSink:
 
     def __init__(self, sink: LangSmithSink) -> None:
         self.sink = sink
+        self.attach = sink.attach  # the run's store: the written-scores ledger, for removals
+        self.preview = sink.preview  # --dry-run: what the next write would remove
 
     def write(self, results: Sequence[TraceResult]) -> WriteReport:
         report = self.sink.report
-        accepted, requests = report.accepted, report.requests
+        accepted, requests, removed = report.accepted, report.requests, report.removed
         rejected = []
         for result in results:
             if result.scores:
                 rejected += self.sink.write(result)
         rejected += self.sink.flush()
-        batch = WriteReport(accepted=report.accepted - accepted, rejected=rejected, requests=report.requests - requests)
+        batch = WriteReport(
+            accepted=report.accepted - accepted,
+            rejected=rejected,
+            requests=report.requests - requests,
+            removed=report.removed - removed,
+        )
         if batch.undelivered:
             raise SinkError(f"LangSmith did not take {len(batch.undelivered)} feedback: {batch.undelivered[0].reason}")
         return batch
@@ -74,6 +81,7 @@ def build(context: PlatformContext) -> Parts:
                 client,
                 extend_trace_retention=settings.extend_trace_retention if retention is None else retention,
                 feedback_source_type=settings.feedback_source_type,
+                keep_versions=bool(getattr(context.sections.get("sinks"), "keep_versions", False)),
             )
         )
         context.resources.callback(sink.sink.close)
@@ -87,7 +95,7 @@ def build(context: PlatformContext) -> Parts:
         w = sink.sink.summary()
         return (
             line + f"; feedback: {w['created']} created, {w['updated']} updated, {w['unchanged']} unchanged,"
-            f" {w['rejected']} not written ({w['requests']} requests)",
+            f" {w['rejected']} not written, {w['removed']} removed ({w['requests']} requests)",
             list(w.get("notes", [])),
         )
 

@@ -2,9 +2,12 @@
 
 Per score key: ``create_feedback(run_id, key, feedback_id=<deterministic>, session_id=…, start_time=…,
 extend_trace_retention=False, …)`` through the synchronous ``POST /feedback`` (errors surface here, unlike the
-background multipart queue). The id is ``sinks.records.score_id`` (uuid5 of root run id + key + scorer version), so a
-repeated write meets a 409 conflict and becomes ``update_feedback`` (``PATCH /feedback/{id}``): re-runs never
-duplicate. Categorical keys (``diagnosis``) get their feedback config created once per sink. Retries (429 honouring
+background multipart queue). The id is ``sinks.records.versioned_score_id`` (uuid5 of root run id + key + scorer
+version), so a repeated write meets a 409 conflict and becomes ``update_feedback`` (``PATCH /feedback/{id}``): re-runs
+never duplicate. A new version is a new feedback (a PATCH cannot change ``source_info``, where the version lives);
+attached to the run's store (``attach``), the flush then deletes the superseded one (``delete_feedback``, only after
+the new one is accepted) and those of scores that became absent, and only ours (``sinks.removals.Mirror``).
+Categorical keys (``diagnosis``) get their feedback config created once per sink. Retries (429 honouring
 ``Retry-After``, 5xx, timeouts) happen once, in the client's HTTP adapter (see ``make_client``); a feedback that still
 fails is reported with its trace, key and reason, and the batch goes on. Before writing a batch of traces, the feedback
 they already carry is listed once, so unchanged scores are skipped and a re-run costs about one request per 100 traces.
@@ -13,15 +16,19 @@ they already carry is listed once, so unchanged scores are skipped and a re-run 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tracescore.errors import SinkError
 from tracescore.result import TraceResult
 from tracescore.scorers.diagnosis import CELLS
 from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, records_from_result
+from tracescore.sinks.removals import Mirror, Written, preview_removals
 
 if TYPE_CHECKING:  # pragma: no cover
     from langsmith import Client
+
+    from tracescore.store.db import Store
 
 __all__ = ["CATEGORICAL_CONFIGS", "DIAGNOSIS_ACTIONS", "LOOKUP_BATCH", "LangSmithSink", "feedback_comment"]
 
@@ -49,7 +56,7 @@ _log = logging.getLogger(__name__)
 
 def feedback_comment(record: ScoreRecord) -> str:
     """What a person reading the feedback can act on: the scorer's comment, or the diagnosis' next step."""
-    if record.name == "diagnosis" and isinstance(record.value, str):
+    if record.score == "diagnosis" and isinstance(record.value, str):
         stage, _, verdict = record.value.partition("/")
         action = DIAGNOSIS_ACTIONS.get(stage, record.value)
         text = f"{record.value}: {action}; answer {verdict}"
@@ -85,8 +92,12 @@ class LangSmithSink:
         extend_trace_retention: bool = False,
         feedback_source_type: str = "api",
         lookup_batch: int = LOOKUP_BATCH,
+        keep_versions: bool = False,
     ) -> None:
         self.client = client
+        self.keep_versions = keep_versions
+        self.mirror: Mirror | None = None
+        self._items: list[tuple[str, TraceResult, list[ScoreRecord]]] = []
         self.extend_trace_retention = extend_trace_retention
         self.feedback_source_type = feedback_source_type
         self.lookup_batch = lookup_batch
@@ -113,13 +124,26 @@ class LangSmithSink:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def attach(self, store: Store, run_id: str) -> None:
+        """Record what is written in ``store`` (run ``run_id``) and remove what the latest scoring superseded."""
+        self.mirror = Mirror(store, "langsmith", run_id=run_id, keep_versions=self.keep_versions)
+
+    def preview(self, store: Store, trace_ids: Sequence[str]) -> dict[str, Any]:
+        """For ``--dry-run``: our feedback on these runs and what the next write supersedes (nothing is sent)."""
+        return preview_removals(store, "langsmith", trace_ids, keep_versions=self.keep_versions, versioned_ids=True)
+
     def write(self, result: TraceResult) -> list[Rejection]:
         """Queue one result's present scores (written at the next flush); returns those refused right away."""
         found = result.metadata.get("langsmith")
         ls: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         run_id = str(ls.get("run_id") or result.trace_id or "")
-        records, refused = records_from_result(result, platform_trace_id=run_id or None)
+        records, refused = records_from_result(
+            result, platform_trace_id=run_id or None, keep_versions=self.keep_versions, versioned_ids=True
+        )
         self.report.rejected.extend(refused)
+        if self.mirror is not None and run_id and not refused:
+            self._items.append((run_id, result, records))
+            self._pending_runs.add(run_id)
         rejected = list(refused)
         session_id = ls.get("session_id")
         for record in records:
@@ -139,21 +163,65 @@ class LangSmithSink:
         return rejected
 
     def flush(self) -> list[Rejection]:
-        """Write everything queued: create the missing feedback, patch the changed, skip the unchanged."""
-        pending, runs = self._pending, sorted(self._pending_runs)
-        self._pending, self._pending_runs = [], set()
-        if not pending:
+        """Write everything queued: create the missing feedback, patch the changed, skip the unchanged; then (when
+        attached) delete our feedback the accepted ones superseded or that vanished."""
+        pending, runs, items = self._pending, sorted(self._pending_runs), self._items
+        self._pending, self._pending_runs, self._items = [], set(), []
+        if not pending and not items:
             return []
-        existing = self._existing(runs, sorted({record.name for record, _, _ in pending}))
+        ours = self.mirror.ours(runs) if self.mirror is not None else {}
+        keys = {record.name for record, _, _ in pending} | {w.name for found in ours.values() for w in found}
+        existing = self._existing(runs, sorted(keys))
         rejected = []
         for record, run_id, session_id in pending:
             problem = self._write_one(record, run_id, session_id, existing)
             if problem:
                 rejected.append(self._reject(record, problem, retryable=isinstance(problem, _Undelivered)))
+        if self.mirror is not None:
+            self._mirror(self.mirror, pending, items, rejected, ours, existing)
         return rejected
 
+    def _mirror(
+        self,
+        mirror: Mirror,
+        pending: list[tuple[ScoreRecord, str, str]],
+        items: list[tuple[str, TraceResult, list[ScoreRecord]]],
+        rejected: list[Rejection],
+        ours: dict[str, list[Written]],
+        existing: dict[str, Any] | None,
+    ) -> None:
+        refused = {r.id for r in rejected}
+        accepted = [record for record, _, _ in pending if record.id not in refused]
+        removals = mirror.plan(items, {r.id for r in accepted}, ours)
+
+        def remove(written: Written) -> str | None:
+            if existing is not None and written.score_id not in existing:
+                return None  # not on the platform (already removed, or never delivered): nothing to send
+            return self._delete(written.score_id)
+
+        failed = mirror.finish(accepted, removals, remove, self.report)
+        if failed:
+            removal, reason = failed[0]
+            raise SinkError(
+                f"LangSmith did not remove {len(failed)} of our superseded or vanished feedback (first: run"
+                f" {removal.written.trace_id} {removal.written.name}: {reason}); run again to retry"
+            )
+
+    def _delete(self, feedback_id: str) -> str | None:
+        """``DELETE /feedback/{id}`` (the client's retries); None when done or already gone (404)."""
+        from langsmith.utils import LangSmithError, LangSmithNotFoundError
+
+        try:
+            self.report.requests += 1
+            self.client.delete_feedback(feedback_id)
+        except LangSmithNotFoundError:
+            return None
+        except (LangSmithError, OSError, ValueError) as exc:
+            return f"delete_feedback failed: {_short(exc)}"
+        return None
+
     def summary(self) -> dict[str, Any]:
-        """For the run log: created/updated/unchanged counts next to the shared write report."""
+        """For the run log: created/updated/unchanged counts next to the shared write report (``removed`` in it)."""
         return {"created": self.created, "updated": self.updated, "unchanged": self.unchanged} | self.report.as_dict()
 
     def _existing(self, run_ids: list[str], keys: list[str]) -> dict[str, Any] | None:
@@ -173,7 +241,7 @@ class LangSmithSink:
         return self.report.rejected[-1]
 
     def _ensure_config(self, key: str) -> str | None:
-        config = CATEGORICAL_CONFIGS.get(key)
+        config = CATEGORICAL_CONFIGS.get(key.split("@", 1)[0])
         if config is None or key in self._configs_done:
             return None
         from langsmith.utils import LangSmithError
@@ -257,7 +325,7 @@ def _same(stored: Any, score: float | None, value: str | None, comment: str) -> 
 def _score_value(record: ScoreRecord) -> tuple[float | None, str | None]:
     """(score, value) as LangSmith feedback wants them: numbers as ``score``; a category as its value and label."""
     if isinstance(record.value, str):
-        config = CATEGORICAL_CONFIGS.get(record.name)
+        config = CATEGORICAL_CONFIGS.get(record.score)
         if config is not None:
             for category in config["categories"]:
                 if category["label"] == record.value:

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from html import escape
 
+from tracescore.report.agreement import AgreementSection
+from tracescore.report.render.agreement import agreement_html
+from tracescore.report.render.surface import (
+    SURFACE_TITLE,
+    complementarity_lines,
+    links_line,
+    surface_note,
+    surface_table,
+)
 from tracescore.report.render.svg import bar_chart, line_chart
 from tracescore.report.summary import STAGES, Report, by_stage, score_stage, work_queue
+from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
 
 __all__ = ["render_html"]
@@ -17,6 +27,7 @@ td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,th:f
 td.ids{text-align:left;font-family:ui-monospace,monospace;font-size:12px;max-width:560px}
 .muted{color:#666}svg.chart{display:block;margin:8px 0;background:#fafafa;border:1px solid #eee}
 li{margin:4px 0}code{font-size:12px}
+.warn{color:#a40000;font-weight:600}td.diag{background:#eef6ee}caption{text-align:left;color:#666}
 """
 
 
@@ -24,8 +35,11 @@ def _rate(passed: int, decided: int) -> str:
     return f"{passed / decided:.0%} <span class=muted>({passed}/{decided})</span>" if decided else "—"
 
 
-def render_html(report: Report) -> str:
-    """The report as one HTML page: stage rates per group and over time as SVG, cells with ids, the work queue."""
+def render_html(
+    report: Report, surface: SurfaceReport | None = None, *, agreement: AgreementSection | None = None
+) -> str:
+    """The report as one HTML page: stage rates per group and over time as SVG, cells with ids, the judge's
+    agreement with human labels (when given, the confusion matrix as a table), the work queue."""
     overall = report.overall
     columns = report.columns()
     names = [n for n, _ in columns]
@@ -68,6 +82,10 @@ def render_html(report: Report) -> str:
         row = "".join(f"<td>{_rate(s.stages[st].passed, s.stages[st].decided)}</td>" for _, s in columns)
         out.append(f"<tr><td>{st}</td>{row}</tr>")
     out.append("</table>")
+    if surface is not None:
+        out += _surface_html(surface)
+    if (links := links_line(overall)) is not None:
+        out.append(f'<p id="links">{escape(links)}</p>')
     if overall.judge.any:
         j = overall.judge
         out.append(
@@ -75,6 +93,8 @@ def render_html(report: Report) -> str:
             f" ≈ ${j.cost_usd:.4f}.</p>"
         )
 
+    if agreement:
+        out.append(agreement_html(agreement))
     out.append('<h2>Work queue</h2><ul id="queue">')
     queue = work_queue(overall)
     if not queue:
@@ -98,3 +118,18 @@ def render_html(report: Report) -> str:
         )
     out.append("</table></body></html>")
     return "\n".join(out) + "\n"
+
+
+def _surface_html(surface: SurfaceReport) -> list[str]:
+    """The provider section: a table with one column per provider, then complementarity."""
+    note = surface_note(surface)
+    if note is not None:
+        return [f'<p id="surface" class="muted">{escape(note)}.</p>']
+    header, rows = surface_table(surface)
+    out = [f"<h2>{escape(SURFACE_TITLE)}</h2>", '<table id="surface"><tr>']
+    out += [f"<th>{escape(h)}</th>" for h in header] + ["</tr>"]
+    out += ["<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows]
+    out.append('</table><ul id="complementarity">')
+    out += [f"<li>{escape(line)}</li>" for line in complementarity_lines(surface)]
+    out.append("</ul>")
+    return out

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tracescore.report.agreement import AgreementSection
 from tracescore.report.gate import GateCheck, GateResult
+from tracescore.report.render.agreement import agreement_markdown
+from tracescore.report.render.surface import (
+    SURFACE_TITLE,
+    complementarity_lines,
+    links_line,
+    surface_note,
+    surface_table,
+)
 from tracescore.report.summary import STAGES, Report, Summary, by_stage, score_stage, work_queue
+from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
 
 __all__ = ["render_gate_markdown", "render_markdown"]
@@ -37,8 +47,10 @@ def _used_cells(columns: Sequence[tuple[str, Summary]]) -> list[str]:
     return [c for c in CELLS if any(s.cells.get(c) for _, s in columns)]
 
 
-def render_markdown(report: Report) -> str:
-    """The report as Markdown: contingency cells with ids, stage rates, judge cost and the work queue."""
+def render_markdown(
+    report: Report, surface: SurfaceReport | None = None, *, agreement: AgreementSection | None = None
+) -> str:
+    """The report as Markdown: contingency cells with ids, stage rates, judge cost (and agreement), the work queue."""
     overall = report.overall
     columns = report.columns()
     names = [name for name, _ in columns]
@@ -57,6 +69,10 @@ def render_markdown(report: Report) -> str:
     lines += ["", "### Stage pass rates", ""]
     rates = [[st, *(_rate(s.stages[st].passed, s.stages[st].decided) for _, s in columns)] for st in STAGES]
     lines += _table(["stage", *names], rates)
+    if surface is not None:
+        lines += _surface_markdown(surface)
+    if (links := links_line(overall)) is not None:
+        lines += ["", links]
     if overall.judge.any:
         j = overall.judge
         lines += [
@@ -64,6 +80,7 @@ def render_markdown(report: Report) -> str:
             f"Judge: {j.calls} calls, {j.input_tokens:,} input + {j.output_tokens:,} output tokens,"
             f" ≈ ${j.cost_usd:.4f}.",
         ]
+    lines += agreement_markdown(agreement) if agreement else []
     lines += ["", "### Work queue", ""]
     queue = work_queue(overall)
     if not queue:
@@ -87,6 +104,15 @@ def render_markdown(report: Report) -> str:
     if overall.errors:
         lines += ["", f"{len(overall.errors)} error(s); first: {_cell(overall.errors[0])}"]
     return "\n".join(lines) + "\n"
+
+
+def _surface_markdown(surface: SurfaceReport) -> list[str]:
+    note = surface_note(surface)
+    if note is not None:
+        return ["", note + "."]
+    header, rows = surface_table(surface)
+    lines = ["", f"### {SURFACE_TITLE}", "", *_table(header, rows), ""]
+    return lines + [f"- {x}" for x in complementarity_lines(surface)]
 
 
 _RULE_TITLES = {

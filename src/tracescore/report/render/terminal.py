@@ -6,7 +6,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from tracescore.report.agreement import AgreementSection
+from tracescore.report.render.agreement import render_agreement_terminal
+from tracescore.report.render.surface import (
+    SURFACE_TITLE,
+    complementarity_lines,
+    links_line,
+    surface_note,
+    surface_table,
+)
 from tracescore.report.summary import STAGES, Report, by_stage, score_stage, work_queue
+from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
 
 __all__ = ["render_report_terminal"]
@@ -19,8 +29,15 @@ def _ids(ids: tuple[str, ...] | list[str], limit: int = MAX_IDS) -> str:
     return ", ".join(ids[:limit]) + (f" … and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
-def render_report_terminal(report: Report, console: Console) -> None:
-    """Contingency cells and stage pass rates with one column per group, then judge cost and the work queue."""
+def render_report_terminal(
+    report: Report,
+    console: Console,
+    surface: SurfaceReport | None = None,
+    *,
+    agreement: AgreementSection | None = None,
+) -> None:
+    """Contingency cells and stage pass rates with one column per group, then judge cost, the judge's agreement with
+    human labels (when given) and the work queue."""
     overall = report.overall
     columns = report.columns()
     title = f"Stage contingency ({overall.traces} traces scored, {overall.failed} unreadable)"
@@ -62,6 +79,10 @@ def render_report_terminal(report: Report, console: Console) -> None:
         stats.add_row(score_stage(name), name, str(st.present), mean, str(st.absent_count))
     console.print(stats)
 
+    if surface is not None:
+        _surface(surface, console)
+    if (links := links_line(overall)) is not None:
+        console.print(links, highlight=False)
     if overall.judge.any:
         j = overall.judge
         console.print(
@@ -69,6 +90,8 @@ def render_report_terminal(report: Report, console: Console) -> None:
             f" ≈ ${j.cost_usd:.4f}",
             highlight=False,
         )
+    if agreement:
+        render_agreement_terminal(agreement, console)
     console.print(Text("Traces per cell", style="bold"))
     for cell in CELLS:
         if overall.cells.get(cell):
@@ -89,3 +112,22 @@ def render_report_terminal(report: Report, console: Console) -> None:
         console.print(Text.assemble(("error ", "red"), message), highlight=False)
     if len(overall.errors) > 10:
         console.print(f"… and {len(overall.errors) - 10} more errors", highlight=False)
+
+
+def _surface(surface: SurfaceReport, console: Console) -> None:
+    """The provider section: one column per provider, then complementarity."""
+    note = surface_note(surface)
+    if note is not None:
+        console.print(note, highlight=False)
+        return
+    console.print(Text(SURFACE_TITLE, style="bold"))
+    header, rows = surface_table(surface)
+    table = Table()
+    table.add_column(header[0], no_wrap=True)
+    for name in header[1:]:
+        table.add_column(name, justify="right", no_wrap=True)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    for line in complementarity_lines(surface):
+        console.print(line, highlight=False, soft_wrap=True)

@@ -1,0 +1,270 @@
+"""``tracescore calibrate``: set up the label schema and queue, sample judged claims into it, pull human labels back.
+
+A target is ``langfuse``, ``langsmith`` (credentials from the environment) or the path of a CSV sheet (no platform).
+Every sampled item is remembered in the local store, so nothing is queued twice; ``pull`` appends labels (a re-pull
+adds nothing). Measuring, drift checks and the agreement report are their own commands.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import click
+
+from tracescore.adapters.jsonl import trace_from_json
+from tracescore.calibrate.labels import add_labels
+from tracescore.calibrate.queued import pending, queued_traces
+from tracescore.calibrate.sampling import (
+    Candidate,
+    attach_documents,
+    candidates,
+    queued_ids,
+    queued_on,
+    record_sample,
+    sample,
+)
+from tracescore.calibrate.sheet import read_sheet, write_sheet
+from tracescore.cli.calibrate_measure import agreement, check, measure
+from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail
+from tracescore.config import load_config
+from tracescore.errors import ConfigError, InputError, TracescoreError
+from tracescore.platforms.base import LabelQueue
+from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client
+from tracescore.platforms.langfuse.queue import LangfuseLabelQueue
+from tracescore.platforms.langsmith.queue import LangSmithLabelQueue
+from tracescore.platforms.langsmith.source import make_client as langsmith_client
+from tracescore.sources.jsonl import read_jsonl
+from tracescore.store.db import Store
+from tracescore.store.runs import resolve_run
+from tracescore.trace import Trace
+
+__all__ = ["calibrate"]
+
+PLATFORMS = ("langfuse", "langsmith")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _store_option(f: _F) -> _F:
+    return click.option(
+        "--store",
+        "store_path",
+        default="tracescore.db",
+        show_default=True,
+        type=click.Path(dir_okay=False),
+        help="Local store: scored runs, what was queued, the labels.",
+    )(f)
+
+
+def _platform_options(f: _F) -> _F:
+    f = click.option("--project", help="LangSmith project whose runs are queued (default: [source] project).")(f)
+    f = click.option("--queue", "queue_name", default="tracescore-calibration", show_default=True, help="Queue name.")(
+        f
+    )
+    return click.option(
+        "--config", "config_path", type=click.Path(dir_okay=False), help="tracescore.toml (for [source] project)."
+    )(f)
+
+
+def _is_sheet(target: str) -> bool:
+    return target not in PLATFORMS
+
+
+@contextmanager
+def _queue(target: str, store: Store, name: str, project: str | None, config_path: str | None) -> Iterator[LabelQueue]:
+    """The platform queue of ``target``, its client closed on exit; usage errors name what to set."""
+    if target == "langfuse":
+
+        with make_client(LangfuseCredentials.from_env()) as client:
+            yield LangfuseLabelQueue(client, store, name=name)
+        return
+
+    if not project:
+
+        project = load_config(config_path).section("source").project
+    if not project:
+        raise ConfigError("langsmith needs the project whose runs are queued: pass --project NAME")
+    yield LangSmithLabelQueue(langsmith_client(), store, project=project, name=name)
+
+
+def _key(target: str, name: str) -> str:
+    return f"{target}:{name}" if not _is_sheet(target) else f"sheet:{target}"
+
+
+@click.group()
+def calibrate() -> None:
+    """Calibrate the judge against people: a blind, stratified sample of its verdicts labelled by hand."""
+
+
+for _command in (measure, check, agreement):  # measure the labels, watch for drift, any sheet's agreement
+    calibrate.add_command(_command)
+
+
+@calibrate.command()
+@click.option("--to", "target", type=click.Choice(PLATFORMS), required=True, help="Platform to set up.")
+@_platform_options
+@_store_option
+def setup(target: str, queue_name: str, project: str | None, config_path: str | None, store_path: str) -> None:
+    """Create the label schema (same names and categories as the judged scores) and the queue, once."""
+    try:
+        with _queue(target, Store(store_path), queue_name, project, config_path) as queue:
+            ref = queue.setup()
+    except ConfigError as exc:
+        fail(EXIT_USAGE, str(exc))
+    except TracescoreError as exc:
+        fail(EXIT_ABORTED, str(exc))
+    click.echo(f"{target} queue {ref.name!r} ({ref.queue_id}) ready with labels: {', '.join(ref.configs)}")
+
+
+def _pool(store: Store, runs: tuple[str, ...], since: datetime | None, until: datetime | None) -> list[Candidate]:
+    """Judged claims of the named runs, or of every finished run started in [since, until); the latest run wins."""
+    if since is not None or until is not None:
+        ids = [
+            str(r["id"])
+            for r in store.runs()
+            if r["status"] == "done"
+            and (since is None or datetime.fromisoformat(r["started_at"]) >= since)
+            and (until is None or datetime.fromisoformat(r["started_at"]) < until)
+        ]
+        if not ids:
+            raise InputError(f"no finished run in the store {str(store.path)!r} started in that window")
+    else:
+        ids = [resolve_run(store, spec) for spec in (runs or ("latest",))]
+    pool: dict[str, Candidate] = {}
+    for run_id in ids:
+        for c in candidates(store, run_id):
+            pool[c.item.item_id] = c
+    return list(pool.values())
+
+
+def _traces(path: str | None) -> dict[str, Trace]:
+    """Traces by id from a JSONL file (the documents a sheet shows); a line that does not parse is skipped."""
+    if not path:
+        return {}
+
+    out: dict[str, Trace] = {}
+    for record in read_jsonl(path):
+        try:
+            trace = trace_from_json(record.payload)
+        except TracescoreError:
+            continue
+        out[trace.id] = trace
+    return out
+
+
+def _when(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise click.BadParameter(f"{value!r} is not an ISO time, e.g. 2026-11-30T00:00:00Z") from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+@calibrate.command(name="sample")
+@click.option("--to", "target", required=True, help="langfuse, langsmith, or the path of a CSV sheet to write.")
+@click.option("--run", "runs", multiple=True, help="Stored run to sample from (run id or latest; repeatable).")
+@click.option("--since", help="Sample every finished run started at or after this ISO time.")
+@click.option("--until", help="... and before this ISO time.")
+@click.option("--n", "n", type=click.IntRange(min=1), default=60, show_default=True, help="Random-slice size.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Same seed, same sample.")
+@click.option("--failures", type=click.IntRange(min=0), default=0, show_default=True, help="Find-the-failures items.")
+@click.option("--budget-per-day", type=click.IntRange(min=1), help="At most this many items queued per UTC day.")
+@click.option("--traces", "traces_path", type=click.Path(dir_okay=False), help="JSONL traces: documents for a sheet.")
+@_platform_options
+@_store_option
+def sample_command(
+    target: str,
+    runs: tuple[str, ...],
+    since: str | None,
+    until: str | None,
+    n: int,
+    seed: int,
+    failures: int,
+    budget_per_day: int | None,
+    traces_path: str | None,
+    queue_name: str,
+    project: str | None,
+    config_path: str | None,
+    store_path: str,
+) -> None:
+    """Sample judged claims (stratified by diagnosis × verdict) into a queue or a sheet, never one queued before."""
+    now = datetime.now(UTC)
+    store = Store(store_path)
+    key = _key(target, queue_name)
+    try:
+        pool = attach_documents(_pool(store, runs, _when(since), _when(until)), _traces(traces_path))
+        budget_left = None if budget_per_day is None else budget_per_day - queued_on(store, now)
+        drawn = sample(
+            pool,
+            n=n,
+            seed=seed,
+            failures=failures,
+            exclude=queued_ids(store),
+            budget_left=budget_left,
+            per_trace=not _is_sheet(target),
+            exclude_traces=queued_traces(store, key) if not _is_sheet(target) else frozenset(),
+        )
+        if _is_sheet(target):
+            write_sheet(target, drawn.items)  # written before it is remembered: a failed write re-samples
+            record_sample(store, drawn, now=now, queue=key)
+            where = f"sheet {target}"
+        else:
+            record_sample(store, drawn, now=now, queue=key)
+            with _queue(target, store, queue_name, project, config_path) as queue:
+                queue.push(pending(store, key))
+            where = f"{target} queue {queue_name!r}"
+    except ConfigError as exc:
+        fail(EXIT_USAGE, str(exc))
+    except InputError as exc:
+        fail(EXIT_INPUT, str(exc))
+    except TracescoreError as exc:
+        fail(EXIT_ABORTED, str(exc))
+    randoms = sum(1 for p in drawn.picked if p.slice == "random")
+    click.echo(
+        f"queued {len(drawn.picked)} item(s) to {where}: {randoms} random, {len(drawn.picked) - randoms} failures"
+    )
+    for stratum, (total, taken) in sorted(drawn.strata.items()):
+        click.echo(f"  {stratum:<40} {taken:>4} of {total}")
+    for note in drawn.notes:
+        click.echo(f"  note: {note}")
+
+
+@calibrate.command()
+@click.option("--from", "target", required=True, help="langfuse, langsmith, or the path of a filled CSV sheet.")
+@click.option("--since", help="Only labels given at or after this ISO time (platforms).")
+@_platform_options
+@_store_option
+def pull(
+    target: str, since: str | None, queue_name: str, project: str | None, config_path: str | None, store_path: str
+) -> None:
+    """Pull human labels back into the store (append-only; a re-pull adds nothing)."""
+    now = datetime.now(UTC)
+    store = Store(store_path)
+    errors: list[str] = []
+    try:
+        if _is_sheet(target):
+            read = read_sheet(target, now=now, known_items=queued_ids(store))
+            labels, errors = read.labels, read.errors
+        else:
+            with _queue(target, store, queue_name, project, config_path) as queue:
+                labels = queue.pull(_when(since))
+        added = add_labels(store, labels, now=now)
+    except ConfigError as exc:
+        fail(EXIT_USAGE, str(exc))
+    except InputError as exc:
+        fail(EXIT_INPUT, str(exc))
+    except TracescoreError as exc:
+        fail(EXIT_ABORTED, str(exc))
+    items = len({lab.item_id for lab in labels})
+    click.echo(f"pulled {len(labels)} label(s) on {items} item(s) from {target}: {added} new")
+    summary = json.dumps({"labels": len(labels), "new": added, "bad_rows": len(errors)})
+    click.echo(f"  {summary}")
+    for error in errors:
+        click.echo(f"  skipped {error}", err=True)
+    if errors:
+        raise SystemExit(EXIT_INPUT)

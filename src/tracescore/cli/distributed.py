@@ -1,0 +1,109 @@
+"""``tracescore score FOLDER --engine ray --out DIR``: a folder of JSONL files (one shard each) scored on Ray, the
+results as one Parquet file per shard under ``DIR/results``; a re-run skips the shards already done."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from tracescore.adapters import trace_from_json
+from tracescore.calibrate.carry import grounding_agreement
+from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail
+from tracescore.cli.scoring import ScoringOptions
+from tracescore.engine.distributed import JudgeSpec, RayRun, RaySettings, ScorerSpec, score_shards
+from tracescore.errors import ConfigError, InputError, TracescoreError
+from tracescore.report.summary import Summary, render_terminal
+from tracescore.scorers.grounding import NO_JUDGE
+from tracescore.sources.folder import FolderSource
+from tracescore.store import Store
+
+__all__ = ["score_ray"]
+
+
+def score_ray(
+    traces: str | None,
+    out: str | None,
+    options: ScoringOptions,
+    *,
+    store_path: str,
+    quiet: bool,
+    in_flight: int,
+    judge_rps: float | None,
+) -> None:
+    """Check the options that go with ``--engine ray``, run it, print the stage table of every shard's results."""
+    if traces is None or not Path(traces).is_dir():
+        raise click.BadParameter(
+            f"{traces!r} is not a folder; --engine ray reads a folder of .jsonl files (one shard each)",
+            param_hint="TRACES",
+        )
+    if out is None or out == "-" or Path(out).is_file():
+        raise click.BadParameter("--engine ray writes one Parquet file per shard: give a folder, --out DIR",
+                                 param_hint="--out")
+    if options.check_links:
+        raise click.BadParameter("not supported with --engine ray yet; check links with --engine local",
+                                 param_hint="--check-links")
+    if options.max_cost is not None:
+        raise click.BadParameter("not supported with --engine ray (the budget is per machine); drop it",
+                                 param_hint="--max-cost")
+    console = Console(quiet=quiet, width=max(120, Console().width))
+    try:
+        spec, judge = _scoring(options, store_path, in_flight)
+        run = score_shards(FolderSource(traces), trace_from_json, out, spec, judge,
+                           RaySettings(workers=os.cpu_count() or 1, requests_per_second=judge_rps))
+    except ConfigError as exc:
+        fail(EXIT_USAGE, str(exc))
+    except InputError as exc:
+        fail(EXIT_INPUT, str(exc))
+    except TracescoreError as exc:
+        fail(EXIT_ABORTED, str(exc))
+    _finish(run, console, quiet=quiet)
+
+
+def _scoring(options: ScoringOptions, store_path: str, in_flight: int) -> tuple[ScorerSpec, JudgeSpec | None]:
+    """The scorers' options and the judge the workers build (absent with its reason when off or without a key)."""
+    reason = "judge turned off (--no-judge)" if options.no_judge else options.judge_off_reason
+    key = os.environ.get("ANTHROPIC_API_KEY")
+    judge = None
+    if reason is None and key:
+        judge = JudgeSpec(options.judge_model, key, os.environ.get("ANTHROPIC_BASE_URL"), in_flight=in_flight)
+    agreement = None
+    if judge is not None:
+        with Store(store_path) as store:
+            agreement = grounding_agreement(store, judge.model)
+    spec = ScorerSpec(options.k, options.final_answer_prefix or None, reason or NO_JUDGE, agreement,
+                      options.merge_partial)
+    return spec, judge
+
+
+def _finish(run: RayRun, console: Console, *, quiet: bool) -> None:
+    """The stage table over every shard's results, the shards and judge lines, failures; then the exit code."""
+    summary = Summary()
+    for line in run.lines():
+        summary.add(line)
+    render_terminal(summary, console)
+    counts = run.counts()
+    if run.judge:
+        j = run.judge
+        console.print(
+            f"judge: {j.get('calls', 0)} API calls, {j.get('cache_hits', 0)} answered from the cache"
+            f" ({j.get('cache_loaded', 0)} replies cached before), ~${j.get('cost_usd', 0.0):.4f};"
+            f" {j.get('retries', 0)} retries, {j.get('failures', 0)} failed calls;"
+            f" rate limiter: {int(run.limiter.get('pauses', 0))} pause(s) on 429",
+            highlight=False,
+        )
+    console.print(
+        f"{run.shards} shard(s): {len(run.scored)} scored now ({counts.seen} traces),"
+        f" {run.done_before} done before, {len(run.failed)} failed; results in {run.results}",
+        highlight=False,
+    )
+    for shard in run.failed:
+        click.echo(f"shard {shard.key} failed (left for the next run): {shard.error}", err=True)
+    for failure in counts.failures:
+        click.echo(failure, err=True)
+    if counts.failed:
+        click.echo(f"{counts.failed} of {counts.seen} lines could not be scored (see above)", err=True)
+    if run.failed or counts.failed:
+        raise SystemExit(EXIT_INPUT)

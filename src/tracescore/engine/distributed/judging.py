@@ -1,0 +1,158 @@
+"""The judge of a distributed run: a pool of async Ray actors, each with a bounded number of calls in flight, every
+HTTP request (retries included) admitted by the one cluster-wide limiter of the Anthropic API, and answered from the
+Parquet judge cache first. ``RemoteJudge`` is the ``Judge`` the scorers see inside a shard task.
+
+A request goes to the worker its content key hashes to, so the same request from two shards meets the same cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tracescore.engine.distributed.cache import ParquetJudgeCache
+from tracescore.engine.judging import JudgePool
+from tracescore.errors import JudgeError
+from tracescore.judge.anthropic import TIMEOUT_SECONDS, AnthropicJudge
+from tracescore.judge.cache import CachingJudge
+from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest, JudgeUsage
+
+__all__ = ["JudgeSpec", "JudgeWorker", "RemoteJudge", "retry_after"]
+
+DEFAULT_PAUSE = 1.0  # seconds every worker waits after a 429 that names no Retry-After
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """What a judge worker needs to build its judge (the key is passed to the workers, never printed)."""
+
+    model: str
+    api_key: str = field(repr=False)
+    base_url: str | None = None
+    in_flight: int = 8
+
+
+@dataclass(frozen=True)
+class _Failed:
+    message: str
+
+
+def retry_after(headers: Any) -> float:
+    """Seconds a 429 asks to wait (``retry-after-ms`` or ``retry-after``), ``DEFAULT_PAUSE`` when it names none."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is not None:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                continue
+    return DEFAULT_PAUSE
+
+
+class JudgeWorker:
+    """An async actor: at most ``spec.in_flight`` judge calls at once, each in a thread with its own judge."""
+
+    def __init__(self, spec: JudgeSpec, cache_dir: str, writer: str, limiter: Any) -> None:
+        self.spec = spec
+        self.limiter = limiter
+        self.cache = ParquetJudgeCache(cache_dir, writer)
+        self.pool = JudgePool(self._judge_for_thread, spec.model)
+        self.executor = ThreadPoolExecutor(spec.in_flight, thread_name_prefix="judge")
+        self._slots: asyncio.Semaphore | None = None
+        self._pending: dict[str, asyncio.Future[JudgeReply | _Failed]] = {}
+
+    def _judge_for_thread(self) -> Judge:
+
+        try:  # the HTTP package the installed anthropic SDK takes (httpx2 from 2.14 on, httpx before)
+            import httpx2 as http
+        except ImportError:
+            import httpx as http  # type: ignore[no-redef]
+        client = http.Client(
+            timeout=TIMEOUT_SECONDS, event_hooks={"request": [self._admit], "response": [self._watch]}
+        )
+        inner = AnthropicJudge(
+            model=self.spec.model, api_key=self.spec.api_key, base_url=self.spec.base_url, http_client=client
+        )
+        return CachingJudge(inner, self.cache)
+
+    def _admit(self, request: Any) -> None:
+        import ray
+
+        ray.get(self.limiter.acquire.remote())
+
+    def _watch(self, response: Any) -> None:
+        if response.status_code == 429:
+            import ray
+
+            ray.get(self.limiter.pause.remote(retry_after(response.headers)))
+
+    def _call(self, request: JudgeRequest) -> JudgeReply | _Failed:
+        try:
+            return self.pool.judge(request)
+        except JudgeError as exc:
+            return _Failed(str(exc))
+
+    async def judge(self, request: JudgeRequest) -> JudgeReply | _Failed:
+        """One reply; a request equal to one in flight waits for that call instead of making its own."""
+        key = request.key(self.spec.model)
+        if key in self._pending:
+            first = await asyncio.shield(self._pending[key])
+            if isinstance(first, _Failed):
+                return first
+            return replace(first, cached=True, input_tokens=0, output_tokens=0, cache_read_tokens=0,
+                           cache_write_tokens=0)
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.spec.in_flight)
+        loop = asyncio.get_running_loop()
+        self._pending[key] = loop.create_future()
+        try:
+            async with self._slots:
+                got = await loop.run_in_executor(self.executor, self._call, request)
+            self._pending[key].set_result(got)
+            return got
+        finally:
+            future = self._pending.pop(key)
+            if not future.done():
+                future.set_result(_Failed("judge call cancelled"))
+
+    async def close(self) -> dict[str, Any]:
+        """Flush the cache to Parquet, close the HTTP clients; returns this worker's usage."""
+        usage = self.pool.usage_dict() | {"cache_loaded": self.cache.loaded}
+        usage["cache_written"] = self.cache.close()
+        self.pool.close()
+        self.executor.shutdown(wait=False)
+        return usage
+
+
+class RemoteJudge:
+    """The ``Judge`` of a shard task: each call goes to a judge worker and waits for its reply."""
+
+    def __init__(self, workers: list[Any], model: str) -> None:
+        self.workers = workers
+        self.model = model
+        self.usage = JudgeUsage()
+        self._lock = threading.Lock()
+
+    def judge(self, request: JudgeRequest) -> JudgeReply:
+        import ray
+
+        key = request.key(self.model)
+        worker = self.workers[int(key[:12], 16) % len(self.workers)]
+        try:
+            got = ray.get(worker.judge.remote(request))
+        except Exception as exc:  # noqa: BLE001 - a lost or broken worker: this trace's judged scores are absent
+            cause = getattr(exc, "cause", None) or exc
+            got = _Failed(f"judge worker failed: {type(cause).__name__}: {str(cause).strip().splitlines()[-1][:200]}")
+        with self._lock:
+            if isinstance(got, _Failed):
+                self.usage.failures += 1
+                self.usage.errors.append(got.message)
+                raise JudgeError(got.message)
+            if got.cached:
+                self.usage.cache_hits += 1
+            else:
+                self.usage.bill(got)
+        return got  # type: ignore[no-any-return]

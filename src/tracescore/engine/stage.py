@@ -1,0 +1,163 @@
+"""The scoring stage of the engine: one record in, one ``Scored`` out (adapted, scored, serialised, store rows built).
+
+It runs in the engine's scoring threads (a judge: calls are I/O-bound) or, when scoring is CPU-bound (no judge), in
+worker processes that each build their own adapter and scorers from a picklable ``Plan`` and take chunks of raw
+records, so decoding, validation, scoring and serialisation all happen in parallel and the writer only writes.
+"""
+
+from __future__ import annotations
+
+import functools
+import pickle
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from tracescore.adapters import Adapter
+from tracescore.calibrate.required import apply_required
+from tracescore.engine.pipeline import guess_id, record_key, score_trace
+from tracescore.errors import InputError
+from tracescore.result import TraceResult
+from tracescore.scorers import Scorer
+from tracescore.sources.base import Record
+from tracescore.store.db import ResultRows, Store, result_rows
+from tracescore.store.state import MarkReader
+from tracescore.trace import Trace
+
+__all__ = ["Plan", "Scored", "Stage", "process_plan", "score_chunk"]
+
+
+@dataclass(slots=True)
+class Scored:
+    """One record after the scoring stage: its result line (dict and text) and store rows, or why it was skipped.
+
+    ``result`` is kept only when the writer needs the object (a platform sink); across processes only the line
+    and the rows travel.
+    """
+
+    seq: int
+    chunk: int
+    key: str
+    timestamp: datetime | None
+    readable: bool
+    data: dict[str, Any] | None = None
+    text: str = ""
+    rows: ResultRows | None = None
+    result: TraceResult | None = None
+    failure: str | None = None  # the run summary's line for an unreadable trace or one no scorer could score
+    scorer_errors: bool = False
+    values: int = 0
+    skipped: bool = False  # already marked done in the run's scope (checked in the worker process)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """What the stage needs: the adapter, the scorers, the run id (store rows), the result format."""
+
+    adapter: Adapter
+    scorers: Sequence[Scorer]
+    run_id: str
+    oneshot: bool  # ``score``: an unreadable line's trace_id is its guessed id and its error "line N: reason"
+    keep_result: bool = True
+
+    def adapt(self, record: Record) -> tuple[Trace | None, str, str | None]:
+        """(trace, key, error): the trace and its id, or None with the record's key and the reason it is unreadable."""
+        try:
+            trace = self.adapter(record.payload)
+        except Exception as exc:  # noqa: BLE001 - InputError, or an adapter bug: reported on this record only
+            reason = str(exc) if isinstance(exc, InputError) else f"adapter failed: {type(exc).__name__}: {exc}"
+            where = f"line {record.line}" if record.line is not None else "record"
+            key = record_key(record)
+            return None, key, (f"{where}: {reason}" if self.oneshot else f"{where} ({key}): {reason}")
+        return trace, trace.id, None
+
+    def score(
+        self, seq: int, chunk: int, record: Record, trace: Trace | None, key: str, error: str | None
+    ) -> Scored:
+        """Score an adapted trace (or report the unreadable record) and serialise its result once."""
+        if trace is None:
+            guessed = guess_id(record.payload) if self.oneshot else key
+            result = TraceResult(trace_id=guessed, errors=[error or "unreadable"], line=record.line)
+            failure: str | None = result.errors[0]
+        else:
+            try:
+                result = score_trace(trace, self.scorers)
+            except Exception as exc:  # noqa: BLE001 - one trace's bug must neither stop the batch nor hang it
+                result = TraceResult(trace_id=key, timestamp=trace.timestamp)
+                result.errors.append(f"scoring failed: {type(exc).__name__}: {exc}")
+            result.line = record.line
+            failure = f"{key}: {result.errors[0]}" if not result.scores and result.errors else None
+        data, text = result.encoded()
+        return Scored(
+            seq,
+            chunk,
+            key,
+            trace.timestamp if trace is not None else None,
+            trace is not None,
+            data,
+            text,
+            result_rows(self.run_id, result, text),
+            result if self.keep_result else None,
+            failure,
+            bool(result.errors),
+            len(data["scores"]),
+        )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A picklable recipe for a worker process's stage: ``build()`` returns the adapter and the scorers."""
+
+    build: Callable[[], tuple[Adapter, Sequence[Scorer]]]
+    run_id: str
+    oneshot: bool
+    store_path: str | None = None  # marks are read from here when the run has a scope
+    scope: str | None = None
+    human: Any = None  # reviewer-entered required doc ids (#12), applied after the adapter
+
+
+def process_plan(build: Callable[[], tuple[Adapter, Sequence[Scorer]]]) -> Callable[[str, str | None], Plan] | None:
+    """The worker processes' plan from ``build`` (adapter and scorers without a judge), or None when ``build``
+    cannot be sent to another process (then scoring stays in this one)."""
+    try:
+        pickle.dumps(build)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return None
+    return lambda run_id, scope: Plan(build, run_id, oneshot=scope is None)
+
+
+def _with_required(adapter: Adapter, human: Any, payload: object) -> Trace:
+    return apply_required(adapter(payload), human)
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_stage(plan: Plan) -> tuple[Stage, MarkReader | None]:
+    """The stage of this worker process, built once per plan (its adapter, scorers and marks reader)."""
+    if _WORKER.get("plan") != (plan.run_id, plan.scope):
+        adapter, scorers = plan.build()
+        if plan.human:
+            adapter = functools.partial(_with_required, adapter, plan.human)
+        marks = None
+        if plan.scope is not None and plan.store_path is not None:
+            with Store(Path(plan.store_path)) as store:
+                marks = MarkReader(store)
+        stage = Stage(adapter, scorers, plan.run_id, plan.oneshot, keep_result=False)
+        _WORKER.update(plan=(plan.run_id, plan.scope), stage=stage, marks=marks)
+    return _WORKER["stage"], _WORKER["marks"]
+
+
+def score_chunk(plan: Plan, chunk: list[tuple[int, int, Record]]) -> list[Scored]:
+    """In a worker process: adapt, check the marks, score and serialise each record of ``chunk``."""
+    stage, marks = _worker_stage(plan)
+    out = []
+    for seq, window, record in chunk:
+        trace, key, error = stage.adapt(record)
+        if marks is not None and plan.scope is not None and marks.marked(plan.scope, key) is not None:
+            out.append(Scored(seq, window, key, None, trace is not None, skipped=True))
+            continue
+        out.append(stage.score(seq, window, record, trace, key, error))
+    return out

@@ -1,0 +1,202 @@
+"""The engine's writing half, in the calling thread: (re)orders scored items, delivers batches to the platform sink,
+then writes results, marks and window progress to the store in one transaction per batch."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from tracescore.engine.counts import FAILURES_KEPT, JobCounts, Limits, Windows
+from tracescore.engine.stage import Scored
+from tracescore.errors import SinkError, TracescoreError
+from tracescore.platforms.base import BatchSink
+from tracescore.sinks.records import WriteReport
+from tracescore.store.db import Store, result_rows
+from tracescore.store.state import JobState
+
+__all__ = ["STOP", "Writer"]
+
+STOP = object()
+"""What each scoring thread puts on the outbox when it is done."""
+
+Window = tuple[datetime, datetime]
+
+
+class Engine(Protocol):
+    """What the writer uses of the engine."""
+
+    counts: JobCounts
+    limits: Limits
+    sink: BatchSink | None
+    store: Store
+    state: JobState
+    write_report: WriteReport
+    processes: Any
+    _lock: threading.Lock
+    _fatal: BaseException | None
+
+    def _tally(self, started: float) -> None: ...
+
+
+class Writer:
+    """The calling thread's half: (re)orders scored items, delivers batches to the sink, writes the store."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        scope: str | None,
+        run_id: str,
+        tracker: Windows,
+        in_flight: set[str],
+        on_result: Callable[[Scored], None] | None,
+        ordered: bool,
+    ) -> None:
+        self.engine = engine
+        self.counts = engine.counts
+        self.scope = scope
+        self.run_id = run_id
+        self.tracker = tracker
+        self.in_flight = in_flight
+        self.on_result = on_result
+        self.ordered = ordered
+        self.held: dict[int, Scored] = {}
+        self.next_seq = 0
+
+    def loop(
+        self,
+        windows: Sequence[Window],
+        outbox: queue.Queue[Any],
+        on_window: Callable[[int, Window], None],
+        on_progress: Callable[[JobCounts], None] | None,
+        started: float,
+    ) -> None:
+        engine, limits = self.engine, self.engine.limits
+        batch: list[Scored] = []
+        stopped = 0
+        last_flush = time.monotonic()
+        while stopped < limits.workers:
+            try:
+                got = outbox.get(timeout=limits.write_interval)
+            except queue.Empty:
+                got = None
+            if got is STOP:
+                stopped += 1
+            elif got is not None:
+                for scored in self._release(got):
+                    if self._admit(scored):
+                        batch.append(scored)
+            due = time.monotonic() - last_flush >= limits.write_interval
+            if len(batch) >= limits.write_batch or (due and batch):
+                self._flush(batch)
+                batch = []
+            if due or got is None:
+                last_flush = time.monotonic()
+                self._complete(windows, on_window)
+                if on_progress is not None:
+                    engine._tally(started)
+                    on_progress(self.counts)
+        if batch:
+            self._flush(batch)
+        if engine._fatal is None:
+            self._complete(windows, on_window)
+        engine._tally(started)
+        if on_progress is not None:
+            on_progress(self.counts)
+
+    def _release(self, got: list[Scored]) -> list[Scored]:
+        """The items that may be written now: all of them, or (ordered) those that continue the input order."""
+        if not self.ordered:
+            return got
+        for scored in got:
+            self.held[scored.seq] = scored
+        out = []
+        while self.next_seq in self.held:
+            out.append(self.held.pop(self.next_seq))
+            self.next_seq += 1
+        return out
+
+    def _admit(self, scored: Scored) -> bool:
+        """False for a trace a worker process found marked, or one already in flight (a repeated page)."""
+        if self.scope is None:
+            return True
+        if scored.skipped:
+            self.counts.skipped += 1
+        elif self.engine.processes is not None and scored.key in self.in_flight:
+            self.counts.duplicates += 1
+        else:
+            self.in_flight.add(scored.key)
+            return True
+        self.tracker.done(scored.chunk)
+        return False
+
+    def _flush(self, batch: list[Scored]) -> None:
+        engine, counts = self.engine, self.counts
+        rejected: dict[str, list[str]] = {}
+        if engine.sink is not None:
+            writable = [s.result for s in batch if s.readable and s.result is not None]
+            try:
+                report = engine.sink.write(writable) if writable else WriteReport()
+            except SinkError:
+                raise
+            except TracescoreError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - an SDK error must end the run with a reason, not a traceback
+                raise SinkError(f"writing scores failed: {type(exc).__name__}: {exc}") from exc
+            total = engine.write_report
+            total.accepted += report.accepted
+            total.rejected += report.rejected
+            total.retried += report.retried
+            total.requests += report.requests
+            total.removed += report.removed
+            total.batches += 1
+            counts.scores_written += report.accepted
+            counts.scores_rejected += len(report.rejected)
+            counts.scores_removed += report.removed
+            counts.sink_requests += report.requests
+            for rejection in report.rejected:
+                rejected.setdefault(str(rejection.trace_id), []).append(f"{rejection.name}: {rejection.reason}")
+                if len(counts.rejections) < FAILURES_KEPT:
+                    counts.rejections.append(str(rejection))
+        marks: list[tuple[str, datetime | None, str]] = []
+        for scored in batch:
+            if scored.failure is not None:
+                counts.fail(scored.failure)
+                status = "failed"
+            else:
+                counts.scored += 1
+                if scored.scorer_errors:
+                    counts.scorer_errors += 1
+                status = "scored"
+                if scored.key in rejected and scored.result is not None:
+                    status = "rejected"
+                    scored.result.errors += [f"score rejected by the platform: {r}" for r in rejected[scored.key]]
+                    scored.data, scored.text = scored.result.encoded()
+                    scored.rows = result_rows(self.run_id, scored.result, scored.text)
+                if engine.sink is None:
+                    counts.scores_written += scored.values
+            marks.append((scored.key, scored.timestamp, status))
+        engine.store.add_rows([s.rows for s in batch if s.rows is not None])
+        if self.scope is not None:
+            engine.state.mark(self.scope, marks, self.run_id)
+        engine.store.commit()
+        if self.scope is not None:
+            with engine._lock:
+                for scored in batch:
+                    self.in_flight.discard(scored.key)
+        for scored in batch:
+            self.tracker.done(scored.chunk)
+            if self.on_result is not None:
+                self.on_result(scored)
+
+    def _complete(self, windows: Sequence[Window], on_window: Callable[[int, Window], None]) -> None:
+        newest = self.tracker.advance()
+        self.counts.windows_done = self.tracker.next
+        if newest is not None:
+            on_window(newest, windows[newest])
+            self.engine.store.commit()
+
+

@@ -1,0 +1,155 @@
+"""The platform mirrors the latest scoring: after a batch is written, our scores that it superseded or that vanished
+are removed, and only ours.
+
+A platform sink hands each written batch to its ``Mirror`` (attached to the run's store). The mirror knows which ids
+we wrote (the ``written_scores`` ledger, plus the versioned ids of stores from before it) and plans the removals of a
+batch only from what the platform accepted: a superseded score goes once its replacement is accepted (a crash in
+between leaves the old value, never a hole); a score that became absent goes with its absent reason recorded; a
+score whose trace failed to score this time is left alone. Removing is idempotent (an id already gone counts as
+done); the ledger events are queued after every request, so the store's write lock is never held over the network.
+With ``[sinks] keep_versions`` the names carry the version and older versions stay side by side.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tracescore.result import TraceResult
+from tracescore.sinks.records import (
+    ScoreRecord,
+    WriteReport,
+    score_id,
+    scorer_version,
+    version_of,
+    versioned_score_id,
+)
+from tracescore.store.db import Store
+from tracescore.store.written import Written, WrittenScores
+
+__all__ = ["Mirror", "Removal", "SinksSettings", "Written", "preview_removals"]
+
+
+class SinksSettings(BaseModel):
+    """``[sinks]``: how the platform sinks mirror the scoring."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    keep_versions: bool = Field(
+        default=False,
+        description="write versioned names (grounding.rate@grounding-1) and keep old versions beside new ones",
+    )
+
+
+@dataclass(frozen=True)
+class Removal:
+    """One score of ours to remove from the platform, and why."""
+
+    written: Written
+    reason: str
+
+
+class Mirror:
+    """Records what one platform accepted and removes our scores the latest scoring no longer has."""
+
+    def __init__(self, store: Store, platform: str, *, run_id: str | None, keep_versions: bool = False) -> None:
+        self.ledger = WrittenScores(store, platform)
+        self.run_id = run_id
+        self.keep_versions = keep_versions
+
+    def ours(self, trace_ids: Sequence[str]) -> dict[str, list[Written]]:
+        """Our live ids on these traces, by trace: the ledger's, plus versioned ids of pre-ledger runs not handled."""
+        found: dict[str, list[Written]] = {}
+        for w in self.ledger.live(trace_ids):
+            found.setdefault(w.trace_id, []).append(w)
+        old = [
+            Written(versioned_score_id(t, n, version_of(n, m)), t, n, n, version_of(n, m))
+            for t, n, m in self.ledger.legacy(trace_ids)
+        ]
+        handled = self.ledger.known([w.score_id for w in old])
+        for w in dict.fromkeys(w for w in old if w.score_id not in handled):
+            found.setdefault(w.trace_id, []).append(w)
+        return found
+
+    def plan(
+        self, items: Sequence[tuple[str, TraceResult, list[ScoreRecord]]], accepted: set[str],
+        ours: dict[str, list[Written]] | None = None,
+    ) -> list[Removal]:
+        """What to remove after this batch: ``items`` are (platform trace id, result, its records), ``accepted`` the
+        record ids the platform took."""
+        ours = self.ours([t for t, _, _ in items]) if ours is None else ours
+        out: list[Removal] = []
+        for trace_id, result, records in items:
+            current = {r.score: r for r in records}
+            ids = {r.id for r in records}
+            for w in ours.get(trace_id, []):
+                if w.score_id in ids:
+                    continue
+                reason = self._why(w, result, current.get(w.score), accepted)
+                if reason is not None:
+                    out.append(Removal(w, reason))
+        return out
+
+    def _why(self, w: Written, result: TraceResult, record: ScoreRecord | None, accepted: set[str]) -> str | None:
+        """Why ``w`` goes (None: it stays)."""
+        if record is not None:  # the score is present now, under another id
+            if self.keep_versions or record.id not in accepted:
+                return None  # versions side by side; or the replacement is not on the platform yet
+            return f"superseded by {record.name} version {record.version} ({record.id})"
+        score = result.scores.get(w.score)
+        if score is None:
+            # not produced at all: a scorer failed on this trace (keep), or the setup no longer has the score
+            return None if result.errors or self.keep_versions else "no longer produced by the scoring setup"
+        if score.value is not None:
+            return None  # present but not writable (refused before sending): keep the old value
+        if self.keep_versions and w.name != f"{w.score}@{scorer_version(score)}":
+            return None  # another version: kept side by side
+        return f"absent: {score.reason or 'no reason given'}"
+
+    def finish(
+        self,
+        accepted: Sequence[ScoreRecord],
+        removals: Sequence[Removal],
+        remove: Callable[[Written], str | None],
+        report: WriteReport,
+    ) -> list[tuple[Removal, str]]:
+        """Remove each planned score (``remove`` answers None when done or already gone, else why it failed), then
+        queue the ledger events of the accepted records and the done removals; returns the failed removals."""
+        failed: list[tuple[Removal, str]] = []
+        done: list[tuple[Written, str]] = []
+        for removal in removals:
+            problem = remove(removal.written)
+            if problem is None:
+                done.append((removal.written, removal.reason))
+                report.removed += 1
+            else:
+                failed.append((removal, problem))
+        self.ledger.wrote(
+            [Written(r.id, r.trace_id, r.name, r.score, r.version or None) for r in accepted], self.run_id
+        )
+        self.ledger.removed(done, self.run_id)
+        return failed
+
+
+def preview_removals(
+    store: Store, platform: str, trace_ids: Sequence[str], *, keep_versions: bool, versioned_ids: bool = False
+) -> dict[str, Any]:
+    """For ``--dry-run``: our scores on these traces, and those the next write supersedes whatever the new values
+    (ids of older releases and, without ``keep_versions``, versioned names), by name. Scores that become absent on
+    the re-score, and (with ``versioned_ids``) older versions, are removed too; only scoring can tell which."""
+    mirror = Mirror(store, platform, run_id=None, keep_versions=keep_versions)
+    ours = [w for found in mirror.ours(trace_ids).values() for w in found]
+    def superseded(w: Written) -> bool:
+        return w.name != w.score or (not versioned_ids and w.score_id != score_id(w.trace_id, w.score))
+
+    gone = [] if keep_versions else [w for w in ours if superseded(w)]
+    return {
+        "ours": len(ours),
+        "superseded": len(gone),
+        "superseded_by_name": dict(sorted(Counter(w.name for w in gone).items())),
+    }
+

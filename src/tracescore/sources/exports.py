@@ -1,0 +1,201 @@
+"""Export files on a local disk or object storage, and how to cut them into shards that keep every trace whole.
+
+``ExportRoot`` lists and reads the files under a root (a folder or ``s3://bucket/prefix``) through pyarrow's
+filesystem layer (S3 credentials, region and ``AWS_ENDPOINT_URL`` from the usual AWS environment); rows come from
+Parquet (in record batches, only the columns asked for), JSONL (also gzip), JSON arrays and CSV.
+
+A platform export is split into shards, one per export file (``ShardPlan``). A trace's rows can span files (a run
+that started before a window edge, children written after it), so the plan is made by one thin pass over every
+file reading only the trace id and whether a row is a trace's root: a trace found in one file belongs to that
+file's shard; a trace found in several belongs to the first shard (in key order) holding its root, else the first
+holding any row of it, and that shard also reads the other files for its rows. Every row of a trace thus lies in
+exactly one shard. The planning pass keeps one entry per trace id while it runs (about 100 bytes each); the plan it
+leaves holds only the traces that span files (the window edges), which is what travels with the source.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import posixpath
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tracescore.errors import ConfigError, SourceError
+
+__all__ = ["ExportFile", "ExportRoot", "ShardPlan", "plan_shards"]
+
+BATCH_ROWS = 2048
+_FORMATS = (".parquet", ".jsonl", ".jsonl.gz", ".json", ".json.gz", ".csv", ".csv.gz")
+
+
+@dataclass(frozen=True)
+class ExportFile:
+    """One file of an export: ``rel`` is its path relative to the export root (the shard key), ``uri`` where it is."""
+
+    rel: str
+    uri: str
+    size: int = 0
+    mtime_ns: int = 0
+
+
+class ExportRoot:
+    """The files under one export root (a local folder or ``s3://bucket/prefix``), read through ``pyarrow.fs``."""
+
+    def __init__(self, root: str) -> None:
+        try:
+            import pyarrow.fs as pafs  # type: ignore[import-untyped]
+        except ImportError:  # pragma: no cover - the registry checks the extra first
+            raise ConfigError("export sources need pyarrow: pip install 'tracescore[export]'") from None
+        self.root = root.rstrip("/")
+        self.notes: list[str] = []  # lines skipped as unreadable, with file and line number
+        self._remote = "://" in root
+        try:
+            if self._remote:
+                self.fs, self.base = pafs.FileSystem.from_uri(self.root)
+            else:
+                self.fs, self.base = pafs.LocalFileSystem(), str(Path(root).resolve())
+        except Exception as exc:
+            raise ConfigError(f"cannot open export root {root!r}: {exc}") from None
+
+    def uri(self, rel: str) -> str:
+        """The ``uri`` of a path relative to the root."""
+        return f"{self.root}/{rel}" if self._remote else str(Path(self.base) / rel)
+
+    def _path(self, uri: str) -> str:
+        """The filesystem path of a ``uri`` made by ``uri()`` (or of the root itself)."""
+        if uri == self.root:
+            return str(self.base)
+        if self._remote:
+            return str(self.base) + uri[len(self.root) :]
+        return uri
+
+    def files(self) -> list[ExportFile]:
+        """Every data file and manifest under the root, sorted by relative path (an empty list for an empty or
+        missing prefix); ConfigError for a missing local path, SourceError when listing fails."""
+        import pyarrow.fs as pafs
+
+        try:
+            itself = self.fs.get_file_info(self.base)
+            if itself.type == pafs.FileType.File:  # the root names one file: that file alone
+                name = posixpath.basename(self.base)
+                return [ExportFile(name, self.root, int(itself.size or 0), int(itself.mtime_ns or 0))]
+            if itself.type == pafs.FileType.NotFound and not self._remote:
+                raise ConfigError(f"{self.root!r} does not exist; give an export folder, file or s3://bucket/prefix")
+            infos = self.fs.get_file_info(pafs.FileSelector(self.base, recursive=True, allow_not_found=True))
+        except ConfigError:
+            raise
+        except Exception as exc:
+            raise SourceError(f"cannot list export {self.root!r}: {exc}") from exc
+        out = []
+        for info in infos:
+            if info.type != pafs.FileType.File or not info.path.endswith(_FORMATS):
+                continue
+            full = str(info.path)
+            rel = posixpath.relpath(full, self.base) if self._remote else Path(full).relative_to(self.base).as_posix()
+            out.append(ExportFile(rel, self.uri(rel), int(info.size or 0), int(info.mtime_ns or 0)))
+        return sorted(out, key=lambda f: f.rel)
+
+    def read_json(self, uri: str) -> Any:
+        """A whole JSON document (a manifest)."""
+        with self.fs.open_input_stream(self._path(uri)) as stream:
+            return json.loads(stream.read())
+
+    def rows(self, uri: str, columns: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
+        """The rows of one data file as dicts (Parquet: only ``columns`` that exist, batch by batch)."""
+        for _, row in self.numbered(uri, columns):
+            yield row
+
+    def numbered(self, uri: str, columns: Sequence[str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+        """``(line or row number, row)`` of one data file; a JSONL line that is no JSON object is skipped with a
+        note; SourceError when the file cannot be read."""
+        path = self._path(uri)
+        try:
+            if path.endswith(".parquet"):
+                yield from enumerate(self._parquet(path, columns), start=1)
+                return
+            with self.fs.open_input_stream(path, compression=None) as stream:
+                raw: Any = gzip.GzipFile(fileobj=stream) if path.endswith(".gz") else stream
+                text = io.TextIOWrapper(raw, encoding="utf-8")
+                name = path.removesuffix(".gz")
+                if name.endswith(".jsonl"):
+                    for n, line in enumerate(text, start=1):
+                        row = _json_line(line, uri, n, self.notes) if line.strip() else None
+                        if row is not None:
+                            yield n, row
+                elif name.endswith(".csv"):
+                    yield from enumerate(csv.DictReader(text), start=2)
+                else:
+                    data = json.load(text)
+                    rows = data if isinstance(data, list) else [data]
+                    yield from ((n, r) for n, r in enumerate(rows, start=1) if isinstance(r, dict))
+        except Exception as exc:
+            raise SourceError(f"cannot read export file {uri!r}: {type(exc).__name__}: {exc}") from exc
+
+    def _parquet(self, path: str, columns: Sequence[str] | None) -> Iterator[dict[str, Any]]:
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+        with self.fs.open_input_file(path) as handle:
+            parquet = pq.ParquetFile(handle)
+            names = set(parquet.schema_arrow.names)
+            wanted = [c for c in columns if c in names] if columns is not None else None
+            for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=wanted):
+                yield from batch.to_pylist()
+
+
+def _json_line(line: str, uri: str, n: int, notes: list[str]) -> dict[str, Any] | None:
+    """One JSONL row; a line that is not a JSON object is skipped with a note naming file and line."""
+    try:
+        row = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        notes.append(f"{uri}: line {n} skipped: not JSON ({str(exc)[:80]})")
+        return None
+    if not isinstance(row, dict):
+        notes.append(f"{uri}: line {n} skipped: not a JSON object")
+        return None
+    return row
+
+
+@dataclass
+class ShardPlan:
+    """Which traces span files: ``owner`` (trace id → the shard key that scores it) and ``extra`` (shard key → the
+    other files it reads for those traces' rows). A trace not in ``owner`` lies in one file only."""
+
+    owner: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, list[str]] = field(default_factory=dict)
+
+    def keeps(self, key: str, trace_id: str, own_file: bool) -> bool:
+        """Whether the shard ``key`` scores the rows of ``trace_id`` found in its own file or in an extra file."""
+        owner = self.owner.get(trace_id)
+        return owner == key if owner is not None else own_file
+
+
+def plan_shards(
+    files: Iterable[tuple[str, list[str]]], refs: Callable[[str], Iterable[tuple[str, bool]]]
+) -> ShardPlan:
+    """The plan for shards given as ``(key, [file uris])`` in key order; ``refs(uri)`` yields ``(trace id, is root)``
+    for each row of one file (a thin read: two columns)."""
+    seen: dict[str, list[tuple[str, str, bool]]] = {}  # trace id → [(key, uri, has its root)]
+    order: dict[str, int] = {}
+    for index, (key, uris) in enumerate(files):
+        order[key] = index
+        for uri in uris:
+            local: dict[str, bool] = {}
+            for trace_id, is_root in refs(uri):
+                local[trace_id] = local.get(trace_id, False) or is_root
+            for trace_id, root in local.items():
+                seen.setdefault(trace_id, []).append((key, uri, root))
+    plan = ShardPlan()
+    for trace_id, places in seen.items():
+        if len({key for key, _, _ in places}) < 2:
+            continue
+        rooted = [p for p in places if p[2]] or places
+        owner = min(rooted, key=lambda p: order[p[0]])[0]
+        plan.owner[trace_id] = owner
+        extra = plan.extra.setdefault(owner, [])
+        extra.extend(uri for key, uri, _ in places if key != owner and uri not in extra)
+    return plan

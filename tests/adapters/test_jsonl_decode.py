@@ -1,0 +1,73 @@
+"""The hot-path decoder (#14) gives exactly what the regex-only check gave: the same Trace or the same error, on every
+fixture line, every planted fault and every non-finite number wherever it can hide."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import SAMPLES
+from tests.engine.test_golden import expertqa_lines, faults_lines
+from tracescore.adapters.jsonl import _BOM, _MAYBE_NON_FINITE, describe_validation_error, non_finite_path
+from tracescore.adapters.jsonl import trace_from_json as fast
+from tracescore.errors import AdapterError
+from tracescore.trace import Trace
+
+NON_FINITE = [
+    b'{"id": "a", "steps": [{"kind": "search", "hits": [{"score": NaN}]}]}',
+    b'{"id": "b", "steps": [{"kind": "search", "hits": [{"score": Infinity}]}]}',
+    b'{"id": "c", "steps": [{"kind": "search", "hits": [{"score": -1e999}]}]}',
+    b'{"id": "d", "metadata": {"a": [1, {"b": 1e400}]}}',
+    b'{"id": "e", "steps": [{"kind": "search", "hits": [{"metadata": {"x": [NaN]}}]}]}',
+    b'{"id": "f", "metadata": {"big": 1' + b"0" * 400 + b'.0}}',  # no exponent: the regex never saw it
+    b'{"id": "g", "metadata": {"note": "Infinity and NaN in text, 1e400 too"}}',  # only in strings
+    b'{"id": "h", "metadata": {"x": 1.5e300, "y": 2e-400}}',  # finite
+    b'{"id": "i", "steps": [{"kind": "fetch", "status": 1e400}]}',
+    b'{"id": "j", "timestamp": 1e400}',
+]
+
+
+def regex_only(payload: bytes) -> Trace:
+    """``trace_from_json`` as it was before #14: the line searched with the regex, then the dump walked."""
+    from pydantic import ValidationError
+
+    try:
+        raw = payload.removeprefix(_BOM).rstrip(b"\r\n")
+        trace = Trace.model_validate_json(raw)
+        data = trace.model_dump() if _MAYBE_NON_FINITE.search(raw) else None
+    except ValidationError as exc:
+        raise AdapterError(describe_validation_error(exc)) from None
+    except RecursionError:
+        raise AdapterError("not JSON (nested too deeply)") from None
+    where = non_finite_path(data) if data is not None else None
+    if where is not None:
+        raise AdapterError(f"non-finite number at {where} (strict JSON has no Infinity/NaN; write it as a string)")
+    return trace
+
+
+def outcome(decode: object, line: bytes) -> tuple[str, object]:
+    try:
+        return "trace", decode(line)  # type: ignore[operator]
+    except AdapterError as exc:
+        return "error", str(exc)
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [SAMPLES.read_bytes().splitlines(), faults_lines(), expertqa_lines(), NON_FINITE],
+    ids=["cookbook", "faults", "expertqa", "non-finite"],
+)
+def test_the_fast_decoder_matches_the_regex_only_one_line_for_line(lines: list[bytes]) -> None:
+    for n, line in enumerate(lines, start=1):
+        assert outcome(fast, line) == outcome(regex_only, line), f"line {n}"
+
+
+def test_the_non_finite_cases_are_rejected_with_their_path() -> None:
+    """The comparison above can fail: these lines must be errors, with the path of the number."""
+    errors = [outcome(fast, line)[1] for line in NON_FINITE[:5]]
+    assert errors == [
+        "non-finite number at steps.0.hits.0.score (strict JSON has no Infinity/NaN; write it as a string)",
+        "non-finite number at steps.0.hits.0.score (strict JSON has no Infinity/NaN; write it as a string)",
+        "non-finite number at steps.0.hits.0.score (strict JSON has no Infinity/NaN; write it as a string)",
+        "non-finite number at metadata.a.1.b (strict JSON has no Infinity/NaN; write it as a string)",
+        "non-finite number at steps.0.hits.0.metadata.x.0 (strict JSON has no Infinity/NaN; write it as a string)",
+    ]

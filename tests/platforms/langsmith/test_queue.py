@@ -1,0 +1,177 @@
+"""The LangSmith calibration queue end to end (#12 acceptance 1): the real ``langsmith`` SDK (the v1 ``Client`` and
+the generated ``Langsmith`` client's non-deprecated queue-items API) over loopback against the fake. Set up twice,
+queue 60 of 200 scored traces (never re-queued), reviewers answer, pull twice, measure, carry.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+import warnings
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.calibrate.helpers import MODEL, RUBRIC, scored_store
+from tests.fakes.base import Fault
+from tests.fakes.judge import QueueJudge
+from tests.fakes.langsmith import FakeLangSmith
+from tests.fakes.langsmith_queues import review, state
+from tests.scorers.test_grounding import _judgement, _trace
+from tracescore.calibrate.agreement import VERDICTS
+from tracescore.calibrate.carry import grounding_agreement
+from tracescore.calibrate.labels import VERDICT_LABEL, add_labels, measure_and_record
+from tracescore.calibrate.queued import pending, queued_traces
+from tracescore.calibrate.sampling import candidates, queued_ids, record_sample, sample
+from tracescore.engine.pipeline import score_trace
+from tracescore.platforms.langsmith.queue import REVIEW_KEY, LangSmithLabelQueue
+from tracescore.platforms.langsmith.sink import LangSmithSink
+from tracescore.platforms.langsmith.source import make_client
+from tracescore.scorers import default_scorers
+from tracescore.scorers.grounding import grounding_scorer
+from tracescore.store.db import Store
+
+NOW = datetime(2026, 11, 30, 20, 0, tzinfo=UTC)
+PROJECT = "search-agent"
+
+
+def _run_id(t: int) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"run-{t}"))
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLangSmith]:
+    with FakeLangSmith() as fake:
+        project = fake.add_project(PROJECT)
+        fake.add_runs(
+            [
+                {
+                    "id": _run_id(t),
+                    "trace_id": _run_id(t),
+                    "session_id": project,
+                    "parent_run_id": None,
+                    "start_time": "2026-11-30T10:00:00+00:00",
+                    "name": "agent",
+                    "run_type": "chain",
+                }
+                for t in range(200)
+            ]
+        )
+        yield fake
+
+
+@pytest.fixture
+def client(server: FakeLangSmith) -> Any:
+    return make_client(api_key="lsv2_pt_test", endpoint=server.url, timeout_ms=5000, backoff=0.01)
+
+
+def _queue(client: Any, store: Store) -> LangSmithLabelQueue:
+    return LangSmithLabelQueue(client, store, project=PROJECT)
+
+
+def _sample_and_push(store: Store, run_id: str, queue: LangSmithLabelQueue, seed: int) -> int:
+    drawn = sample(
+        candidates(store, run_id),
+        n=60,
+        seed=seed,
+        per_trace=True,
+        exclude=queued_ids(store),
+        exclude_traces=queued_traces(store, queue.key),
+    )
+    record_sample(store, drawn, now=NOW, queue=queue.key)
+    return queue.push(pending(store, queue.key))
+
+
+def test_setup_twice_creates_nothing_twice(server: FakeLangSmith, client: Any, tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.db")
+    first = _queue(client, store).setup()
+    second = _queue(client, store).setup()
+    assert first.queue_id == second.queue_id
+    assert len(state(server).queues) == 1 and len(server.feedback_configs) == 5
+    queue = next(iter(state(server).queues.values()))
+    assert [r["feedback_key"] for r in queue["rubric_items"]] == list(first.configs)
+    verdict = server.feedback_configs[VERDICT_LABEL]["feedback_config"]
+    assert [c["label"] for c in verdict["categories"]] == list(VERDICTS)
+    assert server.feedback_configs["retrieval.required_doc_ids"]["feedback_config"] == {"type": "freeform"}
+
+
+def test_queue_loop_sample_review_pull_measure_carry(server: FakeLangSmith, client: Any, tmp_path: Path) -> None:
+    store, run_id = scored_store(tmp_path / "s.db", traces=200, trace_id=_run_id)
+    queue = _queue(client, store)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # the deprecated queue methods are not used
+        assert _sample_and_push(store, run_id, queue, seed=7) == 60
+    items = state(server).items
+    assert len(items) == 60 and len({i["run_id"] for i in items}) == 60
+    assert server.requests_to("/annotation-queues/", "POST") == []  # not the deprecated /runs route
+    notes = [f for f in server.feedback.values() if f["key"] == REVIEW_KEY]
+    assert len(notes) == 60 and all("**Claim:**" in f["comment"] and f.get("score") is None for f in notes)
+    assert not [f for f in server.feedback.values() if f["key"] == VERDICT_LABEL]  # nothing prefilled
+    assert queue.push(pending(store, queue.key)) == 0
+    assert _sample_and_push(store, run_id, _queue(client, store), seed=7) == 60
+    assert len({i["run_id"] for i in state(server).items}) == len(state(server).items) == 120
+
+    rng = random.Random(5)
+    by_run = {trace: item for item, trace in store.query("SELECT item_id, trace_id FROM calibration_items")}
+    first_sixty = [i["run_id"] for i in items[:60]]
+    for n, run in enumerate(first_sixty):
+        judge = json.loads(store.query("SELECT judge FROM calibration_items WHERE item_id = ?", (by_run[run],))[0][0])[
+            "values"
+        ][VERDICT_LABEL]
+        value = judge if rng.random() < 0.85 else rng.choice([v for v in VERDICTS if v != judge])
+        review(server, run, VERDICT_LABEL, value=value)
+        review(server, run, "grounding.grounded", score=1.0 if value == "supported" else 0.0)
+        if n < 10:
+            review(server, run, VERDICT_LABEL, value=value, user="reviewer-2")
+    # feedback this package (or any script) wrote, even on a rubric key, is not a human label
+    review(server, first_sixty[0], VERDICT_LABEL, value="contradicted", source_type="api", user=None)
+    review(server, first_sixty[1], VERDICT_LABEL, value="contradicted", source_type="model", user="judge")
+    review(server, first_sixty[2], VERDICT_LABEL, value="contradicted", user="x", extra={"scorer_version": "1"})
+
+    pulled = queue.pull()
+    assert len(pulled) == 130 and {lab.author for lab in pulled} == {"reviewer-1", "reviewer-2"}
+    assert add_labels(store, pulled, now=NOW) == 130
+    assert add_labels(store, _queue(client, store).pull(), now=NOW) == 0
+
+    cal = measure_and_record(store, judge_model=MODEL, rubric_version=RUBRIC, label=VERDICT_LABEL, now=NOW)
+    assert cal.n == 60 and cal.kappa is not None and cal.kappa > 0.5
+
+    judge = QueueJudge(model=MODEL).enqueue(_judgement())
+    trace = _trace().model_copy(update={"trace_id": _run_id(0), "timestamp": NOW})
+    result = score_trace(
+        trace, [*default_scorers(), grounding_scorer(judge=judge, agreement=grounding_agreement(store, MODEL))]
+    )
+    result.metadata["langsmith"] = {"run_id": _run_id(0), "session_id": next(iter(server.projects))}
+    with LangSmithSink(client) as sink:
+        sink.write(result)
+    written = [f for f in server.feedback.values() if f["key"] == "grounding.rate"]
+    assert written and written[0]["feedback_source"]["metadata"]["agreement"]["calibration_id"] == cal.calibration_id
+
+
+def test_feedback_this_package_wrote_is_not_human(server: FakeLangSmith, client: Any, tmp_path: Path) -> None:
+    store, run_id = scored_store(tmp_path / "s.db", traces=30, trace_id=_run_id)
+    queue = _queue(client, store)
+    _sample_and_push(store, run_id, queue, seed=1)
+    run = state(server).items[0]["run_id"]
+    review(server, run, VERDICT_LABEL, value="supported", source_type="api", user=None)
+    review(server, run, VERDICT_LABEL, value="supported", user="someone", extra={"tool": "tracescore"})
+    review(server, _run_id(150), VERDICT_LABEL, value="supported")  # a human label on a run never queued
+    assert queue.pull() == []  # must fail if api/model/our feedback were counted
+    review(server, run, VERDICT_LABEL, value="partial")
+    assert [(lab.value, lab.source) for lab in queue.pull()] == [("partial", "langsmith")]
+
+
+def test_a_lost_answer_never_becomes_a_second_queue_item(server: FakeLangSmith, client: Any, tmp_path: Path) -> None:
+    store, run_id = scored_store(tmp_path / "s.db", traces=30, trace_id=_run_id)
+    queue = _queue(client, store)
+    ref = queue.setup()
+    # stored, then the answer cut short; then a 503: the retry must find the stored item, not POST another
+    server.faults.add(f"/api/v1/platform/annotation-queues/{ref.queue_id}/items", Fault.truncated(), Fault.http(503))
+    assert _sample_and_push(store, run_id, queue, seed=2) == 30
+    runs = [i["run_id"] for i in state(server).items]
+    assert len(runs) == len(set(runs)) == 30
+    assert server.faults.pending() == 0

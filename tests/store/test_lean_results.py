@@ -1,0 +1,64 @@
+"""0010_lean_results: the result line is stored once; rows written before it keep their line; per-score rows stay."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from tracescore.result import TraceResult
+from tracescore.scores import Score
+from tracescore.store.db import MIGRATIONS, Store
+
+
+def _result() -> TraceResult:
+    result = TraceResult(trace_id="t1", line=3, metadata={"provider": "exa"})
+    result.scores["retrieval.recall_at_5"] = Score(name="retrieval.recall_at_5", value=0.5, metadata={"k": 5})
+    result.scores["answer.correct"] = Score(name="answer.correct", value=None, reason="no gold answer")
+    return result
+
+
+def test_results_hold_the_line_once_and_scores_stay_queryable(tmp_path: Path) -> None:
+    result = _result()
+    with Store(tmp_path / "s.db") as store:
+        run = store.start_run("score")
+        store.add_rows([])
+        store.add_result(run, result)
+        store.commit()
+        assert list(store.results(run)) == [result.to_json()]
+        columns = [row[1] for row in store.query("PRAGMA table_info(results)")]
+        assert columns == ["id", "run_id", "trace_id", "line", "timestamp", "diagnosis", "result_line"]
+        rows = store.query("SELECT name, value, reason, metadata FROM scores WHERE run_id = ? ORDER BY name", (run,))
+        assert rows == [
+            ("answer.correct", None, "no gold answer", None),
+            ("retrieval.recall_at_5", 0.5, None, '{"k": 5}'),
+        ]
+        assert store.query("PRAGMA journal_mode") == [("wal",)]
+
+
+def test_rows_written_before_the_migration_keep_their_line(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    for name, sql in MIGRATIONS:
+        if name == "0010_lean_results":
+            break
+        for statement in sql.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        db.execute("INSERT INTO migrations VALUES (?, 'then')", (name,))
+    db.execute("INSERT INTO runs (id, started_at, command) VALUES ('r', 'then', 'score')")
+    old = {"trace_id": "t0", "line": 1, "timestamp": None, "scores": {"a": 1.0}, "missing": {"b": "why"},
+           "errors": [], "notes": [], "metadata": {"m": [1, "x"]}}
+    db.execute(
+        "INSERT INTO results (run_id, trace_id, line, scores, missing, errors, notes, metadata) VALUES"
+        " ('r', 't0', 1, ?, ?, '[]', '[]', ?)",
+        (json.dumps(old["scores"]), json.dumps(old["missing"]), json.dumps(old["metadata"])),
+    )
+    line = json.dumps(_result().to_json())
+    db.execute("INSERT INTO results (run_id, trace_id, line, scores, missing, errors, notes, metadata, result_line)"
+               " VALUES ('r', 't1', 3, '{}', '{}', '[]', '[]', '{}', ?)", (line,))
+    db.close()
+    with Store(path) as store:
+        assert "0010_lean_results" in store.applied_migrations()
+        assert list(store.results("r")) == [old, json.loads(line)]
