@@ -56,7 +56,7 @@ def test_readme_documents_the_actual_defaults() -> None:
     import re
     import tomllib
 
-    from tracescore.adapters.fields import MappingConfig
+    from tracescore.adapters.mapping import MappingConfig
     from tracescore.config import LangfuseSettings, parse_sections
 
     readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")

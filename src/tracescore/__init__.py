@@ -20,8 +20,7 @@ from tracescore.result import TraceResult
 from tracescore.scorers import answer_scorer, citation_scorer, default_scorers, diagnose, retrieval_scorer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import SCHEMA_VERSION, Citation, FetchStep, Hit, Labels, SearchStep, Trace
-
-__version__ = "0.1.0"
+from tracescore.version import __version__ as __version__
 
 __all__ = [
     "AdapterError",

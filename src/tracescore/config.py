@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator
 
-from tracescore.adapters.fields import MappingConfig
+from tracescore.adapters.mapping import MappingConfig
 from tracescore.catalog import CATALOG
 from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import DEFAULT_MODEL

@@ -6,16 +6,15 @@ import json
 
 from tracescore.adapters.fields import (
     MISSING,
-    MappingConfig,
-    extract_hits,
     extract_labels,
-    extract_text,
     get_path,
-    last_user_message,
     parse_maybe_json,
     split_path,
     unflatten_indexed,
 )
+from tracescore.adapters.hits import extract_hits
+from tracescore.adapters.mapping import MappingConfig
+from tracescore.adapters.text import extract_text, last_user_message
 
 HITS = MappingConfig().hits_paths
 TEXT = MappingConfig().text_paths
@@ -142,7 +141,7 @@ def test_mapping_config_matching() -> None:
 
 
 def test_search_globs_do_not_match_research_and_match_real_tool_names() -> None:
-    from tracescore.adapters.fields import MappingConfig
+    from tracescore.adapters.mapping import MappingConfig
 
     config = MappingConfig()
     for name in (
@@ -163,7 +162,8 @@ def test_search_globs_do_not_match_research_and_match_real_tool_names() -> None:
 
 
 def test_python_repr_inputs_and_agno_messages_are_read() -> None:
-    from tracescore.adapters.fields import last_user_message, parse_maybe_json
+    from tracescore.adapters.fields import parse_maybe_json
+    from tracescore.adapters.text import last_user_message
 
     assert parse_maybe_json("{'query': 'example'}") == {"query": "example"}
     assert parse_maybe_json("{'query': not python}") == "{'query': not python}"
@@ -172,7 +172,7 @@ def test_python_repr_inputs_and_agno_messages_are_read() -> None:
 
 
 def test_tool_messages_are_unwrapped_and_carry_tool_semantics() -> None:
-    from tracescore.adapters.fields import tool_output, tool_semantics
+    from tracescore.adapters.hits import tool_output, tool_semantics
 
     message = {"content": [{"url": "https://a.example"}], "type": "tool", "tool_call_id": "call_1", "name": "s"}
     assert tool_output(message) == [{"url": "https://a.example"}]
@@ -184,7 +184,7 @@ def test_tool_messages_are_unwrapped_and_carry_tool_semantics() -> None:
 
 
 def test_flat_openinference_documents_below_nested_metadata_and_page_content() -> None:
-    from tracescore.adapters.fields import extract_hits
+    from tracescore.adapters.hits import extract_hits
 
     metadata = {
         "attributes": {

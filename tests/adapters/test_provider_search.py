@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tracescore.adapters.fields import builtin_search
+from tracescore.adapters.provider_search import builtin_search
 from tracescore.engine.pipeline import score_trace
 from tracescore.platforms.registry import get_adapter
 from tracescore.scorers import default_scorers

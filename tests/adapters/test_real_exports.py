@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import SHARED_DATA
-from tracescore.adapters.fields import collect_notes
+from tracescore.adapters.notes import collect_notes
 from tracescore.engine.pipeline import score_trace
 from tracescore.platforms.registry import get_adapter
 from tracescore.scorers import default_scorers

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import SHARED_DATA
-from tracescore.adapters.fields import MappingConfig
+from tracescore.adapters.mapping import MappingConfig
 from tracescore.platforms.inspect import inspect_record, render_report
 from tracescore.platforms.langfuse.adapter import langfuse_adapter
 

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
+from tracescore.adapters.jsonl import trace_from_json
 from tracescore.calibrate.labels import add_labels
 from tracescore.calibrate.queued import pending, queued_traces
 from tracescore.calibrate.sampling import (
@@ -29,8 +30,14 @@ from tracescore.calibrate.sampling import (
 from tracescore.calibrate.sheet import read_sheet, write_sheet
 from tracescore.cli.calibrate_measure import agreement, check, measure
 from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail
+from tracescore.config import load_config
 from tracescore.errors import ConfigError, InputError, TracescoreError
 from tracescore.platforms.base import LabelQueue
+from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client
+from tracescore.platforms.langfuse.queue import LangfuseLabelQueue
+from tracescore.platforms.langsmith.queue import LangSmithLabelQueue
+from tracescore.platforms.langsmith.source import make_client as langsmith_client
+from tracescore.sources.jsonl import read_jsonl
 from tracescore.store.db import Store
 from tracescore.store.runs import resolve_run
 from tracescore.trace import Trace
@@ -70,17 +77,12 @@ def _is_sheet(target: str) -> bool:
 def _queue(target: str, store: Store, name: str, project: str | None, config_path: str | None) -> Iterator[LabelQueue]:
     """The platform queue of ``target``, its client closed on exit; usage errors name what to set."""
     if target == "langfuse":
-        from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client
-        from tracescore.platforms.langfuse.queue import LangfuseLabelQueue
 
         with make_client(LangfuseCredentials.from_env()) as client:
             yield LangfuseLabelQueue(client, store, name=name)
         return
-    from tracescore.platforms.langsmith.queue import LangSmithLabelQueue
-    from tracescore.platforms.langsmith.source import make_client as langsmith_client
 
     if not project:
-        from tracescore.config import load_config
 
         project = load_config(config_path).section("source").project
     if not project:
@@ -142,8 +144,6 @@ def _traces(path: str | None) -> dict[str, Trace]:
     """Traces by id from a JSONL file (the documents a sheet shows); a line that does not parse is skipped."""
     if not path:
         return {}
-    from tracescore.adapters.jsonl import trace_from_json
-    from tracescore.sources.jsonl import read_jsonl
 
     out: dict[str, Trace] = {}
     for record in read_jsonl(path):

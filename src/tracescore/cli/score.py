@@ -15,6 +15,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from tracescore.cli.distributed import score_ray
 from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail
 from tracescore.cli.progress import Progress, input_problem
 from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring, without_judge
@@ -191,7 +192,6 @@ def score(
         if engine != "ray" or source != "jsonl":
             raise click.BadParameter("--engine ray scores a folder of JSONL files (--source jsonl); --judge-rps"
                                      " goes with it", param_hint="--engine")
-        from tracescore.cli.distributed import score_ray
 
         score_ray(traces, out, options, store_path=store_path, quiet=quiet,
                   in_flight=config.section("job").judge_concurrency, judge_rps=judge_rps)

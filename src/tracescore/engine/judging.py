@@ -15,6 +15,7 @@ from typing import Any
 
 from tracescore.judge.cache import CachingJudge
 from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest, JudgeUsage
+from tracescore.store.db import Store
 
 __all__ = ["JudgePool", "StoreJudgeCache"]
 
@@ -32,8 +33,6 @@ class StoreJudgeCache:
 
     def _open(self) -> Any:
         if self._store is None:
-            from tracescore.store.db import Store
-
             self._store = Store(self.store_path)
         return self._store
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from tracescore.engine.batch import BatchPrefill, window_prefill
 from tracescore.engine.core import Engine, JobCounts, Limits
 from tracescore.engine.pipeline import record_key
 from tracescore.engine.setup import JobSetup
@@ -224,7 +225,6 @@ def backfill_job(
         marks = MarkReader(store)
         if judge_batch:
             assert setup.judge is not None and setup.judge.cache is not None
-            from tracescore.engine.batch import BatchPrefill, window_prefill
 
             prefill = BatchPrefill(
                 model=setup.judge.model,

@@ -15,6 +15,9 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+import pydantic
+from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt
+
 from tracescore.errors import ConfigError, JudgeError
 from tracescore.judge.pricing import PRICES_PER_MTOK, estimate_cost
 from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
@@ -140,8 +143,6 @@ class AnthropicJudge:
     def judge(self, request: JudgeRequest) -> JudgeReply:
         """One structured call, retried in this layer only; ``JudgeError`` when it cannot be answered."""
         import anthropic
-        import pydantic
-        from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt
 
         params = message_params(request, self.model, self.max_tokens)
         attempts = 0

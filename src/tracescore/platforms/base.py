@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from tracescore.adapters import Adapter
-from tracescore.adapters.fields import MappingConfig
+from tracescore.adapters.mapping import MappingConfig
 from tracescore.calibrate.labels import Label
 from tracescore.calibrate.sampling import Item
 from tracescore.limits import RateLimiter

@@ -12,8 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tracescore.adapters.fields import MappingNote, collect_notes
+from tracescore.adapters.notes import MappingNote, collect_notes
 from tracescore.errors import AdapterError
+from tracescore.platforms.registry import get_adapter
 from tracescore.trace import BlindSpot, Trace
 
 __all__ = ["MappingReport", "inspect_record", "render_report"]
@@ -47,8 +48,6 @@ class MappingReport(BaseModel):
 def inspect_record(native: object, adapter: Callable[[object], Trace] | str) -> MappingReport:
     """Run ``adapter`` (or the one registered under that name) on ``native`` and report what it found and skipped."""
     if isinstance(adapter, str):
-        from tracescore.platforms.registry import get_adapter  # noqa: PLC0415 - the registry imports every platform
-
         adapter = get_adapter(adapter)
     with collect_notes() as notes:
         try:

@@ -14,7 +14,7 @@ from typing import cast
 
 import tracescore.platforms as _package
 from tracescore.adapters import Adapter
-from tracescore.adapters.fields import MappingConfig
+from tracescore.adapters.mapping import MappingConfig
 from tracescore.errors import ConfigError
 from tracescore.platforms.base import Parts, Platform, PlatformContext
 

@@ -2,12 +2,11 @@
 
 ``Summary`` is built incrementally from result lines (dicts in the documented result format), so a report over a
 large file streams; ``build_report`` adds one ``Summary`` per group (``--group-by``) and stage counts over time.
-The stage verdicts of one result (``stage_verdicts``) live here only; the gate reuses them.
+The stage verdicts of one result (``stage_verdicts``) live in ``verdicts.py``; the gate reuses them.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,8 +16,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tracescore import catalog
-from tracescore.scorers.diagnosis import CELLS, MIN_GROUNDING, MIN_RECALL
+from tracescore.report.tally import JudgeUsage, StageCount, StageStat, Summary, summarize
+from tracescore.report.verdicts import STAGES, by_stage, field_value, score_stage, stage_verdicts
 
 __all__ = [
     "STAGES",
@@ -40,196 +39,7 @@ __all__ = [
     "work_queue",
 ]
 
-# the catalog's stages that have a pass/fail verdict per trace (surface has counts, diagnosis is the cell itself)
-STAGES: tuple[str, ...] = tuple(s for s in catalog.STAGES if s in ("retrieval", "grounding", "citations", "answer"))
 NO_GROUP = "(none)"
-_RESULT_KEYS = frozenset(
-    ("trace_id", "scores", "missing", "errors", "notes", "comments", "line", "timestamp", "metadata", "judge")
-)
-
-
-def _num(value: object) -> float | None:
-    return float(value) if isinstance(value, bool | int | float) else None
-
-
-def stage_verdicts(result: Mapping[str, Any], *, unread_fails: bool = True) -> dict[str, bool | None]:
-    """Pass (True), fail (False) or undecided (None) per stage of one result line, from its scores.
-
-    retrieval and answer come from the ``diagnosis`` cell (answer from ``answer.correct`` first); grounding from
-    the grounded/ungrounded row or ``grounding.rate``; citations pass when no cited URL is fabricated or (unless
-    ``unread_fails`` is off) unread.
-    """
-    scores: Mapping[str, Any] = result.get("scores") or {}
-    cell = scores.get("diagnosis")
-    row, _, col = cell.partition("/") if isinstance(cell, str) else ("", "", "")
-    out: dict[str, bool | None] = dict.fromkeys(STAGES)
-    if row:
-        out["retrieval"] = row != "retrieval_fail"
-    else:
-        recall = next((_num(v) for n, v in scores.items() if n.startswith("retrieval.recall_at_")), None)
-        out["retrieval"] = None if recall is None else recall >= MIN_RECALL
-    if row in ("grounded", "ungrounded"):
-        out["grounding"] = row == "grounded"
-    elif (rate := _num(scores.get("grounding.rate"))) is not None:
-        out["grounding"] = rate >= MIN_GROUNDING
-    correct = scores.get("answer.correct")
-    if isinstance(correct, bool):
-        out["answer"] = correct
-    elif col:
-        out["answer"] = col == "right"
-    fabricated = _num(scores.get("citation.fabricated_count"))
-    if fabricated is not None:
-        unread = (_num(scores.get("citation.unfetched_rate")) or 0.0) if unread_fails else 0.0
-        out["citations"] = fabricated == 0 and unread == 0
-    return out
-
-
-def score_stage(name: str) -> str:
-    """The catalog stage of a score name (``other`` for a name the catalog does not hold)."""
-    found = catalog.entry(name.split("@", 1)[0])
-    return found.stage if found else "other"
-
-
-def by_stage(names: Iterable[str]) -> list[str]:
-    """Score names in the catalog's stage order (retrieval, grounding, citations, answer, …), by name within one."""
-    order: dict[str, int] = {stage: i for i, stage in enumerate(catalog.STAGES)}
-    return sorted(names, key=lambda n: (order.get(score_stage(n), len(order)), n))
-
-
-def field_value(result: Mapping[str, Any], path: str) -> str | None:
-    """The value at a dotted path of a result line (``metadata.provider``), as text; bare names look in metadata."""
-    parts = path.split(".")
-    node: Any = result if parts[0] in _RESULT_KEYS else result.get("metadata") or {}
-    for part in parts:
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    if node is None:
-        return None
-    if isinstance(node, list | tuple):
-        return ",".join(str(v) for v in node)
-    return str(node).lower() if isinstance(node, bool) else str(node)
-
-
-@dataclass
-class StageStat:
-    """One score name across traces: how many present, absent (by reason) and their mean / share true."""
-
-    present: int = 0
-    total: float = 0.0
-    absent: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-
-    @property
-    def mean(self) -> float | None:
-        return self.total / self.present if self.present else None
-
-    @property
-    def absent_count(self) -> int:
-        return sum(self.absent.values())
-
-
-@dataclass
-class StageCount:
-    """Passes among decided traces of one stage, and the trace ids that failed it."""
-
-    passed: int = 0
-    decided: int = 0
-    failed_ids: list[str] = field(default_factory=list)
-
-    @property
-    def rate(self) -> float | None:
-        return self.passed / self.decided if self.decided else None
-
-    def add(self, verdict: bool | None, trace_id: str | None = None) -> None:
-        """Count one trace's verdict; a failure keeps its id when one is given."""
-        if verdict is None:
-            return
-        self.decided += 1
-        if verdict:
-            self.passed += 1
-        elif trace_id is not None:
-            self.failed_ids.append(trace_id)
-
-
-@dataclass
-class JudgeUsage:
-    """Judge tokens and estimated cost, summed from the optional ``judge`` object of result lines or run summaries."""
-
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-
-    def add(self, usage: object) -> None:
-        if not isinstance(usage, Mapping):
-            return
-        self.calls += int(usage.get("calls") or 0)
-        self.input_tokens += int(usage.get("input_tokens") or 0)
-        self.output_tokens += int(usage.get("output_tokens") or 0)
-        self.cost_usd += float(usage.get("cost_usd") or 0.0)
-
-    @property
-    def any(self) -> bool:
-        return bool(self.calls or self.input_tokens or self.output_tokens or self.cost_usd)
-
-
-@dataclass
-class Summary:
-    """Counts per contingency cell (with trace ids), per-stage pass counts, per-score statistics, judge usage."""
-
-    traces: int = 0
-    failed: int = 0
-    cells: dict[str, list[str]] = field(default_factory=lambda: {c: [] for c in CELLS})
-    undiagnosed: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    stats: dict[str, StageStat] = field(default_factory=lambda: defaultdict(StageStat))
-    categorical: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
-    stages: dict[str, StageCount] = field(default_factory=lambda: {s: StageCount() for s in STAGES})
-    fabricated: dict[str, float] = field(default_factory=dict)
-    judge: JudgeUsage = field(default_factory=JudgeUsage)
-    errors: list[str] = field(default_factory=list)
-
-    def add(self, result: Mapping[str, Any], verdicts: Mapping[str, bool | None] | None = None) -> None:
-        """Fold one result line (and its ``stage_verdicts``, when already computed) into the summary."""
-        self.judge.add(result.get("judge"))
-        if result.get("errors") and not result.get("scores") and not result.get("missing"):
-            self.failed += 1
-            self.errors += list(result["errors"])
-            return
-        self.traces += 1
-        self.errors += list(result.get("errors", []))
-        tid = str(result.get("trace_id"))
-        for name, value in result.get("scores", {}).items():
-            if isinstance(value, str):
-                self.categorical[name][value] += 1
-                continue
-            stat = self.stats[name]
-            stat.present += 1
-            stat.total += float(value)
-        for name, reason in result.get("missing", {}).items():
-            if name == "diagnosis":
-                self.undiagnosed[reason] += 1
-            else:
-                self.stats[name].absent[reason] += 1
-        cell = result.get("scores", {}).get("diagnosis")
-        if isinstance(cell, str):
-            self.cells.setdefault(cell, []).append(tid)
-        for stage, verdict in (verdicts if verdicts is not None else stage_verdicts(result)).items():
-            self.stages[stage].add(verdict, tid)
-        fabricated = _num(result.get("scores", {}).get("citation.fabricated_count"))
-        if fabricated:
-            self.fabricated[tid] = fabricated
-
-    @property
-    def diagnosed(self) -> int:
-        return sum(len(ids) for ids in self.cells.values())
-
-
-def summarize(results: Iterable[Mapping[str, Any]]) -> Summary:
-    """A Summary of many result lines."""
-    summary = Summary()
-    for result in results:
-        summary.add(result)
-    return summary
 
 
 @dataclass(frozen=True)

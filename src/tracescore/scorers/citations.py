@@ -18,9 +18,16 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from tracescore.catalog import CITATION_COVERAGE, CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE
+from tracescore.scorers.sentences import (
+    MAX_ANSWER_CHARS,
+    CitedSentence,
+    ParsedAnswer,
+    parse_answer,
+    reference_target,
+    split_sentences,
+)
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 from tracescore.urls import is_url, normalize_url
@@ -41,59 +48,12 @@ __all__ = [
 
 SCORER_VERSION = "citations-1"
 
-# Per-trace guard: past these, the scorer scores what it read and says what it left out (never stalls on one trace).
-MAX_ANSWER_CHARS = 500_000  # answer characters parsed for sentences and citations
+# Per-trace guard (with ``MAX_ANSWER_CHARS``): past these, the scorer scores what it read and says what it left out.
 MAX_CITATIONS = 5_000  # explicit ``trace.citations`` entries read
 MAX_HITS = 50_000  # search hits and fetches read to decide what the agent saw
 _MAX_SENTENCE_SEARCHES = 200  # explicit citations whose sentence is not a whole answer sentence, looked up by text
 
-_REF_LINE = re.compile(r"^\s*(?:[-*]\s*)?\[(\d{1,3})\]\s*:?\s*(?P<rest>.*\S)?\s*$")
-# matched on the stripped line: "\s*:?\s*$" on raw text backtracks quadratically over a long run of spaces
-_REF_HEADING = re.compile(r"(?:#+\s*)?\**(references|sources|citations|bibliography)\**(?:\s*:)?$", re.IGNORECASE)
-_MARKER = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\](?!\()")
-_MD_LINK = re.compile(r"\[([^\[\]\n]*)\]\(((?:[^\s()]|\([^\s()]*\))+)\)")
-_BARE_URL = re.compile(r"(?<!\w)https?://[^\s<>\]\"']+", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\[\"'(*]*[A-Z0-9])|\n+")
-_MARKERS_AFTER_STOP = re.compile(r"([.!?])((?:\s*\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])+)")
-_LEADING_MARKERS = re.compile(r"^(\s*\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])+")
-_URL_IN_TEXT = re.compile(r"https?://\S+", re.IGNORECASE)
 _FAILED_STATUS = re.compile(r"^(4|5)\d\d$|error|fail|timeout", re.IGNORECASE)
-_WORD = re.compile(r"[^\W\d_]")  # a sentence must contain a letter: "1." or "[3]." is not a sentence
-# "1. Item", "2) Item", "- Item", "* Item", "• Item", and ExpertQA's "1[1]. Item" (a citation glued to the number)
-_LIST_MARKER = re.compile(
-    r"^(?P<indent>\s*)(?:\d{1,3}(?P<cites>(?:\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])*)[.)]|[-*+\u2022])[ \t]+(?=\S)"
-)
-_HEADING = re.compile(r"#{1,6}\s|(?:\*\*|__)[^*_]+(?:\*\*|__)(?:\s*:)?$|[=\-]{3,}$")  # on the stripped line
-_FIRST_STOP = re.compile(r"[.!?](?=\s|$)")
-
-
-@dataclass
-class CitedSentence:
-    """One answer sentence and what it cites: inline markers (resolved or not) and direct links."""
-
-    text: str
-    markers: list[str] = field(default_factory=list)
-    links: list[str] = field(default_factory=list)
-
-    @property
-    def cited(self) -> bool:
-        return bool(self.markers or self.links)
-
-
-@dataclass
-class ParsedAnswer:
-    """The answer split into sentences with their citations, and the reference list it ends with."""
-
-    sentences: list[CitedSentence]
-    references: dict[str, str]
-    unresolved_markers: list[str]
-    truncated: bool = False  # the answer was longer than MAX_ANSWER_CHARS; the rest was not read
-
-    @property
-    def uncited_references(self) -> list[str]:
-        """Reference-list markers that no sentence cites (listed but never used)."""
-        used = {m for s in self.sentences for m in s.markers}
-        return [m for m in self.references if m not in used]
 
 
 @dataclass(frozen=True)
@@ -111,98 +71,6 @@ class CitationRow:
     @property
     def fabricated(self) -> bool:
         return self.kind != "text" and not self.seen
-
-
-def _trim_url(url: str) -> str:
-    """Drop sentence punctuation after a URL, and closing parentheses that it does not open (``(see https://…/a)``)."""
-    while url and (url[-1] in ".,;:!?'\"" or (url[-1] == ")" and url.count("(") < url.count(")"))):
-        url = url[:-1]
-    return url
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split prose into sentences; a run of markers opening a sentence belongs to the one before it."""
-    text = _MARKERS_AFTER_STOP.sub(r"\2\1", text)
-    pieces = [p.strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
-    out: list[str] = []
-    for piece in pieces:
-        lead = _LEADING_MARKERS.match(piece)
-        if lead and out:
-            out[-1] = f"{out[-1]} {lead.group(0).strip()}"
-            piece = piece[lead.end() :].strip()
-        if piece and _WORD.search(_MARKER.sub("", piece)):
-            out.append(piece)
-        elif piece and out and _MARKER.search(piece):  # stray markers belong to the sentence before; "3." is dropped
-            out[-1] = f"{out[-1]} {piece}"
-    return out
-
-
-def _strip_list_marker(line: str) -> str:
-    """A list item without its marker; a citation glued to the number (``1[1]. Item.``) goes to the item's first
-    sentence (``Item [1].``)."""
-    found = _LIST_MARKER.match(line)
-    if not found:
-        return line
-    item = found.group("indent") + line[found.end() :]
-    cites = found.group("cites")
-    if not cites:
-        return item
-    stop = _FIRST_STOP.search(item)
-    at = stop.start() if stop else len(item.rstrip())
-    return f"{item[:at]} {cites}{item[at:]}"
-
-
-@lru_cache(maxsize=16)
-def parse_answer(answer: str) -> ParsedAnswer:
-    """Split ``answer`` into cited sentences and its reference list (``[n] URL`` / ``[n]: URL`` lines).
-
-    Memoised on the answer text, so the scorers and the pipeline parse one answer once; treat the result as read-only.
-    Only the first ``MAX_ANSWER_CHARS`` characters are read (see ``ParsedAnswer.truncated``).
-    """
-    truncated = len(answer) > MAX_ANSWER_CHARS
-    answer = answer[:MAX_ANSWER_CHARS]
-    body_lines: list[str] = []
-    references: dict[str, str] = {}
-    in_reference_list = False
-    for line in answer.splitlines():
-        stripped = line.strip()
-        if _REF_HEADING.match(stripped):
-            in_reference_list = True
-            continue
-        ref = _REF_LINE.match(line)
-        rest = (ref.group("rest") or "") if ref else ""
-        if ref and rest and len(_MARKER.findall(line)) == 1 and (in_reference_list or _URL_IN_TEXT.search(rest)):
-            references.setdefault(ref.group(1), rest.strip())
-            continue
-        if _HEADING.match(stripped):
-            continue
-        body_lines.append(_strip_list_marker(line))
-    sentences: list[CitedSentence] = []
-    unresolved: list[str] = []
-    for text in split_sentences("\n".join(body_lines)):
-        links = [m.group(2) for m in _MD_LINK.finditer(text)]
-        without_links = _MD_LINK.sub(" ", text)
-        links += [_trim_url(u) for u in _BARE_URL.findall(without_links)]
-        markers: list[str] = []
-        for group in _MARKER.findall(without_links):
-            for num in re.split(r"\s*[,;]\s*", group):
-                if num not in markers:
-                    markers.append(num)
-        for num in markers:
-            if num not in references and num not in unresolved:
-                unresolved.append(num)
-        sentences.append(CitedSentence(text=text, markers=markers, links=links))
-    return ParsedAnswer(
-        sentences=sentences, references=references, unresolved_markers=unresolved, truncated=truncated
-    )
-
-
-def _reference_target(ref: str) -> tuple[str, str]:
-    """(kind, target) of a reference-list entry: its URL when it has one, else its text."""
-    url = _URL_IN_TEXT.search(ref)
-    if url:
-        return "url", _trim_url(url.group(0))
-    return "text", ref
 
 
 @dataclass(frozen=True)
@@ -322,7 +190,7 @@ def _rows_of(trace: Trace, parsed: ParsedAnswer | None = None) -> _RowsMemo:
     for index, sentence in enumerate(parsed.sentences):
         for marker in sentence.markers:
             if marker in parsed.references:
-                add(index, marker, *_reference_target(parsed.references[marker]))
+                add(index, marker, *reference_target(parsed.references[marker]))
         for link in sentence.links:
             add(index, None, "url" if is_url(link) else "text", link)
     explicit = trace.citations or []

@@ -14,24 +14,30 @@ the labels (expected answer).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from tracescore.errors import JudgeError
-from tracescore.judge.passages import MAX_SHARE, chunk_text, select_passages
+from tracescore.judge.passages import MAX_SHARE
 from tracescore.judge.pricing import estimate_cost
-from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest
+from tracescore.judge.protocol import Judge, JudgeReply
 from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import load_rubric
-from tracescore.scorers.citations import ParsedAnswer, citation_rows, parse_answer
+from tracescore.scorers.citations import citation_rows
+from tracescore.scorers.grounding_call import (
+    EvidenceDoc,
+    GroundingCall,
+    Judgement,
+    collect_evidence,
+    escape_tags,
+    grounding_call,
+    grounding_request,
+)
 from tracescore.scorers.partial import merge_partial_definition, merge_partial_verdicts
+from tracescore.scorers.sentences import ParsedAnswer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
-from tracescore.urls import normalize_url
 
 __all__ = [
     "BUDGET_REASON",
@@ -60,85 +66,6 @@ NO_JUDGE = "no judge configured"
 JUDGE_ERROR = "judge_error"
 BUDGET_REASON = "judge budget spent"
 _RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
-_FAILED_STATUS = re.compile(r"^(4|5)\d\d$|error|fail|timeout", re.IGNORECASE)
-_MARKERS = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]")
-_TAG = re.compile(r"<(?=[/?]?[A-Za-z_]|!)")
-"""The ``<`` of anything tag-shaped (``<system>``, ``</document>``, ``<!--``, ``<?xml``); ``a < b`` stays as is."""
-
-
-# -- the judge's reply shape (structured output) --------------------------------------------------------------
-class Evidence(BaseModel):
-    doc_id: str
-    verdict: Literal["supported", "partial", "contradicted"]
-    quote: str
-
-
-class JudgedClaim(BaseModel):
-    sentence: int
-    text: str
-    evidence: list[Evidence]
-    reason: str
-
-
-class Judgement(BaseModel):
-    claims: list[JudgedClaim] = Field(description="the answer's atomic factual claims, in answer order")
-
-
-# -- evidence -------------------------------------------------------------------------------------------------
-@dataclass
-class EvidenceDoc:
-    """One document as the agent saw it: a fetched page's text, or the snippets of a search hit never fetched."""
-
-    ref: str  # doc_id, else the URL
-    text: str
-    kind: Literal["fetched", "snippet"]
-    url: str | None = None
-    doc_id: str | None = None
-    keys: set[str] = field(default_factory=set)
-
-    @property
-    def name(self) -> str:
-        return self.doc_id or self.url or self.ref
-
-
-def _keys(url: str | None, doc_id: str | None) -> set[str]:
-    return ({normalize_url(url)} if url else set()) | ({doc_id} if doc_id else set())
-
-
-def collect_evidence(trace: Trace) -> list[EvidenceDoc]:
-    """Fetched pages (successful fetches, text as stored) and the search snippets of pages never fetched."""
-    docs: list[EvidenceDoc] = []
-
-    def find(keys: set[str]) -> EvidenceDoc | None:
-        return next((d for d in docs if d.keys & keys), None)
-
-    for fetch in trace.fetches:
-        failed = fetch.status is not None and bool(_FAILED_STATUS.search(str(fetch.status)))
-        if failed or not fetch.text.strip():
-            continue
-        keys = _keys(fetch.url, fetch.doc_id)
-        known = find(keys)
-        if known is not None:
-            if fetch.text not in known.text:
-                known.text += "\n\n" + fetch.text
-            known.keys |= keys
-            continue
-        ref = fetch.doc_id or fetch.url or f"fetch-{len(docs) + 1}"
-        docs.append(EvidenceDoc(ref, fetch.text, "fetched", fetch.url, fetch.doc_id, keys))
-    for search in trace.searches:
-        for hit in search.hits:
-            if not hit.snippet or not hit.snippet.strip():
-                continue
-            keys = _keys(hit.url, hit.doc_id)
-            known = find(keys)
-            if known is not None:
-                if known.kind == "snippet" and hit.snippet not in known.text:
-                    known.text += "\n" + hit.snippet
-                continue
-            ref = hit.doc_id or hit.url or f"hit-{len(docs) + 1}"
-            text = f"{hit.title}\n{hit.snippet}" if hit.title else hit.snippet
-            docs.append(EvidenceDoc(ref, text, "snippet", hit.url, hit.doc_id, keys))
-    return docs
 
 
 # -- per-claim rows (kept in the local store) -----------------------------------------------------------------
@@ -162,70 +89,6 @@ class ClaimRow:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-# -- the request ----------------------------------------------------------------------------------------------
-def _escape(text: str) -> str:
-    """Text inside the request opens no tag at all: the ``<`` of every tag-like sequence becomes ``&lt;``."""
-    return _TAG.sub("&lt;", text)
-
-
-def _passages(doc: EvidenceDoc, queries: Sequence[str], max_share: float) -> str:
-    out: list[str] = []
-    last = -1
-    for passage in select_passages(chunk_text(doc.text), queries, max_share=max_share):
-        if out and passage.index != last + 1:
-            out.append("[…]")
-        out.append(passage.text)
-        last = passage.index
-    return "\n".join(out)
-
-
-def grounding_request(
-    trace: Trace, sentences: Sequence[str], docs: Sequence[EvidenceDoc], *, max_share: float = MAX_SHARE
-) -> tuple[JudgeRequest, dict[str, EvidenceDoc]]:
-    """The one judge call of a trace (question, numbered answer sentences, delimited evidence) and its doc ids."""
-    lines = [f"<question>{_escape(trace.question)}</question>", "<answer>"]
-    lines += [f'<sentence n="{i}">{_escape(s)}</sentence>' for i, s in enumerate(sentences)]
-    lines += ["</answer>", "<documents>"]
-    queries = [_MARKERS.sub(" ", s) for s in sentences]
-    labels: dict[str, EvidenceDoc] = {}
-    for n, doc in enumerate(docs, start=1):
-        label = f"D{n}"
-        labels[label] = doc
-        source = "fetched page" if doc.kind == "fetched" else "search result snippet"
-        url = f' url="{_escape(doc.url).replace(chr(34), "%22")}"' if doc.url else ""
-        body = _escape(_passages(doc, queries, max_share))
-        lines.append(f'<document id="{label}" source="{source}"{url}>\n{body}\n</document>')
-    lines.append("</documents>")
-    return JudgeRequest(load_rubric("grounding"), "\n".join(lines), Judgement), labels
-
-
-@dataclass(frozen=True)
-class GroundingCall:
-    """The one judge call scoring a trace makes: the request, its document labels and the parsed answer."""
-
-    request: JudgeRequest
-    labels: dict[str, EvidenceDoc]
-    parsed: ParsedAnswer
-    docs: list[EvidenceDoc]
-
-    @property
-    def sentences(self) -> int:
-        return len(self.parsed.sentences)
-
-
-def grounding_call(trace: Trace, *, max_share: float = MAX_SHARE) -> GroundingCall | str:
-    """The judge call of ``trace`` (the scorer, the batch prefill and the dry run all use this), or why none."""
-    if not trace.answer.strip():
-        return "empty answer"
-    parsed = parse_answer(trace.answer)
-    sentences = [s.text for s in parsed.sentences]
-    if not sentences:
-        return "answer has no sentences"
-    docs = collect_evidence(trace)
-    request, labels = grounding_request(trace, sentences, docs, max_share=max_share)
-    return GroundingCall(request, labels, parsed, docs)
 
 
 # -- the scorer -----------------------------------------------------------------------------------------------
@@ -331,7 +194,7 @@ def _verify(judgement: Judgement, labels: dict[str, EvidenceDoc], n_sentences: i
 
 def _quoted(quote: str, text: str) -> bool:
     """The quote is in the document as stored, or as the judge saw it (tag-like text escaped)."""
-    return verify_quote(quote, text).found or ("&lt;" in quote and verify_quote(quote, _escape(text)).found)
+    return verify_quote(quote, text).found or ("&lt;" in quote and verify_quote(quote, escape_tags(text)).found)
 
 
 def _add_citations(trace: Trace, parsed: ParsedAnswer, judged: _Judged, docs: list[EvidenceDoc]) -> None:

@@ -16,23 +16,27 @@ its status; a page that failed or came back empty is never labelled (it did not 
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Protocol
-from urllib.parse import urlsplit
-
-from pydantic import BaseModel, Field
+from typing import Any, Literal
 
 from tracescore.errors import JudgeError
-from tracescore.judge.passages import MAX_SHARE, approx_tokens, chunk_text, select_passages
+from tracescore.judge.passages import MAX_SHARE, approx_tokens
 from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
 from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import load_rubric
+from tracescore.scorers.complementarity import Complementarity, complementarity, support_rows
+from tracescore.scorers.surface_call import (
+    MAX_CALL_TOKENS,
+    SurfaceItem,
+    SurfaceJudgement,
+    collect_items,
+    gold_text,
+    render_surface,
+    surface_requests,
+)
 from tracescore.scores import Score, absent, score
-from tracescore.trace import Hit, Trace
-from tracescore.urls import normalize_url
+from tracescore.trace import Trace
 
 __all__ = [
     "CELLS",
@@ -71,163 +75,7 @@ CELLS = ("smart", "missed", "blind", "noop")
 NO_JUDGE = "no judge configured"
 JUDGE_ERROR = "judge_error"
 BUDGET_REASON = "judge budget spent"
-MAX_CALL_TOKENS = 12_000  # items are packed into one call up to this many tokens; a wider trace takes a few calls
-_FAILED_STATUS = re.compile(r"^(4|5)\d\d$|error|fail|timeout", re.IGNORECASE)
-_TAG = re.compile(r"<(/?)(items?|surface|page|question|gold_answer)\b", re.IGNORECASE)
 Label = Literal["supports", "contradicts", "neither"]
-
-
-# -- the oracle's reply shape (structured output): only supports/contradicts are listed ----------------------------
-class PartLabel(BaseModel):
-    id: str = Field(description="the item id, e.g. U3")
-    part: Literal["surface", "page"]
-    label: Literal["supports", "contradicts"]
-    quote: str
-
-
-class SurfaceJudgement(BaseModel):
-    labels: list[PartLabel] = Field(description="every surface or page that supports or contradicts; others: neither")
-
-
-# -- items ----------------------------------------------------------------------------------------------------------
-@dataclass
-class SurfaceItem:
-    """One URL the agent saw: where it ranked, its surface as shown, and whether (and what) it fetched."""
-
-    key: str
-    url: str | None
-    rank: int | None = None  # best rank within its own search call; None for a page fetched without a search hit
-    search: int | None = None  # index of the search call where it ranked best
-    surface: str | None = None
-    fetched: bool = False
-    page: str | None = None  # the stored text of a successful fetch
-
-    @property
-    def domain(self) -> str:
-        return (urlsplit(self.url).hostname or "") if self.url else ""
-
-
-def render_surface(hit: Hit) -> str:
-    """A hit's surface as the oracle labels it: the fields the agent saw, in a fixed order (absent ones left out)."""
-    lines = [f"title: {hit.title}"] if hit.title else []
-    if hit.url:
-        lines += [f"url: {hit.url}", f"domain: {urlsplit(hit.url).hostname or ''}"]
-    elif hit.doc_id:
-        lines.append(f"doc_id: {hit.doc_id}")
-    if hit.snippet:
-        lines.append(f"snippet: {hit.snippet}")
-    meta = dict(hit.metadata) | ({"score": hit.score} if hit.score is not None else {})
-    if meta:
-        lines.append(f"metadata: {json.dumps(meta, sort_keys=True, ensure_ascii=False, default=str)}")
-    return "\n".join(lines)
-
-
-def _key(url: str | None, doc_id: str | None) -> str | None:
-    return normalize_url(url) if url else doc_id
-
-
-def collect_items(trace: Trace) -> list[SurfaceItem]:
-    """Every URL seen in a search result (first seen first), then pages fetched without a hit; fetches attached."""
-    items: dict[str, SurfaceItem] = {}
-    aliases: dict[str, str] = {}  # doc_id → key, so a fetch naming only the doc id finds its hit
-    for s_index, search in enumerate(trace.searches):
-        for rank, hit in search.ranked_hits():
-            key = _key(hit.url, hit.doc_id)
-            if key is None:
-                continue
-            if hit.doc_id:
-                aliases.setdefault(hit.doc_id, key)
-            item = items.get(key)
-            text = render_surface(hit)
-            if item is None:
-                items[key] = SurfaceItem(key, hit.url, rank, s_index, text)
-                continue
-            if item.surface is not None and text not in item.surface:
-                item.surface += "\n" + text  # shown again, differently: the agent saw both
-            if item.rank is None or rank < item.rank:
-                item.rank, item.search = rank, s_index
-    for fetch in trace.fetches:
-        key = _key(fetch.url, fetch.doc_id)
-        if key is None:
-            continue
-        key = key if key in items else aliases.get(fetch.doc_id or "", key)
-        item = items.setdefault(key, SurfaceItem(key, fetch.url))
-        item.fetched = True
-        failed = fetch.status is not None and bool(_FAILED_STATUS.search(str(fetch.status)))
-        if not failed and fetch.text.strip():
-            item.page = fetch.text if item.page is None or fetch.text in item.page else item.page + "\n\n" + fetch.text
-    return list(items.values())
-
-
-def gold_text(trace: Trace) -> tuple[str | None, str | None]:
-    """The gold answer the oracle labels against, or None with the reason it is absent."""
-    labels = trace.labels
-    if labels.expect_refusal:
-        return None, "refusal case: no gold answer for the surface to support"
-    if labels.gold_answer and labels.gold_answer.strip():
-        return labels.gold_answer.strip(), None
-    if labels.expected_answer_contains:
-        return "; ".join(labels.expected_answer_contains), None
-    return None, "no gold_answer or expected_answer_contains label"
-
-
-# -- the request ----------------------------------------------------------------------------------------------------
-def _escape(text: str) -> str:
-    """Text inside the request cannot open or close our delimiters: tag-like sequences are neutralised."""
-    return _TAG.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
-
-
-def _page_passages(page: str, queries: Sequence[str], max_share: float) -> str:
-    out: list[str] = []
-    last = -1
-    for passage in select_passages(chunk_text(page), queries, max_share=max_share):
-        if out and passage.index != last + 1:
-            out.append("[…]")
-        out.append(passage.text)
-        last = passage.index
-    return "\n".join(out)
-
-
-def _item_block(label: str, item: SurfaceItem, queries: Sequence[str], max_share: float) -> str:
-    if item.surface is not None:
-        parts = [f'<item id="{label}">', f"<surface>\n{_escape(item.surface)}\n</surface>"]
-    else:  # fetched without appearing in a search result: a page, no surface
-        url = (item.url or item.key).replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
-        parts = [f'<item id="{label}" url="{url}" note="fetched directly, no search result">']
-    if item.page is not None:
-        parts.append(f"<page>\n{_escape(_page_passages(item.page, queries, max_share))}\n</page>")
-    parts.append("</item>")
-    return "\n".join(parts)
-
-
-def surface_requests(
-    trace: Trace,
-    items: Sequence[SurfaceItem],
-    gold: str,
-    *,
-    max_share: float = MAX_SHARE,
-    max_call_tokens: int = MAX_CALL_TOKENS,
-) -> list[tuple[JudgeRequest, dict[str, SurfaceItem]]]:
-    """The oracle calls of a trace (usually one), each with its item ids; question and gold are the shared prefix."""
-    rubric = load_rubric("surface")
-    prefix = f"<question>{_escape(trace.question)}</question>\n<gold_answer>{_escape(gold)}</gold_answer>"
-    queries = [f"{trace.question} {gold}", gold]
-    calls: list[tuple[list[str], dict[str, SurfaceItem]]] = []
-    used = max_call_tokens  # forces a first call
-    for n, item in enumerate(items, start=1):
-        label = f"U{n}"
-        block = _item_block(label, item, queries, max_share)
-        size = approx_tokens(block)
-        if used + size > max_call_tokens and not (calls and not calls[-1][0]):
-            calls.append(([], {}))
-            used = 0
-        calls[-1][0].append(block)
-        calls[-1][1][label] = item
-        used += size
-    return [
-        (JudgeRequest(rubric, "<items>\n" + "\n".join(blocks) + "\n</items>", SurfaceJudgement, prefix=prefix), ids)
-        for blocks, ids in calls
-    ]
 
 
 # -- per-URL rows ---------------------------------------------------------------------------------------------------
@@ -450,73 +298,3 @@ def take_url_rows(scores: dict[str, Score]) -> list[UrlRow]:
     return rows
 
 
-# -- complementarity across providers (pure, over results) ---------------------------------------------------------
-@dataclass(frozen=True)
-class Complementarity:
-    """Same questions, several providers: whose surface supported which question, alone or together."""
-
-    providers: tuple[str, ...]
-    questions: int  # questions that ran on at least two providers with a surface label
-    supported: dict[str, int]  # provider → questions its surface supported
-    only: dict[str, list[str]]  # provider → questions only its surface supported
-    union: int  # questions at least one provider's surface supported
-    none: list[str]  # questions no provider's surface supported
-
-
-class _Scored(Protocol):
-    @property
-    def scores(self) -> Mapping[str, Score]: ...
-
-    @property
-    def metadata(self) -> Mapping[str, Any]: ...
-
-
-def _lookup(result: _Scored, key: str) -> str | None:
-    if key == "trace_id":
-        value = getattr(result, "trace_id", None)
-    else:
-        value = result.metadata.get(key.removeprefix("metadata."))
-    return None if value is None else str(value)
-
-
-def support_rows(
-    results: Iterable[_Scored], *, case_key: str = "trace_id", provider_key: str = "metadata.provider"
-) -> list[tuple[str, str, bool | None]]:
-    """(case, provider, surface.support_any) per result (``TraceResult``); results missing a key are left out."""
-    out: list[tuple[str, str, bool | None]] = []
-    for result in results:
-        case, provider = _lookup(result, case_key), _lookup(result, provider_key)
-        if case is None or provider is None:
-            continue
-        found = result.scores.get("surface.support_any")
-        value = found.value if found is not None else None
-        out.append((case, provider, value if isinstance(value, bool) else None))
-    return out
-
-
-def complementarity(rows: Iterable[tuple[str, str, bool | None]]) -> Complementarity:
-    """From (case key, provider, surface.support_any) rows: per-provider support, sole support and the union.
-
-    Only questions that ran on at least two providers count; an absent support (None) is left out, never read as
-    False. A provider that ran a question twice supports it when any run's surface did.
-    """
-    by_case: dict[str, dict[str, bool]] = {}
-    for case, provider, ok in rows:
-        if ok is None:
-            continue
-        seen = by_case.setdefault(case, {})
-        seen[provider] = seen.get(provider, False) or ok
-    shared = {c: p for c, p in by_case.items() if len(p) >= 2}
-    providers = tuple(sorted({p for per in shared.values() for p in per}))
-    supported = {p: sum(1 for per in shared.values() if per.get(p)) for p in providers}
-    only: dict[str, list[str]] = {p: [] for p in providers}
-    union = 0
-    none: list[str] = []
-    for case in sorted(shared):
-        yes = [p for p, ok in shared[case].items() if ok]
-        union += bool(yes)
-        if len(yes) == 1:
-            only[yes[0]].append(case)
-        if not yes:
-            none.append(case)
-    return Complementarity(providers, len(shared), supported, only, union, none)

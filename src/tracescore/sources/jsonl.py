@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,8 +19,6 @@ def read_jsonl(path: str | Path | IO[bytes]) -> Iterator[Record]:
     """Yield every non-blank line of a JSONL file (``-`` or a binary stream for stdin) with its 1-based number."""
     if isinstance(path, str | Path):
         if str(path) == "-":
-            import sys
-
             yield from _lines(sys.stdin.buffer)
             return
         try:

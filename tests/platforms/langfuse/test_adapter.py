@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import SHARED_DATA
 from tests.fakes.langfuse_data import make_trace
-from tracescore.adapters.fields import MappingConfig
+from tracescore.adapters.mapping import MappingConfig
 from tracescore.errors import AdapterError
 from tracescore.platforms.langfuse.adapter import langfuse_adapter, trace_from_observations
 from tracescore.trace import FetchStep, SearchStep

@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import SHARED_DATA
 from tests.fakes.langsmith_runs import load_samples, run_tree
-from tracescore.adapters.fields import MappingConfig
+from tracescore.adapters.mapping import MappingConfig
 from tracescore.engine.pipeline import score_trace
 from tracescore.errors import AdapterError
 from tracescore.platforms.langsmith.adapter import langsmith_adapter, merge_ingest, trace_from_langsmith

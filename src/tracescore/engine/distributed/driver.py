@@ -11,6 +11,7 @@ Ray is imported here only when a run starts (``pip install 'tracescore[ray]'``).
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -160,7 +161,6 @@ def _start(settings: RaySettings) -> bool:
         raise ConfigError(f"--engine ray needs Ray ({exc}): pip install 'tracescore[ray]'") from exc
     if ray.is_initialized():
         return False
-    import os
 
     address = settings.address or os.environ.get("RAY_ADDRESS")
     ray.init(

@@ -16,6 +16,7 @@ from typing import Any
 from tracescore.engine.distributed.cache import ParquetJudgeCache
 from tracescore.engine.judging import JudgePool
 from tracescore.errors import JudgeError
+from tracescore.judge.anthropic import TIMEOUT_SECONDS, AnthropicJudge
 from tracescore.judge.cache import CachingJudge
 from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest, JudgeUsage
 
@@ -64,7 +65,6 @@ class JudgeWorker:
         self._pending: dict[str, asyncio.Future[JudgeReply | _Failed]] = {}
 
     def _judge_for_thread(self) -> Judge:
-        from tracescore.judge.anthropic import TIMEOUT_SECONDS, AnthropicJudge
 
         try:  # the HTTP package the installed anthropic SDK takes (httpx2 from 2.14 on, httpx before)
             import httpx2 as http

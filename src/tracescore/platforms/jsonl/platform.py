@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tracescore.adapters import Adapter, trace_from_json
-from tracescore.adapters.fields import MappingConfig
+from tracescore.adapters.mapping import MappingConfig
 from tracescore.errors import ConfigError
 from tracescore.platforms.base import EVERYTHING, Parts, PlatformContext
 from tracescore.sources.base import Record

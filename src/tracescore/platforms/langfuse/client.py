@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracescore.errors import ConfigError
 from tracescore.retry import RetryPolicy, Verdict
+from tracescore.version import __version__
 
 if TYPE_CHECKING:
     from langfuse.api import LangfuseAPI
@@ -74,8 +75,6 @@ def make_client(
         from langfuse.api import LangfuseAPI
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ConfigError("the langfuse source needs the langfuse SDK: pip install 'tracescore[langfuse]'") from exc
-    from tracescore import __version__
-
     hooks = {"request": [on_request]} if on_request is not None else None
     with httpx.Client(timeout=timeout, follow_redirects=True, event_hooks=hooks) as http:
         yield LangfuseAPI(

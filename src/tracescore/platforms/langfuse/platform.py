@@ -11,7 +11,8 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from tracescore.adapters.fields import MappingConfig, split_path
+from tracescore.adapters.fields import split_path
+from tracescore.adapters.mapping import MappingConfig
 from tracescore.errors import SinkError
 from tracescore.platforms.base import Parts, PlatformContext
 from tracescore.platforms.langfuse.adapter import langfuse_adapter

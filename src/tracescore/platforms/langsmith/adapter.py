@@ -16,24 +16,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tracescore.adapters.fields import (
-    MISSING,
-    MappingConfig,
-    answer_text,
-    builtin_search,
-    extract_hits,
-    extract_labels,
-    extract_text,
-    find_flat,
-    first_path,
-    note,
-    parse_maybe_json,
-    question_text,
-    text_of,
-    tool_output,
-    tool_semantics,
-)
+from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json
+from tracescore.adapters.hits import extract_hits, find_flat, tool_output, tool_semantics
 from tracescore.adapters.jsonl import describe_validation_error
+from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
+from tracescore.adapters.notes import note
+from tracescore.adapters.provider_search import builtin_search
+from tracescore.adapters.text import extract_text, text_of
 from tracescore.errors import AdapterError
 from tracescore.trace import BlindSpot, Citation, FetchStep, Labels, SearchStep, Trace
 

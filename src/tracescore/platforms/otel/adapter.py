@@ -14,22 +14,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tracescore.adapters.fields import (
-    MISSING,
-    MappingConfig,
-    answer_text,
-    extract_hits,
-    extract_labels,
-    extract_text,
-    first_path,
-    note,
-    parse_maybe_json,
-    question_text,
-    text_of,
-    tool_semantics,
-    unflatten_indexed,
-)
+from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json, unflatten_indexed
+from tracescore.adapters.hits import extract_hits, tool_semantics
 from tracescore.adapters.jsonl import describe_validation_error
+from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
+from tracescore.adapters.notes import note
+from tracescore.adapters.text import extract_text, text_of
 from tracescore.errors import AdapterError, InputError
 from tracescore.platforms.otel.spans import group_spans, read_spans
 from tracescore.trace import BlindSpot, FetchStep, Labels, SearchStep, Trace

@@ -1,0 +1,89 @@
+"""One result line read by stage: pass/fail per stage, the stage of a score name, a field by path (report and gate)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from tracescore import catalog
+from tracescore.scorers.diagnosis import MIN_GROUNDING, MIN_RECALL
+
+__all__ = [
+    "STAGES",
+    "as_number",
+    "by_stage",
+    "field_value",
+    "score_stage",
+    "stage_verdicts",
+]
+
+
+# the catalog's stages that have a pass/fail verdict per trace (surface has counts, diagnosis is the cell itself)
+STAGES: tuple[str, ...] = tuple(s for s in catalog.STAGES if s in ("retrieval", "grounding", "citations", "answer"))
+_RESULT_KEYS = frozenset(
+    ("trace_id", "scores", "missing", "errors", "notes", "comments", "line", "timestamp", "metadata", "judge")
+)
+
+
+def as_number(value: object) -> float | None:
+    """A score value as a number (booleans count as 0/1); None for text or a missing value."""
+    return float(value) if isinstance(value, bool | int | float) else None
+
+
+def stage_verdicts(result: Mapping[str, Any], *, unread_fails: bool = True) -> dict[str, bool | None]:
+    """Pass (True), fail (False) or undecided (None) per stage of one result line, from its scores.
+
+    retrieval and answer come from the ``diagnosis`` cell (answer from ``answer.correct`` first); grounding from
+    the grounded/ungrounded row or ``grounding.rate``; citations pass when no cited URL is fabricated or (unless
+    ``unread_fails`` is off) unread.
+    """
+    scores: Mapping[str, Any] = result.get("scores") or {}
+    cell = scores.get("diagnosis")
+    row, _, col = cell.partition("/") if isinstance(cell, str) else ("", "", "")
+    out: dict[str, bool | None] = dict.fromkeys(STAGES)
+    if row:
+        out["retrieval"] = row != "retrieval_fail"
+    else:
+        recall = next((as_number(v) for n, v in scores.items() if n.startswith("retrieval.recall_at_")), None)
+        out["retrieval"] = None if recall is None else recall >= MIN_RECALL
+    if row in ("grounded", "ungrounded"):
+        out["grounding"] = row == "grounded"
+    elif (rate := as_number(scores.get("grounding.rate"))) is not None:
+        out["grounding"] = rate >= MIN_GROUNDING
+    correct = scores.get("answer.correct")
+    if isinstance(correct, bool):
+        out["answer"] = correct
+    elif col:
+        out["answer"] = col == "right"
+    fabricated = as_number(scores.get("citation.fabricated_count"))
+    if fabricated is not None:
+        unread = (as_number(scores.get("citation.unfetched_rate")) or 0.0) if unread_fails else 0.0
+        out["citations"] = fabricated == 0 and unread == 0
+    return out
+
+
+def score_stage(name: str) -> str:
+    """The catalog stage of a score name (``other`` for a name the catalog does not hold)."""
+    found = catalog.entry(name.split("@", 1)[0])
+    return found.stage if found else "other"
+
+
+def by_stage(names: Iterable[str]) -> list[str]:
+    """Score names in the catalog's stage order (retrieval, grounding, citations, answer, …), by name within one."""
+    order: dict[str, int] = {stage: i for i, stage in enumerate(catalog.STAGES)}
+    return sorted(names, key=lambda n: (order.get(score_stage(n), len(order)), n))
+
+
+def field_value(result: Mapping[str, Any], path: str) -> str | None:
+    """The value at a dotted path of a result line (``metadata.provider``), as text; bare names look in metadata."""
+    parts = path.split(".")
+    node: Any = result if parts[0] in _RESULT_KEYS else result.get("metadata") or {}
+    for part in parts:
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    if node is None:
+        return None
+    if isinstance(node, list | tuple):
+        return ",".join(str(v) for v in node)
+    return str(node).lower() if isinstance(node, bool) else str(node)
