@@ -24,6 +24,7 @@ from click.testing import CliRunner
 from tests.conftest import REPO, SAMPLES
 from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.base import Request, Response
+from tests.fakes.exports import UNFINISHED, write_langfuse_export, write_langsmith_export
 from tracescore.adapters import trace_from_json
 from tracescore.cli import main
 from tracescore.engine.distributed import JudgeSpec, RaySettings, ScorerSpec, score_shards
@@ -183,6 +184,35 @@ def test_ray_scores_every_trace_exactly_like_the_local_engine_from_jsonl(
     report = CliRunner().invoke(main, ["report", str(tmp_path / "out" / "results")])
     assert report.exit_code == 0, report.output
     assert "38 traces scored" in report.output
+
+
+def test_a_langfuse_and_a_langsmith_export_score_on_ray_exactly_like_the_samples_from_jsonl(
+    cluster: str, tmp_path: Path
+) -> None:
+    """Issue #15, acceptance 1 on Ray: each export's shards run with its platform's adapter; every sample's line
+    equals the local engine's from ``cookbook/data/traces.jsonl``, score for score (no judge)."""
+    env = {"ANTHROPIC_API_KEY": ""}
+    base = CliRunner().invoke(main, ["score", str(SAMPLES), "--out", str(tmp_path / "jsonl.jsonl"), "--store",
+                                     str(tmp_path / "t.db"), "-q"], env=env)
+    assert base.exit_code == 0, base.output
+    baseline = {r["trace_id"]: r for r in map(json.loads, (tmp_path / "jsonl.jsonl").read_text().splitlines())}
+    expected = sum(len(r["scores"]) + len(r["missing"]) for r in baseline.values())
+    for kind, write in (("langfuse-export", write_langfuse_export), ("langsmith-export", write_langsmith_export)):
+        layout = write(tmp_path / kind)
+        out = tmp_path / f"{kind}-out"
+        result = CliRunner().invoke(main, ["score", str(tmp_path / kind), "--source", kind, "--engine", "ray",
+                                           "--out", str(out), "--store", str(tmp_path / "t.db")], env=env)
+        assert result.exit_code == 0, result.output
+        assert "2 shard(s): 2 scored now (38 traces), 0 done before, 0 failed" in result.output, result.output
+        got = {layout.sample_id(t): lines for t, lines in by_trace(out / "results").items()}
+        assert UNFINISHED not in got and got.keys() == baseline.keys(), kind
+        compared = 0
+        for trace_id, lines in got.items():
+            assert len(lines) == 1, (kind, trace_id)
+            for key in ("scores", "missing", "errors", "comments", "timestamp"):
+                assert lines[0].get(key) == baseline[trace_id].get(key), (kind, trace_id, key)
+            compared += len(lines[0]["scores"]) + len(lines[0]["missing"])
+        assert compared == expected > 400, kind
 
 
 def test_a_bad_line_is_reported_with_its_shard_and_line_and_the_rest_is_scored(cluster: str, tmp_path: Path) -> None:

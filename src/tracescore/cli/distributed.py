@@ -1,22 +1,29 @@
-"""``tracescore score FOLDER --engine ray --out DIR``: a folder of JSONL files (one shard each) scored on Ray, the
-results as one Parquet file per shard under ``DIR/results``; a re-run skips the shards already done."""
+"""``tracescore score FOLDER --engine ray --out DIR``: a folder of JSONL files (one shard each) or a platform export
+(``--source langfuse-export|langsmith-export``, its own shards and adapter) scored on Ray, the results as one Parquet
+file per shard under ``DIR/results``; a re-run skips the shards already done."""
 
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 from pathlib import Path
+from typing import cast
 
 import click
 from rich.console import Console
 
-from tracescore.adapters import trace_from_json
+from tracescore.adapters import Adapter, trace_from_json
 from tracescore.calibrate.carry import grounding_agreement
 from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail
 from tracescore.cli.scoring import ScoringOptions
+from tracescore.config import Config
 from tracescore.engine.distributed import JudgeSpec, RayRun, RaySettings, ScorerSpec, score_shards
+from tracescore.engine.setup import build_platform
 from tracescore.errors import ConfigError, InputError, TracescoreError
+from tracescore.limits import RateLimiter
 from tracescore.report.summary import Summary, render_terminal
 from tracescore.scorers.grounding import NO_JUDGE
+from tracescore.sources.base import ShardedSource
 from tracescore.sources.folder import FolderSource
 from tracescore.store import Store
 
@@ -28,13 +35,15 @@ def score_ray(
     out: str | None,
     options: ScoringOptions,
     *,
+    config: Config,
+    kind: str,
     store_path: str,
     quiet: bool,
     in_flight: int,
     judge_rps: float | None,
 ) -> None:
     """Check the options that go with ``--engine ray``, run it, print the stage table of every shard's results."""
-    if traces is None or not Path(traces).is_dir():
+    if traces is None or (kind == "jsonl" and not Path(traces).is_dir()):
         raise click.BadParameter(
             f"{traces!r} is not a folder; --engine ray reads a folder of .jsonl files (one shard each)",
             param_hint="TRACES",
@@ -50,9 +59,11 @@ def score_ray(
                                  param_hint="--max-cost")
     console = Console(quiet=quiet, width=max(120, Console().width))
     try:
-        spec, judge = _scoring(options, store_path, in_flight)
-        run = score_shards(FolderSource(traces), trace_from_json, out, spec, judge,
-                           RaySettings(workers=os.cpu_count() or 1, requests_per_second=judge_rps))
+        with ExitStack() as resources:
+            source, adapter = _sharded(config, kind, traces, resources)
+            spec, judge = _scoring(options, store_path, in_flight)
+            run = score_shards(source, adapter, out, spec, judge,
+                               RaySettings(workers=os.cpu_count() or 1, requests_per_second=judge_rps))
     except ConfigError as exc:
         fail(EXIT_USAGE, str(exc))
     except InputError as exc:
@@ -60,6 +71,17 @@ def score_ray(
     except TracescoreError as exc:
         fail(EXIT_ABORTED, str(exc))
     _finish(run, console, quiet=quiet)
+
+
+def _sharded(config: Config, kind: str, traces: str, resources: ExitStack) -> tuple[ShardedSource, Adapter]:
+    """The folder of JSONL files, or the export source and adapter built by the registry exactly as for
+    ``--engine local`` (both travel to the workers by pickle: the source with its shard plan, the adapter by value)."""
+    if kind == "jsonl":
+        return FolderSource(traces), trace_from_json
+    parts = build_platform(config, RateLimiter(None), resources, kind=kind, path=traces, write_back=False)
+    if not callable(getattr(parts.source, "shards", None)):
+        raise ConfigError(f"--source {kind} cannot be split into shards; score it with --engine local")
+    return cast(ShardedSource, parts.source), parts.adapter
 
 
 def _scoring(options: ScoringOptions, store_path: str, in_flight: int) -> tuple[ScorerSpec, JudgeSpec | None]:

@@ -58,8 +58,8 @@ class _Request:
     type=click.Choice(["local", "ray"]),
     default="local",
     show_default=True,
-    help="ray: TRACES is a folder of JSONL files, one Ray task per file, results per file under --out DIR;"
-    " a re-run skips the files done (pip install 'tracescore[ray]'; RAY_ADDRESS for a cluster).",
+    help="ray: TRACES is a folder of JSONL files or an export; one Ray task per file (shard), results per shard"
+    " under --out DIR; a re-run skips the shards done (pip install 'tracescore[ray]'; RAY_ADDRESS for a cluster).",
 )
 @click.option(
     "--judge-rps",
@@ -189,11 +189,11 @@ def score(
     options = _options(config, k, final_answer_prefix, no_judge, judge_model, max_cost)
     options = replace(options, check_links=check_links)  # off by default: it makes network requests
     if engine == "ray" or judge_rps is not None:
-        if engine != "ray" or source != "jsonl":
-            raise click.BadParameter("--engine ray scores a folder of JSONL files (--source jsonl); --judge-rps"
-                                     " goes with it", param_hint="--engine")
-
-        score_ray(traces, out, options, store_path=store_path, quiet=quiet,
+        if engine != "ray" or not registry.get(source).file:
+            raise click.BadParameter("--engine ray scores a folder of JSONL files or an export (--source jsonl,"
+                                     " langfuse-export, langsmith-export); --judge-rps goes with it",
+                                     param_hint="--engine")
+        score_ray(traces, out, options, config=config, kind=source, store_path=store_path, quiet=quiet,
                   in_flight=config.section("job").judge_concurrency, judge_rps=judge_rps)
         return
     for given, flag in ((traces if request.kind == "jsonl" else None, "TRACES"), (out, "--out")):
