@@ -6,6 +6,7 @@ the agreement.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -13,18 +14,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
 from tests.calibrate.helpers import MODEL, RUBRIC, scored_store
+from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.base import Fault
 from tests.fakes.judge import QueueJudge
-from tests.fakes.langfuse import PUBLIC_KEY, SECRET_KEY, FakeLangfuse
+from tests.fakes.langfuse import PUBLIC_KEY, SECRET_KEY, FakeLangfuse, env_for
+from tests.fakes.langfuse_data import make_trace
 from tests.fakes.langfuse_queues import annotate, state
 from tests.scorers.test_grounding import _judgement, _trace
 from tracescore.calibrate.agreement import VERDICTS
 from tracescore.calibrate.carry import grounding_agreement
 from tracescore.calibrate.labels import VERDICT_LABEL, add_labels, measure_and_record, stored_labels
 from tracescore.calibrate.queued import pending, queued_traces
+from tracescore.calibrate.required import LABEL
 from tracescore.calibrate.sampling import candidates, queued_ids, record_sample, sample
+from tracescore.cli import main
 from tracescore.engine.pipeline import score_trace
 from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client
 from tracescore.platforms.langfuse.queue import LangfuseLabelQueue
@@ -34,6 +40,7 @@ from tracescore.scorers.grounding import grounding_scorer
 from tracescore.store.db import Store
 
 NOW = datetime(2026, 11, 30, 20, 0, tzinfo=UTC)
+RECALL = "retrieval.recall_at_5"
 
 
 @pytest.fixture
@@ -173,3 +180,44 @@ def test_a_lost_answer_never_becomes_a_second_queue_item(server: FakeLangfuse, c
     marks = [c["content"].split("item ")[1].split("*")[0] for c in state(server).comments]
     assert len(marks) == len(set(marks)) == 30
     assert server.faults.pending() == 0
+
+
+def test_a_human_entered_required_doc_id_makes_recall_present_on_the_next_run(
+    server: FakeLangfuse, tmp_path: Path
+) -> None:
+    """#12 acceptance 4 on Langfuse: score a window, queue it, a reviewer enters the required ids in the queue,
+    ``calibrate pull``, and the next ``score --source langfuse`` of that trace has recall@5 (the other has none)."""
+    start = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+    for i in (1, 2):  # no labels in the trace: recall@5 cannot be computed
+        server.add_trace(*make_trace(i, start + timedelta(minutes=i), labels=False))
+    db, window = str(tmp_path / "ts.db"), ["--from", "2026-11-20T00:00:00Z", "--to", "2026-11-21T00:00:00Z"]
+    with FakeAnthropic() as judge:
+        env = env_for(server) | {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": judge.url}
+
+        def cli(*args: str) -> Result:
+            result = CliRunner(env=env).invoke(main, list(args))
+            assert result.exit_code == 0, result.output
+            return result
+
+        def scored(out: str) -> dict[str, dict[str, Any]]:
+            cli("score", "--source", "langfuse", *window, "--store", db, "--out", str(tmp_path / out), "-q")
+            return {r["trace_id"]: r for r in map(json.loads, (tmp_path / out).read_text().splitlines())}
+
+        before = scored("1.jsonl")
+        assert set(before) == {"tr-00001", "tr-00002"}
+        assert all(RECALL not in r["scores"] for r in before.values())
+        assert "no required_doc_ids label" in json.dumps(before["tr-00001"]["missing"])
+
+        cli("calibrate", "sample", "--to", "langfuse", "--n", "10", "--store", db)
+        assert {i["objectId"] for i in state(server).items} == {"tr-00001", "tr-00002"}
+        # the reviewer types a retrieved id, a retrieved URL (as written, not normalised) and one never retrieved
+        annotate(server, "tr-00001", LABEL, "policy-returns-v4, HTTPS://News.Example.org/x/ policy-never")
+        pulled = cli("calibrate", "pull", "--from", "langfuse", "--store", db).output
+        assert "pulled 1 label(s) on 1 item(s) from langfuse: 1 new" in pulled
+
+        after = scored("2.jsonl")
+    assert after["tr-00001"]["scores"][RECALL] == 2 / 3  # 2 of the 3 required ids came back in a search
+    assert after["tr-00001"]["metadata"]["label_sources"]["required_doc_ids"]["never_retrieved"] == ["policy-never"]
+    assert RECALL not in after["tr-00002"]["scores"]  # no label entered for it
+    written = {(s["traceId"], s["name"]): s["value"] for s in server.scores.values() if s.get("source") != "ANNOTATION"}
+    assert written[("tr-00001", RECALL)] == 2 / 3 and ("tr-00002", RECALL) not in written

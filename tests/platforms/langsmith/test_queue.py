@@ -15,18 +15,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
 from tests.calibrate.helpers import MODEL, RUBRIC, scored_store
+from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.base import Fault
 from tests.fakes.judge import QueueJudge
 from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_queues import review, state
+from tests.fakes.langsmith_runs import load_samples, seed
 from tests.scorers.test_grounding import _judgement, _trace
 from tracescore.calibrate.agreement import VERDICTS
 from tracescore.calibrate.carry import grounding_agreement
 from tracescore.calibrate.labels import VERDICT_LABEL, add_labels, measure_and_record
 from tracescore.calibrate.queued import pending, queued_traces
+from tracescore.calibrate.required import LABEL
 from tracescore.calibrate.sampling import candidates, queued_ids, record_sample, sample
+from tracescore.cli import main
 from tracescore.engine.pipeline import score_trace
 from tracescore.platforms.langsmith.queue import REVIEW_KEY, LangSmithLabelQueue
 from tracescore.platforms.langsmith.sink import LangSmithSink
@@ -37,6 +42,7 @@ from tracescore.store.db import Store
 
 NOW = datetime(2026, 11, 30, 20, 0, tzinfo=UTC)
 PROJECT = "search-agent"
+RECALL = "retrieval.recall_at_5"
 
 
 def _run_id(t: int) -> str:
@@ -175,3 +181,49 @@ def test_a_lost_answer_never_becomes_a_second_queue_item(server: FakeLangSmith, 
     runs = [i["run_id"] for i in state(server).items]
     assert len(runs) == len(set(runs)) == 30
     assert server.faults.pending() == 0
+
+
+def test_a_human_entered_required_doc_id_makes_recall_present_on_the_next_run(
+    server: FakeLangSmith, tmp_path: Path
+) -> None:
+    """#12 acceptance 4 on LangSmith: score a project window, queue it, a reviewer enters the required ids as
+    feedback, ``calibrate pull``, and the next ``score --source langsmith`` of that run has recall@5 (not the other)."""
+    traces = [{k: v for k, v in t.items() if k != "labels"} for t in load_samples(2)]  # recall@5 not computable
+    seed(server, traces, project="support-agent")
+    root = {r["extra"]["metadata"]["source_trace"]: r["id"] for r in server.runs if r.get("parent_run_id") is None
+            and r.get("extra", {}).get("metadata", {}).get("source_trace")}
+    labelled, other = root["tr-0000"], root["tr-0001"]
+    db, project = str(tmp_path / "ts.db"), ["--project", "support-agent"]
+    window = ["--from", "2026-11-20T00:00:00Z", "--to", "2026-11-21T00:00:00Z"]
+    with FakeAnthropic() as judge:
+        env = {"LANGSMITH_API_KEY": "lsv2_pt_test", "LANGSMITH_ENDPOINT": server.url, "ANTHROPIC_API_KEY": "k",
+               "ANTHROPIC_BASE_URL": judge.url}
+
+        def cli(*args: str) -> Result:
+            result = CliRunner(env=env).invoke(main, list(args))
+            assert result.exit_code == 0, result.output
+            return result
+
+        def scored(out: str) -> dict[str, dict[str, Any]]:
+            cli("score", "--source", "langsmith", *project, *window, "--store", db, "--out", str(tmp_path / out), "-q")
+            return {r["trace_id"]: r for r in map(json.loads, (tmp_path / out).read_text().splitlines())}
+
+        before = scored("1.jsonl")
+        assert set(before) == {labelled, other}
+        assert all(RECALL not in r["scores"] for r in before.values())
+        assert "no required_doc_ids label" in json.dumps(before[labelled]["missing"])
+
+        cli("calibrate", "sample", "--to", "langsmith", *project, "--n", "10", "--store", db)
+        assert {i["run_id"] for i in state(server).items} == {labelled, other}
+        # the reviewer types a retrieved id, a retrieved URL (as written, not normalised) and one never retrieved
+        review(server, labelled, LABEL, value="policy-returns-v4 HTTPS://Blog.Acme-Shop.com/2022/05/holiday-returns/,"
+               " policy-never")
+        pulled = cli("calibrate", "pull", "--from", "langsmith", *project, "--store", db).output
+        assert "pulled 1 label(s) on 1 item(s) from langsmith: 1 new" in pulled
+
+        after = scored("2.jsonl")
+    assert after[labelled]["scores"][RECALL] == 2 / 3  # ranks 1 and 2 of the search; policy-never never came back
+    assert after[labelled]["metadata"]["label_sources"]["required_doc_ids"]["never_retrieved"] == ["policy-never"]
+    assert RECALL not in after[other]["scores"]  # no label entered for it
+    written = {(f["run_id"], f["key"]): f.get("score") for f in server.feedback.values()}
+    assert written[(labelled, RECALL)] == round(2 / 3, 4) and (other, RECALL) not in written
