@@ -20,7 +20,7 @@ from typing import Any
 
 from tracescore.errors import JudgeError
 from tracescore.judge.passages import MAX_SHARE
-from tracescore.judge.pricing import estimate_cost
+from tracescore.judge.pricing import reply_cost
 from tracescore.judge.protocol import Judge, JudgeReply
 from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import load_rubric
@@ -143,13 +143,7 @@ def grounding_scorer(
 
 def _usage(reply: JudgeReply) -> dict[str, Any]:
     """What this trace's judge call cost (zero when answered from the cache), for the result line and reports."""
-    cost = estimate_cost(
-        reply.model,
-        input_tokens=reply.input_tokens,
-        output_tokens=reply.output_tokens,
-        cache_read=reply.cache_read_tokens,
-        cache_write=reply.cache_write_tokens,
-    )
+    cost = reply_cost(reply)
     return {
         "calls": 0 if reply.cached else 1,
         "input_tokens": reply.input_tokens,
