@@ -14,11 +14,9 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import ValidationError
-
 from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json
 from tracescore.adapters.hits import extract_hits, find_flat, tool_output, tool_semantics
-from tracescore.adapters.jsonl import describe_validation_error
+from tracescore.adapters.jsonl import invalid_trace
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
 from tracescore.adapters.notes import note
 from tracescore.adapters.provider_search import builtin_search
@@ -276,7 +274,7 @@ def trace_from_langsmith(payload: object, config: MappingConfig | None = None) -
         metadata["model"] = meta["ls_model_name"]
     start = _time(root.get("start_time"))
     metadata["langsmith"]["start_time"] = start.isoformat() if start else None  # ISO, whatever the SDK sent
-    try:
+    with invalid_trace(f"LangSmith run {root['id']}"):
         return Trace(
             id=str(root["id"]),
             timestamp=start,
@@ -288,6 +286,3 @@ def trace_from_langsmith(payload: object, config: MappingConfig | None = None) -
             blind_spots=blind,
             metadata=metadata,
         )
-    except (ValidationError, ValueError) as exc:
-        detail = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
-        raise AdapterError(f"LangSmith run {root['id']}: {detail}") from None

@@ -12,11 +12,9 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import ValidationError
-
 from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json, unflatten_indexed
 from tracescore.adapters.hits import extract_hits, tool_semantics
-from tracescore.adapters.jsonl import describe_validation_error
+from tracescore.adapters.jsonl import invalid_trace
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
 from tracescore.adapters.notes import note
 from tracescore.adapters.text import extract_text, text_of
@@ -178,7 +176,7 @@ def trace_from_spans(payload: object, config: MappingConfig | None = None) -> Tr
     model = attributes.get("llm.model_name") or attributes.get("gen_ai.request.model")
     if model:
         metadata["model"] = model
-    try:
+    with invalid_trace(f"trace {data['trace_id']}"):
         return Trace(
             id=str(data["trace_id"]),
             timestamp=_time(root.get("start")),
@@ -189,6 +187,3 @@ def trace_from_spans(payload: object, config: MappingConfig | None = None) -> Tr
             blind_spots=blind,
             metadata=metadata,
         )
-    except (ValidationError, ValueError) as exc:
-        detail = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
-        raise AdapterError(f"trace {data['trace_id']}: {detail}") from None
