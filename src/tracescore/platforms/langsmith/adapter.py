@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from tracescore.adapters.fetch import fetch_step
 from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json
 from tracescore.adapters.hits import extract_hits, find_flat, tool_output, tool_semantics
 from tracescore.adapters.jsonl import invalid_trace
@@ -149,22 +150,19 @@ def _fetch(run: Mapping[str, Any], cfg: MappingConfig, blind: list[BlindSpot]) -
     status: Any = first_path(outputs, cfg.status_paths) if isinstance(outputs, Mapping) else MISSING
     if isinstance(inputs, str) and url is MISSING:
         url = inputs
-    name = str(run.get("name") or "fetch")
-    if _failed(run):  # the tool raised (404, timeout): LangSmith keeps the run with `error` and no outputs
-        status = "error"
-        note(_label(run), "fetch", f"failed: {str(run.get('error') or 'status error')[:120]}")
-    elif outputs in (None, "", {}):
-        blind.append(BlindSpot(kind="fetch", tool=name, reason=f"fetch {name!r}: no output recorded"))
-        note(_label(run), "blind spot", "fetch tool, but no outputs recorded")
-    else:
-        note(_label(run), "fetch", f"url {None if url is MISSING else url!r}")
-    return FetchStep(
-        tool=name,
-        url=None if url is MISSING else str(url),
-        doc_id=None if doc_id is MISSING else str(doc_id),
-        text=extract_text(outputs, cfg.text_paths) or "",
-        status=status if isinstance(status, int | str) else None,
+    # the tool raised (404, timeout): LangSmith keeps the run with `error` and no outputs
+    failed = f"failed: {str(run.get('error') or 'status error')[:120]}" if _failed(run) else None
+    return fetch_step(
+        _label(run),
+        str(run.get("name") or "fetch"),
+        url=url,
+        doc_id=doc_id,
+        status=status,
+        text=extract_text(outputs, cfg.text_paths),
         fetched_at=_time(run.get("end_time") or run.get("start_time")),
+        failed=failed,
+        recorded=outputs not in (None, "", {}),
+        blind=blind,
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from tracescore.adapters.fetch import fetch_step
 from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json, unflatten_indexed
 from tracescore.adapters.hits import extract_hits, tool_semantics
 from tracescore.adapters.jsonl import invalid_trace
@@ -70,22 +71,18 @@ def _fetch(span: Mapping[str, Any], name: str, cfg: MappingConfig, blind: list[B
         url = first_path(output, cfg.url_paths)
     doc_id = first_path(inputs, cfg.doc_id_paths)
     status: Any = first_path(output, cfg.status_paths) if isinstance(output, Mapping) else MISSING
-    if span["error"]:
-        status = "error"
-        note(_label(span), "fetch", "failed (span status ERROR)")
-    elif output is None:
-        blind.append(BlindSpot(kind="fetch", tool=name, reason=f"fetch {name!r}: no output recorded"))
-        note(_label(span), "blind spot", "fetch span, but no output recorded")
-    else:
-        note(_label(span), "fetch", f"url {None if url is MISSING else url!r}")
-    text = output if isinstance(output, str) else extract_text(output, cfg.text_paths)
-    return FetchStep(
-        tool=name,
-        url=None if url is MISSING else str(url),
-        doc_id=None if doc_id is MISSING else str(doc_id),
-        text=text or "",
-        status=status if isinstance(status, int | str) else None,
+    return fetch_step(
+        _label(span),
+        name,
+        url=url,
+        doc_id=doc_id,
+        status=status,
+        text=output if isinstance(output, str) else extract_text(output, cfg.text_paths),
         fetched_at=_time(span.get("end") or span.get("start")),
+        failed="failed (span status ERROR)" if span["error"] else None,
+        recorded=output is not None,
+        blind=blind,
+        kind="span",
     )
 
 
