@@ -15,7 +15,7 @@ the labels (expected answer).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from tracescore.errors import JudgeError
@@ -24,6 +24,7 @@ from tracescore.judge.pricing import reply_cost
 from tracescore.judge.protocol import Judge, JudgeReply
 from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import load_rubric
+from tracescore.result import ClaimRow
 from tracescore.scorers.citations import citation_rows
 from tracescore.scorers.grounding_call import (
     EvidenceDoc,
@@ -44,7 +45,6 @@ __all__ = [
     "JUDGED_SCORES",
     "JUDGE_ERROR",
     "NO_JUDGE",
-    "ClaimRow",
     "EvidenceDoc",
     "GroundingCall",
     "Judgement",
@@ -66,29 +66,6 @@ NO_JUDGE = "no judge configured"
 JUDGE_ERROR = "judge_error"
 BUDGET_REASON = "judge budget spent"
 _RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
-
-
-# -- per-claim rows (kept in the local store) -----------------------------------------------------------------
-@dataclass
-class ClaimRow:
-    """One claim of one answer: its verdict after quote verification, the evidence it rests on, and citations."""
-
-    claim_index: int
-    sentence_index: int
-    text: str
-    verdict: str
-    judge_verdict: str
-    doc: str | None = None
-    quote: str | None = None
-    quote_check: str | None = None
-    reason: str | None = None
-    cited: list[str] = field(default_factory=list)
-    cited_verdict: str | None = None
-    drift_to: str | None = None
-    calls: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 # -- the scorer -----------------------------------------------------------------------------------------------
