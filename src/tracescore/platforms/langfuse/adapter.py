@@ -24,7 +24,7 @@ from tracescore.adapters.fields import MISSING, extract_labels, first_path, pars
 from tracescore.adapters.hits import extract_hits, find_flat, span_attributes, tool_output, tool_semantics
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
 from tracescore.adapters.notes import note
-from tracescore.adapters.provider_search import builtin_search
+from tracescore.adapters.provider_search import add_builtin_search
 from tracescore.adapters.text import extract_text, text_of
 from tracescore.errors import AdapterError
 from tracescore.trace import BlindSpot, Citation, FetchStep, Labels, SearchStep, Step, Trace
@@ -248,17 +248,7 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
         try:
             if row.get("type") == _GENERATION:
                 request = [row.get("input"), row.get("modelParameters"), span_attributes(row.get("metadata"))]
-                found = builtin_search(row.get("output"), request, builtin_seen)
-                steps.extend(found.searches)
-                citations.extend(found.citations)
-                blind.extend(b for b in found.blind_spots if b not in blind)
-                if found.searches or found.blind_spots:
-                    note(
-                        _label(row),
-                        "built-in search",
-                        f"{len(found.searches)} searches, {len(found.citations)} "
-                        f"cited URLs" + "".join(f"; blind spot: {b.reason}" for b in found.blind_spots),
-                    )
+                add_builtin_search(_label(row), row.get("output"), request, builtin_seen, steps, citations, blind)
                 continue
             role = _classify(row, mapping)
             if role == "search":

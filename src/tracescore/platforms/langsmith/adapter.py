@@ -20,7 +20,7 @@ from tracescore.adapters.hits import extract_hits, find_flat, tool_output, tool_
 from tracescore.adapters.jsonl import invalid_trace
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
 from tracescore.adapters.notes import note
-from tracescore.adapters.provider_search import builtin_search
+from tracescore.adapters.provider_search import add_builtin_search
 from tracescore.adapters.text import extract_text, text_of
 from tracescore.errors import AdapterError
 from tracescore.trace import BlindSpot, Citation, FetchStep, Labels, SearchStep, Trace
@@ -236,16 +236,7 @@ def trace_from_langsmith(payload: object, config: MappingConfig | None = None) -
             counted.add(rid)
         elif role == "llm":
             request = [run.get("inputs"), run.get("extra")]
-            found_search = builtin_search(run.get("outputs"), request, builtin_seen)
-            steps.extend(found_search.searches)
-            citations.extend(found_search.citations)
-            blind.extend(b for b in found_search.blind_spots if b not in blind)
-            if found_search.searches or found_search.blind_spots:
-                note(
-                    _label(run),
-                    "built-in search",
-                    f"{len(found_search.searches)} searches, {len(found_search.citations)} cited URLs",
-                )
+            add_builtin_search(_label(run), run.get("outputs"), request, builtin_seen, steps, citations, blind)
         elif run.get("run_type") in cfg.tool_types:
             note(_label(run), "skipped", "a tool run whose name matches neither search_tools nor fetch_tools")
     question = question_text(root.get("inputs"), cfg)
