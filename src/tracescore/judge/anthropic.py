@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import pydantic
-from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt
 
 from tracescore.errors import ConfigError, JudgeError
 from tracescore.judge.pricing import PRICES_PER_MTOK, estimate_cost
@@ -143,6 +142,7 @@ class AnthropicJudge:
     def judge(self, request: JudgeRequest) -> JudgeReply:
         """One structured call, retried in this layer only; ``JudgeError`` when it cannot be answered."""
         import anthropic
+        from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt
 
         params = message_params(request, self.model, self.max_tokens)
         attempts = 0
