@@ -5,15 +5,54 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from tracescore.scorers.citations import CitationRow
-from tracescore.scorers.grounding import ClaimRow
 from tracescore.scores import Score, ScoreValue
 
-__all__ = ["TraceResult"]
+__all__ = ["CitationRow", "ClaimRow", "TraceResult"]
+
+
+@dataclass(frozen=True)
+class CitationRow:
+    """One cited source of one sentence, as stored per trace in the local store."""
+
+    sentence_index: int
+    marker: str | None
+    target: str
+    kind: str  # "url" | "doc_id" | "text"
+    normalized: str
+    fetched: bool
+    seen: bool
+
+    @property
+    def fabricated(self) -> bool:
+        """A url/doc id the agent never saw (a text citation cannot be fabricated)."""
+        return self.kind != "text" and not self.seen
+
+
+@dataclass
+class ClaimRow:
+    """One claim of one answer: its verdict after quote verification, the evidence it rests on, and citations."""
+
+    claim_index: int
+    sentence_index: int
+    text: str
+    verdict: str
+    judge_verdict: str
+    doc: str | None = None
+    quote: str | None = None
+    quote_check: str | None = None
+    reason: str | None = None
+    cited: list[str] = field(default_factory=list)
+    cited_verdict: str | None = None
+    drift_to: str | None = None
+    calls: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as plain JSON-able fields, for the store and reports."""
+        return asdict(self)
 
 
 @dataclass

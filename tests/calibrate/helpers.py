@@ -6,9 +6,7 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from tracescore.result import TraceResult
-from tracescore.scorers.citations import CitationRow
-from tracescore.scorers.grounding import ClaimRow
+from tracescore.result import CitationRow, ClaimRow, TraceResult
 from tracescore.scores import score
 from tracescore.store.db import Store
 

@@ -15,7 +15,8 @@ from tests.scorers.test_grounding import QUOTE_A, _ev, _judgement, _trace
 from tracescore.cli import main
 from tracescore.config import Config, fingerprint, load_config
 from tracescore.errors import ConfigError
-from tracescore.scorers.grounding import JUDGED_SCORES, ClaimRow, grounding_scorer
+from tracescore.result import ClaimRow
+from tracescore.scorers.grounding import JUDGED_SCORES, grounding_scorer
 from tracescore.scorers.partial import merge_partial_verdicts
 from tracescore.store.db import Store
 

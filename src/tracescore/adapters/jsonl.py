@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -15,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from tracescore.errors import AdapterError
 from tracescore.trace import Trace
 
-__all__ = ["describe_validation_error", "non_finite_path", "trace_from_json"]
+__all__ = ["describe_validation_error", "invalid_trace", "non_finite_path", "trace_from_json"]
 
 _BOM = b"\xef\xbb\xbf"
 # Cheap pre-filter: text that may hold a non-finite number (an exponent of 3+ digits, Infinity, NaN); only then walk.
@@ -108,3 +110,13 @@ def describe_validation_error(exc: ValidationError) -> str:
     more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
     prefix = "not a trace: " if any(e["type"] == "missing" and len(e["loc"]) == 1 for e in errors) else ""
     return prefix + "; ".join(parts) + more
+
+
+@contextmanager
+def invalid_trace(where: str) -> Iterator[None]:
+    """Around an adapter's ``Trace(...)``: a field that does not validate becomes an AdapterError naming ``where``."""
+    try:
+        yield
+    except (ValidationError, ValueError) as exc:
+        detail = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise AdapterError(f"{where}: {detail}") from None

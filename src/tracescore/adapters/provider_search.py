@@ -11,9 +11,11 @@ from pydantic import BaseModel, Field
 
 from tracescore.adapters.fields import parse_maybe_json
 from tracescore.adapters.hits import extract_hits
-from tracescore.trace import BlindSpot, Citation, Hit, SearchStep
+from tracescore.adapters.notes import note
+from tracescore.trace import BlindSpot, Citation, FetchStep, Hit, SearchStep
 
 __all__ = [
+    "add_builtin_search",
     "ProviderSearch",
     "builtin_search",
     "declared_search_tool",
@@ -163,6 +165,29 @@ def builtin_search(output: Any, request: Any = None, seen: set[str] | None = Non
             )
         )
     return found
+
+
+def add_builtin_search(
+    label: str,
+    output: Any,
+    request: Any,
+    seen: set[str],
+    steps: list[SearchStep | FetchStep],
+    citations: list[Citation],
+    blind: list[BlindSpot],
+) -> None:
+    """One model call's built-in searches added to the trace an adapter builds (each blind spot once), and noted."""
+    found = builtin_search(output, request, seen)
+    steps.extend(found.searches)
+    citations.extend(found.citations)
+    blind.extend(b for b in found.blind_spots if b not in blind)
+    if found.searches or found.blind_spots:
+        note(
+            label,
+            "built-in search",
+            f"{len(found.searches)} searches, {len(found.citations)} cited URLs"
+            + "".join(f"; blind spot: {b.reason}" for b in found.blind_spots),
+        )
 
 
 def _ranked(hits: list[Hit]) -> list[Hit]:

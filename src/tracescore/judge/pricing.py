@@ -5,7 +5,9 @@ Kept apart from ``judge/anthropic.py`` so a scorer or an estimate can price a ca
 
 from __future__ import annotations
 
-__all__ = ["BATCH_DISCOUNT", "PRICES_PER_MTOK", "estimate_cost", "is_priced"]
+from typing import Protocol
+
+__all__ = ["BATCH_DISCOUNT", "PRICES_PER_MTOK", "estimate_cost", "is_priced", "reply_cost"]
 
 # USD per million tokens: (input, output). Cache writes cost 1.25x input, cache reads 0.1x input.
 PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
@@ -36,3 +38,22 @@ def estimate_cost(
         return None
     per_in, per_out = price[0] / 1e6, price[1] / 1e6
     return input_tokens * per_in + cache_write * per_in * 1.25 + cache_read * per_in * 0.1 + output_tokens * per_out
+
+
+class _Tokens(Protocol):
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+
+
+def reply_cost(reply: _Tokens) -> float | None:
+    """Estimated USD of one judge reply's tokens: the one place a reply is priced (the usage total and per trace)."""
+    return estimate_cost(
+        reply.model,
+        input_tokens=reply.input_tokens,
+        output_tokens=reply.output_tokens,
+        cache_read=reply.cache_read_tokens,
+        cache_write=reply.cache_write_tokens,
+    )

@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from tracescore.judge.pricing import estimate_cost
+from tracescore.judge.pricing import reply_cost
 from tracescore.judge.rubrics import Rubric
 
 __all__ = ["Judge", "JudgeReply", "JudgeRequest", "JudgeUsage"]
@@ -76,14 +76,7 @@ class JudgeUsage:
         self.output_tokens += reply.output_tokens
         self.cache_read_tokens += reply.cache_read_tokens
         self.cache_write_tokens += reply.cache_write_tokens
-        cost = estimate_cost(
-            reply.model,
-            input_tokens=reply.input_tokens,
-            output_tokens=reply.output_tokens,
-            cache_read=reply.cache_read_tokens,
-            cache_write=reply.cache_write_tokens,
-        )
-        self.cost_usd += (cost or 0.0) * discount
+        self.cost_usd += (reply_cost(reply) or 0.0) * discount
 
     def as_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if k != "errors"}

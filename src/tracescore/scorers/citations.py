@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tracescore.catalog import CITATION_COVERAGE, CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE
+from tracescore.result import CitationRow
 from tracescore.scorers.sentences import (
     MAX_ANSWER_CHARS,
     CitedSentence,
@@ -37,7 +38,6 @@ __all__ = [
     "MAX_CITATIONS",
     "MAX_HITS",
     "SCORER_VERSION",
-    "CitationRow",
     "CitedSentence",
     "ParsedAnswer",
     "citation_rows",
@@ -54,23 +54,6 @@ MAX_HITS = 50_000  # search hits and fetches read to decide what the agent saw
 _MAX_SENTENCE_SEARCHES = 200  # explicit citations whose sentence is not a whole answer sentence, looked up by text
 
 _FAILED_STATUS = re.compile(r"^(4|5)\d\d$|error|fail|timeout", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class CitationRow:
-    """One cited source of one sentence, as stored per trace in the local store."""
-
-    sentence_index: int
-    marker: str | None
-    target: str
-    kind: str  # "url" | "doc_id" | "text"
-    normalized: str
-    fetched: bool
-    seen: bool
-
-    @property
-    def fabricated(self) -> bool:
-        return self.kind != "text" and not self.seen
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,16 @@ the labels (expected answer).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from tracescore.errors import JudgeError
 from tracescore.judge.passages import MAX_SHARE
-from tracescore.judge.pricing import estimate_cost
+from tracescore.judge.pricing import reply_cost
 from tracescore.judge.protocol import Judge, JudgeReply
 from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import load_rubric
+from tracescore.result import ClaimRow
 from tracescore.scorers.citations import citation_rows
 from tracescore.scorers.grounding_call import (
     EvidenceDoc,
@@ -44,7 +45,6 @@ __all__ = [
     "JUDGED_SCORES",
     "JUDGE_ERROR",
     "NO_JUDGE",
-    "ClaimRow",
     "EvidenceDoc",
     "GroundingCall",
     "Judgement",
@@ -66,29 +66,6 @@ NO_JUDGE = "no judge configured"
 JUDGE_ERROR = "judge_error"
 BUDGET_REASON = "judge budget spent"
 _RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
-
-
-# -- per-claim rows (kept in the local store) -----------------------------------------------------------------
-@dataclass
-class ClaimRow:
-    """One claim of one answer: its verdict after quote verification, the evidence it rests on, and citations."""
-
-    claim_index: int
-    sentence_index: int
-    text: str
-    verdict: str
-    judge_verdict: str
-    doc: str | None = None
-    quote: str | None = None
-    quote_check: str | None = None
-    reason: str | None = None
-    cited: list[str] = field(default_factory=list)
-    cited_verdict: str | None = None
-    drift_to: str | None = None
-    calls: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 # -- the scorer -----------------------------------------------------------------------------------------------
@@ -143,13 +120,7 @@ def grounding_scorer(
 
 def _usage(reply: JudgeReply) -> dict[str, Any]:
     """What this trace's judge call cost (zero when answered from the cache), for the result line and reports."""
-    cost = estimate_cost(
-        reply.model,
-        input_tokens=reply.input_tokens,
-        output_tokens=reply.output_tokens,
-        cache_read=reply.cache_read_tokens,
-        cache_write=reply.cache_write_tokens,
-    )
+    cost = reply_cost(reply)
     return {
         "calls": 0 if reply.cached else 1,
         "input_tokens": reply.input_tokens,

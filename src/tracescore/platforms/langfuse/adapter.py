@@ -19,11 +19,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from tracescore.adapters.fetch import fetch_step
 from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json
 from tracescore.adapters.hits import extract_hits, find_flat, span_attributes, tool_output, tool_semantics
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
 from tracescore.adapters.notes import note
-from tracescore.adapters.provider_search import builtin_search
+from tracescore.adapters.provider_search import add_builtin_search
 from tracescore.adapters.text import extract_text, text_of
 from tracescore.errors import AdapterError
 from tracescore.trace import BlindSpot, Citation, FetchStep, Labels, SearchStep, Step, Trace
@@ -154,22 +155,19 @@ def _fetch_step(row: Mapping[str, Any], mapping: MappingConfig, blind: list[Blin
     doc_id = first_path(raw_input, mapping.doc_id_paths)
     status: Any = first_path(output, mapping.status_paths) if isinstance(output, Mapping) else MISSING
     text = extract_text(output, mapping.text_paths) or ""
-    name = str(row.get("name") or "fetch")
-    if _failed(row):  # a fetch that raised (404, timeout): never counts as read
-        status = "error"
-        note(_label(row), "fetch", f"failed: {row.get('statusMessage') or 'level ERROR'}")
-    elif output in (None, ""):
-        blind.append(BlindSpot(kind="fetch", tool=name, reason=f"fetch {name!r}: no output recorded"))
-        note(_label(row), "blind spot", "fetch tool, but no output recorded")
-    else:
-        note(_label(row), "fetch", f"url {None if url is MISSING else url!r}, {len(text)} characters")
-    return FetchStep(
-        tool=name,
-        url=None if url is MISSING else str(url),
-        doc_id=None if doc_id is MISSING else str(doc_id),
+    failed = f"failed: {row.get('statusMessage') or 'level ERROR'}" if _failed(row) else None
+    return fetch_step(
+        _label(row),
+        str(row.get("name") or "fetch"),
+        url=url,
+        doc_id=doc_id,
+        status=status,
         text=text,
-        status=status if isinstance(status, int | str) and status is not MISSING else None,
         fetched_at=_time(row.get("endTime")) or _time(row.get("startTime")),
+        failed=failed,
+        recorded=output not in (None, ""),
+        blind=blind,
+        detail=f", {len(text)} characters",
     )
 
 
@@ -250,17 +248,7 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
         try:
             if row.get("type") == _GENERATION:
                 request = [row.get("input"), row.get("modelParameters"), span_attributes(row.get("metadata"))]
-                found = builtin_search(row.get("output"), request, builtin_seen)
-                steps.extend(found.searches)
-                citations.extend(found.citations)
-                blind.extend(b for b in found.blind_spots if b not in blind)
-                if found.searches or found.blind_spots:
-                    note(
-                        _label(row),
-                        "built-in search",
-                        f"{len(found.searches)} searches, {len(found.citations)} "
-                        f"cited URLs" + "".join(f"; blind spot: {b.reason}" for b in found.blind_spots),
-                    )
+                add_builtin_search(_label(row), row.get("output"), request, builtin_seen, steps, citations, blind)
                 continue
             role = _classify(row, mapping)
             if role == "search":

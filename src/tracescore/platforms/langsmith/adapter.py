@@ -14,14 +14,13 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import ValidationError
-
+from tracescore.adapters.fetch import fetch_step
 from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json
 from tracescore.adapters.hits import extract_hits, find_flat, tool_output, tool_semantics
-from tracescore.adapters.jsonl import describe_validation_error
+from tracescore.adapters.jsonl import invalid_trace
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
 from tracescore.adapters.notes import note
-from tracescore.adapters.provider_search import builtin_search
+from tracescore.adapters.provider_search import add_builtin_search
 from tracescore.adapters.text import extract_text, text_of
 from tracescore.errors import AdapterError
 from tracescore.trace import BlindSpot, Citation, FetchStep, Labels, SearchStep, Trace
@@ -151,22 +150,19 @@ def _fetch(run: Mapping[str, Any], cfg: MappingConfig, blind: list[BlindSpot]) -
     status: Any = first_path(outputs, cfg.status_paths) if isinstance(outputs, Mapping) else MISSING
     if isinstance(inputs, str) and url is MISSING:
         url = inputs
-    name = str(run.get("name") or "fetch")
-    if _failed(run):  # the tool raised (404, timeout): LangSmith keeps the run with `error` and no outputs
-        status = "error"
-        note(_label(run), "fetch", f"failed: {str(run.get('error') or 'status error')[:120]}")
-    elif outputs in (None, "", {}):
-        blind.append(BlindSpot(kind="fetch", tool=name, reason=f"fetch {name!r}: no output recorded"))
-        note(_label(run), "blind spot", "fetch tool, but no outputs recorded")
-    else:
-        note(_label(run), "fetch", f"url {None if url is MISSING else url!r}")
-    return FetchStep(
-        tool=name,
-        url=None if url is MISSING else str(url),
-        doc_id=None if doc_id is MISSING else str(doc_id),
-        text=extract_text(outputs, cfg.text_paths) or "",
-        status=status if isinstance(status, int | str) else None,
+    # the tool raised (404, timeout): LangSmith keeps the run with `error` and no outputs
+    failed = f"failed: {str(run.get('error') or 'status error')[:120]}" if _failed(run) else None
+    return fetch_step(
+        _label(run),
+        str(run.get("name") or "fetch"),
+        url=url,
+        doc_id=doc_id,
+        status=status,
+        text=extract_text(outputs, cfg.text_paths),
         fetched_at=_time(run.get("end_time") or run.get("start_time")),
+        failed=failed,
+        recorded=outputs not in (None, "", {}),
+        blind=blind,
     )
 
 
@@ -240,16 +236,7 @@ def trace_from_langsmith(payload: object, config: MappingConfig | None = None) -
             counted.add(rid)
         elif role == "llm":
             request = [run.get("inputs"), run.get("extra")]
-            found_search = builtin_search(run.get("outputs"), request, builtin_seen)
-            steps.extend(found_search.searches)
-            citations.extend(found_search.citations)
-            blind.extend(b for b in found_search.blind_spots if b not in blind)
-            if found_search.searches or found_search.blind_spots:
-                note(
-                    _label(run),
-                    "built-in search",
-                    f"{len(found_search.searches)} searches, {len(found_search.citations)} cited URLs",
-                )
+            add_builtin_search(_label(run), run.get("outputs"), request, builtin_seen, steps, citations, blind)
         elif run.get("run_type") in cfg.tool_types:
             note(_label(run), "skipped", "a tool run whose name matches neither search_tools nor fetch_tools")
     question = question_text(root.get("inputs"), cfg)
@@ -276,7 +263,7 @@ def trace_from_langsmith(payload: object, config: MappingConfig | None = None) -
         metadata["model"] = meta["ls_model_name"]
     start = _time(root.get("start_time"))
     metadata["langsmith"]["start_time"] = start.isoformat() if start else None  # ISO, whatever the SDK sent
-    try:
+    with invalid_trace(f"LangSmith run {root['id']}"):
         return Trace(
             id=str(root["id"]),
             timestamp=start,
@@ -288,6 +275,3 @@ def trace_from_langsmith(payload: object, config: MappingConfig | None = None) -
             blind_spots=blind,
             metadata=metadata,
         )
-    except (ValidationError, ValueError) as exc:
-        detail = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
-        raise AdapterError(f"LangSmith run {root['id']}: {detail}") from None

@@ -12,11 +12,10 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import ValidationError
-
+from tracescore.adapters.fetch import fetch_step
 from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json, unflatten_indexed
 from tracescore.adapters.hits import extract_hits, tool_semantics
-from tracescore.adapters.jsonl import describe_validation_error
+from tracescore.adapters.jsonl import invalid_trace
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
 from tracescore.adapters.notes import note
 from tracescore.adapters.text import extract_text, text_of
@@ -72,22 +71,18 @@ def _fetch(span: Mapping[str, Any], name: str, cfg: MappingConfig, blind: list[B
         url = first_path(output, cfg.url_paths)
     doc_id = first_path(inputs, cfg.doc_id_paths)
     status: Any = first_path(output, cfg.status_paths) if isinstance(output, Mapping) else MISSING
-    if span["error"]:
-        status = "error"
-        note(_label(span), "fetch", "failed (span status ERROR)")
-    elif output is None:
-        blind.append(BlindSpot(kind="fetch", tool=name, reason=f"fetch {name!r}: no output recorded"))
-        note(_label(span), "blind spot", "fetch span, but no output recorded")
-    else:
-        note(_label(span), "fetch", f"url {None if url is MISSING else url!r}")
-    text = output if isinstance(output, str) else extract_text(output, cfg.text_paths)
-    return FetchStep(
-        tool=name,
-        url=None if url is MISSING else str(url),
-        doc_id=None if doc_id is MISSING else str(doc_id),
-        text=text or "",
-        status=status if isinstance(status, int | str) else None,
+    return fetch_step(
+        _label(span),
+        name,
+        url=url,
+        doc_id=doc_id,
+        status=status,
+        text=output if isinstance(output, str) else extract_text(output, cfg.text_paths),
         fetched_at=_time(span.get("end") or span.get("start")),
+        failed="failed (span status ERROR)" if span["error"] else None,
+        recorded=output is not None,
+        blind=blind,
+        kind="span",
     )
 
 
@@ -178,7 +173,7 @@ def trace_from_spans(payload: object, config: MappingConfig | None = None) -> Tr
     model = attributes.get("llm.model_name") or attributes.get("gen_ai.request.model")
     if model:
         metadata["model"] = model
-    try:
+    with invalid_trace(f"trace {data['trace_id']}"):
         return Trace(
             id=str(data["trace_id"]),
             timestamp=_time(root.get("start")),
@@ -189,6 +184,3 @@ def trace_from_spans(payload: object, config: MappingConfig | None = None) -> Tr
             blind_spots=blind,
             metadata=metadata,
         )
-    except (ValidationError, ValueError) as exc:
-        detail = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
-        raise AdapterError(f"trace {data['trace_id']}: {detail}") from None

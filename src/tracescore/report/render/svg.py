@@ -30,31 +30,42 @@ def _legend(parts: list[str], names: Sequence[str], colors: Mapping[str, str]) -
         x += 28 + 7 * len(name)
 
 
-def _open_chart(chart_id: str) -> tuple[list[str], float, float]:
-    """The opening ``<svg>`` with its axes, and the plot area's width and height."""
+def _open_chart(chart_id: str, series: Sequence[str], slots: int) -> tuple[list[str], dict[str, str], float, float]:
+    """The opening ``<svg>`` with its axes, a color per series, the width of one of ``slots`` x slots and the height."""
     plot_w, plot_h = _W - _LEFT - 12, _H - _TOP - _BOTTOM
     parts = [
         f'<svg class="chart" id="{chart_id}" xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}"'
         f' viewBox="0 0 {_W} {_H}" role="img">'
     ]
     _axis(parts, plot_w, plot_h)
-    return parts, plot_w, plot_h
+    colors = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(series)}
+    return parts, colors, plot_w / max(slots, 1), plot_h
+
+
+def _x_label(slot: float, index: int, text: str, size: int) -> str:
+    """The label under x slot ``index``."""
+    return (
+        f'<text x="{_LEFT + (index + 0.5) * slot:.1f}" y="{_H - _BOTTOM + 18}" text-anchor="middle"'
+        f' font-size="{size}">{escape(text)}</text>'
+    )
+
+
+def _close_chart(parts: list[str], series: Sequence[str], colors: dict[str, str]) -> str:
+    """The legend and the closing tag: the chart's SVG text."""
+    _legend(parts, series, colors)
+    parts.append("</svg>")
+    return "".join(parts)
 
 
 def bar_chart(
     chart_id: str, categories: Sequence[str], series: Sequence[str], values: Mapping[tuple[str, str], float | None]
 ) -> str:
     """Grouped bars: one cluster per category (stage), one bar per series (group); ``values[(series, category)]``."""
-    colors = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(series)}
-    parts, plot_w, plot_h = _open_chart(chart_id)
-    cluster = plot_w / max(len(categories), 1)
+    parts, colors, cluster, plot_h = _open_chart(chart_id, series, len(categories))
     bar = min(48.0, (cluster - 16) / max(len(series), 1))
     for ci, category in enumerate(categories):
         x0 = _LEFT + ci * cluster + (cluster - bar * len(series)) / 2
-        parts.append(
-            f'<text x="{_LEFT + (ci + 0.5) * cluster:.1f}" y="{_H - _BOTTOM + 18}" text-anchor="middle"'
-            f' font-size="12">{escape(category)}</text>'
-        )
+        parts.append(_x_label(cluster, ci, category, 12))
         for si, name in enumerate(series):
             value = values.get((name, category))
             x = x0 + si * bar
@@ -71,25 +82,18 @@ def bar_chart(
                 f' height="{max(h, 0.0):.1f}" fill="{colors[name]}">'
                 f"<title>{escape(name)} · {escape(category)}: {value:.1%}</title></rect>"
             )
-    _legend(parts, series, colors)
-    parts.append("</svg>")
-    return "".join(parts)
+    return _close_chart(parts, series, colors)
 
 
 def line_chart(
     chart_id: str, buckets: Sequence[str], series: Sequence[str], values: Mapping[tuple[str, str], float | None]
 ) -> str:
     """One line per series (stage) over the buckets (time); ``values[(series, bucket)]``; gaps break the line."""
-    colors = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(series)}
-    parts, plot_w, plot_h = _open_chart(chart_id)
-    step = plot_w / max(len(buckets), 1)
+    parts, colors, step, plot_h = _open_chart(chart_id, series, len(buckets))
     label_every = max(1, len(buckets) // 8)
     for bi, bucket in enumerate(buckets):
         if bi % label_every == 0:
-            parts.append(
-                f'<text x="{_LEFT + (bi + 0.5) * step:.1f}" y="{_H - _BOTTOM + 18}" text-anchor="middle"'
-                f' font-size="10">{escape(bucket)}</text>'
-            )
+            parts.append(_x_label(step, bi, bucket, 10))
     for name in series:
         segment: list[str] = []
         segments: list[list[str]] = []
@@ -114,6 +118,4 @@ def line_chart(
                 f'<polyline class="series" data-stage="{escape(name)}" points="{" ".join(points)}" fill="none"'
                 f' stroke="{colors[name]}" stroke-width="2.5"/>'
             )
-    _legend(parts, series, colors)
-    parts.append("</svg>")
-    return "".join(parts)
+    return _close_chart(parts, series, colors)

@@ -1,0 +1,47 @@
+"""The fetch step every platform adapter ends with: failed, not recorded (a blind spot) or read, noted and built."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from tracescore.adapters.fields import MISSING
+from tracescore.adapters.notes import note
+from tracescore.trace import BlindSpot, FetchStep
+
+__all__ = ["fetch_step"]
+
+
+def fetch_step(
+    label: str,
+    name: str,
+    *,
+    url: Any,
+    doc_id: Any,
+    status: Any,
+    text: str | None,
+    fetched_at: datetime | None,
+    failed: str | None,
+    recorded: bool,
+    blind: list[BlindSpot],
+    kind: str = "tool",
+    detail: str = "",
+) -> FetchStep:
+    """One fetch call as a ``FetchStep``: ``failed`` (the note) marks it status error, never read; a call with no
+    output ``recorded`` is a blind spot; ``MISSING`` url/doc id/status become None."""
+    if failed is not None:  # the tool raised (404, timeout): never counts as read
+        status = "error"
+        note(label, "fetch", failed)
+    elif not recorded:
+        blind.append(BlindSpot(kind="fetch", tool=name, reason=f"fetch {name!r}: no output recorded"))
+        note(label, "blind spot", f"fetch {kind}, but no output recorded")
+    else:
+        note(label, "fetch", f"url {None if url is MISSING else url!r}{detail}")
+    return FetchStep(
+        tool=name,
+        url=None if url is MISSING else str(url),
+        doc_id=None if doc_id is MISSING else str(doc_id),
+        text=text or "",
+        status=status if isinstance(status, int | str) else None,
+        fetched_at=fetched_at,
+    )
