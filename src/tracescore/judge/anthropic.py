@@ -29,6 +29,7 @@ __all__ = [
     "AnthropicJudge",
     "JudgeModelWarning",
     "deprecated_models",
+    "retry_after_header",
     "estimate_cost",
     "message_params",
 ]
@@ -55,11 +56,8 @@ def deprecated_models() -> Mapping[str, str]:
     return dict(DEPRECATED_MODELS)
 
 
-def _retry_after(exc: BaseException) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
+def retry_after_header(headers: Any) -> float | None:
+    """Seconds a 429/529 asks to wait (``retry-after-ms`` or ``retry-after``); None when it names none."""
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         value = headers.get(name)
         if value is not None:
@@ -68,6 +66,11 @@ def _retry_after(exc: BaseException) -> float | None:
             except ValueError:
                 continue
     return None
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    return None if headers is None else retry_after_header(headers)
 
 
 def _retryable(exc: BaseException) -> bool:

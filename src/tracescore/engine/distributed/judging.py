@@ -16,7 +16,7 @@ from typing import Any
 from tracescore.engine.distributed.cache import ParquetJudgeCache
 from tracescore.engine.judging import JudgePool
 from tracescore.errors import JudgeError
-from tracescore.judge.anthropic import TIMEOUT_SECONDS, AnthropicJudge
+from tracescore.judge.anthropic import TIMEOUT_SECONDS, AnthropicJudge, retry_after_header
 from tracescore.judge.cache import CachingJudge
 from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest, JudgeUsage
 
@@ -41,15 +41,9 @@ class _Failed:
 
 
 def retry_after(headers: Any) -> float:
-    """Seconds a 429 asks to wait (``retry-after-ms`` or ``retry-after``), ``DEFAULT_PAUSE`` when it names none."""
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is not None:
-            try:
-                return max(0.0, float(value) * scale)
-            except ValueError:
-                continue
-    return DEFAULT_PAUSE
+    """Seconds a 429 asks to wait, ``DEFAULT_PAUSE`` when it names none."""
+    seconds = retry_after_header(headers)
+    return DEFAULT_PAUSE if seconds is None else seconds
 
 
 class JudgeWorker:
