@@ -126,35 +126,30 @@ def _needle(needle: str) -> re.Pattern[str] | None:
 
 def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Callable[[Trace], list[Score]]:
     """Scorer factory for the answer stage; ``final_answer_prefix`` picks the answer out of a longer reply."""
+    # the outcomes that depend on no text, built once (Scores are frozen; their metadata is only read downstream)
+    refused = {True: score(ANSWER_CORRECT, True)}
+    refused[False] = score(ANSWER_CORRECT, False, comment="a refusal was expected; the agent answered")
+    unlabelled = absent(ANSWER_CORRECT, "no expected_answer_contains or expect_refusal label")
+    no_gold = (absent(ANSWER_TOKEN_F1, "no gold_answer label"), absent(ANSWER_EXACT_MATCH, "no gold_answer label"))
 
     def score_answer(trace: Trace) -> list[Score]:
         labels = trace.labels
         final = extract_final_answer(trace.answer, final_answer_prefix)
-        out: list[Score] = []
         if labels.expect_refusal:
-            refused = is_refusal(final)
-            out.append(
-                score(
-                    ANSWER_CORRECT, refused, comment=None if refused else "a refusal was expected; the agent answered"
-                )
-            )
+            correct = refused[is_refusal(final)]
         elif labels.expected_answer_contains:
             norm = normalize_answer(final)
             missing = [e for e in labels.expected_answer_contains if not _contains(norm, e)]
             comment = f"missing from the answer: {', '.join(missing)}" if missing else None
-            out.append(score(ANSWER_CORRECT, not missing, comment=comment, missing=missing))
+            correct = score(ANSWER_CORRECT, not missing, comment=comment, missing=missing)
         else:
-            out.append(absent(ANSWER_CORRECT, "no expected_answer_contains or expect_refusal label"))
+            correct = unlabelled
         if labels.gold_answer is None:
-            out += [
-                absent(ANSWER_TOKEN_F1, "no gold_answer label"),
-                absent(ANSWER_EXACT_MATCH, "no gold_answer label"),
-            ]
-        else:
-            out += [
-                score(ANSWER_TOKEN_F1, token_f1(final, labels.gold_answer)),
-                score(ANSWER_EXACT_MATCH, exact_match(final, labels.gold_answer)),
-            ]
-        return out
+            return [correct, *no_gold]
+        return [
+            correct,
+            score(ANSWER_TOKEN_F1, token_f1(final, labels.gold_answer)),
+            score(ANSWER_EXACT_MATCH, exact_match(final, labels.gold_answer)),
+        ]
 
     return score_answer
