@@ -23,6 +23,10 @@ SCORER_VERSION = "retrieval-1"
 _VERSION_SUFFIX = re.compile(r"^(?P<family>.+?)[-_.@]v(?P<version>\d+(?:\.\d+)*)$", re.IGNORECASE)
 
 
+_SHARED_RANKS = 100  # first_hit_rank Scores kept per scorer: ranks past this are built per trace
+_is_url = lru_cache(maxsize=URL_CACHE_SIZE)(is_url)  # required ids repeat across a run's traces
+
+
 @lru_cache(maxsize=URL_CACHE_SIZE)
 def _key(ident: str) -> str:
     """The id a required id or a hit's URL compares by (a normalised URL, else the stripped text); cached per run."""
@@ -60,10 +64,14 @@ def _find(searches: list[SearchStep], wanted: set[str], urls: bool, k: int) -> _
         hits = search.hits
         matches: list[tuple[int, str]] = []
         for i, hit in enumerate(hits):
-            doc_id, url = hit.doc_id, hit.url
-            if doc_id and (key := doc_id.strip()) in wanted:
-                matches.append((i, key))
-            if url and (urls or not doc_id) and (key := _key(url)) in wanted:
+            doc_id = hit.doc_id
+            if doc_id:
+                if (key := doc_id.strip()) in wanted:
+                    matches.append((i, key))
+                if not urls:
+                    continue  # a hit with a doc_id answers by its URL only when some required id is a URL
+            url = hit.url
+            if url and (key := _key(url)) in wanted:
                 matches.append((i, key))
         if not matches:
             continue
@@ -90,6 +98,7 @@ def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
     no_label = _absent(recall, k, "no required_doc_ids label")
     refusal = _absent(recall, k, "refusal case: required_doc_ids is empty, scored on the answer")
     no_rank = absent(RETRIEVAL_FIRST_HIT_RANK, "no required doc came back in any search call")
+    ranks: dict[int, Score] = {}  # first_hit_rank by rank, built once per rank (up to _SHARED_RANKS)
     retrieved = {True: score(RETRIEVAL_RETRIEVED_ANY, True)}
     retrieved[False] = score(RETRIEVAL_RETRIEVED_ANY, False, comment="every search call came back empty")
 
@@ -105,7 +114,7 @@ def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
             return [*refusal, any_hit]
         keys = [_key(r) for r in required]
         wanted = set(keys)
-        urls = any(is_url(r) for r in required)
+        urls = any(_is_url(r) for r in required)
         found = _find(searches, wanted, urls, k)
         # as before #14: "missing" lists the required ids no call returned at all (not those ranked below k)
         missing = [r for r, key in zip(required, keys, strict=True) if key not in found.anywhere]
@@ -116,8 +125,11 @@ def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
         else:
             comment = f"missing required docs in top {k}: {', '.join(missing)}" if missing else None
             first = score(recall, len(found.top) / len(wanted), comment=comment, k=k, missing=missing)
-        rank = no_rank if found.rank is None else score(RETRIEVAL_FIRST_HIT_RANK, float(found.rank))
-        return [first, rank, any_hit]
+        if found.rank is None:
+            return [first, no_rank, any_hit]
+        if found.rank not in ranks and found.rank <= _SHARED_RANKS:
+            ranks[found.rank] = score(RETRIEVAL_FIRST_HIT_RANK, float(found.rank))
+        return [first, ranks.get(found.rank) or score(RETRIEVAL_FIRST_HIT_RANK, float(found.rank)), any_hit]
 
     return score_retrieval
 
