@@ -1,5 +1,5 @@
-"""The local store (SQLite, the embedded default): every run, per-trace result, score, per-citation and per-claim
-row, and the content-addressed judge cache.
+"""The local store (SQLite, the embedded default): every run, per-trace result, per-citation and per-claim row, and
+the content-addressed judge cache. The per-score rows (``scores``) are a view over the result lines.
 
 Reports, gates and calibration read from here. Schema changes are ordered, named, append-only migrations recorded
 in the ``migrations`` table; an applied migration is never edited, a new one is appended to ``MIGRATIONS``.
@@ -17,9 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from tracescore.errors import StoreError
-from tracescore.result import TraceResult
+from tracescore.result import TraceResult, _strict
 
 __all__ = ["MIGRATIONS", "ResultRows", "Store", "result_rows"]
+
+# a score row's trace key: the trace id, or "line:N" for a line without one (as the per-score rows always had it)
+_TRACE_KEY = "coalesce(nullif({r}trace_id, ''), 'line:' || coalesce({r}line, 'None'))"
 
 MIGRATIONS: list[tuple[str, str]] = [
     (
@@ -158,6 +161,48 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE results DROP COLUMN metadata
         """,
     ),
+    (
+        "0011_scores_view",
+        # the per-score rows repeated the result line (value, absent reason, comment): only the per-score metadata
+        # was not on it. It moves to results.score_metadata ({name: metadata}), comments of lines rebuilt by 0010
+        # (which had none) are put on the line, the table goes and `scores` becomes a view over the result line
+        f"""
+        ALTER TABLE results ADD COLUMN score_metadata TEXT;
+        CREATE INDEX scores_migrating ON scores(run_id, trace_id);
+        UPDATE results SET score_metadata = (
+            SELECT nullif(json_group_object(
+                name, CASE WHEN json_valid(metadata) THEN json(metadata) ELSE metadata END
+            ), '{{}}') FROM (
+                SELECT name, metadata, min(rowid) FROM scores AS s
+                WHERE s.run_id = results.run_id AND s.trace_id = {_TRACE_KEY.format(r="results.")}
+                AND s.metadata IS NOT NULL GROUP BY name
+            )
+        );
+        UPDATE results SET result_line = json_set(result_line, '$.comments', json((
+            SELECT json_group_object(name, comment) FROM (
+                SELECT name, comment, min(rowid) FROM scores AS s
+                WHERE s.run_id = results.run_id AND s.trace_id = {_TRACE_KEY.format(r="results.")}
+                AND s.comment IS NOT NULL AND s.comment != '' GROUP BY name
+            )
+        ))) WHERE json_type(result_line, '$.comments') IS NULL AND EXISTS (
+            SELECT 1 FROM scores AS s WHERE s.run_id = results.run_id
+            AND s.trace_id = {_TRACE_KEY.format(r="results.")} AND s.comment IS NOT NULL AND s.comment != ''
+        );
+        DROP TABLE scores;
+        DROP INDEX results_trace;
+        CREATE INDEX results_trace_key ON results({_TRACE_KEY.format(r="")});
+        CREATE VIEW scores (run_id, trace_id, name, value, label, reason, comment, metadata) AS
+        SELECT r.run_id, {_TRACE_KEY.format(r="r.")}, s.key,
+            CASE WHEN part.key = 'missing' THEN NULL WHEN s.type = 'true' THEN 1.0 WHEN s.type = 'false' THEN 0.0
+                WHEN s.type IN ('integer', 'real') THEN CAST(s.value AS REAL) END,
+            CASE WHEN part.key = 'scores' AND s.type = 'text' THEN s.value END,
+            CASE WHEN part.key = 'missing' THEN s.value END,
+            (SELECT c.value FROM json_each(r.result_line, '$.comments') AS c WHERE c.key = s.key),
+            (SELECT m.value FROM json_each(r.score_metadata) AS m WHERE m.key = s.key)
+        FROM results AS r, json_each(r.result_line) AS part, json_each(part.value) AS s
+        WHERE part.key IN ('scores', 'missing')
+        """,
+    ),
 ]
 _CLAIM_KEYS = (
     "claim_index",
@@ -181,13 +226,15 @@ class ResultRows:
     """One trace's rows, ready for ``executemany``: built where it was scored (a worker process), written in batches."""
 
     result: tuple[Any, ...]
-    scores: list[tuple[Any, ...]]
     citations: list[tuple[Any, ...]]
     claims: list[tuple[Any, ...]]
 
 
 def result_rows(run_id: str, result: TraceResult, line: str | None = None) -> ResultRows:
-    """The store rows of ``result`` (``line``: its result line, when already serialised)."""
+    """The store rows of ``result`` (``line``: its result line, when already serialised).
+
+    The per-score rows are a view over the result line; only the scores' metadata, which the line lacks, is added.
+    """
     tid = result.trace_id or f"line:{result.line}"
     if line is None:
         line = result.encoded()[1]
@@ -199,20 +246,8 @@ def result_rows(run_id: str, result: TraceResult, line: str | None = None) -> Re
             result.timestamp.isoformat() if result.timestamp else None,
             result.diagnosis,
             line,
+            _score_metadata(result),
         ),
-        [
-            (
-                run_id,
-                tid,
-                s.name,
-                float(s.value) if isinstance(s.value, bool | int | float) else None,
-                s.value if isinstance(s.value, str) else None,
-                s.reason,
-                s.comment,
-                json.dumps(s.metadata, default=str) if s.metadata else None,
-            )
-            for s in result.scores.values()
-        ],
         [(run_id, tid, c.sentence_index, c.marker, c.target, c.kind, c.normalized, int(c.fetched), int(c.seen))
          for c in result.citations],
         [
@@ -221,6 +256,17 @@ def result_rows(run_id: str, result: TraceResult, line: str | None = None) -> Re
             for c in result.claims
         ],
     )
+
+
+def _score_metadata(result: TraceResult) -> str | None:
+    """{score name: metadata} of the scores that carry any, as strict JSON (the view's json functions read it)."""
+    metadata = {name: s.metadata for name, s in result.scores.items() if s.metadata}
+    if not metadata:
+        return None
+    try:
+        return json.dumps(metadata, default=str, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # a non-finite float: written as the result line writes it ("NaN", "Infinity")
+        return json.dumps(_strict(metadata), default=str, separators=(",", ":"))
 
 
 def _now() -> str:
@@ -279,7 +325,7 @@ class Store:
         )
 
     def add_result(self, run_id: str, result: TraceResult) -> None:
-        """Queue one trace's result, scores, citation and claim rows in the open transaction."""
+        """Queue one trace's result, citation and claim rows in the open transaction."""
         self.add_rows([result_rows(run_id, result)])
 
     def add_rows(self, batch: Sequence[ResultRows]) -> None:
@@ -291,12 +337,9 @@ class Store:
             self._in_tx = True
         try:
             self._db.executemany(
-                "INSERT INTO results (run_id, trace_id, line, timestamp, diagnosis, result_line)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO results (run_id, trace_id, line, timestamp, diagnosis, result_line, score_metadata)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [rows.result for rows in batch],
-            )
-            self._db.executemany(
-                "INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [r for rows in batch for r in rows.scores]
             )
             self._db.executemany(
                 "INSERT INTO citations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
