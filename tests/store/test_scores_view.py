@@ -189,3 +189,19 @@ def test_the_readme_example_query_gives_recall_of_the_last_run(tmp_path: Path) -
     assert row[0] == pytest.approx(sum(float(v) for v in values) / len(values))
     assert row[1:3] == (len(values), len(results) - len(values))
     assert all(reason in row[3] for reason in reasons) and len(row[3]) == len(",".join(reasons))  # DISTINCT
+
+
+def test_a_non_finite_metadata_value_never_breaks_the_view(tmp_path: Path) -> None:
+    """JSON has no NaN: the new column writes it as the result line does ("NaN"); an old row's text comes back as is."""
+    result = TraceResult(trace_id="t-nan", line=1)
+    result.scores["x"] = score("x", 0.5, spread=float("nan"), top=float("inf"))
+    db = _store_at_0010(tmp_path / "s.db")
+    _write_old(db, "old", [result])
+    db.close()
+    with Store(tmp_path / "s.db") as store:
+        run = store.start_run("score")
+        store.add_result(run, result)
+        store.commit()
+        rows = dict(store.query("SELECT run_id, metadata FROM scores WHERE name = 'x'"))
+    assert json.loads(rows[run]) == {"spread": "NaN", "top": "Infinity"}
+    assert rows["old"] == '{"spread": NaN, "top": Infinity}'  # what the table held, byte for byte
