@@ -17,12 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from tracescore.errors import StoreError
-from tracescore.result import TraceResult, _strict
+from tracescore.result import TraceResult
+from tracescore.store.scores_view import SCORES_VIEW_MIGRATION, score_metadata
 
 __all__ = ["MIGRATIONS", "ResultRows", "Store", "result_rows"]
-
-# a score row's trace key: the trace id, or "line:N" for a line without one (as the per-score rows always had it)
-_TRACE_KEY = "coalesce(nullif({r}trace_id, ''), 'line:' || coalesce({r}line, 'None'))"
 
 MIGRATIONS: list[tuple[str, str]] = [
     (
@@ -161,48 +159,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE results DROP COLUMN metadata
         """,
     ),
-    (
-        "0011_scores_view",
-        # the per-score rows repeated the result line (value, absent reason, comment): only the per-score metadata
-        # was not on it. It moves to results.score_metadata ({name: metadata}), comments of lines rebuilt by 0010
-        # (which had none) are put on the line, the table goes and `scores` becomes a view over the result line
-        f"""
-        ALTER TABLE results ADD COLUMN score_metadata TEXT;
-        CREATE INDEX scores_migrating ON scores(run_id, trace_id);
-        UPDATE results SET score_metadata = (
-            SELECT nullif(json_group_object(
-                name, CASE WHEN json_valid(metadata) THEN json(metadata) ELSE metadata END
-            ), '{{}}') FROM (
-                SELECT name, metadata, min(rowid) FROM scores AS s
-                WHERE s.run_id = results.run_id AND s.trace_id = {_TRACE_KEY.format(r="results.")}
-                AND s.metadata IS NOT NULL GROUP BY name
-            )
-        );
-        UPDATE results SET result_line = json_set(result_line, '$.comments', json((
-            SELECT json_group_object(name, comment) FROM (
-                SELECT name, comment, min(rowid) FROM scores AS s
-                WHERE s.run_id = results.run_id AND s.trace_id = {_TRACE_KEY.format(r="results.")}
-                AND s.comment IS NOT NULL AND s.comment != '' GROUP BY name
-            )
-        ))) WHERE json_type(result_line, '$.comments') IS NULL AND EXISTS (
-            SELECT 1 FROM scores AS s WHERE s.run_id = results.run_id
-            AND s.trace_id = {_TRACE_KEY.format(r="results.")} AND s.comment IS NOT NULL AND s.comment != ''
-        );
-        DROP TABLE scores;
-        DROP INDEX results_trace;
-        CREATE INDEX results_trace_key ON results({_TRACE_KEY.format(r="")});
-        CREATE VIEW scores (run_id, trace_id, name, value, label, reason, comment, metadata) AS
-        SELECT r.run_id, {_TRACE_KEY.format(r="r.")}, s.key,
-            CASE WHEN part.key = 'missing' THEN NULL WHEN s.type = 'true' THEN 1.0 WHEN s.type = 'false' THEN 0.0
-                WHEN s.type IN ('integer', 'real') THEN CAST(s.value AS REAL) END,
-            CASE WHEN part.key = 'scores' AND s.type = 'text' THEN s.value END,
-            CASE WHEN part.key = 'missing' THEN s.value END,
-            (SELECT c.value FROM json_each(r.result_line, '$.comments') AS c WHERE c.key = s.key),
-            (SELECT m.value FROM json_each(r.score_metadata) AS m WHERE m.key = s.key)
-        FROM results AS r, json_each(r.result_line) AS part, json_each(part.value) AS s
-        WHERE part.key IN ('scores', 'missing')
-        """,
-    ),
+    ("0011_scores_view", SCORES_VIEW_MIGRATION),  # the per-score rows become a view over the result line
 ]
 _CLAIM_KEYS = (
     "claim_index",
@@ -246,7 +203,7 @@ def result_rows(run_id: str, result: TraceResult, line: str | None = None) -> Re
             result.timestamp.isoformat() if result.timestamp else None,
             result.diagnosis,
             line,
-            _score_metadata(result),
+            score_metadata(result),
         ),
         [(run_id, tid, c.sentence_index, c.marker, c.target, c.kind, c.normalized, int(c.fetched), int(c.seen))
          for c in result.citations],
@@ -256,17 +213,6 @@ def result_rows(run_id: str, result: TraceResult, line: str | None = None) -> Re
             for c in result.claims
         ],
     )
-
-
-def _score_metadata(result: TraceResult) -> str | None:
-    """{score name: metadata} of the scores that carry any, as strict JSON (the view's json functions read it)."""
-    metadata = {name: s.metadata for name, s in result.scores.items() if s.metadata}
-    if not metadata:
-        return None
-    try:
-        return json.dumps(metadata, default=str, separators=(",", ":"), allow_nan=False)
-    except ValueError:  # a non-finite float: written as the result line writes it ("NaN", "Infinity")
-        return json.dumps(_strict(metadata), default=str, separators=(",", ":"))
 
 
 def _now() -> str:
