@@ -104,7 +104,7 @@ class TraceResult:
         """
         plain = self._plain()
         try:
-            return plain, json.dumps(plain, ensure_ascii=False, default=str, allow_nan=False)
+            return plain, _ENCODE(plain)
         except ValueError:
             strict = _strict(plain)
             return strict, json.dumps(strict, ensure_ascii=False, default=str)
@@ -145,6 +145,9 @@ class TraceResult:
             out["judge"] = judge
         return out
 
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str, allow_nan=False).encode
+"""``json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)`` without building an encoder per call."""
 
 _USAGE_KEYS = ("calls", "input_tokens", "output_tokens", "cost_usd")
 
