@@ -31,6 +31,17 @@ def test_recall_unions_search_calls_and_rank_is_per_call() -> None:
     assert got["retrieval.retrieved_any"] is True
 
 
+def test_a_required_doc_ranked_below_k_is_named_as_missing_from_the_top_k() -> None:
+    """Defect fixed in #14: a doc returned only below k counted 0 toward recall but was not named in the comment."""
+    trace = _trace(["x", "y", "z", "w", "v", "u", "a"], ["b"], required=["a", "b", "never"])
+    (recall, rank, _) = retrieval_scorer(k=5)(trace)
+    assert recall.value == pytest.approx(1 / 3) and rank.value == 1.0
+    assert recall.metadata["missing"] == ["a", "never"]  # a at rank 7: in no call's top 5
+    assert recall.comment == "missing required docs in top 5: a, never"
+    below_only = retrieval_scorer(k=5)(_trace(["x", "y", "z", "w", "v", "a"], required=["a"]))[0]
+    assert below_only.value == 0.0 and below_only.comment == "missing required docs in top 5: a"
+
+
 def test_k_is_part_of_the_name() -> None:
     names = {s.name for s in retrieval_scorer(k=10)(_trace(["a"], required=["a"]))}
     assert "retrieval.recall_at_10" in names and "retrieval.recall_at_5" not in names

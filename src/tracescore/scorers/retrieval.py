@@ -116,9 +116,11 @@ def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
         wanted = set(keys)
         urls = any(_is_url(r) for r in required)
         found = _find(searches, wanted, urls, k)
-        # as before #14: "missing" lists the required ids no call returned at all (not those ranked below k)
-        missing = [r for r, key in zip(required, keys, strict=True) if key not in found.anywhere]
-        stale = _stale(missing, _everywhere(searches, urls)) if any(doc_family(r) for r in missing) else {}
+        # "missing": the required ids in no call's top k (returned lower down or never); a stale label is one never
+        # returned whose other version was
+        missing = [r for r, key in zip(required, keys, strict=True) if key not in found.top]
+        never = [r for r, key in zip(required, keys, strict=True) if key not in found.anywhere]
+        stale = _stale(never, _everywhere(searches, urls)) if any(doc_family(r) for r in never) else {}
         if stale:
             pairs = ", ".join(f"required {req} but retrieved {got}" for req, got in stale.items())
             first = absent(recall, f"stale label: {pairs}; update the label", k=k, stale=stale)
