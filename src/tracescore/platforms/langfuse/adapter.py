@@ -152,21 +152,12 @@ def _fetch_step(row: Mapping[str, Any], mapping: MappingConfig, blind: list[Blin
         url = first_path(raw_input, mapping.url_paths)
     if url is MISSING:
         url = first_path(output, mapping.url_paths)
-    doc_id = first_path(raw_input, mapping.doc_id_paths)
-    status: Any = first_path(output, mapping.status_paths) if isinstance(output, Mapping) else MISSING
     text = extract_text(output, mapping.text_paths) or ""
     failed = f"failed: {row.get('statusMessage') or 'level ERROR'}" if _failed(row) else None
+    fetched_at = _time(row.get("endTime")) or _time(row.get("startTime"))
     return fetch_step(
-        _label(row),
-        str(row.get("name") or "fetch"),
-        url=url,
-        doc_id=doc_id,
-        status=status,
-        text=text,
-        fetched_at=_time(row.get("endTime")) or _time(row.get("startTime")),
-        failed=failed,
-        recorded=output not in (None, ""),
-        blind=blind,
+        _label(row), str(row.get("name") or "fetch"), raw_input, output, mapping, url=url, text=text,
+        fetched_at=fetched_at, failed=failed, recorded=output not in (None, ""), blind=blind,
         detail=f", {len(text)} characters",
     )
 

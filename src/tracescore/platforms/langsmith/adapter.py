@@ -146,23 +146,14 @@ def _fetch(run: Mapping[str, Any], cfg: MappingConfig, blind: list[BlindSpot]) -
     inputs, outputs = parse_maybe_json(run.get("inputs")), tool_output(_outputs(run))
     url = first_path(inputs, cfg.url_paths)
     url = first_path(outputs, cfg.url_paths) if url is MISSING and isinstance(outputs, Mapping) else url
-    doc_id = first_path(inputs, cfg.doc_id_paths)
-    status: Any = first_path(outputs, cfg.status_paths) if isinstance(outputs, Mapping) else MISSING
     if isinstance(inputs, str) and url is MISSING:
         url = inputs
     # the tool raised (404, timeout): LangSmith keeps the run with `error` and no outputs
     failed = f"failed: {str(run.get('error') or 'status error')[:120]}" if _failed(run) else None
+    text, fetched_at = extract_text(outputs, cfg.text_paths), _time(run.get("end_time") or run.get("start_time"))
     return fetch_step(
-        _label(run),
-        str(run.get("name") or "fetch"),
-        url=url,
-        doc_id=doc_id,
-        status=status,
-        text=extract_text(outputs, cfg.text_paths),
-        fetched_at=_time(run.get("end_time") or run.get("start_time")),
-        failed=failed,
-        recorded=outputs not in (None, "", {}),
-        blind=blind,
+        _label(run), str(run.get("name") or "fetch"), inputs, outputs, cfg, url=url, text=text,
+        fetched_at=fetched_at, failed=failed, recorded=outputs not in (None, "", {}), blind=blind,
     )
 
 
