@@ -165,21 +165,11 @@ def _fetch_step(row: Mapping[str, Any], mapping: MappingConfig, blind: list[Blin
 def _classify(row: Mapping[str, Any], mapping: MappingConfig) -> str | None:
     """``"search"``, ``"fetch"`` or None for one observation; tool semantics make a generic SPAN a tool call."""
     name, kind = row.get("name"), row.get("type")
-    if mapping.is_search(name, kind):
-        return "search"
-    if mapping.is_fetch(name, kind):
-        return "fetch"
-    if kind in mapping.tool_types or kind in mapping.search_types or kind == _GENERATION:
-        return None
+    found = mapping.kind_of(name, kind)
+    if found is not None or kind in mapping.tool_types or kind in mapping.search_types or kind == _GENERATION:
+        return found
     role, tool_name = tool_semantics(span_attributes(row.get("metadata")), row.get("output"))
-    if role == "search":
-        return "search"
-    if role == "tool":
-        if mapping.is_search(name, None) or mapping.is_search(tool_name, None):
-            return "search"
-        if mapping.is_fetch(name, None) or mapping.is_fetch(tool_name, None):
-            return "fetch"
-    return None
+    return mapping.kind_by_role(role, name, tool_name)
 
 
 def _experiment_labels(item: Mapping[str, Any], mapping: MappingConfig) -> Labels:

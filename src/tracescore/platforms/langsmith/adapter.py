@@ -160,22 +160,13 @@ def _fetch(run: Mapping[str, Any], cfg: MappingConfig, blind: list[BlindSpot]) -
 def _classify(run: Mapping[str, Any], cfg: MappingConfig) -> str | None:
     """``"search"``, ``"fetch"``, ``"llm"`` or None; a chain run with tool semantics is a tool call."""
     name, kind = run.get("name"), run.get("run_type")
-    if cfg.is_search(name, kind):
-        return "search"
-    if cfg.is_fetch(name, kind):
-        return "fetch"
-    if kind == "llm":
-        return "llm"
-    if kind in cfg.tool_types:
-        return None
+    found = cfg.kind_of(name, kind) or ("llm" if kind == "llm" else None)
+    if found is not None or kind in cfg.tool_types:
+        return found
     extra = parse_maybe_json(run.get("extra"))
     metadata = extra.get("metadata") if isinstance(extra, Mapping) else None
     role, tool_name = tool_semantics(metadata if isinstance(metadata, Mapping) else {}, run.get("outputs"))
-    if role == "search" or (role == "tool" and (cfg.is_search(name, None) or cfg.is_search(tool_name, None))):
-        return "search"
-    if role == "tool" and (cfg.is_fetch(name, None) or cfg.is_fetch(tool_name, None)):
-        return "fetch"
-    return None
+    return cfg.kind_by_role(role, name, tool_name)
 
 
 def _time(value: Any) -> datetime | None:

@@ -93,10 +93,9 @@ def _classify(span: Mapping[str, Any], cfg: MappingConfig) -> tuple[str | None, 
     """``("search" | "fetch" | None, tool name)`` of one span."""
     role, tool_name = tool_semantics(span["attributes"])
     name = tool_name or span["name"] or "tool"
-    if role == "search" or (role == "tool" and (cfg.is_search(name, None) or cfg.is_search(span["name"], None))):
-        return "search", name
-    if role == "tool" and (cfg.is_fetch(name, None) or cfg.is_fetch(span["name"], None)):
-        return "fetch", name
+    found = cfg.kind_by_role(role, name, span["name"])
+    if found is not None:
+        return found, name
     if role == "tool":
         note(_label(span), "skipped", "a tool span whose name matches neither search_tools nor fetch_tools")
     return None, name
