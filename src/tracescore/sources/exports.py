@@ -20,6 +20,7 @@ import gzip
 import io
 import json
 import posixpath
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -203,7 +204,7 @@ def plan_shards(
     return plan
 
 
-class ExportSource:
+class ExportSource(ABC):
     """What a platform export source shares: read whole (``records``, for the local engine) with a window on each
     trace's root start, and the summary of what it read. A subclass gives ``shards``/``read`` (the
     ``ShardedSource``), ``started`` (a payload's root start) and ``read_line``."""
@@ -211,19 +212,21 @@ class ExportSource:
     export: ExportRoot
     stats: Any  # the platform's read counters, with ``notes``
 
+    @abstractmethod
     def shards(self) -> list[Shard]:
-        raise NotImplementedError
+        """The export's shards, keys stable across runs (the shard plan made once, here)."""
 
+    @abstractmethod
     def read(self, shard: Shard) -> Iterator[Record]:
-        raise NotImplementedError
+        """The whole traces one shard scores."""
 
+    @abstractmethod
     def started(self, payload: Any) -> Any:
         """When the trace of ``payload`` started (its root's ISO start time), None when unknown."""
-        raise NotImplementedError
 
+    @abstractmethod
     def read_line(self) -> str:
         """One line saying what was read (files, runs, rows, duplicates dropped, traces)."""
-        raise NotImplementedError
 
     def records(self, since: datetime, until: datetime | None = None) -> Iterator[Record]:
         """Every trace of the export, shard by shard; with a window, only traces whose root starts in it."""

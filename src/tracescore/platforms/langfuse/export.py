@@ -248,6 +248,7 @@ class LangfuseExport(ExportSource):
         return min(starts) if starts else None
 
     def read_line(self) -> str:
+        """Traces, complete runs, observations, duplicates dropped and runs skipped for want of a manifest."""
         s = self.stats
         return (
             f"read {s.traces} traces from {s.runs} complete export runs ({s.rows} observations,"

@@ -163,6 +163,7 @@ class LangSmithExport(ExportSource):
         return root.get("start_time") if isinstance(root, dict) else None
 
     def read_line(self) -> str:
+        """Traces, files, runs, duplicate runs dropped and traces without their root run."""
         s = self.stats
         return (
             f"read {s.traces} traces from {s.files} export files ({s.runs} runs, {s.duplicate_runs} duplicates"
