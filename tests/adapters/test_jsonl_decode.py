@@ -3,7 +3,10 @@ fixture line, every planted fault and every non-finite number wherever it can hi
 
 from __future__ import annotations
 
+import typing
+
 import pytest
+from pydantic import BaseModel
 
 from tests.conftest import SAMPLES
 from tests.engine.test_golden import expertqa_lines, faults_lines
@@ -70,4 +73,32 @@ def test_the_non_finite_cases_are_rejected_with_their_path() -> None:
         "non-finite number at steps.0.hits.0.score (strict JSON has no Infinity/NaN; write it as a string)",
         "non-finite number at metadata.a.1.b (strict JSON has no Infinity/NaN; write it as a string)",
         "non-finite number at steps.0.hits.0.metadata.x.0 (strict JSON has no Infinity/NaN; write it as a string)",
+    ]
+
+
+def _float_fields(model: type, path: str, seen: set[type]) -> list[str]:
+    """Every field of ``model`` (nested models followed) whose type admits a float: a number or a free-form value."""
+    out: list[str] = []
+    seen = seen | {model}
+    for name, info in model.model_fields.items():  # type: ignore[attr-defined]
+        where = f"{path}.{name}" if path else name
+        stack = [info.annotation]
+        while stack:
+            tp = stack.pop()
+            if tp is float or tp is typing.Any:
+                out.append(where)
+                break
+            if isinstance(tp, type) and issubclass(tp, BaseModel) and tp not in seen:
+                out += _float_fields(tp, where, seen)
+            stack += list(typing.get_args(tp))
+    return out
+
+
+def test_the_non_finite_walk_covers_every_field_that_can_hold_a_float() -> None:
+    """``_holds_non_finite`` walks only Hit.score and the metadata dicts; a new float or free-form field in the trace
+    model must be added there, or this fails."""
+    assert sorted(set(_float_fields(Trace, "", set()))) == [
+        "metadata",
+        "steps.hits.metadata",
+        "steps.hits.score",
     ]

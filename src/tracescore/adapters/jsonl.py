@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from tracescore.errors import AdapterError
-from tracescore.trace import Trace
+from tracescore.trace import SearchStep, Trace
 
 __all__ = ["describe_validation_error", "invalid_trace", "non_finite_path", "trace_from_json"]
 
@@ -46,21 +46,26 @@ def trace_from_json(payload: object) -> Trace:
 
 
 def _holds_non_finite(trace: Trace) -> bool:
-    """Whether a validated trace holds an infinite/NaN float anywhere: a walk of its values, far cheaper than a regex
-    over the line (only then is the line checked as before, so the result is exactly the regex-only one)."""
+    """Whether a validated trace holds an infinite/NaN float anywhere (only then is the line checked as before, so
+    the result is exactly the regex-only one). Floats can sit only in ``Hit.score`` and the free-form ``metadata``
+    dicts (every other field is text, int, bool or datetime), so only those are walked: linear in hits, not in text."""
     try:
-        return _walk(trace)
+        if _walk(trace.metadata):
+            return True
+        for step in trace.steps:
+            if isinstance(step, SearchStep):
+                for hit in step.hits:
+                    score = hit.score
+                    if (score is not None and not math.isfinite(score)) or (hit.metadata and _walk(hit.metadata)):
+                        return True
+        return False
     except RecursionError:
         return True
 
 
 def _walk(value: Any) -> bool:
-    if isinstance(value, str):
-        return False
     if isinstance(value, float):
         return not math.isfinite(value)
-    if isinstance(value, BaseModel):
-        value = value.__dict__
     if isinstance(value, dict):
         return any(_walk(v) for v in value.values())
     if isinstance(value, list | tuple):

@@ -271,5 +271,5 @@ def take_claim_rows(scores: dict[str, Score]) -> list[ClaimRow]:
         return []
     rows = [ClaimRow(**row) for row in rate.metadata["claims"]]
     meta = {k: v for k, v in rate.metadata.items() if k != "claims"}
-    scores["grounding.rate"] = rate.model_copy(update={"metadata": meta})
+    scores["grounding.rate"] = rate.with_metadata(meta)
     return rows

@@ -278,7 +278,7 @@ def surface_scorer(
             "surface.fetch_yield": {"fetch_tokens": fetch_tokens},  # what the agent read, for the provider report
         }
         return [
-            s.model_copy(update={"metadata": s.metadata | extra[s.name]}) if s.name in extra else s
+            s.with_metadata(s.metadata | extra[s.name]) if s.name in extra else s
             for s in surface_scores(rows, meta, unverified)
         ]
 
@@ -292,9 +292,7 @@ def take_url_rows(scores: dict[str, Score]) -> list[UrlRow]:
     if smart is None or "urls" not in smart.metadata:
         return []
     rows = [UrlRow(**row) for row in smart.metadata["urls"]]
-    scores["surface.smart"] = smart.model_copy(
-        update={"metadata": {k: v for k, v in smart.metadata.items() if k != "urls"}}
-    )
+    scores["surface.smart"] = smart.with_metadata({k: v for k, v in smart.metadata.items() if k != "urls"})
     return rows
 
 
