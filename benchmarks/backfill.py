@@ -9,8 +9,9 @@ Prints the wall time of 1,000 traces with the concurrent pipeline ([job] judge_c
 one at a time (one trace in flight per stage, one write per trace), as a ratio (target >= 10x), and the peak RSS of
 the concurrent backfill of 1,000 vs 20,000 traces (target: flat).
 
-    python benchmarks/backfill.py                       # the acceptance figures (~10 minutes: the baseline is slow)
-    python benchmarks/backfill.py --n 200 --big 2000    # quicker
+    python benchmarks/backfill.py                       # the acceptance figures (~30 minutes: the baseline is slow,
+                                                        # three judge calls of 500 ms per trace, one after another)
+    python benchmarks/backfill.py --n 200 --big 4000    # ~8 minutes
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def main() -> None:
                              "chunks": max(1, n // 1000)}
                 wall, rss, line = backfill(root / name, env, stop, **knobs)  # type: ignore[arg-type]
                 summary = json.loads(line)
-                assert summary["scored"] == n and summary["judge_calls"] == n, summary
+                assert summary["scored"] == n and summary["judge_calls"] >= n, summary  # every trace judged
                 results[name] = (wall, rss, summary)
                 print(
                     f"{name:>15}: {n:>6} traces in {wall:7.1f} s ({n / wall:6.1f} traces/s), peak RSS {rss:6.1f} MiB,"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from tracescore.adapters.fields import MISSING
+from tracescore.adapters.fields import MISSING, first_path
+from tracescore.adapters.mapping import MappingConfig
 from tracescore.adapters.notes import note
 from tracescore.trace import BlindSpot, FetchStep
 
@@ -15,10 +17,11 @@ __all__ = ["fetch_step"]
 def fetch_step(
     label: str,
     name: str,
+    inputs: Any,
+    outputs: Any,
+    mapping: MappingConfig,
     *,
     url: Any,
-    doc_id: Any,
-    status: Any,
     text: str | None,
     fetched_at: datetime | None,
     failed: str | None,
@@ -27,8 +30,11 @@ def fetch_step(
     kind: str = "tool",
     detail: str = "",
 ) -> FetchStep:
-    """One fetch call as a ``FetchStep``: ``failed`` (the note) marks it status error, never read; a call with no
+    """One fetch call as a ``FetchStep``, its doc id read from the call's ``inputs`` and its status from a mapping
+    ``outputs`` by the ``[mapping]`` paths: ``failed`` (the note) marks it status error, never read; a call with no
     output ``recorded`` is a blind spot; ``MISSING`` url/doc id/status become None."""
+    doc_id = first_path(inputs, mapping.doc_id_paths)
+    status: Any = first_path(outputs, mapping.status_paths) if isinstance(outputs, Mapping) else MISSING
     if failed is not None:  # the tool raised (404, timeout): never counts as read
         status = "error"
         note(label, "fetch", failed)

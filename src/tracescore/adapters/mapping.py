@@ -176,6 +176,19 @@ class MappingConfig(BaseModel):
             return False
         return _matches(name, self.fetch_tools) and not _matches(name, self.search_tools)
 
+    def kind_of(self, name: str | None, kind: str | None) -> str | None:
+        """``"search"`` or ``"fetch"`` by a call's type and name (``is_search``, then ``is_fetch``), else None."""
+        if self.is_search(name, kind):
+            return "search"
+        return "fetch" if self.is_fetch(name, kind) else None
+
+    def kind_by_role(self, role: str | None, *names: str | None) -> str | None:
+        """``"search"`` or ``"fetch"`` of a call known only by its tool semantics (``role`` "search" or "tool", from
+        ``adapters.hits.tool_semantics``) and its names, else None: a tool is a search or fetch by any name's glob."""
+        if role == "search" or (role == "tool" and any(self.is_search(n, None) for n in names)):
+            return "search"
+        return "fetch" if role == "tool" and any(self.is_fetch(n, None) for n in names) else None
+
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 

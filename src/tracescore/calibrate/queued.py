@@ -9,11 +9,12 @@ stopped halfway resumes with what is still pending.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 
 from tracescore.calibrate.sampling import Item
 from tracescore.store.db import Store
 
-__all__ = ["mark_pushed", "pending", "pushed", "queued_traces", "review_text"]
+__all__ = ["mark_pushed", "pending", "pushed", "queued_traces", "review_text", "unpushed"]
 
 
 def review_text(item: Item, limit: int = 5000) -> str:
@@ -58,6 +59,18 @@ def pushed(store: Store, queue: str) -> dict[str, tuple[str, str]]:
         (queue,),
     )
     return {r[0]: (r[1], r[2]) for r in rows}
+
+
+def unpushed(store: Store, queue: str, items: Iterable[Item]) -> Iterator[Item]:
+    """The items to put on platform queue ``queue``: never one the store remembers there, and one per trace (a
+    trace-level queue item carries one claim; a trace counts as queued once its item is handed out)."""
+    done = pushed(store, queue)
+    on_queue = {trace for trace, _ in done.values()}
+    for item in items:
+        if item.item_id in done or item.trace_id in on_queue:
+            continue
+        on_queue.add(item.trace_id)
+        yield item
 
 
 def queued_traces(store: Store, queue: str) -> set[str]:

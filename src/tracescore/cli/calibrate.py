@@ -29,7 +29,7 @@ from tracescore.calibrate.sampling import (
 )
 from tracescore.calibrate.sheet import read_sheet, write_sheet
 from tracescore.cli.calibrate_measure import agreement, check, measure
-from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail
+from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, exit_on_error, fail, store_option
 from tracescore.config import load_config
 from tracescore.errors import ConfigError, InputError, TracescoreError
 from tracescore.platforms.base import LabelQueue
@@ -47,16 +47,7 @@ __all__ = ["calibrate"]
 PLATFORMS = ("langfuse", "langsmith")
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-
-def _store_option(f: _F) -> _F:
-    return click.option(
-        "--store",
-        "store_path",
-        default="tracescore.db",
-        show_default=True,
-        type=click.Path(dir_okay=False),
-        help="Local store: scored runs, what was queued, the labels.",
-    )(f)
+_store_option = store_option("Local store: scored runs, what was queued, the labels.")
 
 
 def _platform_options(f: _F) -> _F:
@@ -196,7 +187,7 @@ def sample_command(
     now = datetime.now(UTC)
     store = Store(store_path)
     key = _key(target, queue_name)
-    try:
+    with exit_on_error():
         pool = attach_documents(_pool(store, runs, _when(since), _when(until)), _traces(traces_path))
         budget_left = None if budget_per_day is None else budget_per_day - queued_on(store, now)
         drawn = sample(
@@ -218,12 +209,6 @@ def sample_command(
             with _queue(target, store, queue_name, project, config_path) as queue:
                 queue.push(pending(store, key))
             where = f"{target} queue {queue_name!r}"
-    except ConfigError as exc:
-        fail(EXIT_USAGE, str(exc))
-    except InputError as exc:
-        fail(EXIT_INPUT, str(exc))
-    except TracescoreError as exc:
-        fail(EXIT_ABORTED, str(exc))
     randoms = sum(1 for p in drawn.picked if p.slice == "random")
     click.echo(
         f"queued {len(drawn.picked)} item(s) to {where}: {randoms} random, {len(drawn.picked) - randoms} failures"
@@ -246,7 +231,7 @@ def pull(
     now = datetime.now(UTC)
     store = Store(store_path)
     errors: list[str] = []
-    try:
+    with exit_on_error():
         if _is_sheet(target):
             read = read_sheet(target, now=now, known_items=queued_ids(store))
             labels, errors = read.labels, read.errors
@@ -254,12 +239,6 @@ def pull(
             with _queue(target, store, queue_name, project, config_path) as queue:
                 labels = queue.pull(_when(since))
         added = add_labels(store, labels, now=now)
-    except ConfigError as exc:
-        fail(EXIT_USAGE, str(exc))
-    except InputError as exc:
-        fail(EXIT_INPUT, str(exc))
-    except TracescoreError as exc:
-        fail(EXIT_ABORTED, str(exc))
     items = len({lab.item_id for lab in labels})
     click.echo(f"pulled {len(labels)} label(s) on {items} item(s) from {target}: {added} new")
     summary = json.dumps({"labels": len(labels), "new": added, "bad_rows": len(errors)})

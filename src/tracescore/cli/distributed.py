@@ -14,12 +14,12 @@ from rich.console import Console
 
 from tracescore.adapters import Adapter, trace_from_json
 from tracescore.calibrate.carry import grounding_agreement
-from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail
+from tracescore.cli.exits import EXIT_INPUT, exit_on_error
 from tracescore.cli.scoring import ScoringOptions
 from tracescore.config import Config
 from tracescore.engine.distributed import JudgeSpec, RayRun, RaySettings, ScorerSpec, score_shards
 from tracescore.engine.setup import build_platform
-from tracescore.errors import ConfigError, InputError, TracescoreError
+from tracescore.errors import ConfigError
 from tracescore.limits import RateLimiter
 from tracescore.report.summary import Summary, render_terminal
 from tracescore.scorers.grounding import NO_JUDGE
@@ -58,18 +58,11 @@ def score_ray(
         raise click.BadParameter("not supported with --engine ray (the budget is per machine); drop it",
                                  param_hint="--max-cost")
     console = Console(quiet=quiet, width=max(120, Console().width))
-    try:
-        with ExitStack() as resources:
-            source, adapter = _sharded(config, kind, traces, resources)
-            spec, judge = _scoring(options, store_path, in_flight)
-            run = score_shards(source, adapter, out, spec, judge,
-                               RaySettings(workers=os.cpu_count() or 1, requests_per_second=judge_rps))
-    except ConfigError as exc:
-        fail(EXIT_USAGE, str(exc))
-    except InputError as exc:
-        fail(EXIT_INPUT, str(exc))
-    except TracescoreError as exc:
-        fail(EXIT_ABORTED, str(exc))
+    with exit_on_error(), ExitStack() as resources:
+        source, adapter = _sharded(config, kind, traces, resources)
+        spec, judge = _scoring(options, store_path, in_flight)
+        run = score_shards(source, adapter, out, spec, judge,
+                           RaySettings(workers=os.cpu_count() or 1, requests_per_second=judge_rps))
     _finish(run, console, quiet=quiet)
 
 

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, NoReturn, TypeVar
 
 import click
 
-__all__ = ["EXIT_CODES", "fail"]
+from tracescore.errors import ConfigError, InputError, TracescoreError
+
+__all__ = ["ERROR_CODES", "EXIT_CODES", "exit_on_error", "fail", "rate_option", "store_option"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 EXIT_OK = 0
 EXIT_INPUT = 1  # score/run/backfill done, but some traces could not be read or scored, or scores were rejected
@@ -34,3 +40,36 @@ def fail(code: int, message: str) -> NoReturn:
     """Print ``tracescore: message`` on stderr and exit with ``code`` (one line, no traceback)."""
     click.echo(f"tracescore: {message}", err=True)
     sys.exit(code)
+
+
+ERROR_CODES: tuple[tuple[type[TracescoreError], int], ...] = (
+    (ConfigError, EXIT_USAGE),
+    (InputError, EXIT_INPUT),
+    (TracescoreError, EXIT_ABORTED),
+)
+"""Which of our errors exits with which code (the first kind that matches): what ``exit_on_error`` applies."""
+
+
+@contextmanager
+def exit_on_error(codes: Sequence[tuple[type[TracescoreError], int]] = ERROR_CODES) -> Iterator[None]:
+    """Turn our errors into their exit codes (``codes``; by default bad config 2, bad input 1, any other failure 4)
+    with one line on stderr; an error of no listed kind propagates."""
+    try:
+        yield
+    except TracescoreError as exc:
+        code = next((code for kind, code in codes if isinstance(exc, kind)), None)
+        if code is None:
+            raise
+        fail(code, str(exc))
+
+
+def store_option(help: str) -> Callable[[_F], _F]:
+    """``--store`` (the local SQLite store, default ``tracescore.db``) with what this command keeps or reads there."""
+    return click.option(
+        "--store", "store_path", default="tracescore.db", show_default=True, type=click.Path(dir_okay=False), help=help
+    )
+
+
+def rate_option(flag: str, help: str) -> Callable[[_F], _F]:
+    """An optional positive rate (requests per second or minute); None when not given."""
+    return click.option(flag, type=click.FloatRange(min=0, min_open=True), default=None, help=help)

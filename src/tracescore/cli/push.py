@@ -22,7 +22,7 @@ from typing import Any
 import click
 
 from tracescore.catalog import entry
-from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail
+from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail, rate_option
 from tracescore.config import load_config
 from tracescore.engine.setup import build_platform
 from tracescore.errors import ConfigError, SinkError, TracescoreError
@@ -161,10 +161,8 @@ def _push_file(parts: Parts, root: ExportRoot, f: ExportFile, batch: int, pushed
     type=click.Path(dir_okay=False),
     help="Local store keeping which files were pushed. [default: [job] store, tracescore.db]",
 )
-@click.option(
+@rate_option(
     "--requests-per-minute",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
     help="The platform's request rate, one limiter for every request. [default: [job] requests_per_minute]",
 )
 @click.option(

@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 
-from tracescore.cli.exits import EXIT_GATE_ERROR, EXIT_GATE_FAILED, EXIT_USAGE, fail
+from tracescore.cli.exits import EXIT_GATE_ERROR, EXIT_GATE_FAILED, EXIT_USAGE, fail, store_option
 from tracescore.errors import ConfigError, TracescoreError
 from tracescore.report.agreement import agreement_section, agreement_to_json, judges_of
 from tracescore.report.gate import GateConfig, load_gate_config, parse_limit, run_gate
@@ -31,19 +29,7 @@ __all__ = ["gate", "report"]
 
 REPORT_FORMATS = ("terminal", "markdown", "json", "html")
 
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _store_option(f: _F) -> _F:
-    return click.option(
-        "--store",
-        "store_path",
-        default="tracescore.db",
-        show_default=True,
-        type=click.Path(dir_okay=False),
-        help="Local store to read run:… specs (and, for report, judge calibrations) from.",
-    )(f)
+_store_option = store_option("Local store to read run:… specs (and, for report, judge calibrations) from.")
 
 
 def _write(text: str, out: str | None) -> None:

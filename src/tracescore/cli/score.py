@@ -15,7 +15,7 @@ import click
 from rich.console import Console
 
 from tracescore.cli.distributed import score_ray
-from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail
+from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail, rate_option
 from tracescore.cli.progress import Progress, input_problem
 from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring, without_judge
 from tracescore.config import Config, load_config
@@ -60,10 +60,8 @@ class _Request:
     help="ray: TRACES is a folder of JSONL files or an export; one Ray task per file (shard), results per shard"
     " under --out DIR; a re-run skips the shards done (pip install 'tracescore[ray]'; RAY_ADDRESS for a cluster).",
 )
-@click.option(
+@rate_option(
     "--judge-rps",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
     help="--engine ray: judge API requests per second for the whole cluster (one limiter). [default: no limit]",
 )
 @click.option(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -23,7 +23,7 @@ from tracescore.calibrate.sampling import Item
 from tracescore.limits import RateLimiter
 from tracescore.result import TraceResult
 from tracescore.sinks.records import WriteReport
-from tracescore.sources.base import Source
+from tracescore.sources.base import EVERYTHING, Source
 
 __all__ = [
     "EVERYTHING",
@@ -36,8 +36,6 @@ __all__ = [
     "Window",
 ]
 
-EVERYTHING = datetime(1970, 1, 1, tzinfo=UTC)
-"""The ``since`` of a one-shot read of a whole file (with ``until=None``): a file source yields every record."""
 
 
 class BatchSink(Protocol):

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tracescore.errors import SinkError
 from tracescore.result import TraceResult
 from tracescore.sinks.records import (
     ScoreRecord,
@@ -133,6 +134,27 @@ class Mirror:
         )
         self.ledger.removed(done, self.run_id)
         return failed
+
+    def settle(
+        self,
+        accepted: Sequence[ScoreRecord],
+        removals: Sequence[Removal],
+        remove: Callable[[Written], str | None],
+        report: WriteReport,
+        *,
+        platform: str,
+        scores: str = "scores",
+        trace: str = "trace",
+    ) -> None:
+        """``finish``, then a SinkError naming the first removal that failed (in the platform's words: its name,
+        what a score is called there and what it hangs on), so the run stops and a re-run retries."""
+        failed = self.finish(accepted, removals, remove, report)
+        if failed:
+            removal, reason = failed[0]
+            raise SinkError(
+                f"{platform} did not remove {len(failed)} of our superseded or vanished {scores} (first: {trace}"
+                f" {removal.written.trace_id} {removal.written.name}: {reason}); run again to retry"
+            )
 
 
 def preview_removals(

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Protocol
 
-__all__ = ["Record", "Shard", "ShardedSource", "Source"]
+__all__ = ["EVERYTHING", "Record", "Shard", "ShardedSource", "Source"]
+
+EVERYTHING = datetime(1970, 1, 1, tzinfo=UTC)
+"""The ``since`` of a one-shot read of a whole file (with ``until=None``): a file source yields every record."""
 
 
 @dataclass(frozen=True)

@@ -20,14 +20,17 @@ import gzip
 import io
 import json
 import posixpath
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tracescore.errors import ConfigError, SourceError
+from tracescore.sources.base import EVERYTHING, Record, Shard
 
-__all__ = ["ExportFile", "ExportRoot", "ShardPlan", "plan_shards"]
+__all__ = ["ExportFile", "ExportRoot", "ExportSource", "ShardPlan", "in_window", "open_export", "plan_shards"]
 
 BATCH_ROWS = 2048
 _FORMATS = (".parquet", ".jsonl", ".jsonl.gz", ".json", ".json.gz", ".csv", ".csv.gz")
@@ -199,3 +202,66 @@ def plan_shards(
         extra = plan.extra.setdefault(owner, [])
         extra.extend(uri for key, uri, _ in places if key != owner and uri not in extra)
     return plan
+
+
+class ExportSource(ABC):
+    """What a platform export source shares: read whole (``records``, for the local engine) with a window on each
+    trace's root start, and the summary of what it read. A subclass gives ``shards``/``read`` (the
+    ``ShardedSource``), ``started`` (a payload's root start) and ``read_line``."""
+
+    export: ExportRoot
+    stats: Any  # the platform's read counters, with ``notes``
+
+    @abstractmethod
+    def shards(self) -> list[Shard]:
+        """The export's shards, keys stable across runs (the shard plan made once, here)."""
+
+    @abstractmethod
+    def read(self, shard: Shard) -> Iterator[Record]:
+        """The whole traces one shard scores."""
+
+    @abstractmethod
+    def started(self, payload: Any) -> Any:
+        """When the trace of ``payload`` started (its root's ISO start time), None when unknown."""
+
+    @abstractmethod
+    def read_line(self) -> str:
+        """One line saying what was read (files, runs, rows, duplicates dropped, traces)."""
+
+    def records(self, since: datetime, until: datetime | None = None) -> Iterator[Record]:
+        """Every trace of the export, shard by shard; with a window, only traces whose root starts in it."""
+        whole = since <= EVERYTHING and until is None
+        for shard in self.shards():
+            for record in self.read(shard):
+                if whole or in_window(self.started(record.payload), since, until):
+                    yield record
+
+    def summary(self, seen: int) -> tuple[str, list[str]]:
+        """What was read, and the notes of the source and of the files (lines skipped, runs without manifest)."""
+        return self.read_line(), list(self.stats.notes) + list(self.export.notes)
+
+
+def in_window(start: Any, since: datetime, until: datetime | None) -> bool:
+    """Whether an ISO start time lies in ``[since, until)`` (naive times are UTC); a missing or unreadable one is
+    kept, so the adapter reports it with the trace."""
+    if not start:
+        return True
+    try:
+        moment = datetime.fromisoformat(str(start).replace("Z", "+00:00"))
+    except ValueError:
+        return True
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment >= since and (until is None or moment < until)
+
+
+_Export = TypeVar("_Export", bound=ExportSource)
+
+
+def open_export(source: Callable[[str], _Export], kind: str, path: str | None, where: str = "") -> _Export:
+    """The export source of ``[source] kind`` at ``path`` with its shard plan made: a root that is no export fails
+    here, before anything is scored, and the plan is made once."""
+    if not path:
+        raise ConfigError(f"[source] kind = {kind!r} needs path = '<folder or s3://…>'{where}")
+    opened = source(path)
+    opened.shards()
+    return opened

@@ -152,21 +152,12 @@ def _fetch_step(row: Mapping[str, Any], mapping: MappingConfig, blind: list[Blin
         url = first_path(raw_input, mapping.url_paths)
     if url is MISSING:
         url = first_path(output, mapping.url_paths)
-    doc_id = first_path(raw_input, mapping.doc_id_paths)
-    status: Any = first_path(output, mapping.status_paths) if isinstance(output, Mapping) else MISSING
     text = extract_text(output, mapping.text_paths) or ""
     failed = f"failed: {row.get('statusMessage') or 'level ERROR'}" if _failed(row) else None
+    fetched_at = _time(row.get("endTime")) or _time(row.get("startTime"))
     return fetch_step(
-        _label(row),
-        str(row.get("name") or "fetch"),
-        url=url,
-        doc_id=doc_id,
-        status=status,
-        text=text,
-        fetched_at=_time(row.get("endTime")) or _time(row.get("startTime")),
-        failed=failed,
-        recorded=output not in (None, ""),
-        blind=blind,
+        _label(row), str(row.get("name") or "fetch"), raw_input, output, mapping, url=url, text=text,
+        fetched_at=fetched_at, failed=failed, recorded=output not in (None, ""), blind=blind,
         detail=f", {len(text)} characters",
     )
 
@@ -174,21 +165,11 @@ def _fetch_step(row: Mapping[str, Any], mapping: MappingConfig, blind: list[Blin
 def _classify(row: Mapping[str, Any], mapping: MappingConfig) -> str | None:
     """``"search"``, ``"fetch"`` or None for one observation; tool semantics make a generic SPAN a tool call."""
     name, kind = row.get("name"), row.get("type")
-    if mapping.is_search(name, kind):
-        return "search"
-    if mapping.is_fetch(name, kind):
-        return "fetch"
-    if kind in mapping.tool_types or kind in mapping.search_types or kind == _GENERATION:
-        return None
+    found = mapping.kind_of(name, kind)
+    if found is not None or kind in mapping.tool_types or kind in mapping.search_types or kind == _GENERATION:
+        return found
     role, tool_name = tool_semantics(span_attributes(row.get("metadata")), row.get("output"))
-    if role == "search":
-        return "search"
-    if role == "tool":
-        if mapping.is_search(name, None) or mapping.is_search(tool_name, None):
-            return "search"
-        if mapping.is_fetch(name, None) or mapping.is_fetch(tool_name, None):
-            return "fetch"
-    return None
+    return mapping.kind_by_role(role, name, tool_name)
 
 
 def _experiment_labels(item: Mapping[str, Any], mapping: MappingConfig) -> Labels:

@@ -23,10 +23,10 @@ from typing import Any
 
 from tracescore.adapters.fields import parse_maybe_json
 from tracescore.errors import ConfigError
-from tracescore.platforms.base import EVERYTHING, Parts, PlatformContext
+from tracescore.platforms.base import Parts, PlatformContext
 from tracescore.platforms.langfuse.adapter import langfuse_adapter
 from tracescore.sources.base import Record, Shard
-from tracescore.sources.exports import ExportFile, ExportRoot, ShardPlan, plan_shards
+from tracescore.sources.exports import ExportFile, ExportRoot, ExportSource, ShardPlan, open_export, plan_shards
 
 __all__ = ["ExportStats", "LangfuseExport", "build"]
 
@@ -130,7 +130,7 @@ def _trace_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class LangfuseExport:
+class LangfuseExport(ExportSource):
     """A Langfuse export (folder or ``s3://…``): a ``ShardedSource`` (one shard per completed run) that can also be
     read whole (``records``), for the local engine."""
 
@@ -239,13 +239,21 @@ class LangfuseExport:
                 payload["trace"] = trace_rows[trace_id]
             yield Record(payload=payload)  # no byte size: an ETA from the export's size would mislead
 
-    # -- Source (the local engine) --------------------------------------------------------------------------------
-    def records(self, since: datetime, until: datetime | None = None) -> Iterator[Record]:
-        """Every trace of every completed run, shard by shard; with a window, only traces whose root starts in it."""
-        for shard in self.shards():
-            for record in self.read(shard):
-                if (since <= EVERYTHING and until is None) or _in_window(record.payload, since, until):
-                    yield record
+    # -- ExportSource ---------------------------------------------------------------------------------------------
+    def started(self, payload: Any) -> Any:
+        """The earliest start of the trace's root observations (of any observation when none is a root)."""
+        rows = payload.get("observations") or []
+        roots = [r for r in rows if not r.get("parentObservationId")] or rows
+        starts = [str(r.get("startTime")) for r in roots if r.get("startTime")]
+        return min(starts) if starts else None
+
+    def read_line(self) -> str:
+        """Traces, complete runs, observations, duplicates dropped and runs skipped for want of a manifest."""
+        s = self.stats
+        return (
+            f"read {s.traces} traces from {s.runs} complete export runs ({s.rows} observations,"
+            f" {s.duplicate_rows} duplicates dropped, {s.skipped_runs} runs without manifest skipped)"
+        )
 
 
 def _stem(name: str) -> str:
@@ -255,41 +263,10 @@ def _stem(name: str) -> str:
     return name
 
 
-def _in_window(payload: Any, since: datetime, until: datetime | None) -> bool:
-    rows = payload.get("observations") or []
-    roots = [r for r in rows if not r.get("parentObservationId")] or rows
-    starts = [str(r.get("startTime")) for r in roots if r.get("startTime")]
-    if not starts:
-        return True
-    try:
-        moment = datetime.fromisoformat(min(starts).replace("Z", "+00:00"))
-    except ValueError:
-        return True  # the adapter reports the unreadable time with the trace
-    return moment >= since and (until is None or moment < until)
-
-
 def build(context: PlatformContext) -> Parts:
     """The export named by TRACES (or ``[source] path``): a folder or ``s3://bucket/prefix``; no write-back here
     (``tracescore push`` writes the results back)."""
-    if not context.path:
-        raise ConfigError(f"[source] kind = 'langfuse-export' needs path = '<folder or s3://…>'{context.where()}")
-    source = LangfuseExport(context.path)
-    source.shards()  # a root that is no export fails here, before anything is scored; the plan is made once
-
-    def summary(seen: int) -> tuple[str, list[str]]:
-        s = source.stats
-        line = (
-            f"read {s.traces} traces from {s.runs} complete export runs ({s.rows} observations,"
-            f" {s.duplicate_rows} duplicates dropped, {s.skipped_runs} runs without manifest skipped)"
-        )
-        return line, list(s.notes) + list(source.export.notes)
-
-    return Parts(
-        source,
-        f"langfuse-export:{context.path}",
-        langfuse_adapter(context.mapping),
-        None,
-        describe=f"langfuse-export:{context.path}",
-        stats=source.stats,
-        summary=summary,
-    )
+    source = open_export(LangfuseExport, "langfuse-export", context.path, context.where())
+    key = f"langfuse-export:{context.path}"
+    return Parts(source, key, langfuse_adapter(context.mapping), None, describe=key, stats=source.stats,
+                 summary=source.summary)

@@ -7,21 +7,19 @@ not marked done and the watermark does not pass them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from tracescore.adapters.fields import split_path
 from tracescore.adapters.mapping import MappingConfig
-from tracescore.errors import SinkError
 from tracescore.platforms.base import Parts, PlatformContext
 from tracescore.platforms.langfuse.adapter import langfuse_adapter
 from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client
 from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.platforms.langfuse.sink import LangfuseScoreSink
 from tracescore.platforms.langfuse.source import LangfuseWindow, ReadStats, read_experiment_items, read_langfuse
-from tracescore.result import TraceResult
-from tracescore.sinks.records import WriteReport
+from tracescore.sinks.records import BatchWriter
 from tracescore.sources.base import Record
 from tracescore.trace import Labels
 
@@ -64,32 +62,11 @@ class LangfuseJobSource:
         )
 
 
-class LangfuseJobSink:
+class LangfuseJobSink(BatchWriter[LangfuseScoreSink]):
     """Writes a batch of results with one ``LangfuseScoreSink`` (its score-config cache kept across batches)."""
 
     def __init__(self, sink: LangfuseScoreSink) -> None:
-        self.sink = sink
-        self.attach = sink.attach  # the run's store: the written-scores ledger, for removals
-        self.preview = sink.preview  # --dry-run: what the next write would remove
-
-    def write(self, results: Sequence[TraceResult]) -> WriteReport:
-        report = self.sink.report
-        accepted, rejected, requests, retried = report.accepted, len(report.rejected), report.requests, report.retried
-        removed = report.removed
-        for result in results:
-            if result.scores:
-                self.sink.write(result)
-        self.sink.flush()
-        batch = WriteReport(
-            accepted=report.accepted - accepted,
-            rejected=list(report.rejected[rejected:]),
-            retried=report.retried - retried,
-            requests=report.requests - requests,
-            removed=report.removed - removed,
-        )
-        if batch.undelivered:
-            raise SinkError(f"Langfuse did not take {len(batch.undelivered)} scores: {batch.undelivered[0].reason}")
-        return batch
+        super().__init__(sink, platform="Langfuse")
 
 
 def build(context: PlatformContext) -> Parts:

@@ -16,7 +16,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tracescore.calibrate.labels import LABELS, Label, LabelSpec, label_spec
-from tracescore.calibrate.queued import mark_pushed, pushed, review_text
+from tracescore.calibrate.queued import mark_pushed, pushed, review_text, unpushed
 from tracescore.calibrate.sampling import Item
 from tracescore.errors import SinkError
 from tracescore.platforms.base import QueueRef
@@ -156,12 +156,8 @@ class LangfuseLabelQueue:
     def push(self, items: Sequence[Item]) -> int:
         """Queue each item's trace with a comment showing its claim; an item the store remembers is skipped."""
         ref = self.setup()
-        done = pushed(self.store, self.key)
-        on_queue = {trace for trace, _ in done.values()}
         count = 0
-        for item in items:
-            if item.item_id in done or item.trace_id in on_queue:
-                continue
+        for item in unpushed(self.store, self.key, items):
             queued = self._once(
                 f"queue item for trace {item.trace_id!r}",
                 partial(
@@ -174,7 +170,6 @@ class LangfuseLabelQueue:
                 partial(self._find_item, ref.queue_id, item.trace_id),
             )
             mark_pushed(self.store, item.item_id, str(queued.id))  # remembered before anything else can fail
-            on_queue.add(item.trace_id)
             self._once(
                 f"comment on trace {item.trace_id!r}",
                 partial(

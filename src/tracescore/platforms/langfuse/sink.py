@@ -20,7 +20,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tracescore.errors import SinkError
 from tracescore.platforms.langfuse.client import classify_error, describe_error, request_options, retry_policy
 from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.result import TraceResult
@@ -144,13 +143,7 @@ class LangfuseScoreSink:
             r for r in sent if r.id not in refused_ids and r.id not in unsure and r.trace_id not in refused_traces
         ]
         removals = mirror.plan(items, {r.id for r in accepted})
-        failed = mirror.finish(accepted, removals, self._remove, self.report)
-        if failed:
-            removal, reason = failed[0]
-            raise SinkError(
-                f"Langfuse did not remove {len(failed)} of our superseded or vanished scores (first: trace"
-                f" {removal.written.trace_id} {removal.written.name}: {reason}); run again to retry"
-            )
+        mirror.settle(accepted, removals, self._remove, self.report, platform="Langfuse")
 
     def _remove(self, written: Written) -> str | None:
         """``DELETE /api/public/scores/{id}`` with the writes' retries; None when done or already gone (404)."""

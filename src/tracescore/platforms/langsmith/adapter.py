@@ -146,45 +146,27 @@ def _fetch(run: Mapping[str, Any], cfg: MappingConfig, blind: list[BlindSpot]) -
     inputs, outputs = parse_maybe_json(run.get("inputs")), tool_output(_outputs(run))
     url = first_path(inputs, cfg.url_paths)
     url = first_path(outputs, cfg.url_paths) if url is MISSING and isinstance(outputs, Mapping) else url
-    doc_id = first_path(inputs, cfg.doc_id_paths)
-    status: Any = first_path(outputs, cfg.status_paths) if isinstance(outputs, Mapping) else MISSING
     if isinstance(inputs, str) and url is MISSING:
         url = inputs
     # the tool raised (404, timeout): LangSmith keeps the run with `error` and no outputs
     failed = f"failed: {str(run.get('error') or 'status error')[:120]}" if _failed(run) else None
+    text, fetched_at = extract_text(outputs, cfg.text_paths), _time(run.get("end_time") or run.get("start_time"))
     return fetch_step(
-        _label(run),
-        str(run.get("name") or "fetch"),
-        url=url,
-        doc_id=doc_id,
-        status=status,
-        text=extract_text(outputs, cfg.text_paths),
-        fetched_at=_time(run.get("end_time") or run.get("start_time")),
-        failed=failed,
-        recorded=outputs not in (None, "", {}),
-        blind=blind,
+        _label(run), str(run.get("name") or "fetch"), inputs, outputs, cfg, url=url, text=text,
+        fetched_at=fetched_at, failed=failed, recorded=outputs not in (None, "", {}), blind=blind,
     )
 
 
 def _classify(run: Mapping[str, Any], cfg: MappingConfig) -> str | None:
     """``"search"``, ``"fetch"``, ``"llm"`` or None; a chain run with tool semantics is a tool call."""
     name, kind = run.get("name"), run.get("run_type")
-    if cfg.is_search(name, kind):
-        return "search"
-    if cfg.is_fetch(name, kind):
-        return "fetch"
-    if kind == "llm":
-        return "llm"
-    if kind in cfg.tool_types:
-        return None
+    found = cfg.kind_of(name, kind) or ("llm" if kind == "llm" else None)
+    if found is not None or kind in cfg.tool_types:
+        return found
     extra = parse_maybe_json(run.get("extra"))
     metadata = extra.get("metadata") if isinstance(extra, Mapping) else None
     role, tool_name = tool_semantics(metadata if isinstance(metadata, Mapping) else {}, run.get("outputs"))
-    if role == "search" or (role == "tool" and (cfg.is_search(name, None) or cfg.is_search(tool_name, None))):
-        return "search"
-    if role == "tool" and (cfg.is_fetch(name, None) or cfg.is_fetch(tool_name, None)):
-        return "fetch"
-    return None
+    return cfg.kind_by_role(role, name, tool_name)
 
 
 def _time(value: Any) -> datetime | None:

@@ -21,10 +21,10 @@ from typing import Any
 
 from tracescore.adapters.fields import parse_maybe_json
 from tracescore.errors import ConfigError
-from tracescore.platforms.base import EVERYTHING, Parts, PlatformContext
+from tracescore.platforms.base import Parts, PlatformContext
 from tracescore.platforms.langsmith.adapter import langsmith_adapter
 from tracescore.sources.base import Record, Shard
-from tracescore.sources.exports import ExportRoot, ShardPlan, plan_shards
+from tracescore.sources.exports import ExportRoot, ExportSource, ShardPlan, open_export, plan_shards
 
 __all__ = ["BulkExportStats", "LangSmithExport", "build"]
 
@@ -77,7 +77,7 @@ def _is_root(row: dict[str, Any]) -> bool:
     return bool(flag) if flag is not None else not row.get("parent_run_id")
 
 
-class LangSmithExport:
+class LangSmithExport(ExportSource):
     """A LangSmith bulk export (folder or ``s3://…``): a ``ShardedSource`` (one shard per Parquet file) that can
     also be read whole (``records``), for the local engine."""
 
@@ -157,49 +157,24 @@ class LangSmithExport:
         payload["error"] = None
         return payload
 
-    def records(self, since: datetime, until: datetime | None = None) -> Iterator[Record]:
-        """Every trace of the export, shard by shard; with a window, only traces whose root run starts in it."""
-        for shard in self.shards():
-            for record in self.read(shard):
-                if (since <= EVERYTHING and until is None) or _in_window(record.payload, since, until):
-                    yield record
+    def started(self, payload: Any) -> Any:
+        """The start time of the trace's root run."""
+        root = payload.get("root") if isinstance(payload, dict) else None
+        return root.get("start_time") if isinstance(root, dict) else None
 
-
-def _in_window(payload: Any, since: datetime, until: datetime | None) -> bool:
-    root = payload.get("root") if isinstance(payload, dict) else None
-    start = root.get("start_time") if isinstance(root, dict) else None
-    if not start:
-        return True
-    try:
-        moment = datetime.fromisoformat(str(start).replace("Z", "+00:00"))
-    except ValueError:
-        return True  # the adapter reports the unreadable time with the trace
-    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return moment >= since and (until is None or moment < until)
+    def read_line(self) -> str:
+        """Traces, files, runs, duplicate runs dropped and traces without their root run."""
+        s = self.stats
+        return (
+            f"read {s.traces} traces from {s.files} export files ({s.runs} runs, {s.duplicate_runs} duplicates"
+            f" dropped, {s.rootless} traces without their root run)"
+        )
 
 
 def build(context: PlatformContext) -> Parts:
     """The bulk export named by TRACES (or ``[source] path``): a folder or ``s3://bucket/prefix``; no write-back
     here (``tracescore push`` writes the results back)."""
-    if not context.path:
-        raise ConfigError(f"[source] kind = 'langsmith-export' needs path = '<folder or s3://…>'{context.where()}")
-    source = LangSmithExport(context.path)
-    source.shards()  # a root that is no export fails here, before anything is scored; the plan is made once
-
-    def summary(seen: int) -> tuple[str, list[str]]:
-        s = source.stats
-        line = (
-            f"read {s.traces} traces from {s.files} export files ({s.runs} runs, {s.duplicate_runs} duplicates"
-            f" dropped, {s.rootless} traces without their root run)"
-        )
-        return line, list(s.notes) + list(source.export.notes)
-
-    return Parts(
-        source,
-        f"langsmith-export:{context.path}",
-        langsmith_adapter(context.mapping),
-        None,
-        describe=f"langsmith-export:{context.path}",
-        stats=source.stats,
-        summary=summary,
-    )
+    source = open_export(LangSmithExport, "langsmith-export", context.path, context.where())
+    key = f"langsmith-export:{context.path}"
+    return Parts(source, key, langsmith_adapter(context.mapping), None, describe=key, stats=source.stats,
+                 summary=source.summary)

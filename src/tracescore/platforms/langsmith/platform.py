@@ -8,47 +8,25 @@ config) is a rejection, reported with the trace.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from tracescore.errors import ConfigError, SinkError
+from tracescore.errors import ConfigError
 from tracescore.limits import RateLimiter
 from tracescore.platforms.base import Parts, PlatformContext
 from tracescore.platforms.langsmith.adapter import langsmith_adapter
 from tracescore.platforms.langsmith.settings import LangSmithSettings
 from tracescore.platforms.langsmith.sink import LangSmithSink
 from tracescore.platforms.langsmith.source import LangSmithSource, make_client
-from tracescore.result import TraceResult
-from tracescore.sinks.records import WriteReport
+from tracescore.sinks.records import BatchWriter
 
 __all__ = ["LangSmithJobSink", "build"]
 
 
-class LangSmithJobSink:
+class LangSmithJobSink(BatchWriter[LangSmithSink]):
     """Writes a batch of results with one ``LangSmithSink`` and returns what the batch did."""
 
     def __init__(self, sink: LangSmithSink) -> None:
-        self.sink = sink
-        self.attach = sink.attach  # the run's store: the written-scores ledger, for removals
-        self.preview = sink.preview  # --dry-run: what the next write would remove
-
-    def write(self, results: Sequence[TraceResult]) -> WriteReport:
-        report = self.sink.report
-        accepted, requests, removed = report.accepted, report.requests, report.removed
-        rejected = []
-        for result in results:
-            if result.scores:
-                rejected += self.sink.write(result)
-        rejected += self.sink.flush()
-        batch = WriteReport(
-            accepted=report.accepted - accepted,
-            rejected=rejected,
-            requests=report.requests - requests,
-            removed=report.removed - removed,
-        )
-        if batch.undelivered:
-            raise SinkError(f"LangSmith did not take {len(batch.undelivered)} feedback: {batch.undelivered[0].reason}")
-        return batch
+        super().__init__(sink, platform="LangSmith", scores="feedback")
 
 
 def _limit(client: Any, limiter: RateLimiter) -> None:

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from tracescore.calibrate.labels import LABELS, Label, LabelSpec, label_spec
-from tracescore.calibrate.queued import mark_pushed, pushed, review_text
+from tracescore.calibrate.queued import mark_pushed, pushed, review_text, unpushed
 from tracescore.calibrate.sampling import Item
 from tracescore.errors import SinkError
 from tracescore.platforms.base import QueueRef
@@ -127,15 +127,10 @@ class LangSmithLabelQueue:
         session = self._session()
         api = self._items if self._items is not None else items_client(self.client)
         self._items = api
-        done = pushed(self.store, self.key)
-        on_queue = {trace for trace, _ in done.values()}
         count = 0
-        for item in items:
-            if item.item_id in done or item.trace_id in on_queue:
-                continue
+        for item in unpushed(self.store, self.key, items):
             row = self._add(api, ref.queue_id, item.trace_id, session)
             mark_pushed(self.store, item.item_id, str(row.id or item.trace_id))
-            on_queue.add(item.trace_id)
             try:
                 self.client.create_feedback(
                     item.trace_id,

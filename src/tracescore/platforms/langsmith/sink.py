@@ -19,7 +19,6 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tracescore.errors import SinkError
 from tracescore.result import TraceResult
 from tracescore.scorers.diagnosis import CELLS
 from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, records_from_result
@@ -199,13 +198,7 @@ class LangSmithSink:
                 return None  # not on the platform (already removed, or never delivered): nothing to send
             return self._delete(written.score_id)
 
-        failed = mirror.finish(accepted, removals, remove, self.report)
-        if failed:
-            removal, reason = failed[0]
-            raise SinkError(
-                f"LangSmith did not remove {len(failed)} of our superseded or vanished feedback (first: run"
-                f" {removal.written.trace_id} {removal.written.name}: {reason}); run again to retry"
-            )
+        mirror.settle(accepted, removals, remove, self.report, platform="LangSmith", scores="feedback", trace="run")
 
     def _delete(self, feedback_id: str) -> str | None:
         """``DELETE /feedback/{id}`` (the client's retries); None when done or already gone (404)."""

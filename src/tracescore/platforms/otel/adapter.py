@@ -69,14 +69,13 @@ def _fetch(span: Mapping[str, Any], name: str, cfg: MappingConfig, blind: list[B
     url = inputs if isinstance(inputs, str) else first_path(inputs, cfg.url_paths)
     if url is MISSING and isinstance(output, Mapping):
         url = first_path(output, cfg.url_paths)
-    doc_id = first_path(inputs, cfg.doc_id_paths)
-    status: Any = first_path(output, cfg.status_paths) if isinstance(output, Mapping) else MISSING
     return fetch_step(
         _label(span),
         name,
+        inputs,
+        output,
+        cfg,
         url=url,
-        doc_id=doc_id,
-        status=status,
         text=output if isinstance(output, str) else extract_text(output, cfg.text_paths),
         fetched_at=_time(span.get("end") or span.get("start")),
         failed="failed (span status ERROR)" if span["error"] else None,
@@ -94,10 +93,9 @@ def _classify(span: Mapping[str, Any], cfg: MappingConfig) -> tuple[str | None, 
     """``("search" | "fetch" | None, tool name)`` of one span."""
     role, tool_name = tool_semantics(span["attributes"])
     name = tool_name or span["name"] or "tool"
-    if role == "search" or (role == "tool" and (cfg.is_search(name, None) or cfg.is_search(span["name"], None))):
-        return "search", name
-    if role == "tool" and (cfg.is_fetch(name, None) or cfg.is_fetch(span["name"], None)):
-        return "fetch", name
+    found = cfg.kind_by_role(role, name, span["name"])
+    if found is not None:
+        return found, name
     if role == "tool":
         note(_label(span), "skipped", "a tool span whose name matches neither search_tools nor fetch_tools")
     return None, name
