@@ -73,6 +73,10 @@ def test_config_declares_it_validates_it_and_it_changes_the_fingerprint(tmp_path
 
 
 def _to_partial(output: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    """Grounding replies with PARTIAL for SUPPORTED; the surface and semantic replies (no claims) pass unchanged
+    (raising on them made the fake answer 500, and the SDK's retries made this test take minutes)."""
+    if "claims" not in output:
+        return output
     for claim in output["claims"]:
         for item in claim["evidence"]:
             item["verdict"] = "partial" if item["verdict"] == "supported" else item["verdict"]
@@ -88,6 +92,7 @@ def test_score_reads_it_from_the_config(tmp_path: Path) -> None:
         args = ["score", str(SAMPLES), "--store", str(tmp_path / "t.db"), "--config", str(config)]
         result = CliRunner(env=env).invoke(main, args)
     assert result.exit_code == 0, result.output
+    assert "0 retries, 0 failed calls" in result.output  # every judged stage answered (no 500 from the tamper)
     with Store(tmp_path / "t.db") as store:
         claims = store.claims(store.runs()[-1]["id"])
     assert claims and {c["judge_verdict"] for c in claims if c["verdict"] == "contradicted"} >= {"partial"}
