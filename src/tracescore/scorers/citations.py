@@ -19,6 +19,7 @@ import weakref
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from tracescore.catalog import CITATION_COVERAGE, CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE
 from tracescore.result import CitationRow
@@ -106,13 +107,23 @@ class _Surface:
         if key in self.fetch_seen:
             return True
         if self._hit_urls is None:
-            self._hit_urls = {h.url for hits in self._hits for h in hits if h.url}
+            self._hit_urls = _truthy(_URL_OF, self._hits)
         if key in self._hit_urls and normalize_url(key) == key:
             return True  # a hit written exactly in its normalised form
         if self._hit_keys is None:
-            self._hit_keys = {normalize_url(u) for u in self._hit_urls}
-            self._hit_keys.update(h.doc_id for hits in self._hits for h in hits if h.doc_id)
+            self._hit_keys = {normalize_url(u) for u in self._hit_urls} | _truthy(_DOC_ID_OF, self._hits)
         return key in self._hit_keys
+
+
+_URL_OF, _DOC_ID_OF = attrgetter("url"), attrgetter("doc_id")
+
+
+def _truthy(field: Callable[[Hit], str | None], groups: list[list[Hit]]) -> set[str]:
+    """One field's non-empty values over every hit (``map``/``filter`` in C: no Python loop per hit)."""
+    out: set[str] = set()
+    for hits in groups:
+        out.update(filter(None, map(field, hits)))
+    return out
 
 
 def _failed(status: int | str | None) -> bool:
