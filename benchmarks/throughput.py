@@ -153,14 +153,18 @@ def score_child(path: Path, work: Path, workers: int, src: str | None = None) ->
     env = dict(os.environ)
     if src is not None:  # an older checkout's code, side by side (it may predate --workers)
         env["PYTHONPATH"] = f"{src}/src"
-    extra = ["--workers", str(workers)] if src is None else []
+    # an older checkout may predate --workers (then it scored in 1 process); a newer one defaults to every core
+    knows = src is None or "--workers" in Path(src, "src/tracescore/cli/score.py").read_text()
+    extra = ["--workers", str(workers)] if knows else []
     child = subprocess.run(
         [sys.executable, "-c", code, *args, *extra], capture_output=True, text=True, check=True, env=env
     )
     wall, cpu, rss = (float(x) for x in child.stderr.split()[-3:])
+    size = 0
     for leftover in work.glob(store.name + "*"):
+        size += leftover.stat().st_size
         leftover.unlink()
-    return {"wall": wall, "cpu": cpu, "rss": rss}
+    return {"wall": wall, "cpu": cpu, "rss": rss, "store": size / 1e6}
 
 
 def startup_child(work: Path) -> dict[str, float]:
@@ -204,7 +208,8 @@ def main() -> None:
         base = startup_child(work)
         print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; start-up {base['cpu']:.2f} s")
         print(f"{'file':>14} {'MB':>5} {'loads s':>8} {'1 proc cpu s':>13} {'ratio':>6} "
-              f"{'1 proc wall':>12} {f'{args.workers} wkr wall':>11} {'speed-up':>9} {'peak RSS MiB':>13}")
+              f"{'1 proc wall':>12} {f'{args.workers} wkr wall':>11} {'speed-up':>9} {'peak RSS MiB':>13}"
+              f" {'store MB':>9}")
         small = max(args.light // 10, 1)
         runs = (("light", args.light, write_light_file), ("heavy", args.heavy, write_file))
         for index, (kind, n, write) in enumerate((*runs, ("light", small, write_light_file))):
@@ -216,12 +221,12 @@ def main() -> None:
             cpu = one["cpu"] - base["cpu"]
             speed = (one["wall"] - base["wall"]) / max(many["wall"] - base["wall"], 1e-9)
             print(f"{kind + ' ' + str(n):>14} {size / 1e6:>5.0f} {parse:>8.2f} {cpu:>13.2f} {cpu / parse:>5.1f}x "
-                  f"{one['wall']:>12.2f} {many['wall']:>11.2f} {speed:>8.2f}x {one['rss']:>13.1f}")
+                  f"{one['wall']:>12.2f} {many['wall']:>11.2f} {speed:>8.2f}x {one['rss']:>13.1f} {one['store']:>9.1f}")
             if args.compare and index < len(runs):
                 old = score_child(path, work, 1, args.compare)
                 print(f"{'  ' + args.compare[-12:]:>14} {'':>5} {'':>8} {old['cpu'] - base['cpu']:>13.2f}"
                       f" {(old['cpu'] - base['cpu']) / parse:>5.1f}x {old['wall']:>12.2f} {'':>11} {'':>9}"
-                      f" {old['rss']:>13.1f}")
+                      f" {old['rss']:>13.1f} {old['store']:>9.1f}")
             path.unlink()
         print(f"load average after: {os.getloadavg()[0]:.2f}; the same machine gives pure arithmetic a"
               f" {machine_parallelism(args.workers):.2f}x speed-up with {args.workers} processes now")

@@ -104,21 +104,30 @@ class TraceResult:
         """
         plain = self._plain()
         try:
-            return plain, json.dumps(plain, ensure_ascii=False, default=str, allow_nan=False)
+            return plain, _ENCODE(plain)
         except ValueError:
             strict = _strict(plain)
             return strict, json.dumps(strict, ensure_ascii=False, default=str)
 
     def _plain(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "trace_id": self.trace_id,
-            "scores": self.values,
-            "missing": self.missing,
-            "errors": self.errors,
-        }
+        values: dict[str, ScoreValue] = {}
+        missing: dict[str, str] = {}
+        comments: dict[str, str] = {}
+        judged: dict[str, Any] | None = None
+        usage = False
+        for name, s in self.scores.items():  # one pass: this runs once per trace on the hot path (#14)
+            if s.value is None:
+                missing[name] = s.reason or "not computed"
+            else:
+                values[name] = s.value
+                if judged is None and s.metadata and "judge_model" in s.metadata:
+                    judged = s.metadata
+            if s.comment:
+                comments[name] = s.comment
+            usage = usage or (bool(s.metadata) and "judge_usage" in s.metadata)
+        out: dict[str, Any] = {"trace_id": self.trace_id, "scores": values, "missing": missing, "errors": self.errors}
         if self.notes:
             out["notes"] = self.notes
-        comments = {n: s.comment for n, s in self.scores.items() if s.comment}
         if comments:
             out["comments"] = comments
         if self.line is not None:
@@ -127,10 +136,7 @@ class TraceResult:
             out["timestamp"] = self.timestamp.isoformat()
         if self.metadata:
             out["metadata"] = self.metadata
-        judge = _judge_usage(self.scores.values())
-        judged = next(
-            (s.metadata for s in self.scores.values() if s.value is not None and "judge_model" in s.metadata), None
-        )
+        judge = _judge_usage(self.scores.values()) if usage else {}
         if judged:  # which judge and rubric gave the judged scores: the gate looks up their calibration
             judge.update(model=judged["judge_model"], rubric_version=judged.get("rubric_version"))
             if "agreement" in judged:  # measured against human labels; absent when never measured
@@ -139,6 +145,9 @@ class TraceResult:
             out["judge"] = judge
         return out
 
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str, allow_nan=False).encode
+"""``json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)`` without building an encoder per call."""
 
 _USAGE_KEYS = ("calls", "input_tokens", "output_tokens", "cost_usd")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 __all__ = ["Score", "ScoreValue", "absent", "score"]
@@ -11,28 +10,64 @@ ScoreValue = float | bool | str
 DataType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL"]
 
 
-@dataclass(frozen=True, slots=True)
 class Score:
     """A named score of one trace: ``value`` is set, or ``reason`` says why it is absent.
 
     ``comment`` is what a person can act on (e.g. the missing doc ids); ``metadata`` carries scorer version,
-    judge model, rubric version and parameters such as k. A plain frozen dataclass, not a pydantic model: a run
-    builds ~25 per trace, so construction is on the hot path (#14); an ``int`` value is kept as a float, as before.
+    judge model, rubric version and parameters such as k. Immutable. A small slotted class rather than a pydantic
+    model or a frozen dataclass: a run builds ~25 per trace, so construction is on the hot path (#14), and both of
+    those cost 2-3x more per instance. An ``int`` value is kept as a float (a count is NUMERIC: 3 is written 3.0).
     """
 
+    __slots__ = ("name", "value", "reason", "comment", "metadata")
     name: str
-    value: ScoreValue | None = None
-    reason: str | None = None
-    comment: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
+    value: ScoreValue | None
+    reason: str | None
+    comment: str | None
+    metadata: dict[str, Any]
 
-    def __post_init__(self) -> None:
-        if type(self.value) is int:  # a count is NUMERIC: 3 is written 3.0, as the pydantic model did
-            object.__setattr__(self, "value", float(self.value))
+    def __init__(
+        self,
+        name: str,
+        value: ScoreValue | None = None,
+        reason: str | None = None,
+        comment: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        init = object.__setattr__
+        init(self, "name", name)
+        init(self, "value", float(value) if type(value) is int else value)
+        init(self, "reason", reason)
+        init(self, "comment", comment)
+        init(self, "metadata", {} if metadata is None else metadata)
 
-    def with_metadata(self, metadata: dict[str, Any]) -> Score:
-        """This score with ``metadata`` in place of its own."""
-        return replace(self, metadata=metadata)
+    def __setattr__(self, key: str, value: object) -> None:
+        raise AttributeError(f"a Score is immutable: cannot set {key!r} (use with_metadata, or build a new one)")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError(f"a Score is immutable: cannot delete {key!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Score:
+            return NotImplemented
+        return (self.name, self.value, self.reason, self.comment, self.metadata) == (
+            other.name,
+            other.value,
+            other.reason,
+            other.comment,
+            other.metadata,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # metadata is a dict
+
+    def __repr__(self) -> str:
+        return (
+            f"Score(name={self.name!r}, value={self.value!r}, reason={self.reason!r}, comment={self.comment!r},"
+            f" metadata={self.metadata!r})"
+        )
+
+    def __reduce__(self) -> tuple[type[Score], tuple[Any, ...]]:  # pickled to and from worker processes
+        return Score, (self.name, self.value, self.reason, self.comment, self.metadata)
 
     @property
     def present(self) -> bool:
@@ -45,6 +80,10 @@ class Score:
         if isinstance(self.value, str):
             return "CATEGORICAL"
         return "NUMERIC"
+
+    def with_metadata(self, metadata: dict[str, Any]) -> Score:
+        """This score with ``metadata`` in place of its own."""
+        return Score(self.name, self.value, self.reason, self.comment, metadata)
 
 
 def score(name: str, value: ScoreValue, *, comment: str | None = None, **metadata: Any) -> Score:

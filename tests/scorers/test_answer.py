@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import random
 import re
 import string
 from collections import Counter
 
 import pytest
 
-from tracescore.scorers.answer import answer_scorer, exact_match, extract_final_answer, is_refusal, token_f1
+from tracescore.scorers.answer import (
+    answer_scorer,
+    exact_match,
+    extract_final_answer,
+    is_refusal,
+    squad_normalize,
+    token_f1,
+)
 from tracescore.trace import Labels, Trace
 
 
@@ -106,3 +114,24 @@ def test_absent_without_labels() -> None:
     got = _answer("anything")
     assert got["answer.correct"][0] == "absent"
     assert got["answer.token_f1"] == ("absent", "no gold_answer label")
+
+
+def test_normalisation_matches_the_official_script_on_ascii_and_unicode_text() -> None:
+    """The fast path (bytes.translate on ASCII text) and the str.translate path both equal the official script."""
+    words = ["The", "an", "A.", "U.S.", "rock-n-roll", "café", "Noël", "İstanbul", "ß", "ΣΑΣ", "—", "x_y", "'s", "¿?"]
+    rng = random.Random(3)
+    for _ in range(500):
+        text = "".join(rng.choice(words) + rng.choice([" ", "", "\t", "-"]) for _ in range(rng.randint(0, 8)))
+        gold = " ".join(rng.choice(words) for _ in range(rng.randint(0, 4)))
+        assert squad_normalize(text) == _official_normalize(text), text
+        assert token_f1(text, gold) == pytest.approx(_official_f1(text, gold)), (text, gold)
+        assert exact_match(text, gold) == _official_em(text, gold), (text, gold)
+
+
+def test_a_refused_verdict_is_not_shared_with_the_next_trace() -> None:
+    """The answer stage keeps fixed outcomes once per scorer: a refusal after an answer still reads as a refusal."""
+    scorer = answer_scorer()
+    answered = scorer(Trace(id="a", answer="Yes, 30 days.", labels=Labels(expect_refusal=True)))
+    refused = scorer(Trace(id="b", answer="I could not find it.", labels=Labels(expect_refusal=True)))
+    assert (answered[0].value, answered[0].comment) == (False, "a refusal was expected; the agent answered")
+    assert (refused[0].value, refused[0].comment) == (True, None)

@@ -74,6 +74,38 @@ def test_stale_label_is_a_labelling_task_not_a_miss() -> None:
     assert deep["retrieval.recall_at_5"] == 0.0
 
 
+def test_explicit_ranks_order_each_call_before_the_cut_at_k() -> None:
+    """Top k is by ``rank`` (ties in list order), not list position: a doc listed first with rank 7 is below k."""
+    docs = ["a", "x1", "x2", "x3", "x4", "x5", "b", "c"]
+    ranks = [7, 2, 3, 4, 5, 6, 1, 1]  # b and c tie at rank 1; a is last
+    steps = [SearchStep(hits=[Hit(doc_id=d, rank=r) for d, r in zip(docs, ranks, strict=True)])]
+    got = _scores(Trace(id="t", steps=steps, labels=Labels(required_doc_ids=["a", "b", "c"])), k=5)
+    assert got["retrieval.recall_at_5"] == pytest.approx(2 / 3)  # b, c in the top 5; a ranked 7th
+    assert got["retrieval.first_hit_rank"] == 1.0
+    top2 = _scores(Trace(id="t", steps=steps, labels=Labels(required_doc_ids=["c"])), k=2)
+    assert top2["retrieval.recall_at_2"] == 1.0  # c ties b at rank 1: both fit in the top 2
+    top1 = _scores(Trace(id="t", steps=steps, labels=Labels(required_doc_ids=["c"])), k=1)
+    assert top1["retrieval.recall_at_1"] == 0.0  # the tie keeps list order: b is first
+
+
+def test_a_hit_without_doc_id_answers_by_its_url_and_a_url_label_reads_every_hits_url() -> None:
+    url = "https://docs.example.com/a"
+    by_url = [SearchStep(hits=[Hit(url="https://Docs.example.com/a/?utm_source=x")])]
+    assert _scores(Trace(id="t", steps=by_url, labels=Labels(required_doc_ids=[url])))["retrieval.recall_at_5"] == 1.0
+    both = [SearchStep(hits=[Hit(doc_id="d1", url=url + "/")])]
+    assert _scores(Trace(id="t", steps=both, labels=Labels(required_doc_ids=[url])))["retrieval.recall_at_5"] == 1.0
+    # with doc-id labels only, a hit that has a doc_id answers by it alone
+    assert _scores(Trace(id="t", steps=both, labels=Labels(required_doc_ids=["d2"])))["retrieval.recall_at_5"] == 0.0
+
+
+def test_a_stale_label_is_found_in_any_call_and_a_present_pin_is_not_stale() -> None:
+    got = _scores(_trace(["x"], ["y", "Policy-Returns-V3"], required=["policy-returns-v4", "x"]))
+    status, reason = got["retrieval.recall_at_5"]
+    assert status == "absent" and "required policy-returns-v4 but retrieved Policy-Returns-V3" in reason
+    fresh = _scores(_trace(["policy-returns-v4"], ["policy-returns-v3"], required=["policy-returns-v4"]))
+    assert fresh["retrieval.recall_at_5"] == 1.0
+
+
 @pytest.mark.parametrize(
     ("doc_id", "family"), [("policy-returns-v4", "policy-returns"), ("spec_v2.1", "spec"), ("plain-doc", None)]
 )

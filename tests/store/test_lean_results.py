@@ -1,4 +1,5 @@
-"""0010_lean_results: the result line is stored once; rows written before it keep their line; per-score rows stay."""
+"""0010_lean_results: the result line is stored once; rows written before it keep their line; per-score rows stay
+(a view since 0011)."""
 
 from __future__ import annotations
 
@@ -27,11 +28,13 @@ def test_results_hold_the_line_once_and_scores_stay_queryable(tmp_path: Path) ->
         store.commit()
         assert list(store.results(run)) == [result.to_json()]
         columns = [row[1] for row in store.query("PRAGMA table_info(results)")]
-        assert columns == ["id", "run_id", "trace_id", "line", "timestamp", "diagnosis", "result_line"]
+        assert columns == [
+            "id", "run_id", "trace_id", "line", "timestamp", "diagnosis", "result_line", "score_metadata"
+        ]
         rows = store.query("SELECT name, value, reason, metadata FROM scores WHERE run_id = ? ORDER BY name", (run,))
-        assert rows == [
+        assert [(n, v, r, m and json.loads(m)) for n, v, r, m in rows] == [
             ("answer.correct", None, "no gold answer", None),
-            ("retrieval.recall_at_5", 0.5, None, '{"k": 5}'),
+            ("retrieval.recall_at_5", 0.5, None, {"k": 5}),
         ]
         assert store.query("PRAGMA journal_mode") == [("wal",)]
 

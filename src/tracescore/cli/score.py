@@ -4,7 +4,6 @@ source, adapter and sink as ``run``/``backfill``; results go to the store, ``--o
 from __future__ import annotations
 
 import functools
-import os
 import sys
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
@@ -21,7 +20,7 @@ from tracescore.cli.progress import Progress, input_problem
 from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring, without_judge
 from tracescore.config import Config, load_config
 from tracescore.engine.runner import OneShot, score_once
-from tracescore.engine.setup import build_platform
+from tracescore.engine.setup import build_platform, cores
 from tracescore.engine.stage import Scored, process_plan
 from tracescore.errors import ConfigError, TracescoreError
 from tracescore.limits import RateLimiter
@@ -221,7 +220,7 @@ def score(
         except TracescoreError as exc:
             fail(EXIT_ABORTED, str(exc))
         run, summary, scoring = _score(
-            parts, request, options, store_path=store_path, out=out, quiet=quiet, workers=workers or _cores()
+            parts, request, options, store_path=store_path, out=out, quiet=quiet, workers=workers or cores()
         )
     _finish(run, summary, scoring, parts, console, quiet=quiet, store_path=store_path, out=out)
 
@@ -391,7 +390,3 @@ def _finish(
     if counts.failed or run.write.rejected:
         sys.exit(EXIT_INPUT)
 
-
-def _cores() -> int:
-    """The CPU cores this process may run on (the default of ``--workers``)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

@@ -129,7 +129,8 @@ class Engine:
         pool = None
         if self.processes is not None:
             plan = self.processes(run_id, scope)
-            plan = Plan(plan.build, run_id, plan.oneshot, str(self.store.path) if scope else None, scope, human)
+            store_path = str(self.store.path) if scope else None
+            plan = Plan(plan.build, run_id, plan.oneshot, store_path, scope, human, keep_result=self.sink is not None)
             pool = _start_pool(self.limits.workers)
 
             def work(items: Any) -> list[Scored]:

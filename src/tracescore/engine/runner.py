@@ -277,6 +277,7 @@ def _execute(
         limits=setup.limits,
         usage=setup.usage,
         requests=lambda: setup.limiter.count,
+        processes=setup.plan,
     )
     summary: dict[str, Any] = {"run_id": run_id, "command": command, "source": setup.source_key} | extra
     if callable(attach := getattr(setup.sink, "attach", None)):

@@ -5,7 +5,9 @@ The platform comes from the registry (``platforms/``); its SDK is imported only 
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +18,7 @@ from tracescore.calibrate.carry import grounding_agreement
 from tracescore.config import Config, JobSettings, ScoringSettings, SourceSettings, fingerprint
 from tracescore.engine.core import Limits, Sink, UsageMeter
 from tracescore.engine.judging import JudgePool, StoreJudgeCache
+from tracescore.engine.stage import Plan, process_plan
 from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import PRICES_PER_MTOK, AnthropicJudge
 from tracescore.limits import RateLimiter
@@ -55,6 +58,8 @@ class JobSetup:
     judge_off: str | None = None  # why the judged stages will be absent, when they will be
     describe: str = ""
     stats: Any = None
+    plan: Callable[[str, str | None], Plan] | None = None  # no judge: score in ``limits.workers`` processes
+
 
     def close(self) -> None:
         """Close the platform clients."""
@@ -80,22 +85,13 @@ def build_setup(
         config, limiter, resources, kind=kind, path=path, write_back=write_back, overrides=overrides
     )
     source, key, adapter, sink = parts.source, parts.key, parts.adapter, parts.sink
-    scorers = default_scorers(k=scoring.k, final_answer_prefix=scoring.final_answer_prefix or None)
     pool, no_judge_reason = _judge(scoring, config.judge_model, Path(job.store), resources)
     agreement = grounding_agreement(Store(job.store), config.judge_model) if pool is not None else None
-    scorers.append(
-        grounding_scorer(judge=pool, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost, agreement=agreement,
-                         merge_partial=config.section("judge").merge_partial)
-    )
-    scorers.append(surface_scorer(judge=pool, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost))
-    scorers.append(
-        semantic_scorer(
-            judge=pool,
-            final_answer_prefix=scoring.final_answer_prefix or None,
-            no_judge_reason=no_judge_reason,
-            max_cost=scoring.max_cost,
-        )
-    )
+    merge_partial = config.section("judge").merge_partial
+    scorers = job_scorers(scoring, pool, no_judge_reason, agreement, merge_partial)
+    plan = None
+    if pool is None:  # CPU-bound: score in worker processes when the adapter can be sent to one
+        plan = process_plan(functools.partial(_without_judge, adapter, scoring, no_judge_reason, merge_partial))
     return JobSetup(
         source=source,
         source_key=key,
@@ -111,13 +107,51 @@ def build_setup(
         judge_off=None if pool is not None else no_judge_reason,
         sink=sink if write_back else None,
         store_path=Path(job.store),
-        limits=Limits(workers=job.judge_concurrency, queue_size=job.queue_size, write_batch=job.write_batch),
+        limits=Limits(
+            workers=job.judge_concurrency if plan is None else cores(),
+            queue_size=job.queue_size,
+            write_batch=job.write_batch,
+        ),
+        plan=plan,
         lookback_minutes=job.lookback_delta.total_seconds() / 60,
         chunks=job.backfill_chunks,
         fingerprint=fingerprint(config),
         limiter=limiter,
         resources=resources,
     )
+
+
+def job_scorers(
+    scoring: ScoringSettings, judge: JudgePool | None, no_judge_reason: str, agreement: Any, merge_partial: str | None
+) -> list[Scorer]:
+    """The scorers of a run or backfill: the deterministic stages, then grounding, surface and semantic."""
+    scorers = default_scorers(k=scoring.k, final_answer_prefix=scoring.final_answer_prefix or None)
+    scorers.append(
+        grounding_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost, agreement=agreement,
+                         merge_partial=merge_partial)
+    )
+    scorers.append(surface_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost))
+    scorers.append(
+        semantic_scorer(
+            judge=judge,
+            final_answer_prefix=scoring.final_answer_prefix or None,
+            no_judge_reason=no_judge_reason,
+            max_cost=scoring.max_cost,
+        )
+    )
+    return scorers
+
+
+def _without_judge(
+    adapter: Adapter, scoring: ScoringSettings, no_judge_reason: str, merge_partial: str | None
+) -> tuple[Adapter, list[Scorer]]:
+    """The adapter and scorers of a run without a judge, built again in each worker process."""
+    return adapter, job_scorers(scoring, None, no_judge_reason, None, merge_partial)
+
+
+def cores() -> int:
+    """The CPU cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def build_platform(

@@ -116,6 +116,7 @@ class Plan:
     store_path: str | None = None  # marks are read from here when the run has a scope
     scope: str | None = None
     human: Any = None  # reviewer-entered required doc ids (#12), applied after the adapter
+    keep_result: bool = False  # a platform sink needs the TraceResult back, not only the line and rows
 
 
 def process_plan(build: Callable[[], tuple[Adapter, Sequence[Scorer]]]) -> Callable[[str, str | None], Plan] | None:
@@ -137,7 +138,7 @@ _WORKER: dict[str, Any] = {}
 
 def _worker_stage(plan: Plan) -> tuple[Stage, MarkReader | None]:
     """The stage of this worker process, built once per plan (its adapter, scorers and marks reader)."""
-    if _WORKER.get("plan") != (plan.run_id, plan.scope):
+    if _WORKER.get("plan") != (plan.run_id, plan.scope, plan.keep_result):
         adapter, scorers = plan.build()
         if plan.human:
             adapter = functools.partial(_with_required, adapter, plan.human)
@@ -145,8 +146,8 @@ def _worker_stage(plan: Plan) -> tuple[Stage, MarkReader | None]:
         if plan.scope is not None and plan.store_path is not None:
             with Store(Path(plan.store_path)) as store:
                 marks = MarkReader(store)
-        stage = Stage(adapter, scorers, plan.run_id, plan.oneshot, keep_result=False)
-        _WORKER.update(plan=(plan.run_id, plan.scope), stage=stage, marks=marks)
+        stage = Stage(adapter, scorers, plan.run_id, plan.oneshot, keep_result=plan.keep_result)
+        _WORKER.update(plan=(plan.run_id, plan.scope, plan.keep_result), stage=stage, marks=marks)
     return _WORKER["stage"], _WORKER["marks"]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,6 +81,9 @@ class JudgeUsage:
         return bool(self.calls or self.input_tokens or self.output_tokens or self.cost_usd)
 
 
+_PENDING = 512
+
+
 @dataclass
 class Summary:
     """Counts per contingency cell (with trace ids), per-stage pass counts, per-score statistics, judge usage."""
@@ -88,42 +91,70 @@ class Summary:
     traces: int = 0
     failed: int = 0
     cells: dict[str, list[str]] = field(default_factory=lambda: {c: [] for c in CELLS})
-    undiagnosed: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    stats: dict[str, StageStat] = field(default_factory=lambda: defaultdict(StageStat))
+    _undiagnosed: dict[str, int] = field(default_factory=lambda: defaultdict(int), init=False, repr=False)
+    _stats: dict[str, StageStat] = field(default_factory=lambda: defaultdict(StageStat), init=False, repr=False)
     categorical: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
     stages: dict[str, StageCount] = field(default_factory=lambda: {s: StageCount() for s in STAGES})
     fabricated: dict[str, float] = field(default_factory=dict)
     judge: JudgeUsage = field(default_factory=JudgeUsage)
     errors: list[str] = field(default_factory=list)
+    # each distinct ``missing`` mapping and how many lines had it: counted in C, folded into the stats when read
+    _absent: Counter[tuple[tuple[str, str], ...]] = field(default_factory=Counter, init=False, repr=False)
+
+    @property
+    def stats(self) -> dict[str, StageStat]:
+        """Per score name: present count, total and absent reasons."""
+        self._fold()
+        return self._stats
+
+    @property
+    def undiagnosed(self) -> dict[str, int]:
+        """Traces with no contingency cell, by reason."""
+        self._fold()
+        return self._undiagnosed
+
+    def _fold(self) -> None:
+        pending, self._absent = self._absent, Counter()
+        for pairs, n in pending.items():
+            for name, reason in pairs:
+                if name == "diagnosis":
+                    self._undiagnosed[reason] += n
+                else:
+                    self._stats[name].absent[reason] += n
 
     def add(self, result: Mapping[str, Any], verdicts: Mapping[str, bool | None] | None = None) -> None:
         """Fold one result line (and its ``stage_verdicts``, when already computed) into the summary."""
         self.judge.add(result.get("judge"))
-        if result.get("errors") and not result.get("scores") and not result.get("missing"):
+        scores: Mapping[str, Any] = result.get("scores") or {}
+        missing: Mapping[str, str] = result.get("missing") or {}
+        errors = result.get("errors")
+        if errors and not scores and not missing:
             self.failed += 1
-            self.errors += list(result["errors"])
+            self.errors += list(errors)
             return
         self.traces += 1
-        self.errors += list(result.get("errors", []))
+        if errors:
+            self.errors += list(errors)
         tid = str(result.get("trace_id"))
-        for name, value in result.get("scores", {}).items():
+        stats = self._stats
+        for name, value in scores.items():
             if isinstance(value, str):
                 self.categorical[name][value] += 1
                 continue
-            stat = self.stats[name]
+            stat = stats[name]
             stat.present += 1
             stat.total += float(value)
-        for name, reason in result.get("missing", {}).items():
-            if name == "diagnosis":
-                self.undiagnosed[reason] += 1
-            else:
-                self.stats[name].absent[reason] += 1
-        cell = result.get("scores", {}).get("diagnosis")
+        if missing:
+            self._absent[tuple(missing.items())] += 1
+            if len(self._absent) > _PENDING:  # reasons that name the trace: keep memory flat
+                self._fold()
+        cell = scores.get("diagnosis")
         if isinstance(cell, str):
             self.cells.setdefault(cell, []).append(tid)
         for stage, verdict in (verdicts if verdicts is not None else stage_verdicts(result)).items():
-            self.stages[stage].add(verdict, tid)
-        fabricated = as_number(result.get("scores", {}).get("citation.fabricated_count"))
+            if verdict is not None:
+                self.stages[stage].add(verdict, tid)
+        fabricated = as_number(scores.get("citation.fabricated_count"))
         if fabricated:
             self.fabricated[tid] = fabricated
 

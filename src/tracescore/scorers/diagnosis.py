@@ -7,6 +7,7 @@ judged, else ``retrieval_pass/…``. Built from the other scores of the trace, n
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 from tracescore.catalog import ANSWER_CORRECT, ANSWER_TOKEN_F1, DIAGNOSIS, GROUNDING_RATE, entry, recall_name
 from tracescore.scores import Score, absent, score
@@ -24,8 +25,14 @@ _REFUSAL_CASE = "refusal case"
 _RECALL = entry(recall_name(1))
 
 
+@lru_cache(maxsize=256)
+def _is_recall(name: str) -> bool:
+    """Whether ``name`` is a recall@k score, by the catalog's rule; cached (a run has a few dozen names)."""
+    return _RECALL is not None and _RECALL.matches(name)
+
+
 def _recall(scores: Mapping[str, Score]) -> Score | None:
-    return next((s for n, s in scores.items() if _RECALL is not None and _RECALL.matches(n)), None)
+    return next((s for n, s in scores.items() if _is_recall(n)), None)
 
 
 def diagnose(

@@ -25,6 +25,7 @@ from tracescore.judge.protocol import Judge, JudgeReply
 from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import load_rubric
 from tracescore.result import ClaimRow
+from tracescore.scorers.absent import absent_for, all_absent
 from tracescore.scorers.citations import citation_rows
 from tracescore.scorers.grounding_call import (
     EvidenceDoc,
@@ -69,10 +70,6 @@ _RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
 
 
 # -- the scorer -----------------------------------------------------------------------------------------------
-def _all_absent(reason: str, comment: str | None = None, **meta: Any) -> list[Score]:
-    return [Score(name=n, reason=reason, comment=comment, metadata=meta) for n in JUDGED_SCORES]
-
-
 def grounding_scorer(
     *,
     judge: Judge | None,
@@ -90,27 +87,30 @@ def grounding_scorer(
     with human labels, per score name) is recorded in the metadata when known. ``merge_partial``: see scorers/partial.
     """
     rubric = load_rubric("grounding")
+    no_judge = absent_for(JUDGED_SCORES, no_judge_reason)
 
     def score_grounding(trace: Trace) -> list[Score]:
         if judge is None:
-            return _all_absent(no_judge_reason)
+            return list(no_judge)
         if max_cost is not None and judge.usage.cost_usd >= max_cost:
-            return _all_absent(f"{BUDGET_REASON} (${judge.usage.cost_usd:.4f} of max ${max_cost:.4f})")
+            return list(
+                absent_for(JUDGED_SCORES, f"{BUDGET_REASON} (${judge.usage.cost_usd:.4f} of max ${max_cost:.4f})")
+            )
         meta: dict[str, Any] = {"judge_model": judge.model, "rubric_version": rubric.version}
         call = grounding_call(trace, max_share=max_share)
         if isinstance(call, str):
-            return _all_absent(call)
+            return list(absent_for(JUDGED_SCORES, call))
         try:
             reply = judge.judge(call.request)
         except JudgeError as exc:
-            return _all_absent(JUDGE_ERROR, comment=str(exc), **meta)
+            return all_absent(JUDGED_SCORES, JUDGE_ERROR, comment=str(exc), **meta)
         meta["judge_usage"] = _usage(reply)
         judged = _verify(reply.output, call.labels, call.sentences, reply.key)
         if merge_partial:  # [judge] merge_partial: PARTIAL counted as another verdict, said on every judged score
             merge_partial_verdicts(judged.rows, judged.per_doc, merge_partial)
             meta["merge_partial"] = merge_partial_definition(merge_partial)
         if not judged.rows:
-            return _all_absent("answer makes no factual claim", **meta)
+            return all_absent(JUDGED_SCORES, "answer makes no factual claim", **meta)
         _add_citations(trace, call.parsed, judged, call.docs)
         return _scores(judged, meta, agreement or {})
 

@@ -8,20 +8,28 @@ task, so recall is absent with that reason instead of a silent retrieval failure
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 from tracescore.catalog import RETRIEVAL_FIRST_HIT_RANK, RETRIEVAL_RETRIEVED_ANY, recall_name
 from tracescore.scores import Score, absent, score
-from tracescore.trace import Hit, Trace
-from tracescore.urls import is_url, normalize_url
+from tracescore.trace import Hit, SearchStep, Trace
+from tracescore.urls import URL_CACHE_SIZE, is_url, normalize_url
 
-__all__ = ["SCORER_VERSION", "doc_family", "first_hit_rank", "recall_at_k", "retrieval_scorer"]
+__all__ = ["SCORER_VERSION", "doc_family", "retrieval_scorer"]
 
 SCORER_VERSION = "retrieval-1"
 _VERSION_SUFFIX = re.compile(r"^(?P<family>.+?)[-_.@]v(?P<version>\d+(?:\.\d+)*)$", re.IGNORECASE)
 
 
+_SHARED_RANKS = 100  # first_hit_rank Scores kept per scorer: ranks past this are built per trace
+_is_url = lru_cache(maxsize=URL_CACHE_SIZE)(is_url)  # required ids repeat across a run's traces
+
+
+@lru_cache(maxsize=URL_CACHE_SIZE)
 def _key(ident: str) -> str:
+    """The id a required id or a hit's URL compares by (a normalised URL, else the stripped text); cached per run."""
     return normalize_url(ident) if is_url(ident) else ident.strip()
 
 
@@ -39,23 +47,45 @@ def doc_family(doc_id: str) -> str | None:
     return match.group("family").lower() if match else None
 
 
-def recall_at_k(required: Iterable[str], rankings: Iterable[list[set[str]]], k: int) -> float:
-    """Share of ``required`` found in the first ``k`` entries of any ranking (each entry: the keys of one hit)."""
-    wanted = {_key(r) for r in required}
-    if not wanted:
-        raise ValueError("recall is undefined without required ids")
-    found: set[str] = set()
-    for ranking in rankings:
-        for keys in ranking[:k]:
-            found |= keys & wanted
-    return len(found) / len(wanted)
+@dataclass
+class _Found:
+    """Which wanted keys one pass over the hits found: in some call's top k, anywhere, and the best rank of any."""
+
+    top: set[str] = field(default_factory=set)
+    anywhere: set[str] = field(default_factory=set)
+    rank: int | None = None
 
 
-def first_hit_rank(required: Iterable[str], rankings: Iterable[list[tuple[int, set[str]]]]) -> int | None:
-    """Best rank, within its own ranking, of any required id; None when none came back."""
-    wanted = {_key(r) for r in required}
-    ranks = [rank for ranking in rankings for rank, keys in ranking if keys & wanted]
-    return min(ranks) if ranks else None
+def _find(searches: list[SearchStep], wanted: set[str], urls: bool, k: int) -> _Found:
+    """One pass over every hit: the wanted keys it answers to, whether it is in its call's top ``k`` (calls ranked
+    by ``rank``, stable, list position when absent) and the best rank; only calls with a match are ranked."""
+    found = _Found()
+    for search in searches:
+        hits = search.hits
+        matches: list[tuple[int, str]] = []
+        for i, hit in enumerate(hits):
+            doc_id = hit.doc_id
+            if doc_id:
+                if (key := doc_id.strip()) in wanted:
+                    matches.append((i, key))
+                if not urls:
+                    continue  # a hit with a doc_id answers by its URL only when some required id is a URL
+            url = hit.url
+            if url and (key := _key(url)) in wanted:
+                matches.append((i, key))
+        if not matches:
+            continue
+        ranks = [hit.rank if hit.rank is not None else i for i, hit in enumerate(hits, start=1)]
+        top: range | set[int] = range(k)
+        if len(hits) > k and sorted(ranks) != ranks:
+            top = set(sorted(range(len(hits)), key=ranks.__getitem__)[:k])
+        for i, key in matches:
+            found.anywhere.add(key)
+            if i in top:
+                found.top.add(key)
+            if found.rank is None or ranks[i] < found.rank:
+                found.rank = ranks[i]
+    return found
 
 
 def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
@@ -63,52 +93,55 @@ def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k!r}")
     recall = recall_name(k)
+    none = "no search step in trace"
+    no_search = [*_absent(recall, k, none), absent(RETRIEVAL_RETRIEVED_ANY, none)]
+    no_label = _absent(recall, k, "no required_doc_ids label")
+    refusal = _absent(recall, k, "refusal case: required_doc_ids is empty, scored on the answer")
+    no_rank = absent(RETRIEVAL_FIRST_HIT_RANK, "no required doc came back in any search call")
+    ranks: dict[int, Score] = {}  # first_hit_rank by rank, built once per rank (up to _SHARED_RANKS)
+    retrieved = {True: score(RETRIEVAL_RETRIEVED_ANY, True)}
+    retrieved[False] = score(RETRIEVAL_RETRIEVED_ANY, False, comment="every search call came back empty")
 
     def score_retrieval(trace: Trace) -> list[Score]:
         searches = trace.searches
         if not searches:
-            reason = "no search step in trace"
-            return [
-                absent(recall, reason, k=k),
-                absent(RETRIEVAL_FIRST_HIT_RANK, reason),
-                absent(RETRIEVAL_RETRIEVED_ANY, reason),
-            ]
-        urls = any(is_url(r) for r in trace.labels.required_doc_ids or [])
-        ranked = [
-            sorted(((rank, _hit_keys(h, urls)) for rank, h in s.ranked_hits()), key=lambda p: p[0]) for s in searches
-        ]
-        any_hit = any(s.hits for s in searches)
-        out = [
-            score(RETRIEVAL_RETRIEVED_ANY, any_hit, comment=None if any_hit else "every search call came back empty")
-        ]
+            return list(no_search)
+        any_hit = retrieved[any(s.hits for s in searches)]
         required = trace.labels.required_doc_ids
         if required is None:
-            reason = "no required_doc_ids label"
-            return [absent(recall, reason, k=k), absent(RETRIEVAL_FIRST_HIT_RANK, reason), *out]
+            return [*no_label, any_hit]
         if not required:
-            reason = "refusal case: required_doc_ids is empty, scored on the answer"
-            return [absent(recall, reason, k=k), absent(RETRIEVAL_FIRST_HIT_RANK, reason), *out]
-
-        top_k = [[keys for _, keys in ranking] for ranking in ranked]
-        value = recall_at_k(required, top_k, k)
-        found_any = {key for ranking in top_k for keys in ranking for key in keys}
-        missing = [r for r in required if _key(r) not in found_any]
-        everywhere = {key for ranking in ranked for _, keys in ranking for key in keys}
-        stale = _stale([r for r in missing if _key(r) not in everywhere], everywhere)
+            return [*refusal, any_hit]
+        keys = [_key(r) for r in required]
+        wanted = set(keys)
+        urls = any(_is_url(r) for r in required)
+        found = _find(searches, wanted, urls, k)
+        # as before #14: "missing" lists the required ids no call returned at all (not those ranked below k)
+        missing = [r for r, key in zip(required, keys, strict=True) if key not in found.anywhere]
+        stale = _stale(missing, _everywhere(searches, urls)) if any(doc_family(r) for r in missing) else {}
         if stale:
             pairs = ", ".join(f"required {req} but retrieved {got}" for req, got in stale.items())
-            out.insert(0, absent(recall, f"stale label: {pairs}; update the label", k=k, stale=stale))
+            first = absent(recall, f"stale label: {pairs}; update the label", k=k, stale=stale)
         else:
             comment = f"missing required docs in top {k}: {', '.join(missing)}" if missing else None
-            out.insert(0, score(recall, value, comment=comment, k=k, missing=missing))
-        rank = first_hit_rank(required, ranked)
-        if rank is None:
-            out.insert(1, absent(RETRIEVAL_FIRST_HIT_RANK, "no required doc came back in any search call"))
-        else:
-            out.insert(1, score(RETRIEVAL_FIRST_HIT_RANK, float(rank)))
-        return out
+            first = score(recall, len(found.top) / len(wanted), comment=comment, k=k, missing=missing)
+        if found.rank is None:
+            return [first, no_rank, any_hit]
+        if found.rank not in ranks and found.rank <= _SHARED_RANKS:
+            ranks[found.rank] = score(RETRIEVAL_FIRST_HIT_RANK, float(found.rank))
+        return [first, ranks.get(found.rank) or score(RETRIEVAL_FIRST_HIT_RANK, float(found.rank)), any_hit]
 
     return score_retrieval
+
+
+def _absent(recall: str, k: int, reason: str) -> tuple[Score, Score]:
+    """Recall and first-hit rank absent for one fixed reason, built once per scorer (Scores are frozen)."""
+    return absent(recall, reason, k=k), absent(RETRIEVAL_FIRST_HIT_RANK, reason)
+
+
+def _everywhere(searches: list[SearchStep], urls: bool) -> set[str]:
+    """Every key any hit answers to: the pool a stale label's other version is looked up in."""
+    return {key for search in searches for hit in search.hits for key in _hit_keys(hit, urls)}
 
 
 def _stale(missing: list[str], found: set[str]) -> dict[str, str]:

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from tracescore.errors import JudgeError
 from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
 from tracescore.judge.rubrics import load_rubric
+from tracescore.scorers.absent import absent_for
 from tracescore.scorers.answer import exact_match, extract_final_answer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
@@ -66,20 +67,23 @@ def semantic_scorer(
     Once the judge's estimated spend reaches ``max_cost`` (USD), a trace needing a call is left absent (budget reason).
     """
     rubric = load_rubric("semantic")
+    # the outcomes that need no judge, built once (Scores are frozen; their metadata is only read downstream)
+    no_gold, exact = absent(SCORE, "no gold_answer label"), score(SCORE, True, how="exact")
+    empty, no_judge = score(SCORE, False, comment="empty answer", how="empty"), absent(SCORE, no_judge_reason)
 
     def score_semantic(trace: Trace) -> list[Score]:
         gold = trace.labels.gold_answer
         if gold is None or not gold.strip():
-            return [absent(SCORE, "no gold_answer label")]
+            return [no_gold]
         final = extract_final_answer(trace.answer, final_answer_prefix).strip()
         if exact_match(final, gold):
-            return [score(SCORE, True, how="exact")]
+            return [exact]
         if not final:
-            return [score(SCORE, False, comment="empty answer", how="empty")]
+            return [empty]
         if judge is None:
-            return [absent(SCORE, no_judge_reason)]
+            return [no_judge]
         if max_cost is not None and judge.usage.cost_usd >= max_cost:
-            return [absent(SCORE, f"{BUDGET_REASON} (${judge.usage.cost_usd:.4f} of max ${max_cost:.4f})")]
+            return list(absent_for((SCORE,), f"{BUDGET_REASON} (${judge.usage.cost_usd:.4f} of max ${max_cost:.4f})"))
         meta: dict[str, Any] = {"judge_model": judge.model, "rubric_version": rubric.version, "how": "judge"}
         try:
             reply = judge.judge(semantic_request(trace.question, gold, final))

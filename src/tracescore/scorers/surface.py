@@ -25,6 +25,7 @@ from tracescore.judge.passages import MAX_SHARE, approx_tokens
 from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
 from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import load_rubric
+from tracescore.scorers.absent import absent_for, all_absent
 from tracescore.scorers.complementarity import Complementarity, complementarity, support_rows
 from tracescore.scorers.surface_call import (
     MAX_CALL_TOKENS,
@@ -227,10 +228,6 @@ def oracle_requests(
     return [request for request, _ in calls]
 
 
-def _all_absent(reason: str, comment: str | None = None, **meta: Any) -> list[Score]:
-    return [Score(name=n, reason=reason, comment=comment, metadata=meta) for n in SURFACE_SCORES]
-
-
 def surface_scorer(
     *,
     judge: Judge | None,
@@ -247,15 +244,18 @@ def surface_scorer(
     (``urls``) until ``take_url_rows`` moves them to their own table.
     """
     rubric = load_rubric("surface")
+    no_judge = absent_for(SURFACE_SCORES, no_judge_reason)
 
     def score_surface(trace: Trace) -> list[Score]:
         if judge is None:
-            return _all_absent(no_judge_reason)
+            return list(no_judge)
         why, (gold, _) = unscorable(trace), gold_text(trace)
         if why is not None or gold is None:
-            return _all_absent(why or "no gold answer")
+            return list(absent_for(SURFACE_SCORES, why or "no gold answer"))
         if max_cost is not None and judge.usage.cost_usd >= max_cost:
-            return _all_absent(f"{BUDGET_REASON} (${judge.usage.cost_usd:.4f} of max ${max_cost:.4f})")
+            return list(
+                absent_for(SURFACE_SCORES, f"{BUDGET_REASON} (${judge.usage.cost_usd:.4f} of max ${max_cost:.4f})")
+            )
         meta: dict[str, Any] = {"judge_model": judge.model, "rubric_version": rubric.version}
         items = collect_items(trace)
         rows: list[UrlRow] = []
@@ -265,7 +265,7 @@ def surface_scorer(
             try:
                 reply = judge.judge(request)
             except JudgeError as exc:
-                return _all_absent(JUDGE_ERROR, comment=str(exc), **meta)
+                return all_absent(SURFACE_SCORES, JUDGE_ERROR, comment=str(exc), **meta)
             if not reply.cached:
                 spent.bill(reply)
             labelled, bad = _verified_labels(reply.output, ids, reply.key)
@@ -294,5 +294,3 @@ def take_url_rows(scores: dict[str, Score]) -> list[UrlRow]:
     rows = [UrlRow(**row) for row in smart.metadata["urls"]]
     scores["surface.smart"] = smart.with_metadata({k: v for k, v in smart.metadata.items() if k != "urls"})
     return rows
-
-

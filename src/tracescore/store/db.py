@@ -1,5 +1,5 @@
-"""The local store (SQLite, the embedded default): every run, per-trace result, score, per-citation and per-claim
-row, and the content-addressed judge cache.
+"""The local store (SQLite, the embedded default): every run, per-trace result, per-citation and per-claim row, and
+the content-addressed judge cache. The per-score rows (``scores``) are a view over the result lines.
 
 Reports, gates and calibration read from here. Schema changes are ordered, named, append-only migrations recorded
 in the ``migrations`` table; an applied migration is never edited, a new one is appended to ``MIGRATIONS``.
@@ -18,6 +18,7 @@ from typing import Any
 
 from tracescore.errors import StoreError
 from tracescore.result import TraceResult
+from tracescore.store.scores_view import SCORES_VIEW_MIGRATION, score_metadata
 
 __all__ = ["MIGRATIONS", "ResultRows", "Store", "result_rows"]
 
@@ -158,6 +159,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE results DROP COLUMN metadata
         """,
     ),
+    ("0011_scores_view", SCORES_VIEW_MIGRATION),  # the per-score rows become a view over the result line
 ]
 _CLAIM_KEYS = (
     "claim_index",
@@ -181,13 +183,15 @@ class ResultRows:
     """One trace's rows, ready for ``executemany``: built where it was scored (a worker process), written in batches."""
 
     result: tuple[Any, ...]
-    scores: list[tuple[Any, ...]]
     citations: list[tuple[Any, ...]]
     claims: list[tuple[Any, ...]]
 
 
 def result_rows(run_id: str, result: TraceResult, line: str | None = None) -> ResultRows:
-    """The store rows of ``result`` (``line``: its result line, when already serialised)."""
+    """The store rows of ``result`` (``line``: its result line, when already serialised).
+
+    The per-score rows are a view over the result line; only the scores' metadata, which the line lacks, is added.
+    """
     tid = result.trace_id or f"line:{result.line}"
     if line is None:
         line = result.encoded()[1]
@@ -199,20 +203,8 @@ def result_rows(run_id: str, result: TraceResult, line: str | None = None) -> Re
             result.timestamp.isoformat() if result.timestamp else None,
             result.diagnosis,
             line,
+            score_metadata(result),
         ),
-        [
-            (
-                run_id,
-                tid,
-                s.name,
-                float(s.value) if isinstance(s.value, bool | int | float) else None,
-                s.value if isinstance(s.value, str) else None,
-                s.reason,
-                s.comment,
-                json.dumps(s.metadata, default=str) if s.metadata else None,
-            )
-            for s in result.scores.values()
-        ],
         [(run_id, tid, c.sentence_index, c.marker, c.target, c.kind, c.normalized, int(c.fetched), int(c.seen))
          for c in result.citations],
         [
@@ -279,7 +271,7 @@ class Store:
         )
 
     def add_result(self, run_id: str, result: TraceResult) -> None:
-        """Queue one trace's result, scores, citation and claim rows in the open transaction."""
+        """Queue one trace's result, citation and claim rows in the open transaction."""
         self.add_rows([result_rows(run_id, result)])
 
     def add_rows(self, batch: Sequence[ResultRows]) -> None:
@@ -291,12 +283,9 @@ class Store:
             self._in_tx = True
         try:
             self._db.executemany(
-                "INSERT INTO results (run_id, trace_id, line, timestamp, diagnosis, result_line)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO results (run_id, trace_id, line, timestamp, diagnosis, result_line, score_metadata)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [rows.result for rows in batch],
-            )
-            self._db.executemany(
-                "INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [r for rows in batch for r in rows.scores]
             )
             self._db.executemany(
                 "INSERT INTO citations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -1,0 +1,85 @@
+"""``run``/``backfill`` without a judge score in worker processes (#14 "all cores"), with the same results as threads,
+and a platform sink still gets every TraceResult back from the workers."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from tests.engine.helpers import CountingSink, make_setup, write_traces
+from tracescore.adapters import Adapter
+from tracescore.config import load_config
+from tracescore.engine.runner import backfill_job
+from tracescore.engine.setup import build_setup, cores
+from tracescore.engine.stage import process_plan
+from tracescore.platforms.registry import get_adapter
+from tracescore.scorers import Scorer, default_scorers
+from tracescore.scores import Score
+from tracescore.sources.jsonl import JsonlSource
+from tracescore.store.db import Store
+from tracescore.trace import Trace
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def pid_scorer(trace: Trace) -> list[Score]:
+    """Which process scored the trace (module level, so a worker process can rebuild it)."""
+    return [Score(name="test.pid", value=float(os.getpid()))]
+
+
+def _build(with_pid: bool) -> tuple[Adapter, list[Scorer]]:
+    return get_adapter("jsonl"), [*default_scorers(), *([pid_scorer] if with_pid else [])]
+
+
+def _lines(store_path: Path) -> dict[str, dict[str, object]]:
+    with Store(store_path) as store:
+        (run,) = store.runs()
+        return {str(line["trace_id"]): line for line in store.results(run["id"])}
+
+
+def test_a_run_without_a_judge_gets_a_process_plan_with_the_same_scorers(tmp_path: Path) -> None:
+    (tmp_path / "t.jsonl").write_text("")
+    config = tmp_path / "tracescore.toml"
+    config.write_text(
+        f'[source]\nkind = "jsonl"\npath = "t.jsonl"\n\n[job]\nstore = "{tmp_path / "ts.db"}"\n'
+        "\n[scoring]\njudge = false\n"
+    )
+    setup = build_setup(load_config(config))
+    assert setup.plan is not None and setup.limits.workers == cores()
+    adapter, scorers = setup.plan("run-1", "scope").build()
+    names = [getattr(s, "__name__", type(s).__name__) for s in scorers]
+    assert names == [getattr(s, "__name__", type(s).__name__) for s in setup.scorers]
+    assert adapter is setup.adapter
+
+
+def test_processes_give_the_threads_results_and_the_sink_gets_every_result(tmp_path: Path) -> None:
+    traces = tmp_path / "t.jsonl"
+    write_traces(traces, T0, 150, step=timedelta(seconds=20))
+    runs = {}
+    for mode in ("threads", "processes"):
+        work = tmp_path / mode
+        work.mkdir()
+        sink = CountingSink()
+        setup = make_setup(work, JsonlSource(traces), sink=sink, workers=2, scorers=_build(True)[1])
+        if mode == "processes":
+            setup = dataclasses.replace(setup, plan=process_plan(functools.partial(_build, True)))
+        outcome = backfill_job(setup, start=T0, stop=T0 + timedelta(hours=1))
+        assert outcome.summary["scored"] == 150
+        runs[mode] = (_lines(setup.store_path), sink)
+    (threads, thread_sink), (procs, proc_sink) = runs["threads"], runs["processes"]
+    pids = {line["scores"]["test.pid"] for line in procs.values()}  # type: ignore[index]
+    assert float(os.getpid()) not in pids and pids  # scored in other processes
+    assert {line["scores"]["test.pid"] for line in threads.values()} == {float(os.getpid())}  # type: ignore[index]
+    strip = {
+        k: {**v, "scores": {n: x for n, x in v["scores"].items() if n != "test.pid"}}  # type: ignore[attr-defined]
+        for k, v in procs.items()
+    }
+    assert strip == {
+        k: {**v, "scores": {n: x for n, x in v["scores"].items() if n != "test.pid"}}  # type: ignore[attr-defined]
+        for k, v in threads.items()
+    }
+    delivered = {k: v for k, v in proc_sink.stored.items() if v.get("name") != "test.pid"}
+    assert delivered and delivered == {k: v for k, v in thread_sink.stored.items() if v.get("name") != "test.pid"}
