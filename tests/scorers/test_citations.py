@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import re
+import weakref
 from pathlib import Path
 
 import pytest
 
-from tracescore.scorers.citations import citation_scorer, parse_answer, split_sentences
+from tracescore.scorers.citations import _failed, citation_rows, citation_scorer, parse_answer, split_sentences
 from tracescore.trace import FetchStep, Hit, SearchStep, Trace
 from tracescore.urls import normalize_url
 
@@ -239,3 +241,39 @@ def test_expertqa_coverage_against_an_independent_count(shared_data: Path) -> No
         assert coverage.value == pytest.approx(cited / sentences), trace.id
     assert mismatched == []
     assert answers_with_items >= 23 and items >= 94  # the numbered answers of the issue are in the data set
+
+
+# --- the per-trace index of hits and fetches (#14): lazy, but the same answers as normalising every hit ------------
+
+
+def test_a_hit_is_seen_whether_listed_canonical_or_not_and_a_doc_id_counts_too() -> None:
+    refs = "Sources:\n[1] https://a.example/x\n[2] https://b.example/y\n[3] doc-7\n[4] https://z.example/"
+    answer = "A [1]. B [2]. C [3]. D [4].\n" + refs
+    trace = Trace(
+        id="t",
+        answer=answer,
+        steps=[SearchStep(hits=[Hit(url="https://a.example/x"), Hit(url="HTTPS://B.example/y/?utm_source=s")]),
+               SearchStep(hits=[Hit(doc_id="doc-7", url="")])],
+    )  # fmt: skip
+    rows = {r.marker: r for r in citation_rows(trace)}
+    assert [rows[m].seen for m in "1234"] == [True, True, True, False]  # [3]: a text reference naming a hit's doc id
+    assert _scores(trace)["citation.fabricated_count"] == 1.0  # only z.example was never seen
+
+
+def test_fetch_status_failure_matches_the_documented_pattern_for_every_int() -> None:
+    pattern = re.compile(r"^(4|5)\d\d$|error|fail|timeout", re.IGNORECASE)
+    for status in [*range(-1000, 10_000), True, False, "404", "Timeout", "ok", ""]:
+        assert _failed(status) == bool(pattern.search(str(status))), status
+    assert _failed(None) is False
+
+
+def test_rows_are_built_once_per_trace_and_the_memo_does_not_keep_the_trace_alive() -> None:
+    trace = _trace("A [1].\n[1] https://a.example/x", ["https://a.example/x"], [])
+    first = citation_rows(trace)
+    assert citation_rows(trace) is first  # the pipeline's call reuses the scorer's rows
+    gone = weakref.ref(trace)
+    del trace
+    gc.collect()
+    assert gone() is None
+    other = _trace("A [1].\n[1] https://a.example/x", ["https://a.example/x"], [])
+    assert citation_rows(other) is not first and citation_rows(other) == first  # a new trace: rebuilt, same rows

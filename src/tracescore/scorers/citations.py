@@ -15,9 +15,11 @@ a per-trace guard (``MAX_ANSWER_CHARS``, ``MAX_CITATIONS``, ``MAX_HITS``) scores
 from __future__ import annotations
 
 import re
+import weakref
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from tracescore.catalog import CITATION_COVERAGE, CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE
 from tracescore.result import CitationRow
@@ -30,7 +32,7 @@ from tracescore.scorers.sentences import (
     split_sentences,
 )
 from tracescore.scores import Score, absent, score
-from tracescore.trace import Trace
+from tracescore.trace import Citation, Hit, Trace
 from tracescore.urls import is_url, normalize_url
 
 __all__ = [
@@ -56,42 +58,81 @@ _MAX_SENTENCE_SEARCHES = 200  # explicit citations whose sentence is not a whole
 _FAILED_STATUS = re.compile(r"^(4|5)\d\d$|error|fail|timeout", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
 class _Surface:
-    """What the agent saw (search hits and fetches) and read (fetches that did not fail), as normalised keys."""
+    """What the agent saw (search hits and fetches) and read (fetches that did not fail), indexed once per trace.
 
-    seen: frozenset[str]
-    fetched: frozenset[str]
-    skipped_steps: int  # hits and fetches past MAX_HITS, not read
+    Hits are indexed on the first lookup, by URL as written; all hit URLs are normalised (once) and the doc ids
+    indexed only when a key is not found that way, so the common case (cited pages listed as the search gave them)
+    costs one set per trace, not a normalisation per hit.
+    """
+
+    def __init__(self, trace: Trace) -> None:
+        self.fetch_seen: set[str] = set()  # normalised URLs and doc ids of every fetch read
+        self.fetched: set[str] = set()  # ... of the fetches that did not fail
+        self.skipped_steps = 0  # hits and fetches past MAX_HITS, not read
+        self._hits: list[list[Hit]] = []  # the hits read, per search
+        self._hit_urls: set[str] | None = None  # hit URLs as written
+        self._hit_keys: set[str] | None = None  # normalised hit URLs and hit doc ids
+        budget = MAX_HITS
+        for step in trace.steps:
+            if step.kind == "search":
+                hits = step.hits
+                if len(hits) > budget:
+                    hits = hits[: max(budget, 0)]
+                    self.skipped_steps += len(step.hits) - len(hits)
+                budget -= len(hits)
+                self._hits.append(hits)
+                continue
+            if budget <= 0:
+                self.skipped_steps += 1
+                continue
+            budget -= 1
+            keys = {normalize_url(step.url)} if step.url else set()
+            if step.doc_id:
+                keys.add(step.doc_id)
+            self.fetch_seen |= keys
+            if not _failed(step.status):
+                self.fetched |= keys
+
+    def check(
+        self, checked: dict[tuple[str, str], tuple[str, bool, bool]], kind: str, target: str
+    ) -> tuple[str, bool, bool]:
+        """(normalised, fetched, seen) of a cited ``target``, remembered in ``checked`` for its next citation."""
+        norm = normalize_url(target) if kind == "url" else target.strip()
+        got = checked[(kind, target)] = (norm, norm in self.fetched, self.seen(norm))
+        return got
+
+    def seen(self, key: str) -> bool:
+        """Whether ``key`` (a normalised URL, a doc id or a text citation) is among the hits and fetches."""
+        if key in self.fetch_seen:
+            return True
+        if self._hit_urls is None:
+            self._hit_urls = _truthy(_URL_OF, self._hits)
+        if key in self._hit_urls and normalize_url(key) == key:
+            return True  # a hit written exactly in its normalised form
+        if self._hit_keys is None:
+            self._hit_keys = {normalize_url(u) for u in self._hit_urls} | _truthy(_DOC_ID_OF, self._hits)
+        return key in self._hit_keys
 
 
-def _seen_and_fetched(trace: Trace) -> _Surface:
-    seen: set[str] = set()
-    fetched: set[str] = set()
-    budget = MAX_HITS
-    skipped = 0
-    for step in trace.steps:
-        if step.kind == "search":
-            take = step.hits[: max(budget, 0)]
-            skipped += len(step.hits) - len(take)
-            budget -= len(take)
-            for hit in take:
-                if hit.url:
-                    seen.add(normalize_url(hit.url))
-                if hit.doc_id:
-                    seen.add(hit.doc_id)
-            continue
-        if budget <= 0:
-            skipped += 1
-            continue
-        budget -= 1
-        keys = {normalize_url(step.url)} if step.url else set()
-        keys |= {step.doc_id} if step.doc_id else set()
-        seen |= keys
-        failed = step.status is not None and bool(_FAILED_STATUS.search(str(step.status)))
-        if not failed:
-            fetched |= keys
-    return _Surface(frozenset(seen), frozenset(fetched), skipped)
+_URL_OF, _DOC_ID_OF = attrgetter("url"), attrgetter("doc_id")
+
+
+def _truthy(field: Callable[[Hit], str | None], groups: list[list[Hit]]) -> set[str]:
+    """One field's non-empty values over every hit (``map``/``filter`` in C: no Python loop per hit)."""
+    out: set[str] = set()
+    for hits in groups:
+        out.update(filter(None, map(field, hits)))
+    return out
+
+
+def _failed(status: int | str | None) -> bool:
+    """Whether a fetch status says the fetch failed (4xx/5xx, error, fail, timeout); no status means it did not."""
+    if status is None:
+        return False
+    if type(status) is int:
+        return 400 <= status <= 599  # what the pattern matches in str(status), without building the text
+    return bool(_FAILED_STATUS.search(str(status)))
 
 
 class _SentenceIndex:
@@ -133,11 +174,14 @@ class _SentenceIndex:
 
 @dataclass
 class _RowsMemo:
-    """The last trace's citation rows: the scorer and the pipeline ask for the same trace's rows once each."""
+    """The last trace's citation rows: the scorer and the pipeline ask for the same trace's rows once each.
 
-    trace: Trace | None = None
+    The trace is held weakly, so the memo never keeps a finished trace (its pages and hits) alive.
+    """
+
+    trace: weakref.ref[Trace] | None = None
     rows: list[CitationRow] = field(default_factory=list)
-    surface: _Surface | None = None
+    skipped_steps: int = 0  # hits and fetches past MAX_HITS
     skipped_citations: int = 0
 
 
@@ -154,40 +198,50 @@ def citation_rows(trace: Trace, parsed: ParsedAnswer | None = None) -> list[Cita
 
 def _rows_of(trace: Trace, parsed: ParsedAnswer | None = None) -> _RowsMemo:
     last = _LAST[0]
-    if last.trace is trace:
+    if last.trace is not None and last.trace() is trace:
         return last
     parsed = parsed or parse_answer(trace.answer)
-    surface = _seen_and_fetched(trace)
+    surface = _Surface(trace)
     rows: list[CitationRow] = []
-    norms: dict[str, str] = {}
-
-    def add(index: int, marker: str | None, kind: str, target: str) -> None:
-        if kind == "url":
-            norm = norms.get(target)
-            if norm is None:
-                norm = norms[target] = normalize_url(target)
-        else:
-            norm = target.strip()
-        rows.append(CitationRow(index, marker, target, kind, norm, norm in surface.fetched, norm in surface.seen))
-
+    checked: dict[tuple[str, str], tuple[str, bool, bool]] = {}  # (kind, target) -> (normalised, fetched, seen)
+    targets: dict[str, tuple[str, str]] = {}  # marker -> (kind, target) of its reference: one regex per reference
+    references = parsed.references
     for index, sentence in enumerate(parsed.sentences):
         for marker in sentence.markers:
-            if marker in parsed.references:
-                add(index, marker, *reference_target(parsed.references[marker]))
+            if marker in references:
+                kind, target = targets.get(marker) or targets.setdefault(marker, reference_target(references[marker]))
+                got = checked.get((kind, target)) or surface.check(checked, kind, target)
+                rows.append(CitationRow(index, marker, target, kind, *got))
         for link in sentence.links:
-            add(index, None, "url" if is_url(link) else "text", link)
+            kind = "url" if is_url(link) else "text"
+            got = checked.get((kind, link)) or surface.check(checked, kind, link)
+            rows.append(CitationRow(index, None, link, kind, *got))
     explicit = trace.citations or []
-    index_of = _SentenceIndex(parsed.sentences) if any(c.sentence for c in explicit[:MAX_CITATIONS]) else None
-    for citation in explicit[:MAX_CITATIONS]:
+    if explicit:
+        _explicit_rows(explicit[:MAX_CITATIONS], parsed, surface, checked, rows)
+    skipped = max(len(explicit) - MAX_CITATIONS, 0)
+    memo = _RowsMemo(weakref.ref(trace), rows, surface.skipped_steps, skipped)
+    _LAST[0] = memo
+    return memo
+
+
+def _explicit_rows(
+    explicit: list[Citation],
+    parsed: ParsedAnswer,
+    surface: _Surface,
+    checked: dict[tuple[str, str], tuple[str, bool, bool]],
+    rows: list[CitationRow],
+) -> None:
+    """Rows of the trace's explicit citations, each placed in its sentence by ``_SentenceIndex`` (-1 if none)."""
+    index_of = _SentenceIndex(parsed.sentences) if any(c.sentence for c in explicit) else None
+    for citation in explicit:
         target = citation.url or citation.doc_id
         if not target:
             continue
         kind = "url" if citation.url and is_url(citation.url) else ("doc_id" if citation.doc_id else "text")
         index = index_of.find(citation.sentence) if index_of is not None else -1
-        add(index, citation.marker, kind, target)
-    memo = _RowsMemo(trace, rows, surface, max(len(explicit) - MAX_CITATIONS, 0))
-    _LAST[0] = memo
-    return memo
+        got = checked.get((kind, target)) or surface.check(checked, kind, target)
+        rows.append(CitationRow(index, citation.marker, target, kind, *got))
 
 
 def _blind_spot_reason(trace: Trace, kind: str) -> str | None:
@@ -213,10 +267,10 @@ def citation_scorer() -> Callable[[Trace], list[Score]]:
         rows = memo.rows
         if not parsed.sentences:
             return [absent(n, "answer has no sentences") for n in names]
-        guard = _guard_notes(parsed, memo)
-        cited_idx = {r.sentence_index for r in rows} | {i for i, s in enumerate(parsed.sentences) if s.markers}
-        cited = sum(1 for i in range(len(parsed.sentences)) if i in cited_idx)
-        uncited = [s.text for i, s in enumerate(parsed.sentences) if i not in cited_idx]
+        guard = _guard_notes(parsed, memo) if parsed.truncated or memo.skipped_citations or memo.skipped_steps else []
+        cited_idx = {r.sentence_index for r in rows}
+        uncited = [s.text for i, s in enumerate(parsed.sentences) if not s.markers and i not in cited_idx]
+        cited = len(parsed.sentences) - len(uncited)
         comment = _first("uncited sentences", uncited) if uncited else None
         if guard:
             comment = "; ".join([*guard, *([comment] if comment else [])])
@@ -230,16 +284,15 @@ def citation_scorer() -> Callable[[Trace], list[Score]]:
                 unresolved_markers=parsed.unresolved_markers,
             )
         ]
-        sources = {r.normalized: r for r in rows if r.kind != "text"}
-        fetched = {r.normalized for r in rows if r.fetched}
-        fetch_blind = _blind_spot_reason(trace, "fetch")
-        search_blind = _blind_spot_reason(trace, "search")
+        sources = {r.normalized: r for r in rows if r.kind != "text"}  # fetched and seen follow from the key
+        fetch_blind = _blind_spot_reason(trace, "fetch") if trace.blind_spots else None
+        search_blind = _blind_spot_reason(trace, "search") if trace.blind_spots else None
         if not sources:
             out.append(absent(CITATION_UNFETCHED_RATE, "answer cites no URL or doc id"))
         elif fetch_blind:
             out.append(absent(CITATION_UNFETCHED_RATE, fetch_blind))
         else:
-            unfetched = sorted(k for k in sources if k not in fetched)
+            unfetched = sorted(k for k, r in sources.items() if not r.fetched)
             out.append(
                 score(
                     CITATION_UNFETCHED_RATE,
@@ -254,7 +307,7 @@ def citation_scorer() -> Callable[[Trace], list[Score]]:
         elif guard:
             out.append(absent(CITATION_FABRICATED_COUNT, f"trace over the scoring guard: {'; '.join(guard)}"))
         else:
-            fabricated = sorted(k for k, r in sources.items() if r.fabricated)
+            fabricated = sorted(k for k, r in sources.items() if not r.seen)  # r.fabricated: no text rows here
             out.append(
                 score(
                     CITATION_FABRICATED_COUNT,
@@ -277,8 +330,8 @@ def _guard_notes(parsed: ParsedAnswer, memo: _RowsMemo) -> list[str]:
         notes.append(f"answer longer than {MAX_ANSWER_CHARS:,} characters: only the start was parsed")
     if memo.skipped_citations:
         notes.append(f"{memo.skipped_citations} explicit citations past the first {MAX_CITATIONS:,} not read")
-    if memo.surface is not None and memo.surface.skipped_steps:
-        notes.append(f"{memo.surface.skipped_steps} hits/fetches past the first {MAX_HITS:,} not read")
+    if memo.skipped_steps:
+        notes.append(f"{memo.skipped_steps} hits/fetches past the first {MAX_HITS:,} not read")
     return notes
 
 

@@ -27,10 +27,13 @@ _REF_HEADING = re.compile(r"(?:#+\s*)?\**(references|sources|citations|bibliogra
 _MARKER = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\](?!\()")
 _MD_LINK = re.compile(r"\[([^\[\]\n]*)\]\(((?:[^\s()]|\([^\s()]*\))+)\)")
 _BARE_URL = re.compile(r"(?<!\w)https?://[^\s<>\]\"']+", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\[\"'(*]*[A-Z0-9])|\n+")
+# "(?<=[.!?])\s+(?=[\["'(*]*[A-Z0-9])|\n+", written to start with one whitespace character so the regex engine skips
+# to the next whitespace in C instead of trying both branches at every character (same matches, in the same order)
+_SENTENCE_END = re.compile(r"\s(?:(?<=[.!?]\s)\s*(?=[\[\"'(*]*[A-Z0-9])|(?<=\n)\n*)")
 _MARKERS_AFTER_STOP = re.compile(r"([.!?])((?:\s*\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])+)")
 _LEADING_MARKERS = re.compile(r"^(\s*\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])+")
 _URL_IN_TEXT = re.compile(r"https?://\S+", re.IGNORECASE)
+_MARKER_SEP = re.compile(r"\s*[,;]\s*")
 _WORD = re.compile(r"[^\W\d_]")  # a sentence must contain a letter: "1." or "[3]." is not a sentence
 # "1. Item", "2) Item", "- Item", "* Item", "• Item", and ExpertQA's "1[1]. Item" (a citation glued to the number)
 _LIST_MARKER = re.compile(
@@ -38,9 +41,12 @@ _LIST_MARKER = re.compile(
 )
 _HEADING = re.compile(r"#{1,6}\s|(?:\*\*|__)[^*_]+(?:\*\*|__)(?:\s*:)?$|[=\-]{3,}$")  # on the stripped line
 _FIRST_STOP = re.compile(r"[.!?](?=\s|$)")
+# The ASCII characters a reference heading can end with ("...s", "...y", "**", ":"); IGNORECASE also lets a few
+# non-ASCII letters (the long s "ſ") end one, so a non-ASCII last character is always tried.
+_HEADING_LAST = "sSyY*:"
 
 
-@dataclass
+@dataclass(slots=True)
 class CitedSentence:
     """One answer sentence and what it cites: inline markers (resolved or not) and direct links."""
 
@@ -53,7 +59,7 @@ class CitedSentence:
         return bool(self.markers or self.links)
 
 
-@dataclass
+@dataclass(slots=True)
 class ParsedAnswer:
     """The answer split into sentences with their citations, and the reference list it ends with."""
 
@@ -78,15 +84,16 @@ def _trim_url(url: str) -> str:
 
 def split_sentences(text: str) -> list[str]:
     """Split prose into sentences; a run of markers opening a sentence belongs to the one before it."""
-    text = _MARKERS_AFTER_STOP.sub(r"\2\1", text)
+    if "[" in text and _MARKERS_AFTER_STOP.search(text):  # sub() with a template costs a Python call even unmatched
+        text = _MARKERS_AFTER_STOP.sub(r"\2\1", text)
     pieces = [p.strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
     out: list[str] = []
     for piece in pieces:
-        lead = _LEADING_MARKERS.match(piece)
+        lead = _LEADING_MARKERS.match(piece) if piece[0] == "[" else None
         if lead and out:
             out[-1] = f"{out[-1]} {lead.group(0).strip()}"
             piece = piece[lead.end() :].strip()
-        if piece and _WORD.search(_MARKER.sub("", piece)):
+        if piece and _WORD.search(piece):  # a marker holds no letter, so removing the markers first changes nothing
             out.append(piece)
         elif piece and out and _MARKER.search(piece):  # stray markers belong to the sentence before; "3." is dropped
             out[-1] = f"{out[-1]} {piece}"
@@ -122,32 +129,44 @@ def parse_answer(answer: str) -> ParsedAnswer:
     in_reference_list = False
     for line in answer.splitlines():
         stripped = line.strip()
-        if _REF_HEADING.match(stripped):
+        if not stripped:
+            body_lines.append(line)
+            continue
+        # Each line regex runs only when the line's first/last character lets it match (most lines are prose).
+        first, last = stripped[0], stripped[-1]
+        if (last in _HEADING_LAST or not last.isascii()) and _REF_HEADING.match(stripped):
             in_reference_list = True
             continue
-        ref = _REF_LINE.match(line)
+        ref = _REF_LINE.match(line) if first in "[-*" else None
         rest = (ref.group("rest") or "") if ref else ""
         if ref and rest and len(_MARKER.findall(line)) == 1 and (in_reference_list or _URL_IN_TEXT.search(rest)):
             references.setdefault(ref.group(1), rest.strip())
             continue
-        if _HEADING.match(stripped):
+        if first in "#*_=-" and _HEADING.match(stripped):
             continue
-        body_lines.append(_strip_list_marker(line))
+        body_lines.append(_strip_list_marker(line) if first in "-*+\u2022" or first.isdecimal() else line)
     sentences: list[CitedSentence] = []
     unresolved: list[str] = []
     for text in split_sentences("\n".join(body_lines)):
-        links = [m.group(2) for m in _MD_LINK.finditer(text)]
-        without_links = _MD_LINK.sub(" ", text)
-        links += [_trim_url(u) for u in _BARE_URL.findall(without_links)]
+        if "[" not in text and "://" not in text:  # every link and marker pattern needs one of these
+            sentences.append(CitedSentence(text, [], []))
+            continue
+        if "](" in text:
+            links = [m.group(2) for m in _MD_LINK.finditer(text)]
+            without_links = _MD_LINK.sub(" ", text)
+        else:
+            links, without_links = [], text
+        if "://" in without_links:
+            links += [_trim_url(u) for u in _BARE_URL.findall(without_links)]
         markers: list[str] = []
-        for group in _MARKER.findall(without_links):
-            for num in re.split(r"\s*[,;]\s*", group):
+        for group in _MARKER.findall(without_links) if "[" in without_links else ():
+            for num in _MARKER_SEP.split(group) if "," in group or ";" in group else (group,):
                 if num not in markers:
                     markers.append(num)
         for num in markers:
             if num not in references and num not in unresolved:
                 unresolved.append(num)
-        sentences.append(CitedSentence(text=text, markers=markers, links=links))
+        sentences.append(CitedSentence(text, markers, links))
     return ParsedAnswer(
         sentences=sentences, references=references, unresolved_markers=unresolved, truncated=truncated
     )
