@@ -14,7 +14,8 @@ TRACKING_PARAMS = frozenset(
     {"gclid", "fbclid", "msclkid", "dclid", "yclid", "mc_cid", "mc_eid", "_ga", "_gl", "igshid", "ref_src", "srsltid"}
 )
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_ALREADY_CANONICAL = re.compile(r"^https?://[a-z0-9.-]+(?:/[^?#\s%]*[^/?#\s%])?$")
+# \Z, not $: "$" also matches before a final newline, and such a URL must go the full path (stripped)
+_ALREADY_CANONICAL = re.compile(r"^https?://[a-z0-9.-]+(?:/[^?#\s%]*[^/?#\s%])?\Z")
 _URL = re.compile(r"^[a-z][a-z0-9+.-]*://[^\s]+$", re.IGNORECASE)
 
 
