@@ -143,8 +143,10 @@ def score_child(path: Path, work: Path, workers: int, src: str | None = None) ->
     code = (
         "import resource, sys, time\n"
         "from tracescore.cli.main import main\n"
+        "entry = getattr(sys.modules['tracescore.cli.main'], 'entry', main)\n"  # the program (older checkouts: main)
+        "sys.argv = ['tracescore', *sys.argv[1:]]\n"
         "t = time.perf_counter()\n"
-        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "try:\n    entry()\nexcept SystemExit:\n    pass\n"
         "r = resource.getrusage(resource.RUSAGE_SELF); c = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
         "print(time.perf_counter() - t, r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime,"
         " r.ru_maxrss / 1024, file=sys.stderr)\n"

@@ -141,12 +141,16 @@ class Engine:
 
             def work(items: Any) -> list[Scored]:
                 return [stage.score(i.seq, i.chunk, i.record, i.trace, i.key, i.error) for i in items]
+        # one scoring thread and no processes: the reader scores each chunk itself (two threads taking turns on the
+        # GIL per chunk cost more CPU than the scoring they overlapped)
+        inline = self.processes is None and self.limits.workers == 1
+        target: Any = _Inline(self, outbox, work) if inline else inbox
         reader = threading.Thread(
-            target=self._read, args=(windows, scope, marks, tracker, inbox, in_flight), name="tracescore-reader"
+            target=self._read, args=(windows, scope, marks, tracker, target, in_flight), name="tracescore-reader"
         )
         workers = [
             threading.Thread(target=self._score, args=(inbox, outbox, work), name=f"tracescore-score-{i}")
-            for i in range(self.limits.workers)
+            for i in range(0 if inline else self.limits.workers)
         ]
         reader.start()
         for w in workers:
@@ -235,15 +239,18 @@ class Engine:
             if items is _STOP:
                 _put(outbox, _STOP, None)
                 return
-            if self._stop.is_set():
-                continue
-            try:
-                done = work(items)
-            except Exception as exc:  # noqa: BLE001 - a dead worker process ends the run with its reason
-                self._fatal = self._fatal or TracescoreError(f"scoring failed: {type(exc).__name__}: {exc}")
-                self._stop.set()
-                continue
-            _put(outbox, done, None)
+            self._score_one(items, outbox, work)
+
+    def _score_one(self, items: Any, outbox: queue.Queue[Any], work: Callable[[Any], list[Scored]]) -> None:
+        if self._stop.is_set():
+            return
+        try:
+            done = work(items)
+        except Exception as exc:  # noqa: BLE001 - a dead worker process ends the run with its reason
+            self._fatal = self._fatal or TracescoreError(f"scoring failed: {type(exc).__name__}: {exc}")
+            self._stop.set()
+            return
+        _put(outbox, done, None)
 
     def _tally(self, started: float) -> None:
         self.counts.duration_s = time.monotonic() - started
@@ -258,6 +265,19 @@ class Engine:
             self.counts.judge_input_tokens = spent.get("input_tokens", 0)
             self.counts.judge_output_tokens = spent.get("output_tokens", 0)
             self.counts.judge_cost_usd = float(spent.get("cost_usd", 0.0))
+
+
+class _Inline:
+    """The reader's inbox when it scores itself: ``put`` scores a chunk and passes it to the writer."""
+
+    def __init__(self, engine: Engine, outbox: queue.Queue[Any], work: Callable[[Any], list[Scored]]) -> None:
+        self.engine, self.outbox, self.work = engine, outbox, work
+
+    def put(self, items: Any, timeout: float | None = None) -> None:
+        if items is _STOP:
+            _put(self.outbox, _STOP, None)
+        else:
+            self.engine._score_one(items, self.outbox, self.work)
 
 
 def _start_pool(workers: int) -> ProcessPoolExecutor:
