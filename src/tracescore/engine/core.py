@@ -98,6 +98,7 @@ class Engine:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._fatal: BaseException | None = None
+        self._threads = self.limits.workers  # scoring threads of the current run (each ends with one STOP)
 
     # -- public -------------------------------------------------------------------------------------------
     def process(
@@ -145,12 +146,14 @@ class Engine:
         # GIL per chunk cost more CPU than the scoring they overlapped)
         inline = self.processes is None and self.limits.workers == 1
         target: Any = _Inline(self, outbox, work) if inline else inbox
+        # with processes, two chunks in flight per worker: the next one waits in the pool while this one comes back
+        self._threads = 1 if inline else self.limits.workers * (2 if pool is not None else 1)
         reader = threading.Thread(
             target=self._read, args=(windows, scope, marks, tracker, target, in_flight), name="tracescore-reader"
         )
         workers = [
             threading.Thread(target=self._score, args=(inbox, outbox, work), name=f"tracescore-score-{i}")
-            for i in range(0 if inline else self.limits.workers)
+            for i in range(0 if inline else self._threads)
         ]
         reader.start()
         for w in workers:
@@ -229,7 +232,7 @@ class Engine:
         finally:
             if pending and not self._stop.is_set():
                 _put(inbox, pending, self._stop)
-            for _ in range(self.limits.workers):
+            for _ in range(self._threads):
                 _put(inbox, _STOP, None)
 
     # -- scoring ------------------------------------------------------------------------------------------

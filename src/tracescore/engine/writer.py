@@ -38,6 +38,7 @@ class Engine(Protocol):
     processes: Any
     _lock: threading.Lock
     _fatal: BaseException | None
+    _threads: int  # scoring threads: the writer stops after one STOP from each
 
     def _tally(self, started: float) -> None: ...
 
@@ -78,7 +79,7 @@ class Writer:
         batch: list[Scored] = []
         stopped = 0
         last_flush = time.monotonic()
-        while stopped < limits.workers:
+        while stopped < engine._threads:
             try:
                 got = outbox.get(timeout=limits.write_interval)
             except queue.Empty:
