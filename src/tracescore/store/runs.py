@@ -44,6 +44,12 @@ def _not_a_result(data: object) -> str | None:
         return "not a result line (scores and missing must be objects)"
     if not isinstance(data.get("errors", []), list):
         return "not a result line (errors must be a list)"
+    for name, value in data.get("scores", {}).items():
+        if value is not None and not isinstance(value, bool | int | float | str):
+            return f"not a result line (score {name!r} is a JSON {type(value).__name__}, not a number, bool or text)"
+    for name, reason in data.get("missing", {}).items():
+        if not isinstance(reason, str):
+            return f"not a result line (the reason {name!r} is missing is a JSON {type(reason).__name__}, not text)"
     return None
 
 
