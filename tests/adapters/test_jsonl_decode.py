@@ -8,6 +8,7 @@ import typing
 import pytest
 from pydantic import BaseModel
 
+from tests.adapters.test_struct_decode import canon
 from tests.conftest import SAMPLES
 from tests.engine.test_golden import expertqa_lines, faults_lines
 from tracescore.adapters.jsonl import _BOM, _MAYBE_NON_FINITE, describe_validation_error, non_finite_path
@@ -49,7 +50,7 @@ def regex_only(payload: bytes) -> Trace:
 
 def outcome(decode: object, line: bytes) -> tuple[str, object]:
     try:
-        return "trace", decode(line)  # type: ignore[operator]
+        return "trace", canon(decode(line))  # type: ignore[operator]  # the struct or the model, field by field
     except AdapterError as exc:
         return "error", str(exc)
 

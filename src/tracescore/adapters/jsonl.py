@@ -25,7 +25,7 @@ from tracescore.adapters import structs
 from tracescore.errors import AdapterError
 from tracescore.trace import SearchStep, Trace
 
-__all__ = ["describe_validation_error", "invalid_trace", "non_finite_path", "trace_from_json"]
+__all__ = ["describe_validation_error", "invalid_trace", "model_trace", "non_finite_path", "trace_from_json"]
 
 _BOM = b"\xef\xbb\xbf"
 # Cheap pre-filter: text that may hold a non-finite number (an exponent of 3+ digits, Infinity, NaN); only then walk.
@@ -34,15 +34,23 @@ _MAYBE_NON_FINITE = re.compile(rb"Infinity|NaN|\d[eE][+]?\d{3}")
 
 def trace_from_json(payload: object) -> Trace:
     """Parse and validate one canonical trace from JSON text/bytes or an already-decoded dict."""
+    if isinstance(payload, str | bytes | bytearray):
+        raw = payload.encode() if isinstance(payload, str) else bytes(payload)
+        raw = raw.removeprefix(_BOM).rstrip(b"\r\n")
+        fast = structs.decode(raw)
+        if fast is not None:
+            return cast(Trace, fast)  # the struct mirror of Trace: same fields and read API (see the docstring)
+        return model_trace(raw)
+    return model_trace(payload)
+
+
+def model_trace(payload: object) -> Trace:
+    """The pydantic ``Trace`` of JSON bytes (BOM and line end already removed) or of a decoded dict, or the
+    AdapterError naming what is wrong: the reference the struct decoder is tested against."""
     try:
-        if isinstance(payload, str | bytes | bytearray):
-            raw = payload.encode() if isinstance(payload, str) else bytes(payload)
-            raw = raw.removeprefix(_BOM).rstrip(b"\r\n")
-            fast = structs.decode(raw)
-            if fast is not None:
-                return cast(Trace, fast)  # the struct mirror of Trace: same fields and read API (see the docstring)
-            trace = Trace.model_validate_json(raw)
-            suspect = _holds_non_finite(trace) and _MAYBE_NON_FINITE.search(raw)
+        if isinstance(payload, bytes):
+            trace = Trace.model_validate_json(payload)
+            suspect = _holds_non_finite(trace) and _MAYBE_NON_FINITE.search(payload)
             data: object = trace.model_dump() if suspect else None
         else:
             trace, data = Trace.model_validate(payload), payload

@@ -39,7 +39,7 @@ def _stamp(value: Raw) -> datetime | None:
         raise ValueError("datetime pydantic does not accept") from None
 
 
-class Hit(_Struct):
+class Hit(_Struct, frozen=True):
     """Mirror of ``tracescore.trace.Hit``."""
 
     rank: Annotated[int, Meta(ge=1)] | None = None
@@ -51,7 +51,7 @@ class Hit(_Struct):
     metadata: dict[str, Any] = {}
 
 
-class SearchStep(_Struct, tag_field="kind", tag="search"):
+class SearchStep(_Struct, frozen=True, tag_field="kind", tag="search"):
     """Mirror of ``tracescore.trace.SearchStep`` (``kind`` is the union's tag, readable as a class attribute)."""
 
     kind: ClassVar[Literal["search"]] = "search"
@@ -64,7 +64,7 @@ class SearchStep(_Struct, tag_field="kind", tag="search"):
         return [(hit.rank if hit.rank is not None else i, hit) for i, hit in enumerate(self.hits, start=1)]
 
 
-class FetchStep(_Struct, tag_field="kind", tag="fetch"):
+class FetchStep(_Struct, frozen=True, tag_field="kind", tag="fetch"):
     """Mirror of ``tracescore.trace.FetchStep``; ``fetched_at`` is decoded as raw JSON, then pydantic's datetime."""
 
     kind: ClassVar[Literal["fetch"]] = "fetch"
@@ -81,7 +81,7 @@ class FetchStep(_Struct, tag_field="kind", tag="fetch"):
             force_setattr(self, "fetched_at", _stamp(self.fetched_at))
 
 
-class Citation(_Struct):
+class Citation(_Struct, frozen=True):
     """Mirror of ``tracescore.trace.Citation``."""
 
     url: str | None = None
@@ -90,7 +90,7 @@ class Citation(_Struct):
     sentence: str | None = None
 
 
-class BlindSpot(_Struct, kw_only=True):
+class BlindSpot(_Struct, frozen=True, kw_only=True):
     """Mirror of ``tracescore.trace.BlindSpot``."""
 
     kind: Literal["search", "fetch"]
@@ -98,7 +98,7 @@ class BlindSpot(_Struct, kw_only=True):
     reason: str
 
 
-class Labels(_Struct):
+class Labels(_Struct, frozen=True):
     """Mirror of ``tracescore.trace.Labels``."""
 
     required_doc_ids: list[str] | None = None
@@ -107,7 +107,7 @@ class Labels(_Struct):
     expect_refusal: bool | None = None
 
 
-class Trace(_Struct, kw_only=True):
+class Trace(_Struct, frozen=True, kw_only=True, gc=True, weakref=True):
     """Mirror of ``tracescore.trace.Trace``: an int ``id`` becomes its text, ``timestamp`` is pydantic's datetime."""
 
     schema_version: Literal["1"] = "1"
@@ -144,7 +144,7 @@ def decode(raw: bytes) -> Trace | None:
     (a nesting pydantic's parser may refuse): the caller then validates with pydantic."""
     try:
         trace = _DECODER.decode(raw)
-    except msgspec.MsgspecError:
+    except (msgspec.MsgspecError, RecursionError):
         return None
     return None if _too_deep(trace) else trace
 
@@ -178,5 +178,5 @@ def replace(value: _T, **changes: Any) -> _T:
     if isinstance(value, msgspec.Struct):
         return msgspec.structs.replace(value, **changes)
     if isinstance(value, BaseModel):
-        return value.model_copy(update=changes)  # type: ignore[return-value]
+        return value.model_copy(update=changes)
     raise TypeError(f"not a trace model: {type(value).__name__}")

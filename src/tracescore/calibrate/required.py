@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from tracescore.adapters import Adapter
+from tracescore.adapters.structs import replace
 from tracescore.store.db import Store
 from tracescore.trace import Trace
 from tracescore.urls import is_url, normalize_url
@@ -115,11 +116,11 @@ def apply_required(trace: Trace, human: Mapping[str, HumanRequired]) -> Trace:
         if labels.required_doc_ids is not None and list(labels.required_doc_ids) != list(entered.doc_ids):
             note["replaced"] = list(labels.required_doc_ids)
         ids = list(entered.doc_ids)
-        labels = labels.model_copy(update={"required_doc_ids": ids})
+        labels = replace(labels, required_doc_ids=ids)
     retrieved = _retrieved(trace)
     note["never_retrieved"] = [i for i in ids if _key(i) not in retrieved]
     sources = dict(trace.metadata.get("label_sources") or {}) | {"required_doc_ids": note}
-    return trace.model_copy(update={"labels": labels, "metadata": trace.metadata | {"label_sources": sources}})
+    return replace(trace, labels=labels, metadata=trace.metadata | {"label_sources": sources})
 
 
 def with_human_required(store: Store, adapter: Adapter) -> Adapter:

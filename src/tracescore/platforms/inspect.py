@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tracescore.adapters.notes import MappingNote, collect_notes
 from tracescore.errors import AdapterError
 from tracescore.platforms.registry import get_adapter
-from tracescore.trace import BlindSpot, Trace
+from tracescore.trace import BlindSpot, Labels, Trace
 
 __all__ = ["MappingReport", "inspect_record", "render_report"]
 
@@ -70,9 +70,9 @@ def inspect_record(native: object, adapter: Callable[[object], Trace] | str) -> 
         fetches=[
             {"tool": f.tool, "url": f.url or f.doc_id, "status": f.status, "chars": len(f.text)} for f in trace.fetches
         ],
-        labels=trace.labels.model_dump(exclude_none=True),
+        labels=Labels.model_validate(trace.labels, from_attributes=True).model_dump(exclude_none=True),
         citations=[c.url or c.doc_id or "" for c in trace.citations or []],
-        blind_spots=list(trace.blind_spots),
+        blind_spots=[BlindSpot.model_validate(b, from_attributes=True) for b in trace.blind_spots],
         notes=list(notes),
         hints=_hints(trace, list(notes)),
     )
