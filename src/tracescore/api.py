@@ -8,7 +8,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
+
+import msgspec
 
 from tracescore.engine.pipeline import score_records
 from tracescore.errors import ConfigError
@@ -43,11 +45,17 @@ def score_traces(
     scorers.append(
         semantic_scorer(judge=judge, final_answer_prefix=final_answer_prefix or None, no_judge_reason=NO_JUDGE)
     )
-    records = (
-        Record(payload=t.model_dump(mode="json") if isinstance(t, Trace) else dict(t), line=n)
-        for n, t in enumerate(traces, start=1)
-    )
+    records = (Record(payload=_plain(t), line=n) for n, t in enumerate(traces, start=1))
     return list(score_records(records, adapter(), scorers))
+
+
+def _plain(trace: Trace | Mapping[str, Any]) -> dict[str, Any]:
+    """A trace as a canonical dict: a pydantic ``Trace``, the struct ``trace_from_json`` decodes, or a mapping."""
+    if isinstance(trace, Trace):
+        return trace.model_dump(mode="json")
+    if isinstance(trace, msgspec.Struct):
+        return cast(dict[str, Any], msgspec.to_builtins(trace))
+    return dict(trace)
 
 
 def report(results: Iterable[TraceResult | Mapping[str, Any]], *, group_by: str | None = None) -> Report:

@@ -325,3 +325,14 @@ def test_random_traces_round_trip_identically() -> None:
         data = {"id": rng.randint(0, 2**63), "steps": [{"kind": "search", "hits": hits}], "metadata": {"v": value()}}
         line = json.dumps(data, ensure_ascii=rng.random() < 0.5).encode(errors="surrogatepass")
         assert outcome(trace_from_json, line) == outcome(reference, line), line[:300]
+
+
+def test_the_python_api_scores_a_decoded_struct_like_the_model() -> None:
+    import tracescore
+
+    lines = SAMPLES.read_bytes().splitlines()[:5]
+    fast = [trace_from_json(line) for line in lines]
+    assert all(isinstance(t, structs.Trace) for t in fast)
+    got = [r.to_json() for r in tracescore.score_traces(fast)]
+    assert got == [r.to_json() for r in tracescore.score_traces([reference(line) for line in lines])]
+    assert all(not r["errors"] and r["scores"] for r in got)
