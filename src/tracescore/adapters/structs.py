@@ -28,7 +28,8 @@ _DEEP_METADATA = 64
 
 
 class _Struct(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=False):
-    pass
+    """Frozen like the models. ``gc=False`` (half the decode time): a decoded trace holds no reference cycle, and
+    frozen structs cannot be given one; ``Trace`` itself is tracked and weak-referenceable (the citations memo)."""
 
 
 def _stamp(value: Raw) -> datetime | None:
