@@ -20,6 +20,7 @@ from tests.fakes.langfuse import FakeLangfuse, env_for
 from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_runs import load_samples, run_tree, seed
 from tracescore.cli import main
+from tracescore.trace import BlindSpot, Trace
 
 WINDOW = ["--from", "2026-11-01T00:00:00Z", "--to", "2026-12-01T00:00:00Z"]
 
@@ -211,6 +212,10 @@ def test_failed_fetches_and_unreadable_searches_score_the_same_everywhere(tmp_pa
         assert rows["failed-fetch"]["scores"]["citation.fabricated_count"] == 0.0, name
 
 
+def _spots(trace: Trace) -> list[BlindSpot]:
+    return [BlindSpot.model_validate(b, from_attributes=True) for b in trace.blind_spots]
+
+
 def test_the_adapters_see_the_failed_fetch_and_the_blind_search_alike() -> None:
     """The adapter half of #17 acceptance 3: every platform reports the unreadable search as a blind spot."""
     from tracescore.platforms.registry import get_adapter
@@ -226,7 +231,7 @@ def test_the_adapters_see_the_failed_fetch_and_the_blind_search_alike() -> None:
         jsonl = get_adapter("jsonl")(json.dumps(sample))
         for trace_ in (langfuse, langsmith, jsonl):
             assert [f.status for f in trace_.fetches] == (["error"] if sample is FAILED_FETCH else [])
-            assert trace_.blind_spots == jsonl.blind_spots
+            assert _spots(trace_) == _spots(jsonl)  # jsonl decodes to the struct mirror of Trace (#14)
         assert bool(jsonl.blind_spots) == (sample is UNREADABLE_SEARCH)
 
 

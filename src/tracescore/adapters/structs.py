@@ -28,8 +28,9 @@ _DEEP_METADATA = 64
 
 
 class _Struct(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=False):
-    """Frozen like the models. ``gc=False`` (half the decode time): a decoded trace holds no reference cycle, and
-    frozen structs cannot be given one; ``Trace`` itself is tracked and weak-referenceable (the citations memo)."""
+    """Frozen like the models. ``gc=False`` (half the decode time) is safe as a decoded trace holds no reference cycle
+    and no code puts a trace inside its own metadata; ``Trace`` itself is tracked and weak-referenceable (the
+    citations memo keeps a weak reference to it)."""
 
 
 def _stamp(value: Raw) -> datetime | None:
