@@ -62,17 +62,22 @@ def _find(searches: list[SearchStep], wanted: set[str], urls: bool, k: int) -> _
     found = _Found()
     for search in searches:
         hits = search.hits
-        matches: list[tuple[int, str]] = []
-        for i, hit in enumerate(hits):
-            doc_id = hit.doc_id
-            if doc_id:
-                if (key := doc_id.strip()) in wanted:
+        if urls:
+            matches: list[tuple[int, str]] = []
+            for i, hit in enumerate(hits):
+                doc_id = hit.doc_id
+                if doc_id and (key := doc_id.strip()) in wanted:
                     matches.append((i, key))
-                if not urls:
-                    continue  # a hit with a doc_id answers by its URL only when some required id is a URL
-            url = hit.url
-            if url and (key := _key(url)) in wanted:
-                matches.append((i, key))
+                url = hit.url
+                if url and (key := _key(url)) in wanted:
+                    matches.append((i, key))
+        else:  # a hit with a doc_id answers by its URL only when some required id is a URL; else by its doc_id
+            matches = [
+                (i, key)
+                for i, hit in enumerate(hits)
+                if ((doc_id := hit.doc_id) and (key := doc_id.strip()) in wanted)
+                or (not doc_id and (url := hit.url) and (key := _key(url)) in wanted)
+            ]
         if not matches:
             continue
         ranks = [hit.rank if hit.rank is not None else i for i, hit in enumerate(hits, start=1)]
@@ -99,6 +104,7 @@ def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
     refusal = _absent(recall, k, "refusal case: required_doc_ids is empty, scored on the answer")
     no_rank = absent(RETRIEVAL_FIRST_HIT_RANK, "no required doc came back in any search call")
     ranks: dict[int, Score] = {}  # first_hit_rank by rank, built once per rank (up to _SHARED_RANKS)
+    full_recall = score(recall, 1.0, k=k, missing=[])  # every required doc in the top k: 1.0, as the division gives
     retrieved = {True: score(RETRIEVAL_RETRIEVED_ANY, True)}
     retrieved[False] = score(RETRIEVAL_RETRIEVED_ANY, False, comment="every search call came back empty")
 
@@ -124,8 +130,10 @@ def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
         if stale:
             pairs = ", ".join(f"required {req} but retrieved {got}" for req, got in stale.items())
             first = absent(recall, f"stale label: {pairs}; update the label", k=k, stale=stale)
+        elif not missing:
+            first = full_recall
         else:
-            comment = f"missing required docs in top {k}: {', '.join(missing)}" if missing else None
+            comment = f"missing required docs in top {k}: {', '.join(missing)}"
             first = score(recall, len(found.top) / len(wanted), comment=comment, k=k, missing=missing)
         if found.rank is None:
             return [first, no_rank, any_hit]
