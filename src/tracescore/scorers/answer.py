@@ -71,7 +71,7 @@ def _squad_tokens(text: str) -> list[str]:
     text = text.encode().translate(None, _PUNCT_BYTES).decode() if text.isascii() else text.translate(_DROP_PUNCT)
     tokens = text.split()
     if "".join(tokens).isalnum():  # str.isalnum is the regex's \w here: "_" (the one other \w) was dropped above
-        return [t for t in tokens if t not in _ARTICLE_WORDS]
+        return tokens if _ARTICLE_WORDS.isdisjoint(tokens) else [t for t in tokens if t not in _ARTICLE_WORDS]
     return _ARTICLES.sub(" ", text).split()
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter
 
 from tracescore.catalog import RETRIEVAL_FIRST_HIT_RANK, RETRIEVAL_RETRIEVED_ANY, recall_name
 from tracescore.scores import Score, absent, score
@@ -47,13 +47,40 @@ def doc_family(doc_id: str) -> str | None:
     return match.group("family").lower() if match else None
 
 
-@dataclass
 class _Found:
     """Which wanted keys one pass over the hits found: in some call's top k, anywhere, and the best rank of any."""
 
-    top: set[str] = field(default_factory=set)
-    anywhere: set[str] = field(default_factory=set)
-    rank: int | None = None
+    __slots__ = ("top", "anywhere", "rank")
+
+    def __init__(self) -> None:
+        self.top: set[str] = set()
+        self.anywhere: set[str] = set()
+        self.rank: int | None = None
+
+
+_DOC_ID_OF = attrgetter("doc_id")
+
+
+def _matches(hits: list[Hit], wanted: set[str], urls: bool) -> list[tuple[int, str]]:
+    """(position, key) of every hit answering to a wanted key: by its doc_id, and by its URL when ``urls`` (some
+    required id is a URL) or when it has no doc_id."""
+    ids = list(map(_DOC_ID_OF, hits))
+    if not urls and None not in ids and "" not in ids:  # every hit answers by its doc_id alone: compared in C
+        keys = list(map(str.strip, ids))
+        if wanted.isdisjoint(keys):
+            return []
+        return [(i, key) for i, key in enumerate(keys) if key in wanted]
+    matches: list[tuple[int, str]] = []
+    for i, hit in enumerate(hits):
+        doc_id = ids[i]
+        if doc_id and (key := doc_id.strip()) in wanted:
+            matches.append((i, key))
+        if doc_id and not urls:
+            continue
+        url = hit.url
+        if url and (key := _key(url)) in wanted:
+            matches.append((i, key))
+    return matches
 
 
 def _find(searches: list[SearchStep], wanted: set[str], urls: bool, k: int) -> _Found:
@@ -62,22 +89,7 @@ def _find(searches: list[SearchStep], wanted: set[str], urls: bool, k: int) -> _
     found = _Found()
     for search in searches:
         hits = search.hits
-        if urls:
-            matches: list[tuple[int, str]] = []
-            for i, hit in enumerate(hits):
-                doc_id = hit.doc_id
-                if doc_id and (key := doc_id.strip()) in wanted:
-                    matches.append((i, key))
-                url = hit.url
-                if url and (key := _key(url)) in wanted:
-                    matches.append((i, key))
-        else:  # a hit with a doc_id answers by its URL only when some required id is a URL; else by its doc_id
-            matches = [
-                (i, key)
-                for i, hit in enumerate(hits)
-                if ((doc_id := hit.doc_id) and (key := doc_id.strip()) in wanted)
-                or (not doc_id and (url := hit.url) and (key := _key(url)) in wanted)
-            ]
+        matches = _matches(hits, wanted, urls)
         if not matches:
             continue
         ranks = [hit.rank if hit.rank is not None else i for i, hit in enumerate(hits, start=1)]
