@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 import re
 
-from tracescore.scorers import answer, sentences
+from tracescore.scorers import answer, retrieval, sentences
 from tracescore.scorers.sentences import (
     _BARE_URL,
     _HEADING,
@@ -27,6 +27,7 @@ from tracescore.scorers.sentences import (
     _strip_list_marker,
     _trim_url,
 )
+from tracescore.trace import Hit
 
 _ALL = "".join(map(chr, range(0x110000)))
 
@@ -158,3 +159,31 @@ def test_isalnum_is_the_regex_word_class_except_the_underscore() -> None:
     """The token shortcut for articles rests on this: ``\\w`` is ``str.isalnum`` plus ``_``, which was dropped."""
     word = set(re.findall(r"\w", _ALL))
     assert word == {c for c in _ALL if c.isalnum()} | {"_"}
+
+
+def _old_matches(hits: list[Hit], wanted: set[str], urls: bool) -> list[tuple[int, str]]:
+    """The hit matching of ``retrieval._find`` before #14's last pass: one Python loop over every hit."""
+    matches: list[tuple[int, str]] = []
+    for i, hit in enumerate(hits):
+        doc_id = hit.doc_id
+        if doc_id:
+            if (key := doc_id.strip()) in wanted:
+                matches.append((i, key))
+            if not urls:
+                continue
+        url = hit.url
+        if url and (key := retrieval._key(url)) in wanted:
+            matches.append((i, key))
+    return matches
+
+
+def test_hit_matching_finds_what_the_old_loop_found() -> None:
+    rng = random.Random(15)
+    ids = [None, "", "d1", " d1 ", "d2", "d3", "d4", "d5", "d6", "d7", "https://a.example/x"]
+    urls = [None, "", "https://a.example/x", "https://A.example/x/", "https://b.example/y"]
+    for _ in range(20_000):
+        hits = [Hit(doc_id=rng.choice(ids), url=rng.choice(urls)) for _ in range(rng.randint(0, 12))]
+        wanted = set(rng.sample(["d1", "d2", "d3", "d4", "d5", "d6", "d7", "https://a.example/x"], rng.randint(1, 8)))
+        for by_url in (False, True):
+            got = retrieval._matches(hits, wanted, by_url)
+            assert sorted(got) == sorted(_old_matches(hits, wanted, by_url)), (hits, wanted, by_url)

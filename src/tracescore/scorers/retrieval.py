@@ -58,19 +58,25 @@ class _Found:
         self.rank: int | None = None
 
 
-_DOC_ID_OF = attrgetter("doc_id")
+_DOC_ID_OF, _RANK_OF = attrgetter("doc_id"), attrgetter("rank")
 
 
 def _matches(hits: list[Hit], wanted: set[str], urls: bool) -> list[tuple[int, str]]:
-    """(position, key) of every hit answering to a wanted key: by its doc_id, and by its URL when ``urls`` (some
-    required id is a URL) or when it has no doc_id."""
+    """(position, key) of every hit answering to a wanted key, in no set order: by its doc_id, and by its URL when
+    ``urls`` (some required id is a URL) or when it has no doc_id."""
     ids = list(map(_DOC_ID_OF, hits))
+    matches: list[tuple[int, str]] = []
     if not urls and None not in ids and "" not in ids:  # every hit answers by its doc_id alone: compared in C
         keys = list(map(str.strip, ids))
-        if wanted.isdisjoint(keys):
-            return []
-        return [(i, key) for i, key in enumerate(keys) if key in wanted]
-    matches: list[tuple[int, str]] = []
+        common = wanted.intersection(keys)
+        if len(common) > 4:  # one pass, so many wanted keys stay linear in the hits
+            return [(i, key) for i, key in enumerate(keys) if key in wanted]
+        for key in common:  # a few wanted keys: each found by the list's own search (the order does not matter)
+            at = -1
+            for _ in range(keys.count(key)):
+                at = keys.index(key, at + 1)
+                matches.append((at, key))
+        return matches
     for i, hit in enumerate(hits):
         doc_id = ids[i]
         if doc_id and (key := doc_id.strip()) in wanted:
@@ -92,7 +98,9 @@ def _find(searches: list[SearchStep], wanted: set[str], urls: bool, k: int) -> _
         matches = _matches(hits, wanted, urls)
         if not matches:
             continue
-        ranks = [hit.rank if hit.rank is not None else i for i, hit in enumerate(hits, start=1)]
+        ranks = list(map(_RANK_OF, hits))
+        if None in ranks:  # a hit without a rank is ranked by its list position
+            ranks = [hit.rank if hit.rank is not None else i for i, hit in enumerate(hits, start=1)]
         top: range | set[int] = range(k)
         if len(hits) > k and sorted(ranks) != ranks:
             top = set(sorted(range(len(hits)), key=ranks.__getitem__)[:k])
