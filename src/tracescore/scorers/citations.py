@@ -315,7 +315,8 @@ def citation_scorer() -> Callable[[Trace], list[Score]]:
     none_fabricated = score(CITATION_FABRICATED_COUNT, 0.0, fabricated=[])
 
     def score_citations(trace: Trace) -> list[Score]:
-        if not trace.answer.strip():
+        answer = trace.answer
+        if not answer or answer.isspace():  # not answer.strip(), without copying the answer
             return list(empty)
         memo = _rows_of(trace)
         parsed = memo.parsed
