@@ -90,8 +90,11 @@ class Writer:
                 for scored in self._release(got):
                     if self._admit(scored):
                         batch.append(scored)
+                        if len(batch) >= limits.write_batch:  # a chunk from a process may hold more than a batch
+                            self._flush(batch)
+                            batch = []
             due = time.monotonic() - last_flush >= limits.write_interval
-            if len(batch) >= limits.write_batch or (due and batch):
+            if due and batch:
                 self._flush(batch)
                 batch = []
             if due or got is None:
