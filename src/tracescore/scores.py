@@ -34,12 +34,11 @@ class Score:
         comment: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> None:
-        init = object.__setattr__
-        init(self, "name", name)
-        init(self, "value", float(value) if type(value) is int else value)
-        init(self, "reason", reason)
-        init(self, "comment", comment)
-        init(self, "metadata", {} if metadata is None else metadata)
+        _set_name(self, name)  # the slots' own setters: __setattr__ refuses, and object.__setattr__ looks them up
+        _set_value(self, float(value) if type(value) is int else value)
+        _set_reason(self, reason)
+        _set_comment(self, comment)
+        _set_metadata(self, {} if metadata is None else metadata)
 
     def __setattr__(self, key: str, value: object) -> None:
         raise AttributeError(f"a Score is immutable: cannot set {key!r} (use with_metadata, or build a new one)")
@@ -86,11 +85,16 @@ class Score:
         return Score(self.name, self.value, self.reason, self.comment, metadata)
 
 
+_set_name, _set_value, _set_reason, _set_comment, _set_metadata = (
+    getattr(Score, slot).__set__ for slot in Score.__slots__
+)
+
+
 def score(name: str, value: ScoreValue, *, comment: str | None = None, **metadata: Any) -> Score:
     """A computed score."""
-    return Score(name=name, value=value, comment=comment, metadata=metadata)
+    return Score(name, value, None, comment, metadata)
 
 
 def absent(name: str, reason: str, **metadata: Any) -> Score:
     """A score that could not be computed, with the reason (reports and gates count these)."""
-    return Score(name=name, reason=reason, metadata=metadata)
+    return Score(name, None, reason, None, metadata)

@@ -32,6 +32,7 @@ SCORER_VERSION = "answer-1"
 _DROP_PUNCT = str.maketrans("", "", string.punctuation)
 _PUNCT_BYTES = string.punctuation.encode()
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+_ARTICLE_WORDS = frozenset({"a", "an", "the"})
 _NUMBER_WORDS = {
     w: str(i)
     for i, w in enumerate(
@@ -64,9 +65,13 @@ def squad_normalize(text: str) -> str:
 
 def _squad_tokens(text: str) -> list[str]:
     """The tokens of ``squad_normalize(text)``: punctuation dropped in one C call (bytes.translate, 5x faster than
-    str.translate, when the text is ASCII), not per character."""
+    str.translate, when the text is ASCII), not per character; articles dropped by token when every character left
+    is a word character (``\\b`` then falls only between tokens), else by the regex."""
     text = text.lower()
     text = text.encode().translate(None, _PUNCT_BYTES).decode() if text.isascii() else text.translate(_DROP_PUNCT)
+    tokens = text.split()
+    if "".join(tokens).isalnum():  # str.isalnum is the regex's \w here: "_" (the one other \w) was dropped above
+        return tokens if _ARTICLE_WORDS.isdisjoint(tokens) else [t for t in tokens if t not in _ARTICLE_WORDS]
     return _ARTICLES.sub(" ", text).split()
 
 
@@ -132,24 +137,37 @@ def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Calla
     unlabelled = absent(ANSWER_CORRECT, "no expected_answer_contains or expect_refusal label")
     no_gold = (absent(ANSWER_TOKEN_F1, "no gold_answer label"), absent(ANSWER_EXACT_MATCH, "no gold_answer label"))
 
+    all_found = score(ANSWER_CORRECT, True, missing=[])
+    prefix = final_answer_prefix.lower() if final_answer_prefix else None
+    cut = len(final_answer_prefix) if final_answer_prefix else 0
+
     def score_answer(trace: Trace) -> list[Score]:
         labels = trace.labels
-        final = extract_final_answer(trace.answer, final_answer_prefix)
+        final = answer = trace.answer
+        if prefix is not None:  # extract_final_answer, with the prefix lower-cased once
+            idx = answer.lower().rfind(prefix)
+            if idx >= 0:
+                final = answer[idx + cut :].strip()
         if labels.expect_refusal:
             correct = refused[is_refusal(final)]
         elif labels.expected_answer_contains:
             norm = normalize_answer(final)
             missing = [e for e in labels.expected_answer_contains if not _contains(norm, e)]
-            comment = f"missing from the answer: {', '.join(missing)}" if missing else None
-            correct = score(ANSWER_CORRECT, not missing, comment=comment, missing=missing)
+            if missing:
+                correct = score(
+                    ANSWER_CORRECT, False, comment=f"missing from the answer: {', '.join(missing)}", missing=missing
+                )
+            else:
+                correct = all_found
         else:
             correct = unlabelled
-        if labels.gold_answer is None:
+        gold = labels.gold_answer
+        if gold is None:
             return [correct, *no_gold]
         return [
             correct,
-            score(ANSWER_TOKEN_F1, token_f1(final, labels.gold_answer)),
-            score(ANSWER_EXACT_MATCH, exact_match(final, labels.gold_answer)),
+            score(ANSWER_TOKEN_F1, token_f1(final, gold)),
+            score(ANSWER_EXACT_MATCH, exact_match(final, gold)),
         ]
 
     return score_answer

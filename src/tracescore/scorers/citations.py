@@ -18,7 +18,6 @@ import re
 import weakref
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from operator import attrgetter
 
 from tracescore.catalog import CITATION_COVERAGE, CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE
@@ -66,33 +65,41 @@ class _Surface:
     costs one set per trace, not a normalisation per hit.
     """
 
+    __slots__ = ("fetch_seen", "fetched", "skipped_steps", "_hits", "_hit_urls", "_hit_keys")
+
     def __init__(self, trace: Trace) -> None:
-        self.fetch_seen: set[str] = set()  # normalised URLs and doc ids of every fetch read
-        self.fetched: set[str] = set()  # ... of the fetches that did not fail
-        self.skipped_steps = 0  # hits and fetches past MAX_HITS, not read
-        self._hits: list[list[Hit]] = []  # the hits read, per search
-        self._hit_urls: set[str] | None = None  # hit URLs as written
-        self._hit_keys: set[str] | None = None  # normalised hit URLs and hit doc ids
+        fetch_seen: set[str] = set()  # normalised URLs and doc ids of every fetch read
+        fetched: set[str] = set()  # ... of the fetches that did not fail
+        skipped = 0  # hits and fetches past MAX_HITS, not read
+        groups: list[list[Hit]] = []  # the hits read, per search
         budget = MAX_HITS
         for step in trace.steps:
             if step.kind == "search":
                 hits = step.hits
                 if len(hits) > budget:
                     hits = hits[: max(budget, 0)]
-                    self.skipped_steps += len(step.hits) - len(hits)
+                    skipped += len(step.hits) - len(hits)
                 budget -= len(hits)
-                self._hits.append(hits)
+                groups.append(hits)
                 continue
             if budget <= 0:
-                self.skipped_steps += 1
+                skipped += 1
                 continue
             budget -= 1
-            keys = {normalize_url(step.url)} if step.url else set()
-            if step.doc_id:
-                keys.add(step.doc_id)
-            self.fetch_seen |= keys
-            if not _failed(step.status):
-                self.fetched |= keys
+            url, doc_id = step.url, step.doc_id
+            ok = not _failed(step.status)
+            if url:
+                norm = normalize_url(url)
+                fetch_seen.add(norm)
+                if ok:
+                    fetched.add(norm)
+            if doc_id:
+                fetch_seen.add(doc_id)
+                if ok:
+                    fetched.add(doc_id)
+        self.fetch_seen, self.fetched, self.skipped_steps, self._hits = fetch_seen, fetched, skipped, groups
+        self._hit_urls: set[str] | None = None  # hit URLs as written
+        self._hit_keys: set[str] | None = None  # normalised hit URLs and hit doc ids
 
     def check(
         self, checked: dict[tuple[str, str], tuple[str, bool, bool]], kind: str, target: str
@@ -172,17 +179,36 @@ class _SentenceIndex:
         return -1
 
 
-@dataclass
+_NOTHING_PARSED = ParsedAnswer([], {}, [])
+
+
 class _RowsMemo:
-    """The last trace's citation rows: the scorer and the pipeline ask for the same trace's rows once each.
+    """The last trace's citation rows and what the scores need of them: the scorer and the pipeline ask for the same
+    trace's rows once each, so they are built (with the tallies) in one pass.
 
     The trace is held weakly, so the memo never keeps a finished trace (its pages and hits) alive.
     """
 
-    trace: weakref.ref[Trace] | None = None
-    rows: list[CitationRow] = field(default_factory=list)
-    skipped_steps: int = 0  # hits and fetches past MAX_HITS
-    skipped_citations: int = 0
+    __slots__ = ("trace", "parsed", "rows", "sources", "explicit_index", "skipped_steps", "skipped_citations")
+
+    def __init__(
+        self,
+        trace: weakref.ref[Trace] | None = None,
+        parsed: ParsedAnswer = _NOTHING_PARSED,
+        rows: list[CitationRow] | None = None,
+        sources: dict[str, tuple[str, bool, bool]] | None = None,
+        explicit_index: set[int] | None = None,
+        skipped_steps: int = 0,
+        skipped_citations: int = 0,
+    ) -> None:
+        self.trace = trace
+        self.parsed = parsed
+        self.rows: list[CitationRow] = [] if rows is None else rows
+        # cited URL/doc id keys (rows not of kind "text") -> (key, fetched, seen): both follow from the key
+        self.sources: dict[str, tuple[str, bool, bool]] = {} if sources is None else sources
+        self.explicit_index: set[int] = set() if explicit_index is None else explicit_index  # sentences cited so
+        self.skipped_steps = skipped_steps  # hits and fetches past MAX_HITS
+        self.skipped_citations = skipped_citations
 
 
 _LAST: list[_RowsMemo] = [_RowsMemo()]
@@ -196,6 +222,11 @@ def citation_rows(trace: Trace, parsed: ParsedAnswer | None = None) -> list[Cita
     return _rows_of(trace, parsed).rows
 
 
+def last_rows(trace: Trace) -> _RowsMemo:
+    """The parsed answer and citation rows of ``trace`` (the last trace scored), built now if they were not."""
+    return _rows_of(trace)
+
+
 def _rows_of(trace: Trace, parsed: ParsedAnswer | None = None) -> _RowsMemo:
     last = _LAST[0]
     if last.trace is not None and last.trace() is trace:
@@ -203,24 +234,38 @@ def _rows_of(trace: Trace, parsed: ParsedAnswer | None = None) -> _RowsMemo:
     parsed = parsed or parse_answer(trace.answer)
     surface = _Surface(trace)
     rows: list[CitationRow] = []
+    sources: dict[str, tuple[str, bool, bool]] = {}
     checked: dict[tuple[str, str], tuple[str, bool, bool]] = {}  # (kind, target) -> (normalised, fetched, seen)
     targets: dict[str, tuple[str, str]] = {}  # marker -> (kind, target) of its reference: one regex per reference
     references = parsed.references
     for index, sentence in enumerate(parsed.sentences):
-        for marker in sentence.markers:
-            if marker in references:
-                kind, target = targets.get(marker) or targets.setdefault(marker, reference_target(references[marker]))
-                got = checked.get((kind, target)) or surface.check(checked, kind, target)
-                rows.append(CitationRow(index, marker, target, kind, *got))
-        for link in sentence.links:
-            kind = "url" if is_url(link) else "text"
-            got = checked.get((kind, link)) or surface.check(checked, kind, link)
-            rows.append(CitationRow(index, None, link, kind, *got))
+        if sentence.markers:
+            for marker in sentence.markers:
+                if marker in references:
+                    kind, target = targets.get(marker) or targets.setdefault(
+                        marker, reference_target(references[marker])
+                    )
+                    got = checked.get((kind, target)) or surface.check(checked, kind, target)
+                    if kind != "text":
+                        sources[got[0]] = got
+                    rows.append(CitationRow(index, marker, target, kind, *got))
+        if sentence.links:
+            for link in sentence.links:
+                kind = "url" if is_url(link) else "text"
+                got = checked.get((kind, link)) or surface.check(checked, kind, link)
+                if kind != "text":
+                    sources[got[0]] = got
+                rows.append(CitationRow(index, None, link, kind, *got))
     explicit = trace.citations or []
+    explicit_index: set[int] = set()
     if explicit:
-        _explicit_rows(explicit[:MAX_CITATIONS], parsed, surface, checked, rows)
+        _explicit_rows(explicit[:MAX_CITATIONS], parsed, surface, checked, rows, sources, explicit_index)
     skipped = max(len(explicit) - MAX_CITATIONS, 0)
-    memo = _RowsMemo(weakref.ref(trace), rows, surface.skipped_steps, skipped)
+    try:
+        ref: weakref.ref[Trace] | None = weakref.ref(trace)
+    except TypeError:  # a trace type without weak references: not memoised (built again when asked again)
+        ref = None
+    memo = _RowsMemo(ref, parsed, rows, sources, explicit_index, surface.skipped_steps, skipped)
     _LAST[0] = memo
     return memo
 
@@ -231,6 +276,8 @@ def _explicit_rows(
     surface: _Surface,
     checked: dict[tuple[str, str], tuple[str, bool, bool]],
     rows: list[CitationRow],
+    sources: dict[str, tuple[str, bool, bool]],
+    explicit_index: set[int],
 ) -> None:
     """Rows of the trace's explicit citations, each placed in its sentence by ``_SentenceIndex`` (-1 if none)."""
     index_of = _SentenceIndex(parsed.sentences) if any(c.sentence for c in explicit) else None
@@ -241,6 +288,9 @@ def _explicit_rows(
         kind = "url" if citation.url and is_url(citation.url) else ("doc_id" if citation.doc_id else "text")
         index = index_of.find(citation.sentence) if index_of is not None else -1
         got = checked.get((kind, target)) or surface.check(checked, kind, target)
+        if kind != "text":
+            sources[got[0]] = got
+        explicit_index.add(index)
         rows.append(CitationRow(index, citation.marker, target, kind, *got))
 
 
@@ -257,68 +307,76 @@ def _blind_spot_reason(trace: Trace, kind: str) -> str | None:
 
 def citation_scorer() -> Callable[[Trace], list[Score]]:
     """Scorer factory for ``citation.coverage``, ``citation.unfetched_rate`` and ``citation.fabricated_count``."""
+    names = (CITATION_COVERAGE, CITATION_UNFETCHED_RATE, CITATION_FABRICATED_COUNT)
+    # the outcomes that depend on no text, built once (Scores are frozen; their metadata is only read downstream)
+    empty = [absent(n, "empty answer") for n in names]
+    no_sentences = [absent(n, "answer has no sentences") for n in names]
+    no_source = absent(CITATION_UNFETCHED_RATE, "answer cites no URL or doc id")
+    none_fabricated = score(CITATION_FABRICATED_COUNT, 0.0, fabricated=[])
 
     def score_citations(trace: Trace) -> list[Score]:
-        names = (CITATION_COVERAGE, CITATION_UNFETCHED_RATE, CITATION_FABRICATED_COUNT)
-        if not trace.answer.strip():
-            return [absent(n, "empty answer") for n in names]
-        parsed = parse_answer(trace.answer)
-        memo = _rows_of(trace, parsed)
-        rows = memo.rows
-        if not parsed.sentences:
-            return [absent(n, "answer has no sentences") for n in names]
+        answer = trace.answer
+        if not answer or answer.isspace():  # not answer.strip(), without copying the answer
+            return list(empty)
+        memo = _rows_of(trace)
+        parsed = memo.parsed
+        sentences = parsed.sentences
+        if not sentences:
+            return list(no_sentences)
         guard = _guard_notes(parsed, memo) if parsed.truncated or memo.skipped_citations or memo.skipped_steps else []
-        cited_idx = {r.sentence_index for r in rows}
-        uncited = [s.text for i, s in enumerate(parsed.sentences) if not s.markers and i not in cited_idx]
-        cited = len(parsed.sentences) - len(uncited)
+        explicit_index = memo.explicit_index
+        if explicit_index:
+            uncited = [
+                s.text for i, s in enumerate(sentences) if not s.markers and not s.links and i not in explicit_index
+            ]
+        else:  # every link of a sentence is a row: a sentence is cited by its markers or links
+            uncited = [s.text for s in sentences if not s.markers and not s.links]
+        n = len(sentences)
+        cited = n - len(uncited)
         comment = _first("uncited sentences", uncited) if uncited else None
         if guard:
             comment = "; ".join([*guard, *([comment] if comment else [])])
-        out = [
-            score(
-                CITATION_COVERAGE,
-                cited / len(parsed.sentences),
-                comment=comment,
-                sentences=len(parsed.sentences),
-                cited=cited,
-                unresolved_markers=parsed.unresolved_markers,
-            )
-        ]
-        sources = {r.normalized: r for r in rows if r.kind != "text"}  # fetched and seen follow from the key
-        fetch_blind = _blind_spot_reason(trace, "fetch") if trace.blind_spots else None
-        search_blind = _blind_spot_reason(trace, "search") if trace.blind_spots else None
+        coverage = Score(
+            CITATION_COVERAGE,
+            cited / n,
+            None,
+            comment,
+            {"sentences": n, "cited": cited, "unresolved_markers": parsed.unresolved_markers},
+        )
+        sources = memo.sources
+        blind = trace.blind_spots
+        fetch_blind = _blind_spot_reason(trace, "fetch") if blind else None
         if not sources:
-            out.append(absent(CITATION_UNFETCHED_RATE, "answer cites no URL or doc id"))
+            unfetched_rate = no_source
         elif fetch_blind:
-            out.append(absent(CITATION_UNFETCHED_RATE, fetch_blind))
+            unfetched_rate = absent(CITATION_UNFETCHED_RATE, fetch_blind)
         else:
-            unfetched = sorted(k for k, r in sources.items() if not r.fetched)
-            out.append(
-                score(
-                    CITATION_UNFETCHED_RATE,
-                    len(unfetched) / len(sources),
-                    comment=_first("cited but never fetched", unfetched) if unfetched else None,
-                    cited=len(sources),
-                    unfetched=unfetched,
-                )
+            unfetched = sorted([k for k, got in sources.items() if not got[1]])
+            unfetched_rate = Score(
+                CITATION_UNFETCHED_RATE,
+                len(unfetched) / len(sources),
+                None,
+                _first("cited but never fetched", unfetched) if unfetched else None,
+                {"cited": len(sources), "unfetched": unfetched},
             )
+        search_blind = _blind_spot_reason(trace, "search") if blind else None
         if search_blind:
-            out.append(absent(CITATION_FABRICATED_COUNT, search_blind))
+            fabricated_count = absent(CITATION_FABRICATED_COUNT, search_blind)
         elif guard:
-            out.append(absent(CITATION_FABRICATED_COUNT, f"trace over the scoring guard: {'; '.join(guard)}"))
+            fabricated_count = absent(CITATION_FABRICATED_COUNT, f"trace over the scoring guard: {'; '.join(guard)}")
         else:
-            fabricated = sorted(k for k, r in sources.items() if not r.seen)  # r.fabricated: no text rows here
-            out.append(
-                score(
+            fabricated = sorted([k for k, got in sources.items() if not got[2]])  # r.fabricated: no text rows here
+            if not fabricated:
+                fabricated_count = none_fabricated
+            else:
+                fabricated_count = Score(
                     CITATION_FABRICATED_COUNT,
                     float(len(fabricated)),
-                    comment=_first("cited but never seen in any search result or fetch", fabricated)
-                    if fabricated
-                    else None,
-                    fabricated=fabricated,
+                    None,
+                    _first("cited but never seen in any search result or fetch", fabricated),
+                    {"fabricated": fabricated},
                 )
-            )
-        return out
+        return [coverage, unfetched_rate, fabricated_count]
 
     return score_citations
 

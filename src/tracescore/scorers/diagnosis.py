@@ -32,7 +32,26 @@ def _is_recall(name: str) -> bool:
 
 
 def _recall(scores: Mapping[str, Score]) -> Score | None:
-    return next((s for n, s in scores.items() if _is_recall(n)), None)
+    for name, s in scores.items():
+        if _is_recall(name):
+            return s
+    return None
+
+
+# the outcomes that carry no per-trace text, built once (Scores are frozen; their metadata is only read downstream)
+_NOT_SCORED = absent(DIAGNOSIS, "retrieval was not scored")
+_NO_LABEL = absent(DIAGNOSIS, "answer undecided: no answer label")
+_PLAIN = {cell: score(DIAGNOSIS, cell) for cell in CELLS}  # a cell without a comment
+
+
+@lru_cache(maxsize=256)
+def _undecided(reason: str | None) -> Score:
+    """Absent because retrieval was undecided, for ``reason``; a run has a few reasons, so each is built once."""
+    return absent(DIAGNOSIS, f"retrieval undecided: {reason}")
+
+
+def _cell(cell: str, comment: str | None) -> Score:
+    return _PLAIN[cell] if comment is None else score(DIAGNOSIS, cell, comment=comment)
 
 
 def diagnose(
@@ -50,27 +69,27 @@ def diagnose(
     """
     recall = _recall(scores)
     if recall is None:
-        return absent(DIAGNOSIS, "retrieval was not scored")
-    if recall.present:
-        retrieval_ok = float(recall.value) >= min_recall  # type: ignore[arg-type]
+        return _NOT_SCORED
+    if recall.value is not None:
+        retrieval_ok = float(recall.value) >= min_recall
     elif recall.reason and recall.reason.startswith(_REFUSAL_CASE):
         retrieval_ok = True
     else:
-        return absent(DIAGNOSIS, f"retrieval undecided: {recall.reason}")
+        return _undecided(recall.reason)
 
     correct, f1 = scores.get(ANSWER_CORRECT), scores.get(ANSWER_TOKEN_F1)
-    if correct is not None and correct.present:
+    if correct is not None and correct.value is not None:
         right = bool(correct.value)
-    elif f1 is not None and f1.present:
-        right = float(f1.value) >= min_f1  # type: ignore[arg-type]
+    elif f1 is not None and f1.value is not None:
+        right = float(f1.value) >= min_f1
     else:
-        return absent(DIAGNOSIS, "answer undecided: no answer label")
+        return _NO_LABEL
     col = "right" if right else "wrong"
 
     if not retrieval_ok:
-        return score(DIAGNOSIS, f"retrieval_fail/{col}", comment=recall.comment)
+        return _cell(f"retrieval_fail/{col}", recall.comment)
     grounding = scores.get(GROUNDING_RATE)
-    if grounding is not None and grounding.present:
-        row = "grounded" if float(grounding.value) >= min_grounding else "ungrounded"  # type: ignore[arg-type]
-        return score(DIAGNOSIS, f"{row}/{col}", comment=grounding.comment if row == "ungrounded" else None)
-    return score(DIAGNOSIS, f"retrieval_pass/{col}")
+    if grounding is not None and grounding.value is not None:
+        row = "grounded" if float(grounding.value) >= min_grounding else "ungrounded"
+        return _cell(f"{row}/{col}", grounding.comment if row == "ungrounded" else None)
+    return _PLAIN[f"retrieval_pass/{col}"]

@@ -86,14 +86,15 @@ def split_sentences(text: str) -> list[str]:
     """Split prose into sentences; a run of markers opening a sentence belongs to the one before it."""
     if "[" in text and _MARKERS_AFTER_STOP.search(text):  # sub() with a template costs a Python call even unmatched
         text = _MARKERS_AFTER_STOP.sub(r"\2\1", text)
-    pieces = [p.strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
+    pieces = [p for p in map(str.strip, _SENTENCE_END.split(text)) if p]
     out: list[str] = []
     for piece in pieces:
         lead = _LEADING_MARKERS.match(piece) if piece[0] == "[" else None
         if lead and out:
             out[-1] = f"{out[-1]} {lead.group(0).strip()}"
             piece = piece[lead.end() :].strip()
-        if piece and _WORD.search(piece):  # a marker holds no letter, so removing the markers first changes nothing
+        # a marker holds no letter, so removing the markers first changes nothing; a letter first needs no regex
+        if piece and (piece[0].isalpha() or _WORD.search(piece)):
             out.append(piece)
         elif piece and out and _MARKER.search(piece):  # stray markers belong to the sentence before; "3." is dropped
             out[-1] = f"{out[-1]} {piece}"
@@ -113,6 +114,17 @@ def _strip_list_marker(line: str) -> str:
     stop = _FIRST_STOP.search(item)
     at = stop.start() if stop else len(item.rstrip())
     return f"{item[:at]} {cites}{item[at:]}"
+
+
+def _one_marker(line: str, ref: re.Match[str]) -> bool:
+    """Whether ``line``, a reference line, holds exactly one inline marker (``len(_MARKER.findall(line)) == 1``).
+
+    With a single ``[`` the only candidate is the reference's own ``[n]``, a marker unless a ``(`` follows it.
+    """
+    if line.count("[") != 1:
+        return len(_MARKER.findall(line)) == 1
+    after = ref.end(1) + 1  # the character after the reference's "]"
+    return line[after : after + 1] != "("
 
 
 @lru_cache(maxsize=16)
@@ -137,11 +149,12 @@ def parse_answer(answer: str) -> ParsedAnswer:
         if (last in _HEADING_LAST or not last.isascii()) and _REF_HEADING.match(stripped):
             in_reference_list = True
             continue
-        ref = _REF_LINE.match(line) if first in "[-*" else None
-        rest = (ref.group("rest") or "") if ref else ""
-        if ref and rest and len(_MARKER.findall(line)) == 1 and (in_reference_list or _URL_IN_TEXT.search(rest)):
-            references.setdefault(ref.group(1), rest.strip())
-            continue
+        if first in "[-*":
+            ref = _REF_LINE.match(line)
+            rest = ref.group("rest") if ref else None
+            if ref and rest and _one_marker(line, ref) and (in_reference_list or _URL_IN_TEXT.search(rest)):
+                references.setdefault(ref.group(1), rest.strip())
+                continue
         if first in "#*_=-" and _HEADING.match(stripped):
             continue
         body_lines.append(_strip_list_marker(line) if first in "-*+\u2022" or first.isdecimal() else line)
@@ -167,9 +180,7 @@ def parse_answer(answer: str) -> ParsedAnswer:
             if num not in references and num not in unresolved:
                 unresolved.append(num)
         sentences.append(CitedSentence(text, markers, links))
-    return ParsedAnswer(
-        sentences=sentences, references=references, unresolved_markers=unresolved, truncated=truncated
-    )
+    return ParsedAnswer(sentences=sentences, references=references, unresolved_markers=unresolved, truncated=truncated)
 
 
 def reference_target(ref: str) -> tuple[str, str]:
