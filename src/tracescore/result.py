@@ -7,6 +7,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from json.encoder import encode_basestring
 from typing import Any
 
 from tracescore.scores import Score, ScoreValue
@@ -99,15 +100,92 @@ class TraceResult:
     def encoded(self) -> tuple[dict[str, Any], str]:
         """The result line as a dict and as JSON text, serialised once: ``--out``, the store and the table share it.
 
-        Same bytes as ``json.dumps(self.to_json(), ensure_ascii=False, default=str)``; the strict-JSON walk runs only
-        when a value is infinite or NaN.
+        Same bytes as ``json.dumps(self.to_json(), ensure_ascii=False, default=str)``. The common case (plain float,
+        bool and text values, text names, reasons and comments) is written piece by piece in the one pass that builds
+        the dict, reusing the encoded ``"name": "reason"`` of absent scores (one reason repeats over many names and
+        traces); anything else goes through the json module, and the strict-JSON walk runs only for infinite or NaN.
         """
+        try:
+            return self._encode()
+        except (_Slow, ValueError, TypeError):  # TypeError: a name, reason or comment that is not text
+            pass
         plain = self._plain()
         try:
             return plain, _ENCODE(plain)
         except ValueError:
             strict = _strict(plain)
             return strict, json.dumps(strict, ensure_ascii=False, default=str)
+
+    def _encode(self) -> tuple[dict[str, Any], str]:
+        """``(self._plain(), its JSON text)`` for the common case; raises _Slow (or ValueError) for anything else."""
+        values: dict[str, ScoreValue] = {}
+        missing: dict[str, str] = {}
+        comments: dict[str, str] = {}
+        judged: dict[str, Any] | None = None
+        usage = False
+        scored: list[str] = []
+        absent: list[str] = []
+        commented: list[str] = []
+        for name, s in self.scores.items():  # one pass: this runs once per trace on the hot path (#14)
+            value, metadata = s.value, s.metadata
+            if value is None:
+                reason = s.reason or "not computed"
+                missing[name] = reason
+                pair = _PAIRS.get((name, reason))
+                if pair is None:
+                    pair = _remember(_PAIRS, (name, reason), _key(name) + _text(reason))
+                absent.append(pair)
+            else:
+                values[name] = value
+                if type(value) is float:
+                    if value - value != 0.0:  # infinite or NaN: the strict walk writes it as text
+                        raise _Slow
+                    scored.append(_key(name) + float.__repr__(value))
+                elif type(value) is bool:
+                    scored.append(_key(name) + ("true" if value else "false"))
+                elif type(value) is str:
+                    scored.append(_key(name) + _text(value))
+                else:
+                    raise _Slow
+                if judged is None and metadata and "judge_model" in metadata:
+                    judged = metadata
+            if s.comment:
+                comments[name] = s.comment
+                commented.append(_key(name) + _text(s.comment))
+            usage = usage or (bool(metadata) and "judge_usage" in metadata)
+        tid = self.trace_id
+        out: dict[str, Any] = {"trace_id": tid, "scores": values, "missing": missing, "errors": self.errors}
+        parts = [
+            '{"trace_id": ',
+            "null" if tid is None else _text(tid),
+            ', "scores": {',
+            ", ".join(scored),
+            '}, "missing": {',
+            ", ".join(absent),
+            '}, "errors": ',
+            _ENCODE(self.errors) if self.errors else "[]",
+        ]
+        if self.notes:
+            out["notes"] = self.notes
+            parts += ', "notes": ', _ENCODE(self.notes)
+        if comments:
+            out["comments"] = comments
+            parts += ', "comments": {', ", ".join(commented), "}"
+        if self.line is not None:
+            out["line"] = self.line
+            parts += ', "line": ', str(self.line) if type(self.line) is int else _ENCODE(self.line)
+        if self.timestamp is not None:
+            out["timestamp"] = stamp = self.timestamp.isoformat()
+            parts += ', "timestamp": ', _text(stamp)
+        if self.metadata:
+            out["metadata"] = self.metadata
+            parts += ', "metadata": ', _ENCODE(self.metadata)
+        judge = self._judge(judged, usage)
+        if judge:
+            out["judge"] = judge
+            parts += ', "judge": ', _ENCODE(judge)
+        parts.append("}")
+        return out, "".join(parts)
 
     def _plain(self) -> dict[str, Any]:
         values: dict[str, ScoreValue] = {}
@@ -136,18 +214,57 @@ class TraceResult:
             out["timestamp"] = self.timestamp.isoformat()
         if self.metadata:
             out["metadata"] = self.metadata
+        judge = self._judge(judged, usage)
+        if judge:
+            out["judge"] = judge
+        return out
+
+    def _judge(self, judged: dict[str, Any] | None, usage: bool) -> dict[str, Any]:
+        """The line's ``judge`` object: usage summed over the judged stages, and which judge gave the scores."""
         judge = _judge_usage(self.scores.values()) if usage else {}
         if judged:  # which judge and rubric gave the judged scores: the gate looks up their calibration
             judge.update(model=judged["judge_model"], rubric_version=judged.get("rubric_version"))
             if "agreement" in judged:  # measured against human labels; absent when never measured
                 judge["agreement"] = judged["agreement"]
-        if judge:
-            out["judge"] = judge
-        return out
+        return judge
 
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, default=str, allow_nan=False).encode
 """``json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)`` without building an encoder per call."""
+
+_text = encode_basestring
+"""A str as a JSON string literal with ``ensure_ascii=False`` (the function the encoder above uses)."""
+
+_PAIRS: dict[tuple[str, str], str] = {}
+"""``"name": "reason"`` of absent scores already written: a few reasons repeat over every trace."""
+
+_KEYS: dict[str, str] = {}
+"""``"name": `` of score names already written."""
+
+_REMEMBERED = 4096
+"""Entries each of those caches keeps before it starts over (reasons that name a trace would grow it forever)."""
+
+
+class _Slow(Exception):
+    """A value the piecewise writer does not handle: the json module writes the whole line."""
+
+
+def _remember(cache: dict[Any, str], key: Any, text: str) -> str:
+    if len(cache) >= _REMEMBERED:
+        cache.clear()
+    cache[key] = text
+    return text
+
+
+def _key(name: str) -> str:
+    """``"name": `` (a score name is text; anything else goes the slow way, as json.dumps would convert it)."""
+    found = _KEYS.get(name)
+    if found is None:
+        if type(name) is not str:
+            raise _Slow
+        found = _remember(_KEYS, name, _text(name) + ": ")
+    return found
+
 
 _USAGE_KEYS = ("calls", "input_tokens", "output_tokens", "cost_usd")
 
