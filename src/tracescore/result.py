@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+import json.encoder
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from json.encoder import encode_basestring
+from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
 from tracescore.scores import Score, ScoreValue
 
-__all__ = ["CitationRow", "ClaimRow", "TraceResult"]
+__all__ = ["CitationRow", "ClaimRow", "TraceResult", "encoder"]
 
 
 @dataclass(frozen=True)
@@ -107,11 +108,11 @@ class TraceResult:
         """
         try:
             return self._encode()
-        except (_Slow, ValueError, TypeError):  # TypeError: a name, reason or comment that is not text
+        except (_Slow, ValueError, TypeError, RecursionError):  # TypeError: a name, reason or comment not text
             pass
         plain = self._plain()
         try:
-            return plain, _ENCODE(plain)
+            return plain, json.dumps(plain, ensure_ascii=False, default=str, allow_nan=False)
         except ValueError:
             strict = _strict(plain)
             return strict, json.dumps(strict, ensure_ascii=False, default=str)
@@ -229,7 +230,29 @@ class TraceResult:
         return judge
 
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str, allow_nan=False).encode
+def encoder(*, ensure_ascii: bool, separators: tuple[str, str] = (", ", ": ")) -> Callable[[Any], str]:
+    """``json.dumps(value, ensure_ascii=..., separators=..., default=str, allow_nan=False)`` with the C encoder built
+    once, not per call (json.dumps sets one up each time: most of the cost of a small value).
+
+    It skips the circular-reference check: a cycle raises RecursionError (callers fall back to json.dumps, which
+    names it) instead of ValueError.
+    """
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if c_make_encoder is None:  # pragma: no cover - CPython always has it
+        return json.JSONEncoder(ensure_ascii=ensure_ascii, default=str, allow_nan=False, separators=separators).encode
+    strings = encode_basestring_ascii if ensure_ascii else encode_basestring
+    item, key = separators
+    encode = c_make_encoder(None, str, strings, None, key, item, False, False, False)
+
+    def dumps(value: Any) -> str:
+        if type(value) is str:
+            return strings(value)
+        return "".join(encode(value, 0))
+
+    return dumps
+
+
+_ENCODE = encoder(ensure_ascii=False)
 """``json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)`` without building an encoder per call."""
 
 _text = encode_basestring
