@@ -97,6 +97,19 @@ def test_the_same_line_twice_reuses_the_absent_pairs_and_stays_identical() -> No
     assert result.encoded()[1] == first == _reference(result)
 
 
+def test_repeated_floats_keep_their_sign_and_digits() -> None:
+    for value in (0.0, -0.0, 0.0, 0.1, 0.1, 1e16, 1e16, -0.0, 1 / 3, 1 / 3):
+        result = TraceResult("t", scores={"a": Score("a", value), "b": Score("b", None, "r")})
+        assert result._encode()[1] == _reference(result)
+
+
+def test_a_name_absent_for_another_reason_gets_its_own_pair() -> None:
+    for reason in ("first", "second", "first"):
+        result = TraceResult("t", scores={"a": Score("a", None, reason)})
+        assert result._encode()[1] == _reference(result)
+        assert f'"a": "{reason}"' in result._encode()[1]
+
+
 def test_the_caches_start_over_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(result_module, "_REMEMBERED", 2)
     result_module._PAIRS.clear()

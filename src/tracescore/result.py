@@ -127,25 +127,32 @@ class TraceResult:
         scored: list[str] = []
         absent: list[str] = []
         commented: list[str] = []
+        pairs, keys, floats = _PAIRS, _KEYS, _FLOATS
         for name, s in self.scores.items():  # one pass: this runs once per trace on the hot path (#14)
             value, metadata = s.value, s.metadata
             if value is None:
                 reason = s.reason or "not computed"
                 missing[name] = reason
-                pair = _PAIRS.get((name, reason))
-                if pair is None:
-                    pair = _remember(_PAIRS, (name, reason), _key(name) + _text(reason))
-                absent.append(pair)
+                known = pairs.get(name)  # (reason, '"name": "reason"') last written for this name
+                if known is None or known[0] != reason:
+                    known = _remember(pairs, name, (reason, _key(name) + _text(reason)))
+                absent.append(known[1])
             else:
                 values[name] = value
+                key = keys.get(name) or _key(name)
                 if type(value) is float:
-                    if value - value != 0.0:  # infinite or NaN: the strict walk writes it as text
-                        raise _Slow
-                    scored.append(_key(name) + float.__repr__(value))
+                    text = floats.get(value)
+                    if text is None:
+                        if value - value != 0.0:  # infinite or NaN: the strict walk writes it as text
+                            raise _Slow
+                        text = float.__repr__(value)
+                        if value != 0.0:  # 0.0 == -0.0: only other values are looked up by value
+                            _remember(floats, value, text)
+                    scored.append(key + text)
                 elif type(value) is bool:
-                    scored.append(_key(name) + ("true" if value else "false"))
+                    scored.append(key + ("true" if value else "false"))
                 elif type(value) is str:
-                    scored.append(_key(name) + _text(value))
+                    scored.append(key + _text(value))
                 else:
                     raise _Slow
                 if judged is None and metadata and "judge_model" in metadata:
@@ -258,8 +265,11 @@ _ENCODE = encoder(ensure_ascii=False)
 _text = encode_basestring
 """A str as a JSON string literal with ``ensure_ascii=False`` (the function the encoder above uses)."""
 
-_PAIRS: dict[tuple[str, str], str] = {}
-"""``"name": "reason"`` of absent scores already written: a few reasons repeat over every trace."""
+_PAIRS: dict[str, tuple[str, str]] = {}
+"""Score name → (reason, ``"name": "reason"``) last written for it: a few reasons repeat over every trace."""
+
+_FLOATS: dict[float, str] = {}
+"""JSON text of non-zero float values already written (rates and counts repeat)."""
 
 _KEYS: dict[str, str] = {}
 """``"name": `` of score names already written."""
@@ -272,11 +282,11 @@ class _Slow(Exception):
     """A value the piecewise writer does not handle: the json module writes the whole line."""
 
 
-def _remember(cache: dict[Any, str], key: Any, text: str) -> str:
+def _remember(cache: dict[Any, Any], key: Any, value: Any) -> Any:
     if len(cache) >= _REMEMBERED:
         cache.clear()
-    cache[key] = text
-    return text
+    cache[key] = value
+    return value
 
 
 def _key(name: str) -> str:
