@@ -6,8 +6,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import pickle
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import pytest
 
 from tests.engine.helpers import CountingSink, make_setup, write_traces
 from tracescore.adapters import Adapter
@@ -83,3 +86,38 @@ def test_processes_give_the_threads_results_and_the_sink_gets_every_result(tmp_p
     }
     delivered = {k: v for k, v in proc_sink.stored.items() if v.get("name") != "test.pid"}
     assert delivered and delivered == {k: v for k, v in thread_sink.stored.items() if v.get("name") != "test.pid"}
+
+
+class _BatchSizes(CountingSink):
+    """A CountingSink that also records how many results each write carried."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sizes: list[int] = []
+
+    def write(self, results):  # type: ignore[no-untyped-def]
+        self.sizes.append(len(results))
+        return super().write(results)
+
+
+def test_a_process_chunk_larger_than_write_batch_is_written_in_batches_of_write_batch(tmp_path: Path) -> None:
+    """A worker returns a chunk of 64 records; the platform still gets at most ``write_batch`` results per write."""
+    traces = tmp_path / "t.jsonl"
+    write_traces(traces, T0, 150, step=timedelta(seconds=20))
+    sink = _BatchSizes()
+    setup = make_setup(tmp_path, JsonlSource(traces), sink=sink, workers=2, write_batch=10)
+    setup = dataclasses.replace(setup, plan=process_plan(functools.partial(_build, False)))
+    assert backfill_job(setup, start=T0, stop=T0 + timedelta(hours=1)).summary["scored"] == 150
+    assert sum(sink.sizes) == 150 and max(sink.sizes) == 10
+
+
+@pytest.mark.parametrize("kind", ["langfuse", "langsmith", "otel"])
+def test_every_platform_adapter_can_be_sent_to_a_worker_process(kind: str) -> None:
+    """Each platform's adapter pickles, so ``run``/``backfill`` over it score in processes when there is no judge."""
+    adapter = get_adapter(kind)
+    assert process_plan(functools.partial(_pair, adapter)) is not None
+    assert pickle.loads(pickle.dumps(adapter)).func is adapter.func  # type: ignore[attr-defined]
+
+
+def _pair(adapter: Adapter) -> tuple[Adapter, list[Scorer]]:
+    return adapter, default_scorers()

@@ -14,6 +14,7 @@ A run without a ``scope`` (``score``) neither skips marked traces nor drops repe
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 import threading
 import time
@@ -301,10 +302,24 @@ class _Inline:
 
 def _start_pool(workers: int) -> ProcessPoolExecutor:
     """Worker processes, forked now (before the reader and scoring threads start: a fork copies no running thread)."""
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    pool = ProcessPoolExecutor(
+        workers, mp_context=multiprocessing.get_context("fork"), initializer=_die_with_parent, initargs=(os.getpid(),)
+    )
     for future in [pool.submit(int) for _ in range(workers)]:
         future.result()
     return pool
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a worker: exit as soon as the job process is gone (SIGKILLed jobs must not leave workers behind; a forked
+    worker holds the pool's pipes open itself, so it would never see them close)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="tracescore-parent-watch", daemon=True).start()
 
 
 def _put(q: queue.Queue[Any], item: Any, stop: threading.Event | None) -> bool:

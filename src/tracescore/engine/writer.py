@@ -88,12 +88,14 @@ class Writer:
                 stopped += 1
             elif got is not None:
                 released = self._release(got)
-                if self.scope is None:  # a one-shot run skips nothing
-                    batch += released
-                else:
-                    batch += [scored for scored in released if self._admit(scored)]
+                if self.scope is not None:
+                    released = [scored for scored in released if self._admit(scored)]
+                batch += released
+                while len(batch) >= limits.write_batch:  # a chunk from a process may hold more than a batch
+                    self._flush(batch[: limits.write_batch])
+                    batch = batch[limits.write_batch :]
             due = time.monotonic() - last_flush >= limits.write_interval
-            if len(batch) >= limits.write_batch or (due and batch):
+            if due and batch:
                 self._flush(batch)
                 batch = []
             if due or got is None:
@@ -210,5 +212,3 @@ class Writer:
         if newest is not None:
             on_window(newest, windows[newest])
             self.engine.store.commit()
-
-

@@ -12,6 +12,7 @@ metadata. A search or fetch whose output cannot be read is a blind spot of the t
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -278,9 +279,4 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
 
 def langfuse_adapter(mapping: MappingConfig | None = None) -> Callable[[object], Trace]:
     """The adapter with a given mapping (``tracescore.toml [mapping]``); the registered default uses the defaults."""
-    config = mapping or MappingConfig()
-
-    def adapt(payload: object) -> Trace:
-        return trace_from_observations(payload, config)
-
-    return adapt
+    return functools.partial(trace_from_observations, mapping=mapping or MappingConfig())  # picklable: processes

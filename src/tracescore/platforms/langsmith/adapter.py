@@ -10,6 +10,7 @@ the root run's metadata. A search or fetch nested inside another one is not coun
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -33,8 +34,7 @@ _GOLD_KEYS = ("gold_answer", "answer", "expected_answer", "reference", "output",
 
 def langsmith_adapter(config: MappingConfig | None = None) -> Callable[[object], Trace]:
     """An adapter bound to ``config`` (tool names and field paths)."""
-    cfg = config or _DEFAULT
-    return lambda payload: trace_from_langsmith(payload, cfg)
+    return functools.partial(trace_from_langsmith, config=config or _DEFAULT)  # picklable: processes
 
 
 def merge_ingest(body: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ comes from ``MappingConfig`` globs, as for every platform; a span nested in a co
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -32,8 +33,7 @@ _OUTPUT = ("output.value", "gen_ai.tool.call.result", "output")
 
 def otel_adapter(config: MappingConfig | None = None) -> Callable[[object], Trace]:
     """An adapter bound to ``config`` (tool names and field paths)."""
-    cfg = config or _DEFAULT
-    return lambda payload: trace_from_spans(payload, cfg)
+    return functools.partial(trace_from_spans, config=config or _DEFAULT)  # picklable: processes
 
 
 def _value(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
