@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import json.encoder
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
 from tracescore.scores import Score, ScoreValue
 
-__all__ = ["CitationRow", "ClaimRow", "TraceResult"]
+__all__ = ["CitationRow", "ClaimRow", "TraceResult", "encoder"]
 
 
 @dataclass(frozen=True)
@@ -99,15 +101,99 @@ class TraceResult:
     def encoded(self) -> tuple[dict[str, Any], str]:
         """The result line as a dict and as JSON text, serialised once: ``--out``, the store and the table share it.
 
-        Same bytes as ``json.dumps(self.to_json(), ensure_ascii=False, default=str)``; the strict-JSON walk runs only
-        when a value is infinite or NaN.
+        Same bytes as ``json.dumps(self.to_json(), ensure_ascii=False, default=str)``. The common case (plain float,
+        bool and text values, text names, reasons and comments) is written piece by piece in the one pass that builds
+        the dict, reusing the encoded ``"name": "reason"`` of absent scores (one reason repeats over many names and
+        traces); anything else goes through the json module, and the strict-JSON walk runs only for infinite or NaN.
         """
+        try:
+            return self._encode()
+        except (_Slow, ValueError, TypeError, RecursionError):  # TypeError: a name, reason or comment not text
+            pass
         plain = self._plain()
         try:
-            return plain, _ENCODE(plain)
+            return plain, json.dumps(plain, ensure_ascii=False, default=str, allow_nan=False)
         except ValueError:
             strict = _strict(plain)
             return strict, json.dumps(strict, ensure_ascii=False, default=str)
+
+    def _encode(self) -> tuple[dict[str, Any], str]:
+        """``(self._plain(), its JSON text)`` for the common case; raises _Slow (or ValueError) for anything else."""
+        values: dict[str, ScoreValue] = {}
+        missing: dict[str, str] = {}
+        comments: dict[str, str] = {}
+        judged: dict[str, Any] | None = None
+        usage = False
+        scored: list[str] = []
+        absent: list[str] = []
+        commented: list[str] = []
+        pairs, keys, floats = _PAIRS, _KEYS, _FLOATS
+        for name, s in self.scores.items():  # one pass: this runs once per trace on the hot path (#14)
+            value, metadata = s.value, s.metadata
+            if value is None:
+                reason = s.reason or "not computed"
+                missing[name] = reason
+                known = pairs.get(name)  # (reason, '"name": "reason"') last written for this name
+                if known is None or known[0] != reason:
+                    known = _remember(pairs, name, (reason, _key(name) + _text(reason)))
+                absent.append(known[1])
+            else:
+                values[name] = value
+                key = keys.get(name) or _key(name)
+                if type(value) is float:
+                    text = floats.get(value)
+                    if text is None:
+                        if value - value != 0.0:  # infinite or NaN: the strict walk writes it as text
+                            raise _Slow
+                        text = float.__repr__(value)
+                        if value != 0.0:  # 0.0 == -0.0: only other values are looked up by value
+                            _remember(floats, value, text)
+                    scored.append(key + text)
+                elif type(value) is bool:
+                    scored.append(key + ("true" if value else "false"))
+                elif type(value) is str:
+                    scored.append(key + _text(value))
+                else:
+                    raise _Slow
+                if judged is None and metadata and "judge_model" in metadata:
+                    judged = metadata
+            if s.comment:
+                comments[name] = s.comment
+                commented.append(_key(name) + _text(s.comment))
+            usage = usage or (bool(metadata) and "judge_usage" in metadata)
+        tid = self.trace_id
+        out: dict[str, Any] = {"trace_id": tid, "scores": values, "missing": missing, "errors": self.errors}
+        parts = [
+            '{"trace_id": ',
+            "null" if tid is None else _text(tid),
+            ', "scores": {',
+            ", ".join(scored),
+            '}, "missing": {',
+            ", ".join(absent),
+            '}, "errors": ',
+            _ENCODE(self.errors) if self.errors else "[]",
+        ]
+        if self.notes:
+            out["notes"] = self.notes
+            parts += ', "notes": ', _ENCODE(self.notes)
+        if comments:
+            out["comments"] = comments
+            parts += ', "comments": {', ", ".join(commented), "}"
+        if self.line is not None:
+            out["line"] = self.line
+            parts += ', "line": ', str(self.line) if type(self.line) is int else _ENCODE(self.line)
+        if self.timestamp is not None:
+            out["timestamp"] = stamp = self.timestamp.isoformat()
+            parts += ', "timestamp": ', _text(stamp)
+        if self.metadata:
+            out["metadata"] = self.metadata
+            parts += ', "metadata": ', _ENCODE(self.metadata)
+        judge = self._judge(judged, usage)
+        if judge:
+            out["judge"] = judge
+            parts += ', "judge": ', _ENCODE(judge)
+        parts.append("}")
+        return out, "".join(parts)
 
     def _plain(self) -> dict[str, Any]:
         values: dict[str, ScoreValue] = {}
@@ -136,18 +222,82 @@ class TraceResult:
             out["timestamp"] = self.timestamp.isoformat()
         if self.metadata:
             out["metadata"] = self.metadata
+        judge = self._judge(judged, usage)
+        if judge:
+            out["judge"] = judge
+        return out
+
+    def _judge(self, judged: dict[str, Any] | None, usage: bool) -> dict[str, Any]:
+        """The line's ``judge`` object: usage summed over the judged stages, and which judge gave the scores."""
         judge = _judge_usage(self.scores.values()) if usage else {}
         if judged:  # which judge and rubric gave the judged scores: the gate looks up their calibration
             judge.update(model=judged["judge_model"], rubric_version=judged.get("rubric_version"))
             if "agreement" in judged:  # measured against human labels; absent when never measured
                 judge["agreement"] = judged["agreement"]
-        if judge:
-            out["judge"] = judge
-        return out
+        return judge
 
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str, allow_nan=False).encode
+def encoder(*, ensure_ascii: bool, separators: tuple[str, str] = (", ", ": ")) -> Callable[[Any], str]:
+    """``json.dumps(value, ensure_ascii=..., separators=..., default=str, allow_nan=False)`` with the C encoder built
+    once, not per call (json.dumps sets one up each time: most of the cost of a small value).
+
+    It skips the circular-reference check: a cycle raises RecursionError (callers fall back to json.dumps, which
+    names it) instead of ValueError.
+    """
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if c_make_encoder is None:  # pragma: no cover - CPython always has it
+        return json.JSONEncoder(ensure_ascii=ensure_ascii, default=str, allow_nan=False, separators=separators).encode
+    strings = encode_basestring_ascii if ensure_ascii else encode_basestring
+    item, key = separators
+    encode = c_make_encoder(None, str, strings, None, key, item, False, False, False)
+
+    def dumps(value: Any) -> str:
+        if type(value) is str:
+            return strings(value)
+        return "".join(encode(value, 0))
+
+    return dumps
+
+
+_ENCODE = encoder(ensure_ascii=False)
 """``json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)`` without building an encoder per call."""
+
+_text = encode_basestring
+"""A str as a JSON string literal with ``ensure_ascii=False`` (the function the encoder above uses)."""
+
+_PAIRS: dict[str, tuple[str, str]] = {}
+"""Score name → (reason, ``"name": "reason"``) last written for it: a few reasons repeat over every trace."""
+
+_FLOATS: dict[float, str] = {}
+"""JSON text of non-zero float values already written (rates and counts repeat)."""
+
+_KEYS: dict[str, str] = {}
+"""``"name": `` of score names already written."""
+
+_REMEMBERED = 4096
+"""Entries each of those caches keeps before it starts over (reasons that name a trace would grow it forever)."""
+
+
+class _Slow(Exception):
+    """A value the piecewise writer does not handle: the json module writes the whole line."""
+
+
+def _remember(cache: dict[Any, Any], key: Any, value: Any) -> Any:
+    if len(cache) >= _REMEMBERED:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
+def _key(name: str) -> str:
+    """``"name": `` (a score name is text; anything else goes the slow way, as json.dumps would convert it)."""
+    found = _KEYS.get(name)
+    if found is None:
+        if type(name) is not str:
+            raise _Slow
+        found = _remember(_KEYS, name, _text(name) + ": ")
+    return found
+
 
 _USAGE_KEYS = ("calls", "input_tokens", "output_tokens", "cost_usd")
 

@@ -71,7 +71,10 @@ class Progress:
         self.drawn = False
 
     def counted(self, records: Iterator[Record]) -> Iterator[Record]:
-        """Count each record's bytes as it streams past (for the ETA)."""
+        """Count each record's bytes as it streams past (for the ETA); nothing to count when no line is drawn."""
+        return self._counting(records) if self.enabled else records
+
+    def _counting(self, records: Iterator[Record]) -> Iterator[Record]:
         for record in records:
             self.bytes += record.size
             yield record

@@ -314,12 +314,16 @@ def _score(
         fail(EXIT_ABORTED, str(exc))
     progress = Progress(request.path, quiet=quiet)
 
-    def on_result(n: int, scored: Scored) -> None:
-        assert scored.data is not None
-        summary.add(scored.data)
-        if scored.data["missing"].get("grounding.rate", "").startswith(BUDGET_REASON):
-            scoring.unjudged.append(str(scored.data["trace_id"]))
-        progress.update(n)
+    def on_results(done: int, batch: list[Scored]) -> None:
+        add, unjudged = summary.add, scoring.unjudged
+        for scored in batch:
+            data = scored.data
+            assert data is not None
+            add(data)
+            reason = data["missing"].get("grounding.rate")
+            if reason is not None and reason.startswith(BUDGET_REASON):
+                unjudged.append(str(data["trace_id"]))
+        progress.update(done)
 
     plan = None
     if scoring.judge is None and scoring.links is None and workers > 1:  # CPU-bound: no judge, no link checks
@@ -333,7 +337,7 @@ def _score(
             workers=workers if plan is not None else 1,
             plan=plan,
             out=out,
-            on_result=on_result,
+            on_results=on_results,
             counted=progress.counted,
             extra_summary=scoring.as_dict,
         )

@@ -50,7 +50,7 @@ Window = tuple[datetime, datetime]
 Sink = BatchSink
 
 
-@dataclass
+@dataclass(slots=True)
 class _Item:
     seq: int
     chunk: int
@@ -110,15 +110,15 @@ class Engine:
         run_id: str,
         on_window: Callable[[int, Window], None] = lambda index, window: None,
         on_progress: Callable[[JobCounts], None] | None = None,
-        on_result: Callable[[Scored], None] | None = None,
+        on_results: Callable[[list[Scored]], None] | None = None,
         ordered: bool = False,
     ) -> JobCounts:
         """Score every not-yet-done trace of ``windows`` (oldest first) and call ``on_window`` as each completes.
 
         ``on_window`` runs inside the store transaction that commits the window's last results, so cursor state
-        and results become durable together; ``on_result`` sees each written result (in input order when
-        ``ordered``). Raises the first SourceError/SinkError/StoreError after the threads stopped; everything
-        committed before it stays done.
+        and results become durable together; ``on_results`` sees each batch of written results once it is
+        committed (in input order when ``ordered``). Raises the first SourceError/SinkError/StoreError after the
+        threads stopped; everything committed before it stays done.
         """
         started = time.monotonic()
         tracker = Windows(len(windows))
@@ -159,7 +159,7 @@ class Engine:
         reader.start()
         for w in workers:
             w.start()
-        writer = Writer(self, scope, run_id, tracker, in_flight, on_result, ordered)
+        writer = Writer(self, scope, run_id, tracker, in_flight, on_results, ordered)
         try:
             writer.loop(windows, outbox, on_window, on_progress, started)
         except BaseException as exc:
@@ -192,6 +192,9 @@ class Engine:
     ) -> None:
         seq = 0
         pending: list[Any] = []
+        seen = 0  # records read since the counts were last updated (once per chunk, not per record)
+        size = CHUNK if self.processes is not None or self.oneshot else 1
+        chunk = 0
         try:
             for chunk, (since, until) in enumerate(windows):
                 if self.before_window is not None:
@@ -200,8 +203,7 @@ class Engine:
                 for record in self.source.records(since, until):
                     if self._stop.is_set():
                         return
-                    with self._lock:
-                        self.counts.seen += 1
+                    seen += 1
                     if self.processes is not None:  # the worker process adapts it and checks the marks
                         pending.append((seq, chunk, record))
                     else:
@@ -217,14 +219,15 @@ class Engine:
                                 in_flight.add(key)
                         pending.append(_Item(seq, chunk, key, record, trace, error))
                     seq += 1
-                    tracker.add(chunk)
-                    if len(pending) >= (CHUNK if self.processes is not None or self.oneshot else 1):
-                        if not _put(inbox, pending, self._stop):
+                    if len(pending) >= size:
+                        sent = self._send(inbox, pending, seen, tracker, chunk)
+                        pending, seen = [], 0
+                        if not sent:
                             return
-                        pending = []
-                if pending and not _put(inbox, pending, self._stop):
+                sent = self._send(inbox, pending, seen, tracker, chunk)
+                pending, seen = [], 0
+                if not sent:
                     return
-                pending = []
                 tracker.close(chunk)
         except TracescoreError as exc:  # what was read before the failure is still scored and written
             self._fatal = self._fatal or exc
@@ -232,9 +235,22 @@ class Engine:
             self._fatal = self._fatal or SourceError(f"reading failed: {type(exc).__name__}: {exc}")
         finally:
             if pending and not self._stop.is_set():
-                _put(inbox, pending, self._stop)
+                self._send(inbox, pending, seen, tracker, chunk)
+            elif seen:
+                self._send(inbox, [], seen, tracker, chunk)
             for _ in range(self._threads):
                 _put(inbox, _STOP, None)
+
+    def _send(self, inbox: queue.Queue[Any], items: list[Any], seen: int, tracker: Windows, chunk: int) -> bool:
+        """Count ``seen`` records read and ``items`` outstanding in their window (once per chunk, not per record,
+        and before the writer can see them done), then pass the items on; False when the run stopped."""
+        if seen:
+            with self._lock:
+                self.counts.seen += seen
+        if not items:
+            return True
+        tracker.add(chunk, len(items))
+        return _put(inbox, items, self._stop)
 
     # -- scoring ------------------------------------------------------------------------------------------
     def _score(self, inbox: queue.Queue[Any], outbox: queue.Queue[Any], work: Callable[[Any], list[Scored]]) -> None:

@@ -74,9 +74,9 @@ class Windows:
         self.closed = [False] * count
         self.next = 0  # windows below this index are complete and reported
 
-    def add(self, chunk: int) -> None:
+    def add(self, chunk: int, n: int = 1) -> None:
         with self._lock:
-            self.outstanding[chunk] += 1
+            self.outstanding[chunk] += n
 
     def close(self, chunk: int) -> None:
         with self._lock:

@@ -73,7 +73,7 @@ def score_once(
     workers: int = 1,
     plan: Callable[[str, str | None], Plan] | None = None,
     out: str | None = None,
-    on_result: Callable[[int, Scored], None] | None = None,
+    on_results: Callable[[int, list[Scored]], None] | None = None,
     counted: Callable[[Iterator[Record]], Iterable[Record]] = lambda records: records,
     extra_summary: Callable[[], dict[str, Any]] = dict,
 ) -> OneShot:
@@ -100,17 +100,17 @@ def score_once(
     results_file = JsonlSink(out) if out else None
     done = 0
 
-    def written(scored: Scored) -> None:
+    def written(batch: list[Scored]) -> None:
         nonlocal done
-        done += 1
+        done += len(batch)
         if results_file is not None:
-            results_file.write_line(scored.text)
-        if on_result is not None:
-            on_result(done, scored)
+            results_file.write_lines([scored.text for scored in batch])
+        if on_results is not None:
+            on_results(done, batch)
 
     status = "failed"
     try:
-        engine.process([(start, end or _FOREVER)], scope=None, run_id=run_id, on_result=written, ordered=True)
+        engine.process([(start, end or _FOREVER)], scope=None, run_id=run_id, on_results=written, ordered=True)
         status = "done"
     except InputError as exc:
         run.input_error = str(exc)

@@ -53,7 +53,7 @@ class Writer:
         run_id: str,
         tracker: Windows,
         in_flight: set[str],
-        on_result: Callable[[Scored], None] | None,
+        on_results: Callable[[list[Scored]], None] | None,
         ordered: bool,
     ) -> None:
         self.engine = engine
@@ -62,7 +62,7 @@ class Writer:
         self.run_id = run_id
         self.tracker = tracker
         self.in_flight = in_flight
-        self.on_result = on_result
+        self.on_results = on_results
         self.ordered = ordered
         self.held: dict[int, Scored] = {}
         self.next_seq = 0
@@ -87,12 +87,13 @@ class Writer:
             if got is STOP:
                 stopped += 1
             elif got is not None:
-                for scored in self._release(got):
-                    if self._admit(scored):
-                        batch.append(scored)
-                        if len(batch) >= limits.write_batch:  # a chunk from a process may hold more than a batch
-                            self._flush(batch)
-                            batch = []
+                released = self._release(got)
+                if self.scope is not None:
+                    released = [scored for scored in released if self._admit(scored)]
+                batch += released
+                while len(batch) >= limits.write_batch:  # a chunk from a process may hold more than a batch
+                    self._flush(batch[: limits.write_batch])
+                    batch = batch[limits.write_batch :]
             due = time.monotonic() - last_flush >= limits.write_interval
             if due and batch:
                 self._flush(batch)
@@ -114,6 +115,10 @@ class Writer:
     def _release(self, got: list[Scored]) -> list[Scored]:
         """The items that may be written now: all of them, or (ordered) those that continue the input order."""
         if not self.ordered:
+            return got
+        first = self.next_seq
+        if not self.held and got and got[0].seq == first and got[-1].seq == first + len(got) - 1:
+            self.next_seq += len(got)  # the next chunk, whole (a chunk's items are in input order)
             return got
         for scored in got:
             self.held[scored.seq] = scored
@@ -166,6 +171,7 @@ class Writer:
                 if len(counts.rejections) < FAILURES_KEPT:
                     counts.rejections.append(str(rejection))
         marks: list[tuple[str, datetime | None, str]] = []
+        scope = self.scope
         for scored in batch:
             if scored.failure is not None:
                 counts.fail(scored.failure)
@@ -182,19 +188,23 @@ class Writer:
                     scored.rows = result_rows(self.run_id, scored.result, scored.text)
                 if engine.sink is None:
                     counts.scores_written += scored.values
-            marks.append((scored.key, scored.timestamp, status))
+            if scope is not None:
+                marks.append((scored.key, scored.timestamp, status))
         engine.store.add_rows([s.rows for s in batch if s.rows is not None])
-        if self.scope is not None:
-            engine.state.mark(self.scope, marks, self.run_id)
+        if scope is not None:
+            engine.state.mark(scope, marks, self.run_id)
         engine.store.commit()
-        if self.scope is not None:
+        if scope is not None:
             with engine._lock:
                 for scored in batch:
                     self.in_flight.discard(scored.key)
+        done: dict[int, int] = {}
         for scored in batch:
-            self.tracker.done(scored.chunk)
-            if self.on_result is not None:
-                self.on_result(scored)
+            done[scored.chunk] = done.get(scored.chunk, 0) + 1
+        for chunk, n in done.items():
+            self.tracker.done(chunk, n)
+        if self.on_results is not None and batch:
+            self.on_results(batch)
 
     def _complete(self, windows: Sequence[Window], on_window: Callable[[int, Window], None]) -> None:
         newest = self.tracker.advance()
@@ -202,5 +212,3 @@ class Writer:
         if newest is not None:
             on_window(newest, windows[newest])
             self.engine.store.commit()
-
-

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracescore.report.verdicts import STAGES, as_number, stage_verdicts
+from tracescore.report.verdicts import STAGES, verdicts_of
 from tracescore.scorers.diagnosis import CELLS
 
 __all__ = [
@@ -124,10 +124,13 @@ class Summary:
 
     def add(self, result: Mapping[str, Any], verdicts: Mapping[str, bool | None] | None = None) -> None:
         """Fold one result line (and its ``stage_verdicts``, when already computed) into the summary."""
-        self.judge.add(result.get("judge"))
-        scores: Mapping[str, Any] = result.get("scores") or {}
-        missing: Mapping[str, str] = result.get("missing") or {}
-        errors = result.get("errors")
+        get = result.get
+        judge = get("judge")
+        if judge is not None:
+            self.judge.add(judge)
+        scores: Mapping[str, Any] = get("scores") or {}
+        missing: Mapping[str, str] = get("missing") or {}
+        errors = get("errors")
         if errors and not scores and not missing:
             self.failed += 1
             self.errors += list(errors)
@@ -135,7 +138,7 @@ class Summary:
         self.traces += 1
         if errors:
             self.errors += list(errors)
-        tid = str(result.get("trace_id"))
+        tid = str(get("trace_id"))
         stats = self._stats
         for name, value in scores.items():
             if isinstance(value, str):
@@ -151,12 +154,18 @@ class Summary:
         cell = scores.get("diagnosis")
         if isinstance(cell, str):
             self.cells.setdefault(cell, []).append(tid)
-        for stage, verdict in (verdicts if verdicts is not None else stage_verdicts(result)).items():
-            if verdict is not None:
-                self.stages[stage].add(verdict, tid)
-        fabricated = as_number(scores.get("citation.fabricated_count"))
-        if fabricated:
-            self.fabricated[tid] = fabricated
+        stages = self.stages
+        for stage, verdict in (verdicts if verdicts is not None else verdicts_of(scores)).items():
+            if verdict is not None:  # StageCount.add, inlined: this runs for every stage of every line
+                count = stages[stage]
+                count.decided += 1
+                if verdict:
+                    count.passed += 1
+                else:
+                    count.failed_ids.append(tid)
+        fabricated = scores.get("citation.fabricated_count")
+        if fabricated and isinstance(fabricated, bool | int | float):
+            self.fabricated[tid] = float(fabricated)
 
     @property
     def diagnosed(self) -> int:

@@ -15,6 +15,7 @@ __all__ = [
     "field_value",
     "score_stage",
     "stage_verdicts",
+    "verdicts_of",
 ]
 
 
@@ -37,8 +38,13 @@ def stage_verdicts(result: Mapping[str, Any], *, unread_fails: bool = True) -> d
     the grounded/ungrounded row or ``grounding.rate``; citations pass when no cited URL is fabricated or (unless
     ``unread_fails`` is off) unread.
     """
-    scores: Mapping[str, Any] = result.get("scores") or {}
-    cell = scores.get("diagnosis")
+    return verdicts_of(result.get("scores") or {}, unread_fails)
+
+
+def verdicts_of(scores: Mapping[str, Any], unread_fails: bool = True) -> dict[str, bool | None]:
+    """``stage_verdicts`` of a line's ``scores`` (the summary folds every line through it: kept to one pass)."""
+    get = scores.get
+    cell = get("diagnosis")
     row, _, col = cell.partition("/") if isinstance(cell, str) else ("", "", "")
     out: dict[str, bool | None] = dict.fromkeys(STAGES)
     if row:
@@ -46,19 +52,21 @@ def stage_verdicts(result: Mapping[str, Any], *, unread_fails: bool = True) -> d
     else:
         recall = next((as_number(v) for n, v in scores.items() if n.startswith("retrieval.recall_at_")), None)
         out["retrieval"] = None if recall is None else recall >= MIN_RECALL
-    if row in ("grounded", "ungrounded"):
+    if row == "grounded" or row == "ungrounded":
         out["grounding"] = row == "grounded"
-    elif (rate := as_number(scores.get("grounding.rate"))) is not None:
-        out["grounding"] = rate >= MIN_GROUNDING
-    correct = scores.get("answer.correct")
+    else:
+        rate = get("grounding.rate")
+        if type(rate) is float or isinstance(rate, bool | int | float):
+            out["grounding"] = float(rate) >= MIN_GROUNDING
+    correct = get("answer.correct")
     if isinstance(correct, bool):
         out["answer"] = correct
     elif col:
         out["answer"] = col == "right"
-    fabricated = as_number(scores.get("citation.fabricated_count"))
-    if fabricated is not None:
-        unread = (as_number(scores.get("citation.unfetched_rate")) or 0.0) if unread_fails else 0.0
-        out["citations"] = fabricated == 0 and unread == 0
+    fabricated = get("citation.fabricated_count")
+    if type(fabricated) is float or isinstance(fabricated, bool | int | float):
+        unread = (as_number(get("citation.unfetched_rate")) or 0.0) if unread_fails else 0.0
+        out["citations"] = float(fabricated) == 0 and unread == 0
     return out
 
 

@@ -34,6 +34,11 @@ class JsonlSink:
         """One result line already serialised (``TraceResult.encoded()``)."""
         self._fh.write(line + "\n")
 
+    def write_lines(self, lines: list[str]) -> None:
+        """Many result lines already serialised, in one write."""
+        if lines:
+            self._fh.write("\n".join(lines) + "\n")
+
     def close(self) -> None:
         if self._tmp is None:
             self._fh.flush()

@@ -33,7 +33,7 @@ def read_jsonl(path: str | Path | IO[bytes]) -> Iterator[Record]:
 
 def _lines(handle: IO[bytes]) -> Iterator[Record]:
     for number, raw in enumerate(handle, start=1):
-        if raw.strip():
+        if not raw.isspace():  # a blank line is skipped (isspace stops at the first character; strip copies the line)
             yield Record(payload=raw, line=number, size=len(raw))
 
 

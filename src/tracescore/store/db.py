@@ -178,7 +178,7 @@ _CLAIM_KEYS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass pays object.__setattr__ per field, per trace
 class ResultRows:
     """One trace's rows, ready for ``executemany``: built where it was scored (a worker process), written in batches."""
 

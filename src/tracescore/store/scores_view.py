@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from tracescore.result import TraceResult, _strict
+from tracescore.result import TraceResult, _strict, encoder
 
 __all__ = ["SCORES_VIEW_MIGRATION", "TRACE_KEY", "score_metadata"]
 
@@ -57,12 +57,16 @@ SCORES_VIEW_MIGRATION = f"""
     """
 
 
+_COMPACT = encoder(ensure_ascii=True, separators=(",", ":"))
+"""``json.dumps(value, default=str, separators=(",", ":"), allow_nan=False)``, set up once."""
+
+
 def score_metadata(result: TraceResult) -> str | None:
     """{score name: metadata} of the scores that carry any, as strict JSON (the view's json functions read it)."""
     metadata = {name: s.metadata for name, s in result.scores.items() if s.metadata}
     if not metadata:
         return None
     try:
-        return json.dumps(metadata, default=str, separators=(",", ":"), allow_nan=False)
-    except ValueError:  # a non-finite float: written as the result line writes it ("NaN", "Infinity")
+        return _COMPACT(metadata)
+    except (ValueError, RecursionError):  # a non-finite float: written as the result line writes it ("NaN", ...)
         return json.dumps(_strict(metadata), default=str, separators=(",", ":"))

@@ -1,0 +1,118 @@
+"""``TraceResult.encoded()`` writes the same bytes as ``json.dumps(to_json(), ensure_ascii=False, default=str)``,
+also where its piecewise writer has to hand over to the json module."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from tracescore import result as result_module
+from tracescore.result import TraceResult
+from tracescore.scores import Score
+
+
+def _reference(result: TraceResult) -> str:
+    return json.dumps(result.to_json(), ensure_ascii=False, default=str)
+
+
+class _Name(str):
+    pass
+
+
+class _Float(float):
+    def __repr__(self) -> str:
+        return "not-json"
+
+
+CASES: dict[str, dict[str, Any]] = {
+    "floats": {"scores": [Score("a", 0.1), Score("b", 1e16), Score("c", -0.0), Score("d", 5), Score("e", 1e-7)]},
+    "bools and text": {"scores": [Score("a", True), Score("b", False), Score("diagnosis", "retrieval_pass/right")]},
+    "absent, one reason many names": {"scores": [Score(f"s.{i}", None, "judge turned off") for i in range(5)]},
+    "absent without reason": {"scores": [Score("a", None), Score("b", None, "")]},
+    "non-ascii and escapes": {
+        "scores": [Score("ü.naïve", "é\"\\\n\t\x00\u2028"), Score("b", None, "raison: « ¬ » \ud800")],
+        "errors": ["ligne 3: \x7f"],
+        "notes": ["note ✓"],
+    },
+    "comments": {"scores": [Score("a", 1.0, comment="cité ‘x’"), Score("b", None, "why", comment="c")]},
+    "infinite and nan values": {
+        "scores": [Score("a", float("inf")), Score("b", float("-inf")), Score("c", float("nan"))],
+    },
+    "nan in score metadata does not reach the line": {"scores": [Score("a", 1.0, metadata={"x": float("nan")})]},
+    "nan in result metadata": {"scores": [Score("a", 1.0)], "metadata": {"x": 1}, "nan_after": True},
+    "float subclass value": {"scores": [Score("a", _Float(0.5))]},
+    "str subclass name": {"scores": [Score(_Name("a"), 1.0), Score(_Name("b"), None, "r")]},
+    "non-text reason and comment": {"scores": [Score("a", None, 7), Score("b", 1.0, comment=3)]},  # type: ignore[arg-type]
+    "odd metadata": {
+        "scores": [Score("a", 1.0)],
+        "metadata": {"when": datetime(2026, 1, 2, tzinfo=UTC), "n": [1, 2.5]},
+    },
+    "everything": {
+        "trace_id": "t-1",
+        "scores": [
+            Score("grounding.rate", 0.5, metadata={"judge_model": "m", "rubric_version": "r1", "agreement": 0.8,
+                                                   "judge_usage": {"calls": 2, "input_tokens": 10, "cost_usd": 0.1}}),
+            Score("grounding.x", None, "why"),
+        ],
+        "errors": ["e1", "e2"],
+        "notes": ["n"],
+        "line": 7,
+        "timestamp": datetime(2026, 11, 20, 1, 2, 3, tzinfo=UTC),
+        "metadata": {"provider": "x", "nested": {"a": [1, None, True]}},
+    },
+    "no trace id": {"trace_id": None, "errors": ["line 3: unreadable"], "line": 3},
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_encoded_is_json_dumps_of_to_json(case: str) -> None:
+    spec = dict(CASES[case])
+    nan_after = spec.pop("nan_after", False)
+    scores = spec.pop("scores", [])
+    result = TraceResult(trace_id=spec.pop("trace_id", "t"), scores={s.name: s for s in scores}, **spec)
+    if nan_after:
+        result.metadata["late"] = float("nan")  # set after construction: only the strict walk catches it
+    data, text = result.encoded()
+    assert text == _reference(result)
+    assert data == result.to_json()
+    assert json.loads(text) == json.loads(_reference(result))
+
+
+@pytest.mark.parametrize("case", ["floats", "bools and text", "non-ascii and escapes", "comments", "everything"])
+def test_plain_values_are_written_piecewise_not_handed_over(case: str) -> None:
+    spec = dict(CASES[case])
+    scores = spec.pop("scores", [])
+    result = TraceResult(trace_id=spec.pop("trace_id", "t"), scores={s.name: s for s in scores}, **spec)
+    assert result._encode()[1] == _reference(result)
+
+
+def test_the_same_line_twice_reuses_the_absent_pairs_and_stays_identical() -> None:
+    result_module._PAIRS.clear()
+    result = TraceResult("t", scores={f"s.{i}": Score(f"s.{i}", None, "same reason") for i in range(3)})
+    first = result.encoded()[1]
+    assert len(result_module._PAIRS) == 3
+    assert result.encoded()[1] == first == _reference(result)
+
+
+def test_repeated_floats_keep_their_sign_and_digits() -> None:
+    for value in (0.0, -0.0, 0.0, 0.1, 0.1, 1e16, 1e16, -0.0, 1 / 3, 1 / 3):
+        result = TraceResult("t", scores={"a": Score("a", value), "b": Score("b", None, "r")})
+        assert result._encode()[1] == _reference(result)
+
+
+def test_a_name_absent_for_another_reason_gets_its_own_pair() -> None:
+    for reason in ("first", "second", "first"):
+        result = TraceResult("t", scores={"a": Score("a", None, reason)})
+        assert result._encode()[1] == _reference(result)
+        assert f'"a": "{reason}"' in result._encode()[1]
+
+
+def test_the_caches_start_over_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(result_module, "_REMEMBERED", 2)
+    result_module._PAIRS.clear()
+    result = TraceResult("t", scores={f"s.{i}": Score(f"s.{i}", None, f"reason {i}") for i in range(5)})
+    assert result.encoded()[1] == _reference(result)
+    assert len(result_module._PAIRS) <= 2
