@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import os
 import pickle
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -121,3 +123,57 @@ def test_every_platform_adapter_can_be_sent_to_a_worker_process(kind: str) -> No
 
 def _pair(adapter: Adapter) -> tuple[Adapter, list[Scorer]]:
     return adapter, default_scorers()
+
+
+_SIGNALS: list[Path] = []  # set before the pool forks, so the workers inherit it
+
+
+def signalling_scorer(trace: Trace) -> list[Score]:
+    """In a worker: leave a file each time the trace ``dup`` is scored (the test waits for the second one)."""
+    if trace.id == "dup" and _SIGNALS:
+        (_SIGNALS[0] / f"{os.getpid()}-{time.monotonic_ns()}").touch()
+    return []
+
+
+def _build_signalling() -> tuple[Adapter, list[Scorer]]:
+    return get_adapter("jsonl"), [*default_scorers(), signalling_scorer]
+
+
+class _HoldFirst(CountingSink):
+    """Holds the first write until the worker processes have scored ``dup`` twice (once per window), so the second
+    copy was looked up in the marks before the first copy's mark was committed."""
+
+    def __init__(self, signals: Path) -> None:
+        super().__init__()
+        self.signals = signals
+
+    def write(self, results):  # type: ignore[no-untyped-def]
+        if self.batches == 0:
+            deadline = time.monotonic() + 60
+            while len(list(self.signals.iterdir())) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return super().write(results)
+
+
+def test_a_line_read_in_two_windows_is_scored_once_even_when_a_worker_checked_its_mark_too_early(
+    tmp_path: Path,
+) -> None:
+    """A line without a timestamp is read in every window; the worker's mark look-up for the second copy ran before
+    the first copy was committed, so the writer (which commits the marks) must catch it."""
+    traces = tmp_path / "t.jsonl"
+    write_traces(traces, T0, 2, step=timedelta(minutes=40))  # one trace in each of two windows
+    with traces.open("a") as fh:
+        fh.write(json.dumps({"id": "dup", "question": "q", "answer": "A sentence."}) + "\n")
+    signals = tmp_path / "signals"
+    signals.mkdir()
+    _SIGNALS[:] = [signals]
+    try:
+        sink = _HoldFirst(signals)
+        setup = make_setup(tmp_path, JsonlSource(traces), sink=sink, workers=2, chunks=2, write_batch=1)
+        setup = dataclasses.replace(setup, plan=process_plan(_build_signalling))
+        summary = backfill_job(setup, start=T0, stop=T0 + timedelta(minutes=80)).summary
+    finally:
+        _SIGNALS.clear()
+    assert len(list(signals.iterdir())) == 2  # the race happened: both copies were scored by a worker
+    assert summary["scored"] == 3 and summary["skipped"] == 1
+    assert max(sink.deliveries.values()) == 1  # every score record delivered once

@@ -136,6 +136,10 @@ class Writer:
             self.counts.skipped += 1
         elif self.engine.processes is not None and scored.key in self.in_flight:
             self.counts.duplicates += 1
+        elif self.engine.processes is not None and self.engine.state.marked(self.scope, scored.key) is not None:
+            # the worker looked before this run's own write of the key was committed (a line with no timestamp is
+            # read in every window): this thread commits the marks, so its look-up is the one that cannot be stale
+            self.counts.skipped += 1
         else:
             self.in_flight.add(scored.key)
             return True
