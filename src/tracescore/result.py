@@ -244,12 +244,14 @@ def encoder(*, ensure_ascii: bool, separators: tuple[str, str] = (", ", ": ")) -
     It skips the circular-reference check: a cycle raises RecursionError (callers fall back to json.dumps, which
     names it) instead of ValueError.
     """
+    slow = json.JSONEncoder(ensure_ascii=ensure_ascii, default=str, allow_nan=False, separators=separators).encode
     c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-    if c_make_encoder is None:  # pragma: no cover - CPython always has it
-        return json.JSONEncoder(ensure_ascii=ensure_ascii, default=str, allow_nan=False, separators=separators).encode
     strings = encode_basestring_ascii if ensure_ascii else encode_basestring
     item, key = separators
-    encode = c_make_encoder(None, str, strings, None, key, item, False, False, False)
+    try:  # CPython's private constructor (json.encoder builds it with these nine arguments since 3.x)
+        encode = c_make_encoder(None, str, strings, None, key, item, False, False, False)  # type: ignore[misc]
+    except TypeError:  # pragma: no cover - another interpreter, or a changed signature: the public encoder
+        return slow
 
     def dumps(value: Any) -> str:
         if type(value) is str:
