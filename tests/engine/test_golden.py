@@ -118,3 +118,21 @@ if __name__ == "__main__":
 
     with tempfile.TemporaryDirectory() as tmp:
         regenerate(Path(tmp))
+
+
+def test_the_report_of_two_workers_equals_one_worker(tmp_path: Path) -> None:
+    """``--workers 2`` folds each chunk's lines in its worker and merges the chunks: the printed report (cells, stage
+    table, absent reasons, failures) is the one a single process prints. The file spans several chunks."""
+    path = tmp_path / "mixed.jsonl"
+    lines = [*faults_lines(), *expertqa_lines(), *faults_lines(), *expertqa_lines()]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    reports = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"w{workers}.jsonl"
+        args = ["score", str(path), "--out", str(out), "--store", str(tmp_path / f"w{workers}.db"), "--no-judge"]
+        result = CliRunner().invoke(main, [*args, "--workers", workers])
+        assert result.exit_code == json.loads((GOLDEN / "faults.json").read_text())["exit_code"]
+        shown = result.output.replace(out.name, "OUT").splitlines()
+        reports.append([line for line in shown if " stored in " not in line])
+    assert len(lines) > 256 and len(reports[0]) > 20
+    assert reports[0] == reports[1]

@@ -27,6 +27,7 @@ from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import EVERYTHING, Parts
 from tracescore.report.summary import Summary, render_terminal
+from tracescore.report.tally import summarize
 from tracescore.scorers.grounding import BUDGET_REASON
 from tracescore.store import Store
 
@@ -318,7 +319,10 @@ def _score(
         add, unjudged = summary.add, scoring.unjudged
         for scored in batch:
             data = scored.data
-            assert data is not None
+            if data is None:  # scored in a worker process, which folded its chunk's lines into one digest
+                if scored.digest is not None:
+                    summary.merge(scored.digest)
+                continue
             add(data)
             reason = data["missing"].get("grounding.rate")
             if reason is not None and reason.startswith(BUDGET_REASON):
@@ -327,7 +331,9 @@ def _score(
 
     plan = None
     if scoring.judge is None and scoring.links is None and workers > 1:  # CPU-bound: no judge, no link checks
-        plan = process_plan(functools.partial(without_judge, parts.adapter, options, scoring.no_judge_reason))
+        plan = process_plan(
+            functools.partial(without_judge, parts.adapter, options, scoring.no_judge_reason), digest=summarize
+        )
     try:
         run = score_once(
             parts,

@@ -27,7 +27,8 @@ from typing import Any
 from tracescore.adapters import Adapter
 from tracescore.calibrate.required import human_required, with_human_required
 from tracescore.engine.counts import JobCounts, Limits, UsageMeter, Windows
-from tracescore.engine.stage import Plan, Scored, Stage, score_chunk
+from tracescore.engine.stage import Plan, Scored, Stage
+from tracescore.engine.wire import pack_records, score_packed, unpack
 from tracescore.engine.writer import STOP, Writer
 from tracescore.errors import SourceError, TracescoreError
 from tracescore.platforms.base import BatchSink
@@ -38,10 +39,14 @@ from tracescore.store.db import Store
 from tracescore.store.state import JobState, MarkReader
 from tracescore.trace import Trace
 
-__all__ = ["CHUNK", "Engine", "JobCounts", "Limits", "Sink", "UsageMeter"]
+__all__ = ["CHUNK", "CHUNK_BYTES", "Engine", "JobCounts", "Limits", "Sink", "UsageMeter"]
 
-CHUNK = 64
-"""Records per task sent to a worker process (large enough that pickling is cheap next to scoring)."""
+CHUNK = 256
+"""Records per chunk: a task for a worker process, or scored in turn by the reader. Large enough that a chunk's trip
+to a worker and back costs little next to scoring it (at 64 light traces, ``--workers 2`` gained 1.6x, at 256 1.8x)."""
+CHUNK_BYTES = 4 << 20
+"""...and a chunk ends once its records reach this many bytes (about 50 heavy traces), so the chunks in flight and
+queued hold tens of MiB at most, whatever the size of a trace."""
 
 
 Window = tuple[datetime, datetime]
@@ -132,12 +137,16 @@ class Engine:
         if self.processes is not None:
             plan = self.processes(run_id, scope)
             store_path = str(self.store.path) if scope else None
-            plan = Plan(plan.build, run_id, plan.oneshot, store_path, scope, human, keep_result=self.sink is not None)
+            sink = self.sink is not None
+            # a digest only where every scored line is written as scored: no sink (it may reject a score and change
+            # the line) and no scope (the writer may drop a line another window already wrote)
+            digest = plan.digest if not sink and scope is None else None
+            plan = Plan(plan.build, run_id, plan.oneshot, store_path, scope, human, sink, digest)
             pool = _start_pool(self.limits.workers)
 
             def work(items: Any) -> list[Scored]:
                 assert pool is not None
-                return pool.submit(score_chunk, plan, items).result()
+                return unpack(pool.submit(score_packed, plan, pack_records(items)).result())
 
         else:
 
@@ -194,6 +203,7 @@ class Engine:
         pending: list[Any] = []
         seen = 0  # records read since the counts were last updated (once per chunk, not per record)
         size = CHUNK if self.processes is not None or self.oneshot else 1
+        held = 0  # bytes of the records pending
         chunk = 0
         try:
             for chunk, (since, until) in enumerate(windows):
@@ -219,13 +229,14 @@ class Engine:
                                 in_flight.add(key)
                         pending.append(_Item(seq, chunk, key, record, trace, error))
                     seq += 1
-                    if len(pending) >= size:
+                    held += record.size
+                    if len(pending) >= size or held >= CHUNK_BYTES:
                         sent = self._send(inbox, pending, seen, tracker, chunk)
-                        pending, seen = [], 0
+                        pending, seen, held = [], 0, 0
                         if not sent:
                             return
                 sent = self._send(inbox, pending, seen, tracker, chunk)
-                pending, seen = [], 0
+                pending, seen, held = [], 0, 0
                 if not sent:
                     return
                 tracker.close(chunk)

@@ -90,7 +90,7 @@ def score_once(
         scorers=scorers,
         store=store,
         sink=parts.sink,
-        limits=Limits(workers=workers, queue_size=2 + 2 * workers, write_batch=500),  # chunks of 64 in flight
+        limits=Limits(workers=workers, queue_size=2 + 2 * workers, write_batch=500),  # chunks in flight
         processes=plan,
         oneshot=True,
     )

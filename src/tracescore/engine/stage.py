@@ -50,6 +50,14 @@ class Scored:
     scorer_errors: bool = False
     values: int = 0
     skipped: bool = False  # already marked done in the run's scope (checked in the worker process)
+    digest: Any = None  # on a worker chunk's last item: the plan's digest of the chunk's lines (then ``data`` is None)
+
+    def __reduce__(self) -> tuple[type[Scored], tuple[Any, ...]]:
+        # rebuilt by __init__ from a tuple: a slots dataclass's default pickling calls Python per field, per trace
+        return Scored, (
+            self.seq, self.chunk, self.key, self.timestamp, self.readable, self.data, self.text, self.rows,
+            self.result, self.failure, self.scorer_errors, self.values, self.skipped, self.digest,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -117,16 +125,22 @@ class Plan:
     scope: str | None = None
     human: Any = None  # reviewer-entered required doc ids (#12), applied after the adapter
     keep_result: bool = False  # a platform sink needs the TraceResult back, not only the line and rows
+    # folds a chunk's result lines in the worker (``score``'s summary): the parent merges one digest per chunk instead
+    # of folding, and receiving, every line's dict. Only where the parent changes no result after scoring (no sink)
+    digest: Callable[[list[dict[str, Any]]], Any] | None = None
 
 
-def process_plan(build: Callable[[], tuple[Adapter, Sequence[Scorer]]]) -> Callable[[str, str | None], Plan] | None:
-    """The worker processes' plan from ``build`` (adapter and scorers without a judge), or None when ``build``
-    cannot be sent to another process (then scoring stays in this one)."""
+def process_plan(
+    build: Callable[[], tuple[Adapter, Sequence[Scorer]]],
+    digest: Callable[[list[dict[str, Any]]], Any] | None = None,
+) -> Callable[[str, str | None], Plan] | None:
+    """The worker processes' plan from ``build`` (adapter and scorers without a judge) and ``digest`` (see ``Plan``),
+    or None when they cannot be sent to another process (then scoring stays in this one)."""
     try:
-        pickle.dumps(build)
+        pickle.dumps((build, digest))
     except (pickle.PicklingError, AttributeError, TypeError):
         return None
-    return lambda run_id, scope: Plan(build, run_id, oneshot=scope is None)
+    return lambda run_id, scope: Plan(build, run_id, oneshot=scope is None, digest=digest)
 
 
 def _with_required(adapter: Adapter, human: Any, payload: object) -> Trace:
@@ -161,4 +175,11 @@ def score_chunk(plan: Plan, chunk: list[tuple[int, int, Record]]) -> list[Scored
             out.append(Scored(seq, window, key, None, trace is not None, skipped=True))
             continue
         out.append(stage.score(seq, window, record, trace, key, error))
+    if plan.digest is not None and out:
+        lines = []
+        for scored in out:
+            if scored.data is not None:
+                lines.append(scored.data)
+                scored.data = None
+        out[-1].digest = plan.digest(lines)
     return out

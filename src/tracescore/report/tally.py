@@ -19,13 +19,25 @@ __all__ = [
 ]
 
 
+def _counts() -> defaultdict[str, int]:  # module functions, not lambdas: a Summary is sent between processes
+    return defaultdict(int)
+
+
+def _count_table() -> dict[str, dict[str, int]]:
+    return defaultdict(_counts)
+
+
+def _stat_table() -> defaultdict[str, StageStat]:
+    return defaultdict(StageStat)
+
+
 @dataclass
 class StageStat:
     """One score name across traces: how many present, absent (by reason) and their mean / share true."""
 
     present: int = 0
     total: float = 0.0
-    absent: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    absent: dict[str, int] = field(default_factory=_counts)
 
     @property
     def mean(self) -> float | None:
@@ -80,6 +92,12 @@ class JudgeUsage:
     def any(self) -> bool:
         return bool(self.calls or self.input_tokens or self.output_tokens or self.cost_usd)
 
+    def merge(self, other: JudgeUsage) -> None:
+        self.calls += other.calls
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cost_usd += other.cost_usd
+
 
 _PENDING = 512
 
@@ -91,9 +109,9 @@ class Summary:
     traces: int = 0
     failed: int = 0
     cells: dict[str, list[str]] = field(default_factory=lambda: {c: [] for c in CELLS})
-    _undiagnosed: dict[str, int] = field(default_factory=lambda: defaultdict(int), init=False, repr=False)
-    _stats: dict[str, StageStat] = field(default_factory=lambda: defaultdict(StageStat), init=False, repr=False)
-    categorical: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
+    _undiagnosed: dict[str, int] = field(default_factory=_counts, init=False, repr=False)
+    _stats: dict[str, StageStat] = field(default_factory=_stat_table, init=False, repr=False)
+    categorical: dict[str, dict[str, int]] = field(default_factory=_count_table)
     stages: dict[str, StageCount] = field(default_factory=lambda: {s: StageCount() for s in STAGES})
     fabricated: dict[str, float] = field(default_factory=dict)
     judge: JudgeUsage = field(default_factory=JudgeUsage)
@@ -166,6 +184,37 @@ class Summary:
         fabricated = scores.get("citation.fabricated_count")
         if fabricated and isinstance(fabricated, bool | int | float):
             self.fabricated[tid] = float(fabricated)
+
+    def merge(self, other: Summary) -> None:
+        """Fold in the summary of the lines that follow this one's (a worker process's chunk): the same counts, ids
+        and order as adding those lines here (means may differ in the last bit: totals are summed per chunk)."""
+        self.traces += other.traces
+        self.failed += other.failed
+        for cell, ids in other.cells.items():
+            self.cells.setdefault(cell, []).extend(ids)
+        for reason, n in other._undiagnosed.items():
+            self._undiagnosed[reason] += n
+        for name, stat in other._stats.items():
+            mine = self._stats[name]
+            mine.present += stat.present
+            mine.total += stat.total
+            for reason, n in stat.absent.items():
+                mine.absent[reason] += n
+        for name, values in other.categorical.items():
+            counts = self.categorical[name]
+            for value, n in values.items():
+                counts[value] += n
+        for stage, count in other.stages.items():
+            into = self.stages.setdefault(stage, StageCount())
+            into.passed += count.passed
+            into.decided += count.decided
+            into.failed_ids += count.failed_ids
+        self.fabricated.update(other.fabricated)
+        self.judge.merge(other.judge)
+        self.errors += other.errors
+        self._absent.update(other._absent)
+        if len(self._absent) > _PENDING:
+            self._fold()
 
     @property
     def diagnosed(self) -> int:

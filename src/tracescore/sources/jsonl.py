@@ -14,6 +14,8 @@ from tracescore.sources.base import Record
 
 __all__ = ["JsonlSource", "read_jsonl", "record_time"]
 
+_BUFFER = 1 << 20  # read 1 MiB at a time: with the default 8 KiB, a 78 KB line took ten reads and as many copies
+
 
 def read_jsonl(path: str | Path | IO[bytes]) -> Iterator[Record]:
     """Yield every non-blank line of a JSONL file (``-`` or a binary stream for stdin) with its 1-based number."""
@@ -22,7 +24,7 @@ def read_jsonl(path: str | Path | IO[bytes]) -> Iterator[Record]:
             yield from _lines(sys.stdin.buffer)
             return
         try:
-            handle = open(path, "rb")  # noqa: SIM115 - closed below, generator-owned
+            handle = open(path, "rb", buffering=_BUFFER)  # noqa: SIM115 - closed below, generator-owned
         except OSError as exc:
             raise InputError(f"cannot read traces file {str(path)!r}: {exc.strerror}") from exc
         with handle:

@@ -186,6 +186,9 @@ class ResultRows:
     citations: list[tuple[Any, ...]]
     claims: list[tuple[Any, ...]]
 
+    def __reduce__(self) -> tuple[type[ResultRows], tuple[Any, ...]]:
+        return ResultRows, (self.result, self.citations, self.claims)  # a tuple: no Python call per field
+
 
 def result_rows(run_id: str, result: TraceResult, line: str | None = None) -> ResultRows:
     """The store rows of ``result`` (``line``: its result line, when already serialised).

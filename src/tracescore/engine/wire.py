@@ -1,0 +1,107 @@
+"""A chunk's way to and from a worker process, packed so that crossing the pipe costs little next to scoring it.
+
+Pickling 64 ``Record``s and 64 ``Scored`` (each with its store rows) per chunk cost the parent and the workers about a
+tenth of the scoring itself (light traces, counted with callgrind), which a 2-core ``--workers 2`` run cannot spare.
+So records go as three flat lists, and a chunk's results as one msgpack blob of plain fields; the few Python objects
+a result may carry (its timestamp, its line's dict, the ``TraceResult`` a platform sink needs, the chunk's digest)
+travel beside it, pickled. A chunk msgpack cannot encode (a lone surrogate in a string, an int past 64 bits) goes
+pickled whole: the same ``Scored`` come out either way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from tracescore.engine.stage import Plan, Scored, score_chunk
+from tracescore.sources.base import Record
+from tracescore.store.db import ResultRows
+
+__all__ = ["Packed", "Records", "pack", "pack_records", "score_packed", "unpack", "unpack_records"]
+
+Records = tuple[int, int, list[Any], list[int | None]]
+"""A chunk of records for a worker: (first sequence number, window, payloads, line numbers)."""
+
+_ENCODE = msgspec.msgpack.Encoder().encode
+# per result: seq, chunk, key, readable, text, store row of the result (its line left out: it is ``text``),
+# citation rows, claim rows, failure, scorer errors, values, skipped
+_Plain = tuple[
+    int, int, str, bool, str, tuple[Any, ...], list[tuple[Any, ...]], list[tuple[Any, ...]], str | None, bool, int,
+    bool,
+]  # fmt: skip
+_DECODE = msgspec.msgpack.Decoder(list[_Plain]).decode
+_LINE = 5  # where the result row holds the result line
+
+
+@dataclass(frozen=True, slots=True)
+class Packed:
+    """A chunk's results: ``plain`` (msgpack) and, by index in the chunk, each result's Python objects."""
+
+    plain: bytes
+    objects: dict[int, tuple[Any, Any, Any]]  # index -> (timestamp, data, result), where any is not None
+    digest: Any
+
+
+def pack_records(items: list[tuple[int, int, Record]]) -> Records:
+    """A chunk of (seq, window, record), all of one window with consecutive seqs, as flat lists."""
+    return items[0][0], items[0][1], [r.payload for _, _, r in items], [r.line for _, _, r in items]
+
+
+def unpack_records(records: Records) -> list[tuple[int, int, Record]]:
+    seq, window, payloads, lines = records
+    pairs = enumerate(zip(payloads, lines, strict=True))
+    return [(seq + i, window, Record(payload, line)) for i, (payload, line) in pairs]
+
+
+def pack(out: list[Scored]) -> Packed | list[Scored]:
+    """The wire form of a worker's chunk of results (``out`` itself when msgpack cannot hold it)."""
+    plain = []
+    objects: dict[int, tuple[Any, Any, Any]] = {}
+    digest = out[-1].digest if out else None
+    for i, s in enumerate(out):
+        rows = s.rows
+        if s.digest is not None and i != len(out) - 1:
+            return out
+        if rows is None:  # skipped: no rows (a result always has a row of 7 fields)
+            row: tuple[Any, ...] = ()
+            citations, claims = [], []
+        elif rows.result[_LINE] is s.text:
+            row, citations, claims = rows.result[:_LINE] + rows.result[_LINE + 1 :], rows.citations, rows.claims
+        else:  # rows built from another line than the one sent: keep both as they are
+            return out
+        plain.append(
+            (s.seq, s.chunk, s.key, s.readable, s.text, row, citations, claims, s.failure, s.scorer_errors, s.values,
+             s.skipped)
+        )  # fmt: skip
+        if s.timestamp is not None or s.data is not None or s.result is not None:
+            objects[i] = (s.timestamp, s.data, s.result)
+    try:
+        return Packed(_ENCODE(plain), objects, digest)
+    except (TypeError, ValueError, OverflowError, UnicodeEncodeError):
+        return out
+
+
+def score_packed(plan: Plan, records: Records) -> Packed | list[Scored]:
+    """In a worker process: ``score_chunk`` of a packed chunk of records, its results packed."""
+    return pack(score_chunk(plan, unpack_records(records)))
+
+
+def unpack(got: Packed | list[Scored]) -> list[Scored]:
+    """The ``Scored`` of a chunk, as the worker built them."""
+    if not isinstance(got, Packed):
+        return got
+    objects = got.objects
+    out = []
+    for i, (seq, chunk, key, readable, text, row, citations, claims, failure, errors, values, skipped) in enumerate(
+        _DECODE(got.plain)
+    ):
+        timestamp, data, result = objects.get(i, (None, None, None))
+        rows = ResultRows((*row[:_LINE], text, *row[_LINE:]), citations, claims) if row else None
+        out.append(
+            Scored(seq, chunk, key, timestamp, readable, data, text, rows, result, failure, errors, values, skipped)
+        )
+    if out:
+        out[-1].digest = got.digest
+    return out

@@ -1,0 +1,112 @@
+"""A chunk crossing to a worker process and back (``engine/wire.py``): what comes out is what the worker built.
+
+Chunks are pickled and unpickled here as ``ProcessPoolExecutor`` does, so the test sees the bytes the pipe carries.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pickle
+import random
+from datetime import UTC, datetime, timedelta, timezone
+
+from benchmarks.throughput import make_light_trace
+from tests.engine.test_golden import faults_lines
+from tracescore.adapters import Adapter, trace_from_json
+from tracescore.engine.stage import Plan, Scored, score_chunk
+from tracescore.engine.wire import Packed, pack, pack_records, score_packed, unpack, unpack_records
+from tracescore.report.tally import Summary, summarize
+from tracescore.scorers import Scorer, default_scorers
+from tracescore.sources.base import Record
+
+
+def _build() -> tuple[Adapter, list[Scorer]]:
+    return trace_from_json, default_scorers()
+
+
+def _records() -> list[tuple[int, int, Record]]:
+    """Planted faults (unreadable lines of every kind, adversarial traces) and light traces, some with timestamps in
+    other offsets than UTC."""
+    rng = random.Random(3)
+    lines = faults_lines()
+    for i in range(40):
+        trace = make_light_trace(i, rng)
+        if i % 3 == 0:
+            zone = timezone(timedelta(hours=i % 12 - 5))
+            trace["timestamp"] = datetime(2026, 11, 1, i % 24, tzinfo=UTC).astimezone(zone).isoformat()
+        lines.append(json.dumps(trace).encode())
+    return [(100 + n, 3, Record(line, n + 1, len(line))) for n, line in enumerate(lines)]
+
+
+def _through_pipe(value: object) -> object:
+    return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def test_records_arrive_with_their_sequence_numbers_lines_and_payloads() -> None:
+    items = _records()
+    got = unpack_records(_through_pipe(pack_records(items)))  # type: ignore[arg-type]
+    assert [(seq, window, r.payload, r.line) for seq, window, r in got] == [
+        (seq, window, r.payload, r.line) for seq, window, r in items
+    ]
+
+
+def test_a_packed_chunk_unpacks_to_the_scored_the_worker_built() -> None:
+    items = _records()
+    for keep_result, digest in ((False, None), (True, None), (False, summarize)):
+        plan = Plan(_build, "run-w", oneshot=True, keep_result=keep_result, digest=digest)
+        built = score_chunk(plan, items)
+        packed = pack(built)
+        assert isinstance(packed, Packed)  # the common chunk goes as msgpack, not pickled whole
+        got = unpack(_through_pipe(packed))  # type: ignore[arg-type]
+        assert got == built  # every field: line, store rows, timestamp, failure, the TraceResult, the digest
+        assert [s.timestamp for s in got] == [s.timestamp for s in built]  # same offsets, not only same instants
+        assert [type(c) for s in got if s.rows for c in s.rows.citations] == [
+            type(c) for s in built if s.rows for c in s.rows.citations
+        ]
+        assert any(s.failure for s in got) and any(s.timestamp for s in got)
+        assert any(s.rows and s.rows.citations for s in got)
+        if digest is not None:
+            assert isinstance(got[-1].digest, Summary) and got[-1].digest.traces == sum(s.failure is None for s in got)
+            assert all(s.data is None for s in got)
+
+
+def test_the_worker_entry_point_scores_packed_records() -> None:
+    items = _records()
+    plan = Plan(_build, "run-e", oneshot=True)
+    assert unpack(_through_pipe(score_packed(plan, pack_records(items)))) == score_chunk(plan, items)  # type: ignore[arg-type]
+
+
+def test_a_chunk_msgpack_cannot_hold_goes_pickled_whole() -> None:
+    """A lone surrogate in a string or an int past 64 bits: the chunk is sent as the Scored themselves."""
+    plan = Plan(_build, "run-s", oneshot=True)
+    built = score_chunk(plan, _records()[-3:])
+    for odd in (dataclass_with(built[0], key="lone \ud800 surrogate"), dataclass_with(built[0], values=2**70)):
+        chunk = [odd, *built[1:]]
+        packed = pack(chunk)
+        assert isinstance(packed, list)
+        assert unpack(_through_pipe(packed)) == chunk  # type: ignore[arg-type]
+
+
+def test_a_skipped_record_crosses_without_rows() -> None:
+    skipped = Scored(7, 0, "t-7", None, True, skipped=True)
+    plan = Plan(_build, "run-k", oneshot=True)
+    built = [skipped, *score_chunk(plan, [(8, 0, Record(b'{"id": "t-8", "answer": "A [1]."}', 1))])]
+    packed = pack(built)
+    assert isinstance(packed, Packed)
+    assert unpack(_through_pipe(packed)) == built  # type: ignore[arg-type]
+
+
+def dataclass_with(scored: Scored, **changes: object) -> Scored:
+    return dataclasses.replace(scored, **changes)  # type: ignore[arg-type]
+
+
+def test_the_comparison_can_fail() -> None:
+    """A result changed after packing is seen as changed (the equality above compares what matters)."""
+    plan = Plan(_build, "run-f", oneshot=True)
+    built = score_chunk(plan, _records()[-2:])
+    got = unpack(pack(built))
+    assert got == built
+    got[0].rows.citations.append(("x",))  # type: ignore[union-attr]
+    assert got != built
+
