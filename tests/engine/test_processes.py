@@ -103,7 +103,7 @@ class _BatchSizes(CountingSink):
 
 
 def test_a_process_chunk_larger_than_write_batch_is_written_in_batches_of_write_batch(tmp_path: Path) -> None:
-    """A worker returns a chunk of 64 records; the platform still gets at most ``write_batch`` results per write."""
+    """A worker returns a chunk of many records; the platform still gets at most ``write_batch`` results per write."""
     traces = tmp_path / "t.jsonl"
     write_traces(traces, T0, 150, step=timedelta(seconds=20))
     sink = _BatchSizes()
@@ -177,3 +177,30 @@ def test_a_line_read_in_two_windows_is_scored_once_even_when_a_worker_checked_it
     assert len(list(signals.iterdir())) == 2  # the race happened: both copies were scored by a worker
     assert summary["scored"] == 3 and summary["skipped"] == 1
     assert max(sink.deliveries.values()) == 1  # every score record delivered once
+
+
+class _Moved(JsonlSource):
+    """A JSONL source whose records name a file the workers cannot read (moved away after the parent read it)."""
+
+    def __init__(self, path: Path, gone: Path) -> None:
+        super().__init__(path)
+        self.gone = gone
+
+    def records(self, since, until=None):  # type: ignore[no-untyped-def]
+        for record in super().records(since, until):
+            assert record.at is not None
+            yield dataclasses.replace(record, at=(str(self.gone), record.at[1]))
+
+
+def test_lines_a_worker_cannot_read_from_their_file_are_sent_as_bytes(tmp_path: Path) -> None:
+    traces = tmp_path / "t.jsonl"
+    write_traces(traces, T0, 150, step=timedelta(seconds=20))
+    runs = {}
+    for name, source in (("file", JsonlSource(traces)), ("moved", _Moved(traces, tmp_path / "gone.jsonl"))):
+        work = tmp_path / name
+        work.mkdir()
+        setup = make_setup(work, source, workers=2)
+        setup = dataclasses.replace(setup, plan=process_plan(functools.partial(_build, False)))
+        assert backfill_job(setup, start=T0, stop=T0 + timedelta(hours=1)).summary["scored"] == 150
+        runs[name] = _lines(setup.store_path)
+    assert runs["moved"] == runs["file"] and len(runs["file"]) == 150

@@ -10,15 +10,19 @@ import json
 import pickle
 import random
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
 
 from benchmarks.throughput import make_light_trace
 from tests.engine.test_golden import faults_lines
 from tracescore.adapters import Adapter, trace_from_json
 from tracescore.engine.stage import Plan, Scored, score_chunk
-from tracescore.engine.wire import Packed, pack, pack_records, score_packed, unpack, unpack_records
+from tracescore.engine.wire import Packed, Unread, pack, pack_records, score_packed, unpack, unpack_records
 from tracescore.report.tally import Summary, summarize
 from tracescore.scorers import Scorer, default_scorers
 from tracescore.sources.base import Record
+from tracescore.sources.jsonl import read_jsonl
 
 
 def _build() -> tuple[Adapter, list[Scorer]]:
@@ -110,3 +114,21 @@ def test_the_comparison_can_fail() -> None:
     got[0].rows.citations.append(("x",))  # type: ignore[union-attr]
     assert got != built
 
+
+
+def test_lines_of_a_file_go_as_offsets_and_the_worker_reads_them(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    lines = [line for line in faults_lines() if line.strip()]
+    path.write_bytes(b"\xef\xbb\xbf" + b"\n\n".join(lines) + b"\r\n")  # a BOM, blank lines between, CRLF at the end
+    items = [(n, 0, record) for n, record in enumerate(read_jsonl(path))]
+    packed = pack_records(items)
+    assert packed[4] == str(path) and len(pickle.dumps(packed)) < sum(len(r.payload) for _, _, r in items) / 20
+    got = unpack_records(_through_pipe(packed))  # type: ignore[arg-type]
+    assert [(r.payload, r.line) for _, _, r in got] == [(r.payload, r.line) for _, _, r in items]
+    path.write_bytes(path.read_bytes()[:-100])  # the file shrank after the parent read it
+    with pytest.raises(Unread, match="bytes expected"):
+        unpack_records(packed)
+    path.unlink()
+    with pytest.raises(Unread):
+        unpack_records((0, 0, [(0, 5)], [1], str(tmp_path / "elsewhere.jsonl")))
+    assert pack_records(items, inline=True)[4] is None  # the bytes themselves, when asked

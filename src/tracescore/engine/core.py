@@ -28,7 +28,7 @@ from tracescore.adapters import Adapter
 from tracescore.calibrate.required import human_required, with_human_required
 from tracescore.engine.counts import JobCounts, Limits, UsageMeter, Windows
 from tracescore.engine.stage import Plan, Scored, Stage
-from tracescore.engine.wire import pack_records, score_packed, unpack
+from tracescore.engine.wire import Unread, pack_records, score_packed, unpack
 from tracescore.engine.writer import STOP, Writer
 from tracescore.errors import SourceError, TracescoreError
 from tracescore.platforms.base import BatchSink
@@ -146,7 +146,10 @@ class Engine:
 
             def work(items: Any) -> list[Scored]:
                 assert pool is not None
-                return unpack(pool.submit(score_packed, plan, pack_records(items)).result())
+                try:
+                    return unpack(pool.submit(score_packed, plan, pack_records(items)).result())
+                except Unread:  # the worker could not read the lines from their file: send their bytes
+                    return unpack(pool.submit(score_packed, plan, pack_records(items, inline=True)).result())
 
         else:
 

@@ -1,15 +1,20 @@
 """A chunk's way to and from a worker process, packed so that crossing the pipe costs little next to scoring it.
 
 Pickling 64 ``Record``s and 64 ``Scored`` (each with its store rows) per chunk cost the parent and the workers about a
-tenth of the scoring itself (light traces, counted with callgrind), which a 2-core ``--workers 2`` run cannot spare.
-So records go as three flat lists, and a chunk's results as one msgpack blob of plain fields; the few Python objects
-a result may carry (its timestamp, its line's dict, the ``TraceResult`` a platform sink needs, the chunk's digest)
-travel beside it, pickled. A chunk msgpack cannot encode (a lone surrogate in a string, an int past 64 bits) goes
-pickled whole: the same ``Scored`` come out either way.
-"""
+tenth of the scoring itself (light traces, counted with callgrind), which a 2-core ``--workers 2`` run cannot spare,
+and copying heavy lines through the pipe (78 KB each) cost the parent about as much as the scoring left it. So:
+
+- lines of a file go as their offsets there, and the worker reads them itself, one read per chunk (the file must not
+  be rewritten while it is scored; if the worker cannot read what the parent read, the parent sends the bytes);
+  other records go as flat lists of payloads and line numbers;
+- a chunk's results go as one msgpack blob of plain fields; the few Python objects a result may carry (its
+  timestamp, its line's dict, the ``TraceResult`` a platform sink needs, the chunk's digest) travel beside it,
+  pickled. A chunk msgpack cannot encode (a lone surrogate in a string, an int past 64 bits) goes pickled whole: the
+  same ``Scored`` come out either way."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,10 +24,11 @@ from tracescore.engine.stage import Plan, Scored, score_chunk
 from tracescore.sources.base import Record
 from tracescore.store.db import ResultRows
 
-__all__ = ["Packed", "Records", "pack", "pack_records", "score_packed", "unpack", "unpack_records"]
+__all__ = ["Packed", "Records", "Unread", "pack", "pack_records", "score_packed", "unpack", "unpack_records"]
 
-Records = tuple[int, int, list[Any], list[int | None]]
-"""A chunk of records for a worker: (first sequence number, window, payloads, line numbers)."""
+Records = tuple[int, int, list[Any], list[int | None], str | None]
+"""A chunk of records for a worker: (first sequence number, window, payloads, line numbers, None), or, for lines
+of a file, (..., each line's (offset, size) there, line numbers, the file): the worker reads them itself."""
 
 _ENCODE = msgspec.msgpack.Encoder().encode
 # per result: seq, chunk, key, readable, text, store row of the result (its line left out: it is ``text``),
@@ -44,15 +50,53 @@ class Packed:
     digest: Any
 
 
-def pack_records(items: list[tuple[int, int, Record]]) -> Records:
-    """A chunk of (seq, window, record), all of one window with consecutive seqs, as flat lists."""
-    return items[0][0], items[0][1], [r.payload for _, _, r in items], [r.line for _, _, r in items]
+class Unread(Exception):
+    """A worker could not read a chunk's lines from their file (gone, or shorter than when the parent read it)."""
+
+
+def pack_records(items: list[tuple[int, int, Record]], *, inline: bool = False) -> Records:
+    """A chunk of (seq, window, record), all of one window with consecutive seqs, as flat lists; lines of one file go
+    as where they lie (unless ``inline``), so the parent does not copy their bytes through the pipe."""
+    seq, window, first = items[0]
+    name = first.at[0] if first.at is not None and not inline else None
+    lines = [r.line for _, _, r in items]
+    if name is not None:
+        spans = []
+        for _, _, r in items:
+            if r.at is None or r.at[0] != name:
+                break
+            spans.append((r.at[1], r.size))
+        else:
+            return seq, window, spans, lines, name
+    return seq, window, [r.payload for _, _, r in items], lines, None
 
 
 def unpack_records(records: Records) -> list[tuple[int, int, Record]]:
-    seq, window, payloads, lines = records
+    """The records of a chunk, their lines read from the file when they came as offsets (``Unread`` if they cannot
+    be: the parent then sends the bytes)."""
+    seq, window, payloads, lines, name = records
+    if name is not None:
+        start, end = payloads[0][0], payloads[-1][0] + payloads[-1][1]
+        try:
+            blob = _pread(name, start, end - start)
+        except OSError as exc:
+            raise Unread(f"{name}: {exc}") from None
+        if len(blob) != end - start:
+            raise Unread(f"{name}: {end - start} bytes expected at {start}, {len(blob)} read")
+        payloads = [blob[at - start : at - start + size] for at, size in payloads]
     pairs = enumerate(zip(payloads, lines, strict=True))
     return [(seq + i, window, Record(payload, line)) for i, (payload, line) in pairs]
+
+
+_OPEN: list[tuple[str, int]] = []  # the worker's open file (one: a run reads its files one after another)
+
+
+def _pread(name: str, offset: int, size: int) -> bytes:
+    if not _OPEN or _OPEN[0][0] != name:
+        if _OPEN:
+            os.close(_OPEN.pop()[1])
+        _OPEN.append((name, os.open(name, os.O_RDONLY)))
+    return os.pread(_OPEN[0][1], size, offset)
 
 
 def pack(out: list[Scored]) -> Packed | list[Scored]:

@@ -26,6 +26,7 @@ class Record:
     payload: str | bytes | object
     line: int | None = None
     size: int = 0
+    at: tuple[str, int] | None = None  # (file, byte offset) the payload was read from: a worker process reads it there
 
 
 class Source(Protocol):

@@ -28,15 +28,18 @@ def read_jsonl(path: str | Path | IO[bytes]) -> Iterator[Record]:
         except OSError as exc:
             raise InputError(f"cannot read traces file {str(path)!r}: {exc.strerror}") from exc
         with handle:
-            yield from _lines(handle)
+            yield from _lines(handle, str(path))
     else:
         yield from _lines(path)
 
 
-def _lines(handle: IO[bytes]) -> Iterator[Record]:
+def _lines(handle: IO[bytes], name: str | None = None) -> Iterator[Record]:
+    """The non-blank lines of ``handle``; from a file (``name``), each with its byte offset there."""
+    offset = 0
     for number, raw in enumerate(handle, start=1):
         if not raw.isspace():  # a blank line is skipped (isspace stops at the first character; strip copies the line)
-            yield Record(payload=raw, line=number, size=len(raw))
+            yield Record(payload=raw, line=number, size=len(raw), at=(name, offset) if name is not None else None)
+        offset += len(raw)
 
 
 class JsonlSource:
