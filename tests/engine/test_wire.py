@@ -82,10 +82,17 @@ def test_the_worker_entry_point_scores_packed_records() -> None:
 
 
 def test_a_chunk_msgpack_cannot_hold_goes_pickled_whole() -> None:
-    """A lone surrogate in a string or an int past 64 bits: the chunk is sent as the Scored themselves."""
+    """A lone surrogate in a string, an int past 64 bits, a field of an unexpected type: the chunk is sent as the
+    Scored themselves (decoding it in the parent could not fail)."""
     plan = Plan(_build, "run-s", oneshot=True)
     built = score_chunk(plan, _records()[-3:])
-    for odd in (dataclass_with(built[0], key="lone \ud800 surrogate"), dataclass_with(built[0], values=2**70)):
+    odd_ones = (
+        dataclass_with(built[0], key="lone \ud800 surrogate"),
+        dataclass_with(built[0], values=2**70),
+        dataclass_with(built[0], key=7),  # a type the parent's decoder would refuse
+        dataclass_with(built[0], values=True),
+    )
+    for odd in odd_ones:
         chunk = [odd, *built[1:]]
         packed = pack(chunk)
         assert isinstance(packed, list)

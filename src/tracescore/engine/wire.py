@@ -106,7 +106,7 @@ def pack(out: list[Scored]) -> Packed | list[Scored]:
     digest = out[-1].digest if out else None
     for i, s in enumerate(out):
         rows = s.rows
-        if s.digest is not None and i != len(out) - 1:
+        if s.digest is not None and i != len(out) - 1 or not _plain_types(s):
             return out
         if rows is None:  # skipped: no rows (a result always has a row of 7 fields)
             row: tuple[Any, ...] = ()
@@ -130,6 +130,15 @@ def pack(out: list[Scored]) -> Packed | list[Scored]:
 def score_packed(plan: Plan, records: Records) -> Packed | list[Scored]:
     """In a worker process: ``score_chunk`` of a packed chunk of records, its results packed."""
     return pack(score_chunk(plan, unpack_records(records)))
+
+
+def _plain_types(s: Scored) -> bool:
+    """Whether ``s``'s plain fields have the types the parent's decoder expects (so decoding it cannot fail)."""
+    return (
+        type(s.seq) is int and type(s.chunk) is int and type(s.key) is str and type(s.text) is str
+        and type(s.values) is int and (s.failure is None or type(s.failure) is str)
+        and type(s.readable) is bool and type(s.scorer_errors) is bool and type(s.skipped) is bool
+    )  # fmt: skip
 
 
 def unpack(got: Packed | list[Scored]) -> list[Scored]:
