@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.fakes.anthropic import FakeAnthropic
+from tests.judge.test_anthropic_judge import deprecated_priced_model
 from tracescore.cli import main
 from tracescore.scorers.grounding import JUDGED_SCORES, NO_JUDGE
 from tracescore.store.db import Store
@@ -116,10 +117,11 @@ def test_max_cost_stops_judging_between_traces_and_reports_the_rest(fake: FakeAn
 
 
 def test_a_deprecated_judge_model_draws_a_warning_with_its_end_of_life(fake: FakeAnthropic, tmp_path: Path) -> None:
-    code, output, _ = _run(tmp_path, _env(fake), "--judge-model", "claude-sonnet-4-5", "-q")
+    model, end = deprecated_priced_model()
+    code, output, _ = _run(tmp_path, _env(fake), "--judge-model", model, "-q")
     assert code == 0
-    assert "judge model 'claude-sonnet-4-5' is deprecated and reaches end of life on November 30th, 2026" in output
-    assert {r.json()["model"] for r in fake.messages()} == {"claude-sonnet-4-5"}
+    assert f"judge model '{model}' is deprecated and reaches end of life on {end}" in output
+    assert {r.json()["model"] for r in fake.messages()} == {model}
 
 
 def test_deterministic_scoring_never_imports_the_sdks(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ __all__ = [
     "message_params",
 ]
 
-# A current model: not in the SDK's deprecation table (anthropic 2.14 lists claude-sonnet-4-5, EOL 2026-11-30).
+# A current model: not in the SDK's deprecation table (2.14 listed claude-sonnet-4-5 until its EOL, 2026-11-30).
 DEFAULT_MODEL = "claude-sonnet-4-6"
 MAX_ATTEMPTS = 4
 WAIT_INITIAL = 0.5
