@@ -106,3 +106,14 @@ def test_every_judge_call_failing_is_one_line_with_the_cause_and_a_non_zero_exit
     assert code == 4
     # two traces: grounding, the surface oracle and the semantic match each fail (no call succeeds)
     assert re.search(r"judge: (\d+) of \1 calls failed: HTTP 401", err), err
+
+
+def test_quiet_prints_no_table_but_still_says_which_lines_failed(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(SAMPLES.read_bytes() + b'{"id": "broken", "steps": [\n')
+    loud = _score(tmp_path, str(path), "--out", str(tmp_path / "a.jsonl"), "--no-judge")
+    quiet = _score(tmp_path, str(path), "--out", str(tmp_path / "b.jsonl"), "--no-judge", "-q")
+    assert loud[0] == quiet[0] == 1
+    assert "Stage contingency" in loud[1] + loud[2] and "Stage contingency" not in quiet[1] + quiet[2]
+    assert "1 of 39 lines could not be scored" in quiet[2]
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
