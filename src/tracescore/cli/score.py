@@ -331,9 +331,8 @@ def _score(
 
     plan = None
     if scoring.judge is None and scoring.links is None and workers > 1:  # CPU-bound: no judge, no link checks
-        plan = process_plan(
-            functools.partial(without_judge, parts.adapter, options, scoring.no_judge_reason), digest=summarize
-        )
+        build = functools.partial(without_judge, parts.adapter, options, scoring.no_judge_reason)
+        plan = process_plan(build, digest=summarize)
     try:
         run = score_once(
             parts,
