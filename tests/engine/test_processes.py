@@ -189,7 +189,7 @@ class _Moved(JsonlSource):
     def records(self, since, until=None):  # type: ignore[no-untyped-def]
         for record in super().records(since, until):
             assert record.at is not None
-            yield dataclasses.replace(record, at=(str(self.gone), record.at[1]))
+            yield dataclasses.replace(record, at=(dataclasses.replace(record.at[0], path=str(self.gone)), record.at[1]))
 
 
 def test_lines_a_worker_cannot_read_from_their_file_are_sent_as_bytes(tmp_path: Path) -> None:

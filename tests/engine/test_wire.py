@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import pickle
 import random
+import threading
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from tracescore.engine.stage import Plan, Scored, score_chunk
 from tracescore.engine.wire import Packed, Unread, pack, pack_records, score_packed, unpack, unpack_records
 from tracescore.report.tally import Summary, summarize
 from tracescore.scorers import Scorer, default_scorers
-from tracescore.sources.base import Record
+from tracescore.sources.base import FileRef, Record
 from tracescore.sources.jsonl import read_jsonl
 
 
@@ -129,13 +131,39 @@ def test_lines_of_a_file_go_as_offsets_and_the_worker_reads_them(tmp_path: Path)
     path.write_bytes(b"\xef\xbb\xbf" + b"\n\n".join(lines) + b"\r\n")  # a BOM, blank lines between, CRLF at the end
     items = [(n, 0, record) for n, record in enumerate(read_jsonl(path))]
     packed = pack_records(items)
-    assert packed[4] == str(path) and len(pickle.dumps(packed)) < sum(len(r.payload) for _, _, r in items) / 20
+    assert packed[4] is not None and packed[4].path == str(path)
+    assert len(pickle.dumps(packed)) < sum(len(r.payload) for _, _, r in items) / 20  # type: ignore[arg-type]
     got = unpack_records(_through_pipe(packed))  # type: ignore[arg-type]
     assert [(r.payload, r.line) for _, _, r in got] == [(r.payload, r.line) for _, _, r in items]
-    path.write_bytes(path.read_bytes()[:-100])  # the file shrank after the parent read it
+    path.write_bytes(path.read_bytes()[:-100])  # the file shrank after the parent read it (same inode)
     with pytest.raises(Unread, match="bytes expected"):
         unpack_records(packed)
-    path.unlink()
-    with pytest.raises(Unread):
-        unpack_records((0, 0, [(0, 5)], [1], str(tmp_path / "elsewhere.jsonl")))
+    with pytest.raises(Unread, match="No such file"):
+        unpack_records((0, 0, [(0, 5)], [1], FileRef(str(tmp_path / "elsewhere.jsonl"), 0, 0)))
     assert pack_records(items, inline=True)[4] is None  # the bytes themselves, when asked
+
+
+def test_a_worker_never_reads_another_file_put_at_the_path(tmp_path: Path) -> None:
+    """A log rotated (renamed, a new file created at its path) after the parent read it: the worker refuses the new
+    file, even one long enough and with lines at the same offsets, and the parent sends the bytes it read."""
+    path = tmp_path / "traces.jsonl"
+    path.write_bytes(b'{"id": "old-1"}\n{"id": "old-2"}\n')
+    items = [(n, 0, record) for n, record in enumerate(read_jsonl(path))]
+    packed = pack_records(items)
+    path.rename(tmp_path / "traces.jsonl.1")
+    path.write_bytes(b'{"id": "new-1"}\n{"id": "new-2"}\n{"id": "new-3"}\n')
+    with pytest.raises(Unread, match="another file"):
+        unpack_records(packed)
+    assert [r.payload for _, _, r in unpack_records(pack_records(items, inline=True))][0] == b'{"id": "old-1"}\n'
+
+
+def test_lines_from_a_pipe_go_as_bytes(tmp_path: Path) -> None:
+    """A FIFO cannot be read again at an offset (and opening it again could wait forever for a writer)."""
+    fifo = tmp_path / "traces.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(b'{"id": "p-1"}\n{"id": "p-2"}\n'))
+    writer.start()
+    items = [(n, 0, record) for n, record in enumerate(read_jsonl(fifo))]
+    writer.join()
+    assert [r.at for _, _, r in items] == [None, None]
+    assert pack_records(items)[4] is None and unpack_records(pack_records(items))[1][2].payload == b'{"id": "p-2"}\n'

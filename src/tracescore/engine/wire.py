@@ -4,8 +4,9 @@ Pickling 64 ``Record``s and 64 ``Scored`` (each with its store rows) per chunk c
 tenth of the scoring itself (light traces, counted with callgrind), which a 2-core ``--workers 2`` run cannot spare,
 and copying heavy lines through the pipe (78 KB each) cost the parent about as much as the scoring left it. So:
 
-- lines of a file go as their offsets there, and the worker reads them itself, one read per chunk (the file must not
-  be rewritten while it is scored; if the worker cannot read what the parent read, the parent sends the bytes);
+- lines of a file go as their offsets there, and the worker reads them itself, one read per chunk, from the very file
+  the parent read (same device and inode: a log rotated or replaced since is another file). If it cannot, the parent
+  sends the bytes. A file rewritten in place while it is scored (same inode) is read as it is then;
   other records go as flat lists of payloads and line numbers;
 - a chunk's results go as one msgpack blob of plain fields; the few Python objects a result may carry (its
   timestamp, its line's dict, the ``TraceResult`` a platform sink needs, the chunk's digest) travel beside it,
@@ -21,12 +22,12 @@ from typing import Any
 import msgspec
 
 from tracescore.engine.stage import Plan, Scored, score_chunk
-from tracescore.sources.base import Record
+from tracescore.sources.base import FileRef, Record
 from tracescore.store.db import ResultRows
 
 __all__ = ["Packed", "Records", "Unread", "pack", "pack_records", "score_packed", "unpack", "unpack_records"]
 
-Records = tuple[int, int, list[Any], list[int | None], str | None]
+Records = tuple[int, int, list[Any], list[int | None], FileRef | None]
 """A chunk of records for a worker: (first sequence number, window, payloads, line numbers, None), or, for lines
 of a file, (..., each line's (offset, size) there, line numbers, the file): the worker reads them itself."""
 
@@ -58,45 +59,52 @@ def pack_records(items: list[tuple[int, int, Record]], *, inline: bool = False) 
     """A chunk of (seq, window, record), all of one window with consecutive seqs, as flat lists; lines of one file go
     as where they lie (unless ``inline``), so the parent does not copy their bytes through the pipe."""
     seq, window, first = items[0]
-    name = first.at[0] if first.at is not None and not inline else None
+    ref = first.at[0] if first.at is not None and not inline else None
     lines = [r.line for _, _, r in items]
-    if name is not None:
+    if ref is not None:
         spans = []
         for _, _, r in items:
-            if r.at is None or r.at[0] != name:
+            if r.at is None or r.at[0] != ref:
                 break
             spans.append((r.at[1], r.size))
         else:
-            return seq, window, spans, lines, name
+            return seq, window, spans, lines, ref
     return seq, window, [r.payload for _, _, r in items], lines, None
 
 
 def unpack_records(records: Records) -> list[tuple[int, int, Record]]:
     """The records of a chunk, their lines read from the file when they came as offsets (``Unread`` if they cannot
     be: the parent then sends the bytes)."""
-    seq, window, payloads, lines, name = records
-    if name is not None:
+    seq, window, payloads, lines, ref = records
+    if ref is not None:
         start, end = payloads[0][0], payloads[-1][0] + payloads[-1][1]
         try:
-            blob = _pread(name, start, end - start)
+            blob = os.pread(_open(ref), end - start, start)
         except OSError as exc:
-            raise Unread(f"{name}: {exc}") from None
+            raise Unread(f"{ref.path}: {exc}") from None
         if len(blob) != end - start:
-            raise Unread(f"{name}: {end - start} bytes expected at {start}, {len(blob)} read")
+            raise Unread(f"{ref.path}: {end - start} bytes expected at {start}, {len(blob)} read")
         payloads = [blob[at - start : at - start + size] for at, size in payloads]
     pairs = enumerate(zip(payloads, lines, strict=True))
     return [(seq + i, window, Record(payload, line)) for i, (payload, line) in pairs]
 
 
-_OPEN: list[tuple[str, int]] = []  # the worker's open file (one: a run reads its files one after another)
+_OPEN: list[tuple[FileRef, int]] = []  # the worker's open file (one: a run reads its files one after another)
 
 
-def _pread(name: str, offset: int, size: int) -> bytes:
-    if not _OPEN or _OPEN[0][0] != name:
-        if _OPEN:
-            os.close(_OPEN.pop()[1])
-        _OPEN.append((name, os.open(name, os.O_RDONLY)))
-    return os.pread(_OPEN[0][1], size, offset)
+def _open(ref: FileRef) -> int:
+    """A descriptor of the very file the parent read (``Unread`` when its path names another file now)."""
+    if _OPEN and _OPEN[0][0] == ref:
+        return _OPEN[0][1]
+    if _OPEN:
+        os.close(_OPEN.pop()[1])
+    fd = os.open(ref.path, os.O_RDONLY | os.O_NONBLOCK)  # never waits: a FIFO put at the path is not the file
+    opened = os.fstat(fd)
+    if (opened.st_dev, opened.st_ino) != (ref.device, ref.inode):
+        os.close(fd)
+        raise Unread(f"{ref.path} names another file than the one read (rotated or replaced)")
+    _OPEN.append((ref, fd))
+    return fd
 
 
 def pack(out: list[Scored]) -> Packed | list[Scored]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
-__all__ = ["EVERYTHING", "Record", "Shard", "ShardedSource", "Source"]
+__all__ = ["EVERYTHING", "FileRef", "Record", "Shard", "ShardedSource", "Source"]
 
 EVERYTHING = datetime(1970, 1, 1, tzinfo=UTC)
 """The ``since`` of a one-shot read of a whole file (with ``until=None``): a file source yields every record."""
@@ -26,7 +26,17 @@ class Record:
     payload: str | bytes | object
     line: int | None = None
     size: int = 0
-    at: tuple[str, int] | None = None  # (file, byte offset) the payload was read from: a worker process reads it there
+    at: tuple[FileRef, int] | None = None  # (file, byte offset) the payload was read at: a worker reads it there
+
+
+@dataclass(frozen=True)
+class FileRef:
+    """A file as it was opened: its path and identity, so another process can tell that the path still names it (a
+    log rotated or replaced since names another file)."""
+
+    path: str
+    device: int
+    inode: int
 
 
 class Source(Protocol):

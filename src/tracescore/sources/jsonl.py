@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -10,7 +12,7 @@ from pathlib import Path
 from typing import IO
 
 from tracescore.errors import InputError
-from tracescore.sources.base import Record
+from tracescore.sources.base import FileRef, Record
 
 __all__ = ["JsonlSource", "read_jsonl", "record_time"]
 
@@ -34,11 +36,16 @@ def read_jsonl(path: str | Path | IO[bytes]) -> Iterator[Record]:
 
 
 def _lines(handle: IO[bytes], name: str | None = None) -> Iterator[Record]:
-    """The non-blank lines of ``handle``; from a file (``name``), each with its byte offset there."""
+    """The non-blank lines of ``handle``; from a file (``name``), each with where it lies there."""
+    ref = None
+    if name is not None:
+        opened = os.fstat(handle.fileno())
+        if stat.S_ISREG(opened.st_mode):  # a pipe or device cannot be read again at an offset
+            ref = FileRef(name, opened.st_dev, opened.st_ino)
     offset = 0
     for number, raw in enumerate(handle, start=1):
         if not raw.isspace():  # a blank line is skipped (isspace stops at the first character; strip copies the line)
-            yield Record(payload=raw, line=number, size=len(raw), at=(name, offset) if name is not None else None)
+            yield Record(payload=raw, line=number, size=len(raw), at=(ref, offset) if ref is not None else None)
         offset += len(raw)
 
 
