@@ -58,7 +58,7 @@ def deprecated_priced_model() -> tuple[str, str]:
 def test_default_model_is_current_not_deprecated_in_the_sdk() -> None:
     from anthropic._data import DEPRECATED_MODELS
 
-    assert deprecated_models() == DEPRECATED_MODELS and DEPRECATED_MODELS  # the SDK's own table, read as it is
+    assert deprecated_models() == dict(DEPRECATED_MODELS)  # the SDK's own table, read as it is
     assert DEFAULT_MODEL not in deprecated_models()
 
 

@@ -4,10 +4,10 @@ Pickling 64 ``Record``s and 64 ``Scored`` (each with its store rows) per chunk c
 tenth of the scoring itself (light traces, counted with callgrind), which a 2-core ``--workers 2`` run cannot spare,
 and copying heavy lines through the pipe (78 KB each) cost the parent about as much as the scoring left it. So:
 
-- lines of a file go as their offsets there, and the worker reads them itself, one read per chunk, from the very file
-  the parent read (same device and inode: a log rotated or replaced since is another file). If it cannot, the parent
-  sends the bytes. A file rewritten in place while it is scored (same inode) is read as it is then;
-  other records go as flat lists of payloads and line numbers;
+- lines of a regular file go as their offsets there, and the worker reads them itself, one read per chunk, from the
+  very file the parent read (same device and inode: a log rotated or replaced since is another file); if it cannot,
+  the parent sends the bytes. A file rewritten in place while it is scored (same inode) is read as it is then. Other
+  records (stdin, pipes, platforms) go as flat lists of payloads and line numbers;
 - a chunk's results go as one msgpack blob of plain fields; the few Python objects a result may carry (its
   timestamp, its line's dict, the ``TraceResult`` a platform sink needs, the chunk's digest) travel beside it,
   pickled. A chunk msgpack cannot encode (a lone surrogate in a string, an int past 64 bits) goes pickled whole: the
@@ -52,7 +52,7 @@ class Packed:
 
 
 class Unread(Exception):
-    """A worker could not read a chunk's lines from their file (gone, or shorter than when the parent read it)."""
+    """A worker could not read a chunk's lines from their file (gone, another file at its path, or shorter)."""
 
 
 def pack_records(items: list[tuple[int, int, Record]], *, inline: bool = False) -> Records:
@@ -114,7 +114,7 @@ def pack(out: list[Scored]) -> Packed | list[Scored]:
     digest = out[-1].digest if out else None
     for i, s in enumerate(out):
         rows = s.rows
-        if s.digest is not None and i != len(out) - 1 or not _plain_types(s):
+        if (s.digest is not None and i != len(out) - 1) or not _plain_types(s):
             return out
         if rows is None:  # skipped: no rows (a result always has a row of 7 fields)
             row: tuple[Any, ...] = ()
