@@ -67,11 +67,11 @@ def test_a_packed_chunk_unpacks_to_the_scored_the_worker_built() -> None:
         got = unpack(_through_pipe(packed))  # type: ignore[arg-type]
         assert got == built  # every field: line, store rows, timestamp, failure, the TraceResult, the digest
         assert [s.timestamp for s in got] == [s.timestamp for s in built]  # same offsets, not only same instants
-        assert [type(c) for s in got if s.rows for c in s.rows.citations] == [
-            type(c) for s in built if s.rows for c in s.rows.citations
+        assert [type(c) for s in got if s.rows for c in s.rows.result] == [
+            type(c) for s in built if s.rows for c in s.rows.result
         ]
         assert any(s.failure for s in got) and any(s.timestamp for s in got)
-        assert any(s.rows and s.rows.citations for s in got)
+        assert any(s.rows and s.rows.result[-1] for s in got)  # citation rows crossed (their JSON array)
         if digest is not None:
             assert isinstance(got[-1].digest, Summary) and got[-1].digest.traces == sum(s.failure is None for s in got)
             assert all(s.data is None for s in got)
@@ -120,7 +120,7 @@ def test_the_comparison_can_fail() -> None:
     built = score_chunk(plan, _records()[-2:])
     got = unpack(pack(built))
     assert got == built
-    got[0].rows.citations.append(("x",))  # type: ignore[union-attr]
+    got[0].rows.claims.append(("x",))  # type: ignore[union-attr]
     assert got != built
 
 

@@ -114,7 +114,7 @@ def test_a_store_at_0010_migrates_and_the_view_returns_the_rows_the_table_held(
     tampered = _normalised(db.execute(f"SELECT {_COLUMNS} FROM scores").fetchall())
     db.close()
     with Store(path) as store:
-        assert store.applied_migrations()[-1] == "0011_scores_view"
+        assert "0011_scores_view" in store.applied_migrations()
         assert store.query("SELECT type FROM sqlite_master WHERE name = 'scores'") == [("view",)]
         after = _view(store)
         assert len(after) == len(before) > 100

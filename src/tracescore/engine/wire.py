@@ -33,11 +33,8 @@ of a file, (..., each line's (offset, size) there, line numbers, the file): the 
 
 _ENCODE = msgspec.msgpack.Encoder().encode
 # per result: seq, chunk, key, readable, text, store row of the result (its line left out: it is ``text``),
-# citation rows, claim rows, failure, scorer errors, values, skipped
-_Plain = tuple[
-    int, int, str, bool, str, tuple[Any, ...], list[tuple[Any, ...]], list[tuple[Any, ...]], str | None, bool, int,
-    bool,
-]  # fmt: skip
+# claim rows, failure, scorer errors, values, skipped
+_Plain = tuple[int, int, str, bool, str, tuple[Any, ...], list[tuple[Any, ...]], str | None, bool, int, bool]
 _DECODE = msgspec.msgpack.Decoder(list[_Plain]).decode
 _LINE = 5  # where the result row holds the result line
 
@@ -116,17 +113,15 @@ def pack(out: list[Scored]) -> Packed | list[Scored]:
         rows = s.rows
         if (s.digest is not None and i != len(out) - 1) or not _plain_types(s):
             return out
-        if rows is None:  # skipped: no rows (a result always has a row of 7 fields)
+        if rows is None:  # skipped: no rows (a result always has a row of 8 fields)
             row: tuple[Any, ...] = ()
-            citations, claims = [], []
+            claims = []
         elif rows.result[_LINE] is s.text:
-            row, citations, claims = rows.result[:_LINE] + rows.result[_LINE + 1 :], rows.citations, rows.claims
+            row, claims = rows.result[:_LINE] + rows.result[_LINE + 1 :], rows.claims
         else:  # rows built from another line than the one sent: keep both as they are
             return out
-        plain.append(
-            (s.seq, s.chunk, s.key, s.readable, s.text, row, citations, claims, s.failure, s.scorer_errors, s.values,
-             s.skipped)
-        )  # fmt: skip
+        plain.append((s.seq, s.chunk, s.key, s.readable, s.text, row, claims, s.failure, s.scorer_errors, s.values,
+                      s.skipped))  # fmt: skip
         if s.timestamp is not None or s.data is not None or s.result is not None:
             objects[i] = (s.timestamp, s.data, s.result)
     try:
@@ -155,11 +150,11 @@ def unpack(got: Packed | list[Scored]) -> list[Scored]:
         return got
     objects = got.objects
     out = []
-    for i, (seq, chunk, key, readable, text, row, citations, claims, failure, errors, values, skipped) in enumerate(
+    for i, (seq, chunk, key, readable, text, row, claims, failure, errors, values, skipped) in enumerate(
         _DECODE(got.plain)
     ):
         timestamp, data, result = objects.get(i, (None, None, None))
-        rows = ResultRows((*row[:_LINE], text, *row[_LINE:]), citations, claims) if row else None
+        rows = ResultRows((*row[:_LINE], text, *row[_LINE:]), claims) if row else None
         out.append(
             Scored(seq, chunk, key, timestamp, readable, data, text, rows, result, failure, errors, values, skipped)
         )

@@ -1,5 +1,6 @@
 """The local store (SQLite, the embedded default): every run, per-trace result, per-citation and per-claim row, and
-the content-addressed judge cache. The per-score rows (``scores``) are a view over the result lines.
+the content-addressed judge cache. The per-score rows (``scores``) are a view over the result lines, the per-citation
+rows (``citations``) a view over one JSON array per result.
 
 Reports, gates and calibration read from here. Schema changes are ordered, named, append-only migrations recorded
 in the ``migrations`` table; an applied migration is never edited, a new one is appended to ``MIGRATIONS``.
@@ -18,6 +19,7 @@ from typing import Any
 
 from tracescore.errors import StoreError
 from tracescore.result import TraceResult
+from tracescore.store.citations_view import CITATIONS_VIEW_MIGRATION, citation_rows
 from tracescore.store.scores_view import SCORES_VIEW_MIGRATION, score_metadata
 
 __all__ = ["MIGRATIONS", "ResultRows", "Store", "result_rows"]
@@ -160,6 +162,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     ("0011_scores_view", SCORES_VIEW_MIGRATION),  # the per-score rows become a view over the result line
+    ("0012_citations_view", CITATIONS_VIEW_MIGRATION),  # the per-citation rows become a view over one JSON array
 ]
 _CLAIM_KEYS = (
     "claim_index",
@@ -182,18 +185,18 @@ _CLAIM_KEYS = (
 class ResultRows:
     """One trace's rows, ready for ``executemany``: built where it was scored (a worker process), written in batches."""
 
-    result: tuple[Any, ...]
-    citations: list[tuple[Any, ...]]
+    result: tuple[Any, ...]  # the results row, its citation rows included (one JSON array)
     claims: list[tuple[Any, ...]]
 
     def __reduce__(self) -> tuple[type[ResultRows], tuple[Any, ...]]:
-        return ResultRows, (self.result, self.citations, self.claims)  # a tuple: no Python call per field
+        return ResultRows, (self.result, self.claims)  # a tuple: no Python call per field
 
 
 def result_rows(run_id: str, result: TraceResult, line: str | None = None) -> ResultRows:
     """The store rows of ``result`` (``line``: its result line, when already serialised).
 
     The per-score rows are a view over the result line; only the scores' metadata, which the line lacks, is added.
+    The per-citation rows are a view too, over one JSON array in the results row.
     """
     tid = result.trace_id or f"line:{result.line}"
     if line is None:
@@ -207,9 +210,8 @@ def result_rows(run_id: str, result: TraceResult, line: str | None = None) -> Re
             result.diagnosis,
             line,
             score_metadata(result),
+            citation_rows(result.citations),
         ),
-        [(run_id, tid, c.sentence_index, c.marker, c.target, c.kind, c.normalized, int(c.fetched), int(c.seen))
-         for c in result.citations],
         [
             (run_id, tid)
             + tuple(json.dumps(v) if isinstance(v, list) else v for v in (getattr(c, k) for k in _CLAIM_KEYS))
@@ -286,13 +288,9 @@ class Store:
             self._in_tx = True
         try:
             self._db.executemany(
-                "INSERT INTO results (run_id, trace_id, line, timestamp, diagnosis, result_line, score_metadata)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO results (run_id, trace_id, line, timestamp, diagnosis, result_line, score_metadata,"
+                " citation_rows) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [rows.result for rows in batch],
-            )
-            self._db.executemany(
-                "INSERT INTO citations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [r for rows in batch for r in rows.citations],
             )
             self._db.executemany(
                 f"INSERT INTO claims (run_id, trace_id, {', '.join(_CLAIM_KEYS)}) VALUES ({', '.join('?' * 15)})",

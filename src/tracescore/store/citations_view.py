@@ -1,0 +1,49 @@
+"""The per-citation rows as a view (migration 0012): each trace's rows are one JSON array in ``results.citation_rows``.
+
+A table cost every trace one row per cited source plus an index entry each, with the run id and trace id repeated on
+every row: about half of what writing a light trace to the store cost (#14). The view has the table's name, columns
+and row order (per run, the results in order, then each trace's rows in order), so ``Store.citations``, calibration
+sampling and users' queries read it unchanged; a lookup by run and trace uses the results' indexes.
+"""
+
+from __future__ import annotations
+
+from tracescore.result import CitationRow
+from tracescore.store.scores_view import _COMPACT, TRACE_KEY
+
+__all__ = ["CITATIONS_VIEW_MIGRATION", "citation_rows"]
+
+_KEY = TRACE_KEY.format(r="results.")
+
+# The old rows move to the first result of their run with their trace key (two lines with one id in a run shared
+# their rows in the table too: the view gives that key the same rows), in the order they were written; then the table
+# goes and the view takes its name and columns. Applied: never edit it (no ";" inside a statement: they are split)
+CITATIONS_VIEW_MIGRATION = f"""
+    ALTER TABLE results ADD COLUMN citation_rows TEXT;
+    UPDATE results SET citation_rows = (
+        SELECT json_group_array(json_array(sentence_index, marker, target, kind, normalized, fetched, seen))
+        FROM (
+            SELECT * FROM citations AS c WHERE c.run_id = results.run_id AND c.trace_id = {_KEY} ORDER BY c.rowid
+        )
+    ) WHERE EXISTS (
+        SELECT 1 FROM citations AS c WHERE c.run_id = results.run_id AND c.trace_id = {_KEY}
+    ) AND results.id = (
+        SELECT min(first.id) FROM results AS first
+        WHERE first.run_id = results.run_id AND {TRACE_KEY.format(r="first.")} = {_KEY}
+    );
+    DROP TABLE citations;
+    CREATE VIEW citations (run_id, trace_id, sentence_index, marker, target, kind, normalized, fetched, seen) AS
+    SELECT r.run_id, {TRACE_KEY.format(r="r.")}, json_extract(c.value, '$[0]'), json_extract(c.value, '$[1]'),
+        json_extract(c.value, '$[2]'), json_extract(c.value, '$[3]'), json_extract(c.value, '$[4]'),
+        json_extract(c.value, '$[5]'), json_extract(c.value, '$[6]')
+    FROM results AS r, json_each(r.citation_rows) AS c
+    """
+
+
+def citation_rows(rows: list[CitationRow]) -> str | None:
+    """A trace's citation rows as the JSON array the view reads (None when it cites nothing)."""
+    if not rows:
+        return None
+    return _COMPACT(
+        [[c.sentence_index, c.marker, c.target, c.kind, c.normalized, int(c.fetched), int(c.seen)] for c in rows]
+    )
