@@ -36,11 +36,11 @@ def trace_from_json(payload: object) -> Trace:
     """Parse and validate one canonical trace from JSON text/bytes or an already-decoded dict."""
     if isinstance(payload, str | bytes | bytearray):
         raw = payload.encode() if isinstance(payload, str) else bytes(payload)
-        raw = raw.removeprefix(_BOM).rstrip(b"\r\n")
-        fast = structs.decode(raw)
+        raw = raw.removeprefix(_BOM)
+        fast = structs.decode(raw)  # the line end is JSON whitespace to msgspec: not stripped (a copy of the line)
         if fast is not None:
             return cast(Trace, fast)  # the struct mirror of Trace: same fields and read API (see the docstring)
-        return model_trace(raw)
+        return model_trace(raw.rstrip(b"\r\n"))
     return model_trace(payload)
 
 
