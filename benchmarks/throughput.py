@@ -179,11 +179,12 @@ def score_child(path: Path, work: Path, workers: int, src: str | None = None) ->
     return {"wall": wall, "cpu": cpu, "rss": rss, "store": size / 1e6}
 
 
-def startup_child(work: Path) -> dict[str, float]:
-    """The same child on an empty file: interpreter start and imports, subtracted from every run."""
+def startup_child(work: Path, src: str | None = None) -> dict[str, float]:
+    """The same child on an empty file: interpreter start and imports, subtracted from every run of the same code
+    (an older checkout's own: with PYTHONDONTWRITEBYTECODE its modules are compiled again in every run)."""
     empty = work / "empty.jsonl"
     empty.write_text("")
-    return score_child(empty, work, 1)
+    return score_child(empty, work, 1, src)
 
 
 def _burn(n: int) -> int:
@@ -218,6 +219,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         base = min((startup_child(work) for _ in range(3)), key=lambda run: run["cpu"])
+        old_base = base
+        if args.compare:
+            old_base = min((startup_child(work, args.compare) for _ in range(3)), key=lambda run: run["cpu"])
         print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; start-up {base['cpu']:.2f} s")
         print(f"{'file':>14} {'MB':>5} {'loads s':>8} {'1 proc cpu s':>13} {'ratio':>6} "
               f"{'1 proc wall':>12} {f'{args.workers} wkr wall':>11} {'speed-up':>9} {'peak RSS MiB':>13}"
@@ -236,8 +240,8 @@ def main() -> None:
                   f"{one['wall']:>12.2f} {many['wall']:>11.2f} {speed:>8.2f}x {one['rss']:>13.1f} {one['store']:>9.1f}")
             if args.compare and index < len(runs):
                 old = best_child(path, work, 1, args.compare)
-                print(f"{'  ' + args.compare[-12:]:>14} {'':>5} {'':>8} {old['cpu'] - base['cpu']:>13.2f}"
-                      f" {(old['cpu'] - base['cpu']) / parse:>5.1f}x {old['wall']:>12.2f} {'':>11} {'':>9}"
+                print(f"{'  ' + args.compare[-12:]:>14} {'':>5} {'':>8} {old['cpu'] - old_base['cpu']:>13.2f}"
+                      f" {(old['cpu'] - old_base['cpu']) / parse:>5.1f}x {old['wall']:>12.2f} {'':>11} {'':>9}"
                       f" {old['rss']:>13.1f} {old['store']:>9.1f}")
             path.unlink()
         print(f"load average after: {os.getloadavg()[0]:.2f}; the same machine gives pure arithmetic a"
