@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import tracescore.calibrate as calibrate
-from tracescore.store.db import MIGRATIONS, Store
+from tests.store.old_store import store_before
+from tracescore.store.db import Store
 
 
 def test_all_is_complete_and_sorted() -> None:
@@ -18,17 +18,7 @@ def test_all_is_complete_and_sorted() -> None:
 
 def test_calibration_tables_are_added_to_an_existing_store(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    db = sqlite3.connect(path)
-    db.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-    for name, sql in MIGRATIONS:
-        if name == "0006_calibration":
-            break
-        for statement in sql.split(";"):
-            if statement.strip():
-                db.execute(statement)
-        db.execute("INSERT INTO migrations VALUES (?, '2026-11-01T00:00:00+00:00')", (name,))
-    db.commit()
-    db.close()
+    store_before(path, "0006_calibration").close()
     with Store(path) as store:
         assert "0006_calibration" in store.applied_migrations()
         assert store.query("SELECT COUNT(*) FROM calibration_items") == [(0,)]

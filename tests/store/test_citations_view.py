@@ -16,9 +16,10 @@ import pytest
 
 from tests.conftest import SAMPLES
 from tests.engine.test_golden import faults_lines
+from tests.store.old_store import store_before
 from tracescore.api import score_traces
 from tracescore.result import CitationRow, TraceResult
-from tracescore.store.db import MIGRATIONS, Store
+from tracescore.store.db import Store
 
 _COLUMNS = "run_id, trace_id, sentence_index, marker, target, kind, normalized, fetched, seen"
 Row = tuple[Any, ...]
@@ -57,20 +58,6 @@ def _results() -> list[TraceResult]:
     return scored + odd
 
 
-def _store_at_0011(path: Path) -> sqlite3.Connection:
-    """A store with every migration up to 0011 applied, written by raw SQL (the old code path)."""
-    db = sqlite3.connect(path, isolation_level=None)
-    db.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-    for name, sql in MIGRATIONS:
-        if name == "0012_citations_view":
-            break
-        for statement in sql.split(";"):
-            if statement.strip():
-                db.execute(statement)
-        db.execute("INSERT INTO migrations VALUES (?, 'then')", (name,))
-    return db
-
-
 def _write_old(db: sqlite3.Connection, run_id: str, results: list[TraceResult]) -> None:
     db.execute("INSERT INTO runs (id, started_at, command) VALUES (?, ?, 'score')", (run_id, run_id))
     for result in results:
@@ -101,7 +88,7 @@ def _typed(rows: list[Row]) -> list[tuple[type, ...]]:
 @pytest.mark.parametrize("tamper", [False, True])
 def test_a_store_at_0011_migrates_and_the_view_returns_the_rows_the_table_held(tmp_path: Path, tamper: bool) -> None:
     path = tmp_path / "old.db"
-    db = _store_at_0011(path)
+    db = store_before(path, "0012_citations_view")
     results = _results()
     _write_old(db, "r1", results)
     _write_old(db, "r2", results[:3])

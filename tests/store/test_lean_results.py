@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
+from tests.store.old_store import store_before
 from tracescore.result import TraceResult
 from tracescore.scores import Score
-from tracescore.store.db import MIGRATIONS, Store
+from tracescore.store.db import Store
 
 
 def _result() -> TraceResult:
@@ -42,15 +42,7 @@ def test_results_hold_the_line_once_and_scores_stay_queryable(tmp_path: Path) ->
 
 def test_rows_written_before_the_migration_keep_their_line(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    db = sqlite3.connect(path, isolation_level=None)
-    db.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-    for name, sql in MIGRATIONS:
-        if name == "0010_lean_results":
-            break
-        for statement in sql.split(";"):
-            if statement.strip():
-                db.execute(statement)
-        db.execute("INSERT INTO migrations VALUES (?, 'then')", (name,))
+    db = store_before(path, "0010_lean_results")
     db.execute("INSERT INTO runs (id, started_at, command) VALUES ('r', 'then', 'score')")
     old = {"trace_id": "t0", "line": 1, "timestamp": None, "scores": {"a": 1.0}, "missing": {"b": "why"},
            "errors": [], "notes": [], "metadata": {"m": [1, "x"]}}

@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO, SAMPLES
+from tests.store.old_store import store_before
 from tracescore.api import score_traces
 from tracescore.result import TraceResult
 from tracescore.scores import Score, absent, score
-from tracescore.store.db import MIGRATIONS, Store
+from tracescore.store.db import Store
 
 _COLUMNS = "run_id, trace_id, name, value, label, reason, comment, metadata"
 Row = tuple[Any, ...]
@@ -73,20 +74,6 @@ def _kinds() -> list[TraceResult]:
     return [first, unnamed]
 
 
-def _store_at_0010(path: Path) -> sqlite3.Connection:
-    """A store with every migration up to 0010 applied, written by raw SQL (the old code path)."""
-    db = sqlite3.connect(path, isolation_level=None)
-    db.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-    for name, sql in MIGRATIONS:
-        if name == "0011_scores_view":
-            break
-        for statement in sql.split(";"):
-            if statement.strip():
-                db.execute(statement)
-        db.execute("INSERT INTO migrations VALUES (?, 'then')", (name,))
-    return db
-
-
 def _write_old(db: sqlite3.Connection, run_id: str, results: list[TraceResult]) -> None:
     db.execute("INSERT INTO runs (id, started_at, command) VALUES (?, ?, 'score')", (run_id, run_id))
     for result in results:
@@ -103,7 +90,7 @@ def test_a_store_at_0010_migrates_and_the_view_returns_the_rows_the_table_held(
     tmp_path: Path, tamper: str | None
 ) -> None:
     path = tmp_path / "old.db"
-    db = _store_at_0010(path)
+    db = store_before(path, "0011_scores_view")
     _write_old(db, "r1", _kinds())
     _write_old(db, "r2", score_traces([json.loads(x) for x in SAMPLES.read_text().splitlines()[:6]]))
     before = _normalised(db.execute(f"SELECT {_COLUMNS} FROM scores").fetchall())
@@ -195,7 +182,7 @@ def test_a_non_finite_metadata_value_never_breaks_the_view(tmp_path: Path) -> No
     """JSON has no NaN: the new column writes it as the result line does ("NaN"); an old row's text comes back as is."""
     result = TraceResult(trace_id="t-nan", line=1)
     result.scores["x"] = score("x", 0.5, spread=float("nan"), top=float("inf"))
-    db = _store_at_0010(tmp_path / "s.db")
+    db = store_before(tmp_path / "s.db", "0011_scores_view")
     _write_old(db, "old", [result])
     db.close()
     with Store(tmp_path / "s.db") as store:
