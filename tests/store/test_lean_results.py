@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.store.old_store import store_before
 from tracescore.result import TraceResult
 from tracescore.scores import Score
-from tracescore.store.db import Store
+from tracescore.store.db import PAGE_SIZE, Store
 
 
 def _result() -> TraceResult:
@@ -38,6 +38,7 @@ def test_results_hold_the_line_once_and_scores_stay_queryable(tmp_path: Path) ->
             ("retrieval.recall_at_5", 0.5, None, {"k": 5}),
         ]
         assert store.query("PRAGMA journal_mode") == [("wal",)]
+        assert store.query("PRAGMA page_size") == [(PAGE_SIZE,)] != [(4096,)]  # a new store: rows pack, 2+ a page
 
 
 def test_rows_written_before_the_migration_keep_their_line(tmp_path: Path) -> None:
@@ -57,4 +58,5 @@ def test_rows_written_before_the_migration_keep_their_line(tmp_path: Path) -> No
     db.close()
     with Store(path) as store:
         assert "0010_lean_results" in store.applied_migrations()
+        assert store.query("PRAGMA page_size") == [(4096,)]  # an existing store keeps its pages
         assert list(store.results("r")) == [old, json.loads(line)]
