@@ -143,6 +143,19 @@ def test_lines_of_a_file_go_as_offsets_and_the_worker_reads_them(tmp_path: Path)
     assert pack_records(items, inline=True)[4] is None  # the bytes themselves, when asked
 
 
+def test_chunks_of_any_size_read_through_the_reused_buffer_come_out_whole(tmp_path: Path) -> None:
+    """The worker reads every chunk into one buffer: a small chunk after a large one, and a large one after that,
+    come out as their own lines (nothing left over from the chunk before, nothing cut short)."""
+    path = tmp_path / "t.jsonl"
+    lines = [b'{"id": "%d", "answer": "%s"}\n' % (n, b"x" * (n % 7) * 5_000) for n in range(40)]
+    path.write_bytes(b"".join(lines))
+    items = [(n, 0, record) for n, record in enumerate(read_jsonl(path))]
+    for part in (items[:30], items[30:31], items[5:12], items, items[39:]):
+        got = unpack_records(pack_records(part))
+        assert [r.payload for _, _, r in got] == [r.payload for _, _, r in part] == [lines[s] for s, _, _ in part]
+        assert all(type(r.payload) is bytes for _, _, r in got)  # bytes of their own, not views of the buffer
+
+
 def test_a_worker_never_reads_another_file_put_at_the_path(tmp_path: Path) -> None:
     """A log rotated (renamed, a new file created at its path) after the parent read it: the worker refuses the new
     file, even one long enough and with lines at the same offsets, and the parent sends the bytes it read."""

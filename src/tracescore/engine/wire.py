@@ -75,18 +75,49 @@ def unpack_records(records: Records) -> list[tuple[int, int, Record]]:
     seq, window, payloads, lines, ref = records
     if ref is not None:
         start, end = payloads[0][0], payloads[-1][0] + payloads[-1][1]
+        view = _buffer(end - start)
         try:
-            blob = os.pread(_open(ref), end - start, start)
+            got = _read_at(_open(ref), view, start)
         except OSError as exc:
             raise Unread(f"{ref.path}: {exc}") from None
-        if len(blob) != end - start:
-            raise Unread(f"{ref.path}: {end - start} bytes expected at {start}, {len(blob)} read")
-        payloads = [blob[at - start : at - start + size] for at, size in payloads]
+        if got != end - start:
+            raise Unread(f"{ref.path}: {end - start} bytes expected at {start}, {got} read")
+        payloads = [view[at - start : at - start + size].tobytes() for at, size in payloads]
     pairs = enumerate(zip(payloads, lines, strict=True))
     return [(seq + i, window, Record(payload, line)) for i, (payload, line) in pairs]
 
 
 _OPEN: list[tuple[FileRef, int]] = []  # the worker's open file (one: a run reads its files one after another)
+_BUFFER: list[bytearray] = [bytearray()]  # the worker's read buffer, reused chunk after chunk
+
+
+def _buffer(size: int) -> memoryview:
+    """``size`` bytes of the worker's read buffer, grown to the largest chunk read. A 4 MiB ``bytes`` per chunk cost
+    more than the read itself: fresh pages, faulted in and zeroed, for every chunk (heavy lines: 47 us a line read
+    and sliced against 20 read into this buffer and copied out)."""
+    if len(_BUFFER[0]) < size:
+        _BUFFER[0] = bytearray(size)
+    return memoryview(_BUFFER[0])[:size]
+
+
+def _read_at(fd: int, view: memoryview, offset: int) -> int:
+    """Read into ``view`` from ``offset`` of ``fd`` until it is full or the file ends; the bytes read."""
+    done = 0
+    while done < len(view):
+        got = os.preadv(fd, [view[done:]], offset + done) if _PREADV else _pread_into(fd, view[done:], offset + done)
+        if not got:
+            break
+        done += got
+    return done
+
+
+_PREADV = hasattr(os, "preadv")
+
+
+def _pread_into(fd: int, view: memoryview, offset: int) -> int:  # pragma: no cover - a platform without preadv
+    data = os.pread(fd, len(view), offset)
+    view[: len(data)] = data
+    return len(data)
 
 
 def _open(ref: FileRef) -> int:
