@@ -39,6 +39,7 @@ def test_results_hold_the_line_once_and_scores_stay_queryable(tmp_path: Path) ->
         ]
         assert store.query("PRAGMA journal_mode") == [("wal",)]
         assert store.query("PRAGMA page_size") == [(PAGE_SIZE,)] != [(4096,)]  # a new store: rows pack, 2+ a page
+        assert store.query("PRAGMA wal_autocheckpoint") == [((4 << 20) // PAGE_SIZE,)]  # every 4 MiB, not 16
 
 
 def test_rows_written_before_the_migration_keep_their_line(tmp_path: Path) -> None:
