@@ -2,8 +2,9 @@
 
 A table cost every trace one row per cited source plus an index entry each, with the run id and trace id repeated on
 every row: about half of what writing a light trace to the store cost (#14). The view has the table's name, columns
-and row order (per run, the results in order, then each trace's rows in order), so ``Store.citations``, calibration
-sampling and users' queries read it unchanged; a lookup by run and trace uses the results' indexes.
+and types, so ``Store.citations``, calibration sampling and users' queries read it unchanged; a lookup by run and
+trace uses the results' indexes. Each trace's rows come in the order they were written, and a run's traces in the
+order they were written too (the table gave a run's rows in trace-id order, its index's).
 """
 
 from __future__ import annotations
