@@ -19,6 +19,7 @@ import pytest
 from benchmarks.throughput import make_light_trace
 from tests.engine.test_golden import faults_lines
 from tracescore.adapters import Adapter, trace_from_json
+from tracescore.engine import wire
 from tracescore.engine.stage import Plan, Scored, score_chunk
 from tracescore.engine.wire import Packed, Unread, pack, pack_records, score_packed, unpack, unpack_records
 from tracescore.report.tally import Summary, summarize
@@ -154,6 +155,19 @@ def test_chunks_of_any_size_read_through_the_reused_buffer_come_out_whole(tmp_pa
         got = unpack_records(pack_records(part))
         assert [r.payload for _, _, r in got] == [r.payload for _, _, r in part] == [lines[s] for s, _, _ in part]
         assert all(type(r.payload) is bytes for _, _, r in got)  # bytes of their own, not views of the buffer
+
+
+def test_a_chunk_over_the_kept_size_is_read_whole_and_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(wire, "_KEPT", 10_000)
+    monkeypatch.setattr(wire, "_BUFFER", [bytearray()])
+    path = tmp_path / "t.jsonl"
+    lines = [b'{"id": "a"}\n', b'{"id": "b", "answer": "%s"}\n' % (b"y" * 50_000), b'{"id": "c"}\n']
+    path.write_bytes(b"".join(lines))
+    items = [(n, 0, record) for n, record in enumerate(read_jsonl(path))]
+    assert [r.payload for _, _, r in unpack_records(pack_records(items))] == lines
+    assert len(wire._BUFFER[0]) == 0  # the large chunk's buffer was not kept
+    assert [r.payload for _, _, r in unpack_records(pack_records(items[:1]))] == lines[:1]
+    assert 0 < len(wire._BUFFER[0]) <= 10_000
 
 
 def test_a_worker_never_reads_another_file_put_at_the_path(tmp_path: Path) -> None:

@@ -91,12 +91,17 @@ _OPEN: list[tuple[FileRef, int]] = []  # the worker's open file (one: a run read
 _BUFFER: list[bytearray] = [bytearray()]  # the worker's read buffer, reused chunk after chunk
 
 
+_KEPT = 8 << 20  # a chunk larger than this (a line of many MB) is read into a buffer of its own, not kept
+
+
 def _buffer(size: int) -> memoryview:
-    """``size`` bytes of the worker's read buffer, grown to the largest chunk read. A 4 MiB ``bytes`` per chunk cost
-    more than the read itself: fresh pages, faulted in and zeroed, for every chunk (heavy lines: 47 us a line read
-    and sliced against 20 read into this buffer and copied out)."""
+    """``size`` bytes of the worker's read buffer, reused up to ``_KEPT`` bytes. A 4 MiB ``bytes`` per chunk cost more
+    than the read itself: fresh pages, faulted in and zeroed, for every chunk (heavy lines: 47 us a line read and
+    sliced against 20 read into this buffer and copied out). One huge line is not held for the rest of the run."""
+    if size > _KEPT:
+        return memoryview(bytearray(size))
     if len(_BUFFER[0]) < size:
-        _BUFFER[0] = bytearray(size)
+        _BUFFER[0] = bytearray(min(max(size, 4 << 20), _KEPT))
     return memoryview(_BUFFER[0])[:size]
 
 
