@@ -58,8 +58,11 @@ def main() -> None:
         print(f"{args.light} light traces; json.loads {parse:.2f} s; {len(args.modules)} modules compiled")
         digests = {}
         for label, src in (("pure Python", None), ("compiled", str(compiled))):
-            base = min((startup_child(work, src) for _ in range(args.repeat)), key=lambda run: run["cpu"])
-            run = best_child(path, work, 1, src, repeat=args.repeat)
+            try:
+                base = min((startup_child(work, src) for _ in range(args.repeat)), key=lambda run: run["cpu"])
+                run = best_child(path, work, 1, src, repeat=args.repeat)
+            except subprocess.CalledProcessError as exc:  # e.g. an interpreted class inheriting from a compiled one
+                sys.exit(f"the {label} run failed:\n{(exc.stderr or '')[-2000:]}")
             digests[label] = hashlib.sha256((work / "out.jsonl").read_bytes()).hexdigest()
             cpu = run["cpu"] - base["cpu"]
             print(f"{label:>12}: {cpu:6.2f} s CPU, {cpu / parse:5.1f}x json.loads")
