@@ -8,6 +8,12 @@ the child, so a loaded machine does not inflate it), the wall-clock speed-up of 
 the load average is printed), the child's peak RSS at 2k and 20k light traces and the store's size. Every figure is
 the best of 3 runs (CPU time on a shared VM varies by ±20 % run to run; the minimum is the least disturbed).
 
+Two bounds are printed beside them, so a target can be checked against what the design allows:
+- ``scorers``: decoding and scoring every line in this process with no output at all (no results file, store or
+  summary), as a multiple of ``json.loads``. ``score`` can get no closer to ``json.loads`` than this.
+- ``N cpu``: the CPU time of the N-worker run (all processes) over the 1-process run's. On N cores the wall-clock
+  speed-up cannot exceed N divided by it.
+
     python benchmarks/throughput.py                      # 20,000 light, 2,000 heavy, N = the cores
     python benchmarks/throughput.py --light 5000 --heavy 500 --workers 2
 """
@@ -142,6 +148,23 @@ def parse_seconds(path: Path, repeat: int = 3) -> float:
     return best
 
 
+def scoring_seconds(path: Path, repeat: int = 3) -> float:
+    """CPU seconds to decode and score every line in this process, writing nothing (the best of ``repeat``)."""
+    from tracescore.adapters.jsonl import trace_from_json
+    from tracescore.cli.scoring import ScoringOptions, without_judge
+    from tracescore.engine.pipeline import score_trace
+
+    _, scorers = without_judge(trace_from_json, ScoringOptions(), "judge turned off (--no-judge)")
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        with path.open("rb") as fh:
+            for line in fh:
+                score_trace(trace_from_json(line), scorers)
+        best = min(best, time.process_time() - start)
+    return best
+
+
 def best_child(path: Path, work: Path, workers: int, src: str | None = None, repeat: int = 3) -> dict[str, float]:
     """``score_child`` ``repeat`` times: the run with the least CPU (its wall, RSS and store size with it)."""
     return min((score_child(path, work, workers, src) for _ in range(repeat)), key=lambda run: run["cpu"])
@@ -223,26 +246,29 @@ def main() -> None:
         if args.compare:
             old_base = min((startup_child(work, args.compare) for _ in range(3)), key=lambda run: run["cpu"])
         print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; start-up {base['cpu']:.2f} s")
-        print(f"{'file':>14} {'MB':>5} {'loads s':>8} {'1 proc cpu s':>13} {'ratio':>6} "
-              f"{'1 proc wall':>12} {f'{args.workers} wkr wall':>11} {'speed-up':>9} {'peak RSS MiB':>13}"
-              f" {'store MB':>9}")
+        print(f"{'file':>14} {'MB':>5} {'loads s':>8} {'1 proc cpu s':>13} {'ratio':>6} {'scorers':>8} "
+              f"{'1 proc wall':>12} {f'{args.workers} wkr wall':>11} {'speed-up':>9} {f'{args.workers} cpu':>6}"
+              f" {'peak RSS MiB':>13} {'store MB':>9}")
         small = max(args.light // 10, 1)
         runs = (("light", args.light, write_light_file), ("heavy", args.heavy, write_file))
         for index, (kind, n, write) in enumerate((*runs, ("light", small, write_light_file))):
             path = work / f"{kind}-{n}.jsonl"
             size = write(path, n)
             parse = parse_seconds(path)
+            scorers = scoring_seconds(path)
             one = best_child(path, work, 1)
             many = best_child(path, work, args.workers) if index < len(runs) else one
             cpu = one["cpu"] - base["cpu"]
             speed = (one["wall"] - base["wall"]) / max(many["wall"] - base["wall"], 1e-9)
+            spent = (many["cpu"] - base["cpu"]) / max(cpu, 1e-9)  # all processes' CPU, N workers over 1
             print(f"{kind + ' ' + str(n):>14} {size / 1e6:>5.0f} {parse:>8.2f} {cpu:>13.2f} {cpu / parse:>5.1f}x "
-                  f"{one['wall']:>12.2f} {many['wall']:>11.2f} {speed:>8.2f}x {one['rss']:>13.1f} {one['store']:>9.1f}")
+                  f"{scorers / parse:>7.1f}x {one['wall']:>12.2f} {many['wall']:>11.2f} {speed:>8.2f}x {spent:>5.2f}x"
+                  f" {one['rss']:>13.1f} {one['store']:>9.1f}")
             if args.compare and index < len(runs):
                 old = best_child(path, work, 1, args.compare)
                 print(f"{'  ' + args.compare[-12:]:>14} {'':>5} {'':>8} {old['cpu'] - old_base['cpu']:>13.2f}"
-                      f" {(old['cpu'] - old_base['cpu']) / parse:>5.1f}x {old['wall']:>12.2f} {'':>11} {'':>9}"
-                      f" {old['rss']:>13.1f} {old['store']:>9.1f}")
+                      f" {(old['cpu'] - old_base['cpu']) / parse:>5.1f}x {'':>8} {old['wall']:>12.2f} {'':>11} {'':>9}"
+                      f" {'':>6} {old['rss']:>13.1f} {old['store']:>9.1f}")
             path.unlink()
         print(f"load average after: {os.getloadavg()[0]:.2f}; the same machine gives pure arithmetic a"
               f" {machine_parallelism(args.workers):.2f}x speed-up with {args.workers} processes now")
