@@ -7,6 +7,7 @@ the package tests read it; a score name that a user types (``--min``, ``[gate]``
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -50,7 +51,9 @@ DIAGNOSIS = "diagnosis"
 
 @dataclass(frozen=True)
 class Entry:
-    """One score of the catalog. ``direction``: +1 higher is better, -1 lower is better, 0 neither (no regression)."""
+    """One score of the catalog. ``direction``: +1 higher is better, -1 lower is better, 0 neither (no regression).
+    ``low``/``high``: the range its values (and so a run's mean) lie in: rates and booleans 0..1, counts ≥ 0, ranks
+    ≥ 1; a gate limit outside it, or at the edge it can never cross, could never fail."""
 
     name: str
     stage: Stage
@@ -60,6 +63,8 @@ class Entry:
     version: str
     judged: bool
     definition: str
+    low: float = 0.0
+    high: float = 1.0
 
     def matches(self, name: str) -> bool:
         """Whether ``name`` is this entry's score (``retrieval.recall_at_{k}`` matches any k)."""
@@ -69,9 +74,21 @@ class Entry:
 
 
 def _e(
-    name: str, stage: Stage, kind: Kind, direction: int, scorer: str, version: str, judged: bool, definition: str
+    name: str,
+    stage: Stage,
+    kind: Kind,
+    direction: int,
+    scorer: str,
+    version: str,
+    judged: bool,
+    definition: str,
+    low: float = 0.0,
+    high: float = 1.0,
 ) -> Entry:
-    return Entry(name, stage, kind, direction, scorer, version, judged, definition)
+    return Entry(name, stage, kind, direction, scorer, version, judged, definition, low, high)
+
+
+_COUNT, _RANK = (0.0, math.inf), (1.0, math.inf)
 
 
 _R, _C, _A, _D = "retrieval-1", "citations-1", "answer-1", "diagnosis-1"
@@ -82,7 +99,7 @@ CATALOG: tuple[Entry, ...] = (
     _e("retrieval.recall_at_{k}", "retrieval", "NUMERIC", 1, "retrieval", _R, False,
        "share of required_doc_ids among the first k hits of any search call"),
     _e(RETRIEVAL_FIRST_HIT_RANK, "retrieval", "NUMERIC", -1, "retrieval", _R, False,
-       "best rank, within its own search call, of any required doc; absent when none came back"),
+       "best rank, within its own search call, of any required doc; absent when none came back", *_RANK),
     _e(RETRIEVAL_RETRIEVED_ANY, "retrieval", "BOOLEAN", 1, "retrieval", _R, False,
        "any hit came back at all"),
     _e(GROUNDING_RATE, "grounding", "NUMERIC", 1, "grounding", _G, True,
@@ -90,13 +107,13 @@ CATALOG: tuple[Entry, ...] = (
     _e("grounding.hallucination_rate", "grounding", "NUMERIC", -1, "grounding", _G, True,
        "(unsupported + contradicted) / claims"),
     _e("grounding.unverified_quotes", "grounding", "NUMERIC", -1, "grounding", _G, True,
-       "supported verdicts whose quote was not found in the named document (downgraded)"),
+       "supported verdicts whose quote was not found in the named document (downgraded)", *_COUNT),
     _e(CITATION_COVERAGE, "citations", "NUMERIC", 1, "citations", _C, False,
        "answer sentences that carry a citation / answer sentences"),
     _e(CITATION_UNFETCHED_RATE, "citations", "NUMERIC", -1, "citations", _C, False,
        "cited URLs the agent never fetched / cited URLs; absent when a fetch could not be read"),
     _e(CITATION_FABRICATED_COUNT, "citations", "NUMERIC", -1, "citations", _C, False,
-       "cited URLs that never appeared in any search result or fetch; absent when a search could not be read"),
+       "cited URLs that never appeared in any search result or fetch; absent when a search could not be read", *_COUNT),
     _e("citation.support_rate", "citations", "NUMERIC", 1, "grounding", _G, True,
        "cited claims whose cited source supports them"),
     _e("citation.drift_rate", "citations", "NUMERIC", -1, "grounding", _G, True,
@@ -112,21 +129,22 @@ CATALOG: tuple[Entry, ...] = (
     _e("surface.support_any", "surface", "BOOLEAN", 1, "surface", _S, True,
        "some search result's surface (title, URL, snippet, metadata) supports the gold answer before any fetch"),
     _e("surface.first_support_rank", "surface", "NUMERIC", -1, "surface", _S, True,
-       "best rank, within its own search call, of a result whose surface supports; absent when none does"),
+       "best rank, within its own search call, of a result whose surface supports; absent when none does", *_RANK),
     _e("surface.smart", "surface", "NUMERIC", 0, "surface", _S, True,
-       "URLs whose surface supports the gold answer and that the agent fetched"),
+       "URLs whose surface supports the gold answer and that the agent fetched", *_COUNT),
     _e("surface.missed", "surface", "NUMERIC", -1, "surface", _S, True,
-       "URLs whose surface supports the gold answer and that the agent never fetched"),
+       "URLs whose surface supports the gold answer and that the agent never fetched", *_COUNT),
     _e("surface.blind", "surface", "NUMERIC", -1, "surface", _S, True,
-       "URLs whose surface does not support the gold answer and that the agent fetched"),
+       "URLs whose surface does not support the gold answer and that the agent fetched", *_COUNT),
     _e("surface.noop", "surface", "NUMERIC", 0, "surface", _S, True,
-       "URLs whose surface does not support the gold answer and that the agent did not fetch"),
+       "URLs whose surface does not support the gold answer and that the agent did not fetch", *_COUNT),
     _e("surface.contradiction_ratio", "surface", "NUMERIC", -1, "surface", _S, True,
-       "results whose surface contradicts the gold answer / results whose surface supports it; absent when none"),
+       "results whose surface contradicts the gold answer / results whose surface supports it; absent when none",
+       *_COUNT),
     _e("surface.fetch_yield", "surface", "NUMERIC", 1, "surface", _S, True,
        "fetched pages that support the gold answer / pages fetched; absent when nothing was fetched"),
     _e("surface.discovered_support", "surface", "NUMERIC", 0, "surface", _S, True,
-       "fetched pages that support the gold answer while their surface did not (post-fetch discovery)"),
+       "fetched pages that support the gold answer while their surface did not (post-fetch discovery)", *_COUNT),
     _e("answer.semantic_match", "answer", "BOOLEAN", 1, "semantic", _M, True,
        "the final answer is gold_answer up to harmless formatting and naming variants (exact match needs no call)"),
     _e("citation.dead_rate", "citations", "NUMERIC", -1, "links", _L, False,

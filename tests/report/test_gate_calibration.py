@@ -27,6 +27,8 @@ def grounding_run(rate: float, n: int = 8) -> list[dict[str, Any]]:
                 "trace_id": f"t{i}",
                 "scores": {
                     "grounding.rate": rate,
+                    "citation.fabricated_count": 0.0,  # the citation rules check what they can: a line has them
+                    "citation.unfetched_rate": 0.0,
                     "diagnosis": f"{'grounded' if grounded else 'ungrounded'}/right",
                 },
                 "missing": {},

@@ -6,11 +6,15 @@ the direction the score catalog gives; no case whose stage passed in every basel
 unreadable or be missing from the run; every result line readable; no cited URL fabricated (always) or unread
 (configurable: when allowed, unread citations fail no rule). Thresholds come from ``--min``/``--max`` or the
 ``[gate]`` table of ``tracescore.toml``; a score name not in the catalog is a ``ConfigError``. A run with no scored
-trace cannot be gated: ``NoResultsError``. A judged score fails only with a calibrated judge (``report.judged``).
+trace, or whose every score is absent, cannot be gated: ``NoResultsError``. A judged score fails only with a
+calibrated judge (``report.judged``). Every rule can fail: a score the baselines had and this run lost is a regression,
+a baseline-passing case whose stage is undecided now is newly failing, and the citation rules fail when no trace could
+be checked (and warn when some could not).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -19,8 +23,9 @@ from tracescore import catalog
 from tracescore.errors import NoResultsError
 from tracescore.report.gate_config import DEFAULT_CASE_KEY, GateConfig, check_score_name, load_gate_config, parse_limit
 from tracescore.report.judged import review
-from tracescore.report.tally import Summary
-from tracescore.report.verdicts import STAGES, field_value, stage_verdicts
+from tracescore.report.tally import StageStat, Summary
+from tracescore.report.verdicts import STAGES, field_value, score_stage, stage_verdicts
+from tracescore.scorers.citations import NOTHING_CITED
 from tracescore.store.db import Store
 
 __all__ = [
@@ -36,6 +41,7 @@ __all__ = [
 ]
 
 _EPS = 1e-9
+_FABRICATED, _UNREAD = catalog.CITATION_FABRICATED_COUNT, catalog.CITATION_UNFETCHED_RATE
 Rule = Literal["threshold", "regression", "newly_failing", "readable", "fabricated", "unread"]
 Status = Literal["pass", "fail", "warn"]
 
@@ -118,6 +124,10 @@ class _Run:
     fabricated: list[CaseFailure] = field(default_factory=list)
     unread: list[CaseFailure] = field(default_factory=list)
     judges: set[tuple[str, str]] = field(default_factory=set)
+    valued: int = 0  # readable lines with at least one score value
+    missing: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # case -> its line's absent reasons
+    # per citation rule's score: why it could not be checked -> traces (an answer citing nothing counts as checked)
+    unchecked: dict[str, Counter[str]] = field(default_factory=lambda: {_FABRICATED: Counter(), _UNREAD: Counter()})
 
 
 def _fold(results: Iterable[Mapping[str, Any]], case_key: str, allow_unread: bool) -> _Run:
@@ -136,6 +146,15 @@ def _fold(results: Iterable[Mapping[str, Any]], case_key: str, allow_unread: boo
             run.broken.append(CaseFailure(case, tid, "unreadable", reason))
             continue
         run.cases[case] = (tid, stage_verdicts(result, unread_fails=not allow_unread))
+        missing = result.get("missing")
+        missing = missing if isinstance(missing, Mapping) else {}
+        run.missing[case] = missing
+        run.valued += bool(scores)
+        for name in (_FABRICATED, _UNREAD):
+            if not isinstance(scores.get(name), int | float):
+                reason = str(missing.get(name) or "not scored")
+                if reason not in NOTHING_CITED:
+                    run.unchecked[name][reason] += 1
         judge = result.get("judge")
         if isinstance(judge, Mapping) and judge.get("model"):
             run.judges.add((str(judge["model"]), str(judge.get("rubric_version") or "")))
@@ -148,8 +167,25 @@ def _fold(results: Iterable[Mapping[str, Any]], case_key: str, allow_unread: boo
     return run
 
 
+def _all_absent(run: _Run) -> str:
+    """What a run whose every score is absent holds, with the commonest reason."""
+    reasons: Counter[str] = Counter()
+    for stat in run.summary.stats.values():
+        reasons.update(stat.absent)
+    top = f" (top reason: {reasons.most_common(1)[0][0]})" if reasons else ""
+    return f"holds no score value: every score is absent in all {run.summary.traces} trace(s){top}"
+
+
 def _fmt(value: float) -> str:
     return f"{value:.3f}"
+
+
+def _no_value(stat: StageStat | None) -> str:
+    """Why a score has no mean: never scored, or absent in every trace (with the commonest reason)."""
+    why = "never scored" if stat is None else f"absent in all {stat.absent_count} traces"
+    if stat and stat.absent:
+        why += f" (top reason: {max(stat.absent.items(), key=lambda p: p[1])[0]})"
+    return why
 
 
 def _threshold(name: str, limit: float, sign: int, summary: Summary) -> GateCheck:
@@ -157,10 +193,8 @@ def _threshold(name: str, limit: float, sign: int, summary: Summary) -> GateChec
     stat = summary.stats.get(name)
     mean = stat.mean if stat else None
     if mean is None:
-        why = "never scored" if stat is None else f"absent in all {stat.absent_count} traces"
-        if stat and stat.absent:
-            why += f" (top reason: {max(stat.absent.items(), key=lambda p: p[1])[0]})"
-        return GateCheck("threshold", name, "fail", f"{name} has no value to check: {why}", None, f"{op} {limit:g}")
+        message = f"{name} has no value to check: {_no_value(stat)}"
+        return GateCheck("threshold", name, "fail", message, None, f"{op} {limit:g}")
     ok = mean >= limit - _EPS if sign > 0 else mean <= limit + _EPS
     absent = f" ({stat.absent_count} absent)" if stat and stat.absent_count else ""
     message = f"{name} = {_fmt(mean)} over {stat.present if stat else 0} traces{absent}, needs {op} {limit:g}"
@@ -171,22 +205,28 @@ def _regressions(
     current: Summary, baselines: Sequence[Summary], tolerance: float, skip: frozenset[str] = frozenset()
 ) -> list[GateCheck]:
     checks: list[GateCheck] = []
-    names = sorted(({n for b in baselines for n in b.stats} & set(current.stats)) - skip)
+    names = sorted({n for b in baselines for n in b.stats} - skip)  # a score the baselines had and this run lost too
     for name in names:
         known = catalog.entry(name.split("@", 1)[0])
         sign = known.direction if known else 0
         means = [m for b in baselines if (s := b.stats.get(name)) and (m := s.mean) is not None]
-        mean = current.stats[name].mean
-        if not sign or not means or mean is None:
+        if not sign or not means:
             continue
         band = Band(min(means), max(means), len(means))
         if sign > 0:
             floor = band.low - tolerance
-            ok, limit = mean >= floor - _EPS, f"≥ {_fmt(floor)}"
+            limit = f"≥ {_fmt(floor)}"
         else:
             ceiling = band.high + tolerance
-            ok, limit = mean <= ceiling + _EPS, f"≤ {_fmt(ceiling)}"
+            limit = f"≤ {_fmt(ceiling)}"
         where = f"band {_fmt(band.low)}–{_fmt(band.high)} over {band.runs} baseline run(s), {band.width * 100:.1f} pts"
+        stat = current.stats.get(name)
+        mean = stat.mean if stat else None
+        if mean is None:
+            message = f"{name} has no value in this run ({_no_value(stat)}); the baselines had the {where}"
+            checks.append(GateCheck("regression", name, "fail", message, None, limit, band))
+            continue
+        ok = mean >= floor - _EPS if sign > 0 else mean <= ceiling + _EPS
         verb = "inside or better than" if ok else "outside"
         message = f"{name} = {_fmt(mean)}, {verb} the {where}; needs {limit}"
         checks.append(GateCheck("regression", name, "pass" if ok else "fail", message, mean, limit, band))
@@ -217,10 +257,15 @@ def _newly_failing(current: _Run, baselines: Sequence[_Run], case_key: str) -> G
     for case, stage in sorted(stable, key=lambda p: (p[0], STAGES.index(p[1]) if p[1] in STAGES else len(STAGES))):
         stable_stages.setdefault(case, []).append(stage)
     cases: list[CaseFailure] = []
+    undecided = 0
     for case, (tid, verdicts) in current.cases.items():
         for stage, verdict in verdicts.items():
-            if verdict is False and (case, stage) in stable:
-                cases.append(CaseFailure(case, tid, stage, f"passed in {stable[(case, stage)]} baseline run(s)"))
+            if not verdict and (case, stage) in stable:
+                detail = f"passed in {stable[(case, stage)]} baseline run(s)"
+                if verdict is None:  # a stage that can no longer be decided is not a pass
+                    undecided += 1
+                    detail = f"undecided now ({_undecided(current.missing.get(case, {}), stage)}); {detail}"
+                cases.append(CaseFailure(case, tid, stage, detail))
     for case, (tid, reason) in current.unreadable.items():
         if case in stable_stages:
             cases.append(CaseFailure(case, tid, "unreadable", reason))
@@ -242,11 +287,42 @@ def _newly_failing(current: _Run, baselines: Sequence[_Run], case_key: str) -> G
     n = len({c.case for c in cases})
     if cases:
         gone = f", {len(missing)} missing from this run" if missing else ""
+        gone += f", {undecided} stage(s) undecided now" if undecided else ""
         message = f"{n} case(s) that passed in the baseline fail now{gone} ({len(cases)} failure(s))"
     else:
         message = f"no case that passed in the baseline fails now ({len(stable_stages)} baseline-passing case(s))"
     status: Status = "fail" if cases else "pass"
     return GateCheck("newly_failing", "cases", status, message, float(n), "= 0", None, tuple(cases))
+
+
+def _undecided(missing: Mapping[str, Any], stage: str) -> str:
+    """Why a line's ``stage`` has no verdict: the absent reason of one of its scores (the diagnosis says it first)."""
+    for name, reason in missing.items():
+        if name != "diagnosis" and score_stage(name) == stage:
+            return f"{name}: {reason}"
+    return "its scores are absent"
+
+
+def _citation_rule(rule: Rule, name: str, run: _Run, failing: tuple[CaseFailure, ...], allowed: bool) -> GateCheck:
+    """The fabricated or unread rule: fails on a failing trace (unread: warns when allowed); with none, it passes only
+    on traces it could check: it fails when no trace could be checked, and warns naming those it could not."""
+    traces = len(run.cases)
+    skipped = run.unchecked[name]
+    unchecked = sum(skipped.values())
+    why = f" (top reason: {skipped.most_common(1)[0][0]})" if skipped else ""
+    limit = "allowed" if allowed else "= 0"
+    if failing:
+        what = "never seen in any search hit or fetch" if rule == "fabricated" else "the agent never fetched"
+        message = f"{len(failing)} trace(s) cite URLs {what}" + (" (allowed)" if allowed else "")
+        return GateCheck(rule, name, "warn" if allowed else "fail", message, float(len(failing)), limit, None, failing)
+    if traces and unchecked == traces:
+        message = f"{name} could not be checked in any of the {traces} trace(s){why}"
+        return GateCheck(rule, name, "warn" if allowed else "fail", message, None, limit)
+    done = "no fabricated cited URL" if rule == "fabricated" else "every cited URL was fetched"
+    if unchecked:
+        message = f"{done} in {traces - unchecked} checked trace(s); {unchecked} could not be checked{why}"
+        return GateCheck(rule, name, "warn", message, 0.0, limit)
+    return GateCheck(rule, name, "pass", done, 0.0, limit)
 
 
 def _readable(run: _Run) -> GateCheck:
@@ -291,10 +367,14 @@ def run_gate(
             raise NoResultsError(f"baseline {exc}") from exc
     if not now.summary.traces:
         raise NoResultsError(f"{source or 'the run'} holds no scored trace: nothing to gate")
+    if not now.valued:
+        raise NoResultsError(f"{source or 'the run'} {_all_absent(now)}: nothing to gate")
     for i, run in enumerate(before):
+        name = baseline_names[i] if i < len(baseline_names) else f"#{i + 1}"
         if not run.summary.traces:
-            name = baseline_names[i] if i < len(baseline_names) else f"#{i + 1}"
             raise NoResultsError(f"baseline {name} holds no scored result; check the file or the run id")
+        if not run.valued:
+            raise NoResultsError(f"baseline {name} {_all_absent(run)}; check the file or the run id")
     checks: list[GateCheck] = []
     checks += [_threshold(n, v, +1, now.summary) for n, v in sorted(config.minimums.items())]
     checks += [_threshold(n, v, -1, now.summary) for n, v in sorted(config.maximums.items())]
@@ -305,37 +385,8 @@ def run_gate(
     if before:
         checks.append(_newly_failing(now, before, config.case_key))
     checks.append(_readable(now))
-    fabricated = tuple(now.fabricated)
-    checks.append(
-        GateCheck(
-            "fabricated",
-            "citation.fabricated_count",
-            "fail" if fabricated else "pass",
-            f"{len(fabricated)} trace(s) cite URLs never seen in any search hit or fetch"
-            if fabricated
-            else "no fabricated cited URL",
-            float(len(fabricated)),
-            "= 0",
-            None,
-            fabricated,
-        )
-    )
-    unread = tuple(now.unread)
-    status: Status = "pass" if not unread else ("warn" if config.allow_unread else "fail")
-    checks.append(
-        GateCheck(
-            "unread",
-            "citation.unfetched_rate",
-            status,
-            f"{len(unread)} trace(s) cite URLs the agent never fetched" + (" (allowed)" if config.allow_unread else "")
-            if unread
-            else "every cited URL was fetched",
-            float(len(unread)),
-            "allowed" if config.allow_unread else "= 0",
-            None,
-            unread,
-        )
-    )
+    checks.append(_citation_rule("fabricated", _FABRICATED, now, tuple(now.fabricated), False))
+    checks.append(_citation_rule("unread", _UNREAD, now, tuple(now.unread), config.allow_unread))
     return GateResult(
         tuple(checks),
         traces=now.summary.traces,

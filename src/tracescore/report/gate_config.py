@@ -16,6 +16,7 @@ from tracescore.errors import ConfigError
 __all__ = [
     "DEFAULT_CASE_KEY",
     "GateConfig",
+    "check_limit",
     "check_score_name",
     "load_gate_config",
     "parse_limit",
@@ -36,6 +37,21 @@ def check_score_name(name: str) -> None:
         raise ConfigError(f"{name!r} is categorical; a limit needs a numeric or boolean score")
 
 
+def check_limit(name: str, value: float, sign: int) -> None:
+    """Raise ``ConfigError`` unless a ``min`` (``sign`` +1) or ``max`` (-1) limit on ``name`` could fail and could
+    pass: a finite number inside the score's range, not at the edge a mean can never cross (``≥ 0`` on a rate)."""
+    found = catalog.entry(name.split("@", 1)[0])
+    if found is None:
+        return
+    low, high = found.low, found.high
+    span = f"{low:g}..{high:g}" if math.isfinite(high) else f"≥ {low:g}"
+    op = "≥" if sign > 0 else "≤"
+    if not math.isfinite(value) or not low <= value <= high:
+        raise ConfigError(f"limit {name} {op} {value:g} is outside the score's range ({span})")
+    if (sign > 0 and value == low) or (sign < 0 and value == high):
+        raise ConfigError(f"limit {name} {op} {value:g} can never fail: the score's values lie in {span}")
+
+
 @dataclass(frozen=True)
 class GateConfig:
     """What the gate enforces. ``minimums``/``maximums`` map score names to limits on the run's mean."""
@@ -50,6 +66,10 @@ class GateConfig:
     def __post_init__(self) -> None:
         for name in [*self.minimums, *self.maximums]:
             check_score_name(name)
+        for name, value in self.minimums.items():
+            check_limit(name, value, +1)
+        for name, value in self.maximums.items():
+            check_limit(name, value, -1)
 
     def merged(
         self,

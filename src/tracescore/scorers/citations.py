@@ -38,6 +38,7 @@ __all__ = [
     "MAX_ANSWER_CHARS",
     "MAX_CITATIONS",
     "MAX_HITS",
+    "NOTHING_CITED",
     "SCORER_VERSION",
     "CitedSentence",
     "ParsedAnswer",
@@ -53,6 +54,11 @@ SCORER_VERSION = "citations-1"
 MAX_CITATIONS = 5_000  # explicit ``trace.citations`` entries read
 MAX_HITS = 50_000  # search hits and fetches read to decide what the agent saw
 _MAX_SENTENCE_SEARCHES = 200  # explicit citations whose sentence is not a whole answer sentence, looked up by text
+
+_EMPTY, _NO_SENTENCES, _NO_SOURCE = "empty answer", "answer has no sentences", "answer cites no URL or doc id"
+NOTHING_CITED = frozenset({_EMPTY, _NO_SENTENCES, _NO_SOURCE})
+"""Absent reasons that mean the answer cites nothing, so no cited URL can be unread or made up (the gate counts such a
+trace as checked; any other reason, a search or fetch it could not read, leaves it unchecked)."""
 
 _FAILED_STATUS = re.compile(r"^(4|5)\d\d$|error|fail|timeout", re.IGNORECASE)
 
@@ -309,9 +315,9 @@ def citation_scorer() -> Callable[[Trace], list[Score]]:
     """Scorer factory for ``citation.coverage``, ``citation.unfetched_rate`` and ``citation.fabricated_count``."""
     names = (CITATION_COVERAGE, CITATION_UNFETCHED_RATE, CITATION_FABRICATED_COUNT)
     # the outcomes that depend on no text, built once (Scores are frozen; their metadata is only read downstream)
-    empty = [absent(n, "empty answer") for n in names]
-    no_sentences = [absent(n, "answer has no sentences") for n in names]
-    no_source = absent(CITATION_UNFETCHED_RATE, "answer cites no URL or doc id")
+    empty = [absent(n, _EMPTY) for n in names]
+    no_sentences = [absent(n, _NO_SENTENCES) for n in names]
+    no_source = absent(CITATION_UNFETCHED_RATE, _NO_SOURCE)
     none_fabricated = score(CITATION_FABRICATED_COUNT, 0.0, fabricated=[])
 
     def score_citations(trace: Trace) -> list[Score]:
