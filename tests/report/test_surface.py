@@ -16,6 +16,7 @@ from tests.fakes.judge import QueueJudge
 from tests.scorers.test_surface import BRAVE, EXA, FIXED, TAVILY
 from tracescore.cli import main
 from tracescore.engine.pipeline import score_trace
+from tracescore.report.render.surface import surface_table
 from tracescore.report.surface import SurfaceReport, surface_to_json
 from tracescore.result import TraceResult
 from tracescore.scorers import answer_scorer, surface_scorer
@@ -138,3 +139,39 @@ def test_without_surface_labels_the_section_is_one_line_of_reasons(tmp_path: Pat
     assert result.exit_code == 0
     assert "surface: not scored (2 × no judge configured)." in result.output
     assert "Same accuracy" not in result.output
+
+
+def _zeros(value: Any, path: str = "") -> list[str]:
+    """Paths of every 0 (int or float, not bool) in a JSON value."""
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _zeros(v, f"{path}.{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _zeros(v, f"{path}[{i}]")]
+    return [path] if type(value) in (int, float) and value == 0 else []
+
+
+def test_a_provider_without_surface_labels_shows_no_zero_in_any_format(tmp_path: Path) -> None:
+    """Surface scores absent (no judge) in one column: its sums are null in JSON and "—" in tables, never 0."""
+    labelled = _lines()[0]
+    unlabelled = {
+        "trace_id": "t-none",
+        "scores": {"answer.correct": True},
+        "missing": {n: "judge turned off (--no-judge)" for n in labelled["scores"] if n.startswith("surface.")},
+        "errors": [],
+        "metadata": {"provider": "zzz"},
+    }
+    section = SurfaceReport(group_by="metadata.provider")
+    for line in (labelled, unlabelled):
+        section.add(line)
+    columns = surface_to_json(section)["columns"]
+    none = columns["zzz"]
+    assert none["labelled"] == 0 and none["support_any"]["n"] == 0
+    counts = {k: v for k, v in none.items() if k not in ("labelled", "support_any", "semantic_match", "token_f1",
+                                                          "first_support_rank", "fetch_yield", "fetch_tokens")}
+    assert _zeros(counts) == [], _zeros(counts)
+    assert none["discovered_support"] is None and none["urls"] is None
+    assert columns["brave"]["discovered_support"] == 1  # the labelled column keeps its sums
+    header, rows = surface_table(section)
+    zzz = header.index("zzz")
+    shown = {row[0]: row[zzz] for row in rows}
+    assert shown["discovered support (pages)"] == "—" and shown["MISSED share"] == "—"

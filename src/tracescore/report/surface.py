@@ -67,7 +67,7 @@ class SurfaceColumn:
     contradicting: float = 0.0  # Σ ratio × supporting over the same traces
     first_rank: Ratio = field(default_factory=Ratio)
     fetch_yield: Ratio = field(default_factory=Ratio)
-    discovered: int = 0
+    discovered: Ratio = field(default_factory=Ratio)  # its total: pages over the traces that have the score
     fetch_tokens: Ratio = field(default_factory=Ratio)
     absent: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # why surface.* was absent
 
@@ -95,7 +95,7 @@ class SurfaceColumn:
             self.contradicting += ratio * supporting
         self.first_rank.add(_num(scores.get("surface.first_support_rank")))
         self.fetch_yield.add(_num(scores.get("surface.fetch_yield")))
-        self.discovered += int(_num(scores.get("surface.discovered_support")) or 0)
+        self.discovered.add(_num(scores.get("surface.discovered_support")))
         if tokens is not None:
             self.fetch_tokens.add(float(tokens))
 
@@ -187,31 +187,37 @@ def _ratio_json(ratio: Ratio) -> dict[str, Any]:
     return {"value": _round(ratio.value), "n": ratio.count}
 
 
+def _column_json(c: SurfaceColumn) -> dict[str, Any]:
+    """One column as plain JSON: a sum over no labelled trace is null, never 0 (absent is not zero)."""
+    labelled = c.support_any.count > 0
+    return {
+        "traces": c.traces,
+        "labelled": c.support_any.count,
+        "correct": _ratio_json(c.correct),
+        "semantic_match": _ratio_json(c.semantic),
+        "token_f1": _ratio_json(c.token_f1),
+        "support_any": _ratio_json(c.support_any),
+        "urls": c.urls if labelled else None,
+        "cells": {
+            cell: {"count": c.cells[cell] if labelled else None, "share": _round(c.share(cell))} for cell in CELLS
+        },
+        "contradiction_ratio": {
+            "value": _round(c.contradiction_ratio),
+            "contradicting": round(c.contradicting, 6) if c.supporting else None,
+            "supporting": c.supporting if labelled else None,
+        },
+        "first_support_rank": _ratio_json(c.first_rank),
+        "fetch_yield": _ratio_json(c.fetch_yield),
+        "discovered_support": int(c.discovered.total) if c.discovered.count else None,
+        "fetch_tokens": {"total": int(c.fetch_tokens.total) if c.fetch_tokens.count else None,
+                         **_ratio_json(c.fetch_tokens)},  # fmt: skip
+        "absent": dict(c.absent),
+    }
+
+
 def surface_to_json(report: SurfaceReport) -> dict[str, Any]:
     """The provider section as plain JSON (the ``surface`` key of ``--format json``)."""
-    columns = {
-        name: {
-            "traces": c.traces,
-            "labelled": c.support_any.count,
-            "correct": _ratio_json(c.correct),
-            "semantic_match": _ratio_json(c.semantic),
-            "token_f1": _ratio_json(c.token_f1),
-            "support_any": _ratio_json(c.support_any),
-            "urls": c.urls,
-            "cells": {cell: {"count": c.cells[cell], "share": _round(c.share(cell))} for cell in CELLS},
-            "contradiction_ratio": {
-                "value": _round(c.contradiction_ratio),
-                "contradicting": round(c.contradicting, 6),
-                "supporting": c.supporting,
-            },
-            "first_support_rank": _ratio_json(c.first_rank),
-            "fetch_yield": _ratio_json(c.fetch_yield),
-            "discovered_support": c.discovered,
-            "fetch_tokens": {"total": int(c.fetch_tokens.total), **_ratio_json(c.fetch_tokens)},
-            "absent": dict(c.absent),
-        }
-        for name, c in report.sorted_columns()
-    }
+    columns = {name: _column_json(c) for name, c in report.sorted_columns()}
     comp = report.complementarity()
     return {
         "group_by": report.group_by,

@@ -44,7 +44,7 @@ def _rows(c: SurfaceColumn) -> list[tuple[str, str]]:
         ),
         ("first support rank (mean)", _mean(c.first_rank, 2)),
         ("fetch yield (mean)", _mean(c.fetch_yield)),
-        ("discovered support (pages)", str(c.discovered)),
+        ("discovered support (pages)", f"{c.discovered.total:g}" if c.discovered.count else "—"),
         (
             "fetch tokens (total; per trace; stored runs)",
             f"{int(tokens.total):,}; {tokens.value:,.0f}" if tokens.count else "—",
