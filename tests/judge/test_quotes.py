@@ -213,3 +213,85 @@ def test_pathological_quotes_verify_in_bounded_cpu_time(quote: str) -> None:
     start = time.process_time()
     verify_quote(quote, "A page of ordinary text about bridges built in 1934. " * 200)
     assert time.process_time() - start < 2.0  # measured < 0.05 s; a 40k-character quote took 200 s before the cap
+
+
+# --- a near match may not change a unit, a scale or a word's start, and an elided piece is never skipped ------------
+
+
+@pytest.mark.parametrize(
+    ("quote", "changed"),
+    [
+        ("The company reported revenue of $5 billion in the fiscal year ending March", "'billion'"),
+        ("The standard adult dose is 5 g taken twice daily with food", "'g'"),
+        ("The standard adult dose is 5 kg taken twice daily with food", "'kg'"),
+        ("The treatment was ineffective in most patients during the trial period", "'ineffective'"),
+        ("Interest rates increased by 2% percent over the year", "'2%'"),
+        ("The company reported revenue of 5 million in the fiscal year ending March", "'5'"),
+    ],
+)
+def test_a_near_match_never_changes_a_unit_a_scale_or_a_prefix(quote: str, changed: str) -> None:
+    doc = (
+        "The company reported revenue of $5 million in the fiscal year ending March 2024. The standard adult dose is"
+        " 5 mg taken twice daily with food. Interest rates increased by 2 percent over the year. The treatment was"
+        " effective in most patients during the trial period."
+    )
+    result = verify_quote(quote, doc)
+    assert not result.found and changed in (result.reason or ""), result
+    # the other way round too: the document's word changed in the quote back to the page's
+    assert not verify_quote(doc[:60].replace("$5 million", "$5 millon"), doc.replace("$5", "5")).found
+
+
+def test_a_typo_inside_a_word_is_still_repaired_but_not_in_the_word_after_a_number() -> None:
+    doc = "The standard adult dose is 5 mg taken twice daily with food, and revenue was $5 million that year."
+    assert verify_quote("The standard adult dose is 5 mg takne twice daily with food", doc).how == "fuzzy"
+    assert verify_quote("and revenue was $5 million that yaer", doc).how == "fuzzy"
+    assert verify_quote("and the revenue was $5 million that year", doc).how == "none"  # a word added: not a typo
+    # one letter short or long at the start: the match is moved to the page's word edges, not read as a prefix
+    assert verify_quote("and revenue was $5 million that yer", doc).how == "fuzzy"
+    unit = verify_quote("and revenue was $5 milion that year", doc)  # the unit or scale must be the page's own
+    assert not unit.found and "'milion' in the quote where the document has 'million'" in (unit.reason or "")
+    page = "It was ineffective in most patients during the trial."
+    inside = verify_quote("effective in most patients during the trial", page)
+    assert not inside.found  # a quote found inside a longer word of the page is not the page's word
+
+
+def test_every_elided_piece_must_be_there_in_order() -> None:
+    doc = (
+        "Customers can return most items within 30 days of delivery for a full refund. The treatment was effective"
+        " in most patients during the trial period."
+    )
+    assert verify_quote("Customers can return most items ... for a full refund", doc).found
+    assert verify_quote("Customers can return ... 30 days ... for a full refund", doc).found  # short, but there
+    short = verify_quote("Customers can return most items within ... 90", doc)
+    assert not short.found and short.reason == "elided piece '90' not found verbatim after the piece before it"
+    negated = verify_quote("The treatment was effective in most patients ... not", doc)
+    assert not negated.found and "'not'" in (negated.reason or "")
+    reordered = verify_quote("for a full refund ... Customers can return most items", doc)
+    assert not reordered.found and "after the piece before it" in (reordered.reason or "")
+    tiny = verify_quote("30 days ... refund", doc)
+    assert not tiny.found and tiny.reason == "quote too short to verify (12 characters)"
+
+
+_UNIT_AFTER_NUMBER = re.compile(r"(?<=\d )([a-z])([a-z]{2,})\b")
+
+
+def test_tampered_words_after_numbers_are_rejected(wice: list[dict]) -> None:
+    """WiCE gold sentences with the word after a number changed at its start (a unit or scale: "5 km" -> "5 cm"),
+    by a generator independent of the verifier; text really on the page is left out."""
+    pairs = []
+    for row in wice:
+        page = _page(row)
+        plain_page = _plain(page)
+        for sentence in _gold_sentences(row):
+            found = _UNIT_AFTER_NUMBER.search(sentence)
+            if found is None:
+                continue
+            first = found.group(1)
+            swapped = "m" if first != "m" else "b"
+            quote = sentence[: found.start()] + swapped + sentence[found.start() + 1 :]
+            if _plain(quote) not in plain_page:
+                pairs.append((quote, page))
+    accepted = [q for q, page in pairs if verify_quote(q, page).found]
+    print(f"WiCE dev word after a number changed: {len(pairs) - len(accepted)}/{len(pairs)} rejected")
+    assert len(pairs) > 100
+    assert accepted == []
