@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from tests.calibrate.test_agreement import wice_pairs
 from tracescore.calibrate.agreement import VERDICTS, measure
 from tracescore.calibrate.labels import Calibration
-from tracescore.calibrate.trust import judge_is_trusted, partial_above_chance
+from tracescore.calibrate.trust import MIN_CALIBRATION_ITEMS, judge_is_trusted, partial_above_chance
 
 NOW = datetime(2026, 11, 30, 20, 0, tzinfo=UTC)
 
@@ -87,3 +88,11 @@ def test_wice_stand_in_judge_partial_is_not_above_chance(shared_data: Path) -> N
     assert partial_above_chance(cal, "unsupported")[0] is True
     trusted, reason = judge_is_trusted(cal)
     assert not trusted and "below min_judge_kappa 0.6" in reason
+
+
+def test_a_kappa_on_too_few_items_does_not_trust_the_judge() -> None:
+    tiny = replace(_cal(1.0), n=2)
+    ok, why = judge_is_trusted(tiny)
+    assert not ok and f"rests on fewer than {MIN_CALIBRATION_ITEMS} labelled items" in why and "n=2" in why
+    assert judge_is_trusted(replace(_cal(0.75), n=MIN_CALIBRATION_ITEMS))[0]
+    assert not judge_is_trusted(replace(_cal(0.75), n=MIN_CALIBRATION_ITEMS - 1))[0]

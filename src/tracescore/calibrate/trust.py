@@ -1,7 +1,8 @@
 """Whether a judge may fail a gate: pure decisions on a stored calibration, each with the sentence that says why.
 
 A judged score may fail a gate only when its judge model + rubric version has a calibration with kappa at or above
-``min_kappa`` (default 0.6); otherwise its rule is demoted to a review list. PARTIAL is checked on its own: when
+``min_kappa`` (default 0.6), measured on at least ``MIN_CALIBRATION_ITEMS`` labelled items (two agreeing items give
+kappa 1.0 and prove nothing); otherwise its rule is demoted to a review list. PARTIAL is checked on its own: when
 its one-against-the-rest kappa interval includes 0, its agreement is not above chance and the report says so.
 """
 
@@ -9,9 +10,12 @@ from __future__ import annotations
 
 from tracescore.calibrate.labels import Calibration
 
-__all__ = ["MIN_KAPPA", "judge_is_trusted", "partial_above_chance"]
+__all__ = ["MIN_CALIBRATION_ITEMS", "MIN_KAPPA", "judge_is_trusted", "partial_above_chance"]
 
 MIN_KAPPA = 0.6
+MIN_CALIBRATION_ITEMS = 30
+"""Fewer labelled items than this cannot make a judge trusted, whatever their kappa: with two classes at even odds, a
+kappa of 0.75 has a 95% interval of about ±0.24 at 30 items and ±0.4 at 10 (normal approximation)."""
 
 
 def _ci(interval: tuple[float, float] | None) -> str:
@@ -35,6 +39,8 @@ def judge_is_trusted(calibration: Calibration | None, min_kappa: float = MIN_KAP
     )
     if calibration.kappa < min_kappa:
         return False, f"{who}: {figures} is below min_judge_kappa {min_kappa:g}"
+    if calibration.n < MIN_CALIBRATION_ITEMS:
+        return False, f"{who}: {figures} rests on fewer than {MIN_CALIBRATION_ITEMS} labelled items; label more"
     return True, f"{who}: {figures} meets min_judge_kappa {min_kappa:g}"
 
 
