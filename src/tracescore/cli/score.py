@@ -391,7 +391,8 @@ def _finish(
         click.echo(f"warning: {parts.describe.partition(':')[2]} holds no trace: nothing scored", err=True)
     if counts.failed:
         unit = "lines" if parts.summary is None else "traces"
-        click.echo(f"{counts.failed} of {counts.seen} {unit} could not be scored (see above)", err=True)
+        where = "each is in the results with its reason; run without -q to list them" if quiet else "see above"
+        click.echo(f"{counts.failed} of {counts.seen} {unit} could not be scored ({where})", err=True)
     if run.write.rejected:
         platform = parts.describe.split(":")[0]
         click.echo(f"{len(run.write.rejected)} score(s) rejected by {platform} (see above)", err=True)

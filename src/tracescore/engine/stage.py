@@ -79,6 +79,10 @@ class Stage:
             where = f"line {record.line}" if record.line is not None else "record"
             key = record_key(record)
             return None, key, (f"{where}: {reason}" if self.oneshot else f"{where} ({key}): {reason}")
+        if not _unicode(trace.id):  # a lone surrogate (JSON "\ud800"): no file, store or platform can hold it
+            key = _printable(trace.id)
+            where = f"line {record.line}" if record.line is not None else "record"
+            return None, key, f"{where} ({key}): {_NOT_UNICODE} in its id"
         return trace, trace.id, None
 
     def score(
@@ -98,6 +102,12 @@ class Stage:
             result.line = record.line
             failure = f"{key}: {result.errors[0]}" if not result.scores and result.errors else None
         data, text = result.encoded()
+        if not _unicode(text):  # a lone surrogate in any text of the trace: reported on this trace, never written
+            where = f"line {record.line}" if record.line is not None else "record"
+            key = _printable(key)
+            result = TraceResult(trace_id=key, errors=[f"{where} ({key}): {_NOT_UNICODE}"], line=record.line)
+            data, text = result.encoded()
+            trace, failure = None, result.errors[0]
         return Scored(
             seq,
             chunk,
@@ -112,6 +122,25 @@ class Stage:
             bool(result.errors),
             len(data["scores"]),
         )
+
+
+_NOT_UNICODE = "holds text that is not valid Unicode (a lone surrogate, such as a JSON \\ud800 escape)"
+
+
+def _unicode(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (no lone surrogate); ASCII text, the common case, in O(1)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _printable(text: str) -> str:
+    """``text`` with each lone surrogate spelled as an escape (``\\ud800``), so it can be reported and stored."""
+    return text.encode("utf-8", "backslashreplace").decode()
 
 
 @dataclass(frozen=True)
