@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -11,7 +12,15 @@ from tracescore.adapters.mapping import MappingConfig
 from tracescore.adapters.notes import note
 from tracescore.trace import BlindSpot, FetchStep
 
-__all__ = ["fetch_step"]
+__all__ = ["fetch_step", "output_error"]
+
+
+def output_error(outputs: Any) -> str | None:
+    """``"failed: <error>"`` when a tool's output is an object whose ``error`` field is set (not null, empty or
+    false): the tool caught its failure and said so instead of raising; else None."""
+    error = outputs.get("error") if isinstance(outputs, Mapping) else None
+    detail = error if isinstance(error, str) else json.dumps(error, default=str) if error else ""
+    return f"failed: {detail.strip()[:120]}" if detail.strip() else None
 
 
 def fetch_step(
@@ -31,10 +40,13 @@ def fetch_step(
     detail: str = "",
 ) -> FetchStep:
     """One fetch call as a ``FetchStep``, its doc id read from the call's ``inputs`` and its status from a mapping
-    ``outputs`` by the ``[mapping]`` paths: ``failed`` (the note) marks it status error, never read; a call with no
-    output ``recorded`` is a blind spot; ``MISSING`` url/doc id/status become None."""
+    ``outputs`` by the ``[mapping]`` paths: ``failed`` (the note), or a non-empty ``error`` field in ``outputs``
+    (``{"error": "404 Not Found"}``), marks it status error, never read; a call with no output ``recorded`` is a
+    blind spot; ``MISSING`` url/doc id/status become None."""
     doc_id = first_path(inputs, mapping.doc_id_paths)
     status: Any = first_path(outputs, mapping.status_paths) if isinstance(outputs, Mapping) else MISSING
+    if failed is None:
+        failed = output_error(outputs)
     if failed is not None:  # the tool raised (404, timeout): never counts as read
         status = "error"
         note(label, "fetch", failed)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -16,6 +17,7 @@ __all__ = [
     "hit_from_item",
     "span_attributes",
     "tool_output",
+    "tool_result",
     "tool_semantics",
 ]
 
@@ -115,10 +117,12 @@ def find_flat(value: Any, prefix: str, depth: int = 4) -> list[dict[str, Any]]:
     return []
 
 
-def tool_output(value: Any) -> Any:
-    """A tool call's result: a LangChain tool message's ``content`` (plain or serialised) or a lone ``{"output": x}``
-    unwrapped; anything else as decoded."""
+def tool_result(value: Any) -> tuple[Any, str | None]:
+    """``(output, error)`` of a tool call's result: the output as ``tool_output`` unwraps it, and the reason when a
+    LangChain tool message on the way says ``status: "error"`` (a tool with ``handle_tool_error`` returns its error
+    as such a message: the call is not marked failed, its content is the error text), else None."""
     value = parse_maybe_json(value)
+    error: str | None = None
     for _ in range(3):
         if not isinstance(value, Mapping):
             break
@@ -126,14 +130,31 @@ def tool_output(value: Any) -> Any:
         if "content" in value and (
             message_role(value) == "tool" or value.get("tool_call_id") is not None or value.get("type") == "tool"
         ):
+            error = error or _message_error(value)
             value = parse_maybe_json(value["content"])
         elif isinstance(value.get("kwargs"), Mapping) and isinstance(lc_id, list) and lc_id[-1:] == ["ToolMessage"]:
+            error = error or _message_error(value["kwargs"])
             value = parse_maybe_json(value["kwargs"].get("content"))
         elif set(value) == {"output"}:
             value = parse_maybe_json(value["output"])
         else:
             break
-    return value
+    return value, error
+
+
+def _message_error(message: Mapping[str, Any]) -> str | None:
+    """The reason a tool message with ``status: "error"`` gives (its content, cut), else None."""
+    if str(message.get("status") or "").lower() != "error":
+        return None
+    content = message.get("content")
+    detail = content if isinstance(content, str) else json.dumps(content, default=str)
+    return f"tool message status error: {detail.strip()[:120]}" if detail.strip() else "tool message status error"
+
+
+def tool_output(value: Any) -> Any:
+    """A tool call's result: a LangChain tool message's ``content`` (plain or serialised) or a lone ``{"output": x}``
+    unwrapped; anything else as decoded (``tool_result`` also says whether the message reported an error)."""
+    return tool_result(value)[0]
 
 
 def span_attributes(metadata: Any) -> Mapping[str, Any]:

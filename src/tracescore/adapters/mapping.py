@@ -55,7 +55,11 @@ class MappingConfig(BaseModel):
             "*retriever*",
             "tavily*",
             "serp*",
+            "*serper*",
             "searx*",
+            "duckduckgo*",
+            "wikipedia*",
+            "arxiv*",
         ],
         description="tool names (globs) whose calls are searches; camelCase names are matched as snake_case "
         "(``DuckDuckGoSearch`` → ``duck_duck_go_search``), so ``*[_.: -]search*`` matches ``web_search`` and "
@@ -73,6 +77,11 @@ class MappingConfig(BaseModel):
             "get_page",
             "web_fetch",
             "crawl*",
+            "*[_.: -]scrape*",
+            "requests_get",
+            "visit_webpage",
+            "visit_page",
+            "navigate_browser",
         ],
         description="tool names (globs) whose calls fetch a page",
     )

@@ -27,6 +27,7 @@ class ProviderSearch(BaseModel):
     """Searches a model call ran with its provider's built-in web search, the URLs its answer cites, blind spots."""
 
     searches: list[SearchStep] = Field(default_factory=list)
+    fetches: list[FetchStep] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
     blind_spots: list[BlindSpot] = Field(default_factory=list)
 
@@ -78,7 +79,8 @@ def builtin_search(output: Any, request: Any = None, seen: set[str] | None = Non
 
     OpenAI Responses ``web_search_call`` items (query; ``action.sources`` when included) and ``url_citation``
     annotations (which are the results the answer used: they become the hits when the call lists no sources);
-    Anthropic ``server_tool_use`` + ``web_search_tool_result`` blocks and ``citations`` on text blocks; Gemini
+    Anthropic ``server_tool_use`` + ``web_search_tool_result`` blocks and ``citations`` on text blocks (its
+    ``web_fetch`` server tool calls, ``web_fetch_tool_result`` blocks, are the ``fetches``); Gemini
     ``groundingMetadata`` (``webSearchQueries``, ``groundingChunks``, ``groundingSupports``). A declared search tool
     whose calls or results the output does not show is a blind spot. ``seen`` (search ids) skips a response recorded
     twice (a parent and a child generation).
@@ -89,6 +91,8 @@ def builtin_search(output: Any, request: Any = None, seen: set[str] | None = Non
     cited: list[Hit] = []
     anthropic_results: dict[str, list[Hit] | None] = {}
     anthropic_calls: list[tuple[str, str]] = []
+    anthropic_fetches: list[tuple[str, str]] = []
+    anthropic_fetched: dict[str, Mapping[str, Any]] = {}
     for node in _nodes(output):
         kind = node.get("type")
         if kind == "web_search_call":
@@ -112,6 +116,13 @@ def builtin_search(output: Any, request: Any = None, seen: set[str] | None = Non
             query = _get(node, "input")
             query = query.get("query") if isinstance(query, Mapping) else query
             anthropic_calls.append((str(node.get("id") or ""), str(query or "")))
+        elif kind == "server_tool_use" and node.get("name") == "web_fetch":
+            target = _get(node, "input")
+            target = target.get("url") if isinstance(target, Mapping) else target
+            anthropic_fetches.append((str(node.get("id") or ""), str(target or "")))
+        elif kind == "web_fetch_tool_result":
+            result = _get(node, "content")
+            anthropic_fetched[str(node.get("tool_use_id") or "")] = result if isinstance(result, Mapping) else {}
         elif kind == "web_search_tool_result":
             content = _get(node, "content")
             hits = extract_hits(content, ()) if isinstance(content, list) else []
@@ -132,6 +143,10 @@ def builtin_search(output: Any, request: Any = None, seen: set[str] | None = Non
             found.blind_spots.append(
                 BlindSpot(kind="search", tool="web_search", reason=f"Anthropic web_search {call_id}: no result block")
             )
+    for call_id, url in anthropic_fetches:
+        if f"anthropic-fetch:{call_id}" not in seen:
+            seen.add(f"anthropic-fetch:{call_id}")
+            _anthropic_fetch(call_id, url, anthropic_fetched.get(call_id), found)
     if cited:
         openai = [s for k, s in searches if k.startswith("openai:")]
         if openai and not any(s.hits for s in openai):  # the cited results are those the answer used
@@ -179,15 +194,35 @@ def add_builtin_search(
     """One model call's built-in searches added to the trace an adapter builds (each blind spot once), and noted."""
     found = builtin_search(output, request, seen)
     steps.extend(found.searches)
+    steps.extend(found.fetches)
     citations.extend(found.citations)
     blind.extend(b for b in found.blind_spots if b not in blind)
-    if found.searches or found.blind_spots:
+    if found.searches or found.fetches or found.blind_spots:
         note(
             label,
             "built-in search",
-            f"{len(found.searches)} searches, {len(found.citations)} cited URLs"
+            f"{len(found.searches)} searches, {len(found.fetches)} fetches, {len(found.citations)} cited URLs"
             + "".join(f"; blind spot: {b.reason}" for b in found.blind_spots),
         )
+
+
+def _anthropic_fetch(call_id: str, url: str, result: Mapping[str, Any] | None, found: ProviderSearch) -> None:
+    """One Anthropic ``web_fetch`` server tool call as a fetch step: the page text of its ``web_fetch_result``
+    document, status error for a ``web_fetch_tool_result_error``, a blind spot when no result block was recorded."""
+    if result is None:
+        found.fetches.append(FetchStep(tool="web_fetch", url=url or None))
+        reason = f"Anthropic web_fetch {call_id}: no result block"
+        found.blind_spots.append(BlindSpot(kind="fetch", tool="web_fetch", reason=reason))
+        return
+    if result.get("type") != "web_fetch_result":  # web_fetch_tool_result_error {error_code}
+        found.fetches.append(FetchStep(tool="web_fetch", url=url or None, status="error"))
+        return
+    document = _get(result, "content")
+    source = _get(document, "source") if isinstance(document, Mapping) else None
+    text = source.get("data") if isinstance(source, Mapping) and source.get("type") == "text" else None
+    fetched_url = result.get("url") if isinstance(result.get("url"), str) and result.get("url") else url
+    step = FetchStep(tool="web_fetch", url=fetched_url or None, text=text if isinstance(text, str) else "")
+    found.fetches.append(step)
 
 
 def _ranked(hits: list[Hit]) -> list[Hit]:

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from tracescore.adapters.fetch import fetch_step
 from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json
-from tracescore.adapters.hits import extract_hits, find_flat, span_attributes, tool_output, tool_semantics
+from tracescore.adapters.hits import extract_hits, find_flat, span_attributes, tool_result, tool_semantics
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
 from tracescore.adapters.notes import note
 from tracescore.adapters.provider_search import add_builtin_search
@@ -129,32 +129,33 @@ def _search_step(row: Mapping[str, Any], mapping: MappingConfig, blind: list[Bli
     else:
         found = first_path(raw_input, mapping.query_paths)
         query = "" if found is MISSING else (text_of(found) or "")
-    output = tool_output(row.get("output"))
-    hits = extract_hits(output, mapping.hits_paths)
-    if hits is None:  # OpenInference retrievers keep documents in span attributes (metadata), flat, at any depth
+    output, error = tool_result(row.get("output"))
+    failed = _failed(row) or error is not None  # a tool message with status error returned no results
+    hits = None if error else extract_hits(output, mapping.hits_paths)
+    if hits is None and not error:  # OpenInference retrievers keep documents in span attributes (metadata), flat
         hits = extract_hits(row.get("metadata"), mapping.hits_paths)
-    if hits is None:
-        flat = find_flat(row.get("metadata"), "retrieval.documents")
-        hits = extract_hits(flat, ()) if flat else None
-    if hits is None and not _failed(row):
+        flat = find_flat(row.get("metadata"), "retrieval.documents") if hits is None else None
+        hits = extract_hits(flat, ()) if flat else hits
+    if hits is None and not failed:
         shape = "no output recorded" if output in (None, "") else f"output is {type(output).__name__}, no result list"
         blind.append(BlindSpot(kind="search", tool=name, reason=f"search {name!r}: {shape}"))
         note(_label(row), "blind spot", f"search tool, but {shape} (see hits_paths)")
     else:
-        note(_label(row), "search", f"query {query!r}, {len(hits or [])} hits" + (" (failed)" if _failed(row) else ""))
+        outcome = f" ({error or 'failed'})" if failed else ""
+        note(_label(row), "search", f"query {query!r}, {len(hits or [])} hits{outcome}")
     return SearchStep(tool=name, query=query, hits=hits or [])
 
 
 def _fetch_step(row: Mapping[str, Any], mapping: MappingConfig, blind: list[BlindSpot]) -> FetchStep:
     raw_input = _input(row)
-    output = tool_output(row.get("output"))
+    output, error = tool_result(row.get("output"))
     url: Any = raw_input if isinstance(raw_input, str) and raw_input.strip().startswith("http") else MISSING
     if url is MISSING:
         url = first_path(raw_input, mapping.url_paths)
     if url is MISSING:
         url = first_path(output, mapping.url_paths)
     text = extract_text(output, mapping.text_paths) or ""
-    failed = f"failed: {row.get('statusMessage') or 'level ERROR'}" if _failed(row) else None
+    failed = f"failed: {row.get('statusMessage') or 'level ERROR'}" if _failed(row) else error
     fetched_at = _time(row.get("endTime")) or _time(row.get("startTime"))
     return fetch_step(
         _label(row), str(row.get("name") or "fetch"), raw_input, output, mapping, url=url, text=text,

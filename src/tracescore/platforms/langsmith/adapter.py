@@ -17,7 +17,7 @@ from typing import Any
 
 from tracescore.adapters.fetch import fetch_step
 from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json
-from tracescore.adapters.hits import extract_hits, find_flat, tool_output, tool_semantics
+from tracescore.adapters.hits import extract_hits, find_flat, tool_result, tool_semantics
 from tracescore.adapters.jsonl import invalid_trace
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
 from tracescore.adapters.notes import note
@@ -125,31 +125,32 @@ def _failed(run: Mapping[str, Any]) -> bool:
 def _search(run: Mapping[str, Any], cfg: MappingConfig, blind: list[BlindSpot]) -> SearchStep:
     inputs = parse_maybe_json(run.get("inputs"))
     query = inputs if isinstance(inputs, str) else first_path(inputs, cfg.query_paths)
-    outputs = tool_output(_outputs(run))
-    hits = extract_hits(outputs, cfg.hits_paths)
-    if hits is None:
+    outputs, error = tool_result(_outputs(run))
+    failed = _failed(run) or error is not None  # a tool message with status error returned no results
+    hits = None if error else extract_hits(outputs, cfg.hits_paths)
+    if hits is None and not error:
         flat = find_flat(run.get("extra"), "retrieval.documents")
         hits = extract_hits(flat, ()) if flat else None
     name = str(run.get("name") or "search")
-    if hits is None and not _failed(run):
+    if hits is None and not failed:
         shape = (
             "no output recorded" if outputs in (None, "", {}) else f"output is {type(outputs).__name__}, no result list"
         )
         blind.append(BlindSpot(kind="search", tool=name, reason=f"search {name!r}: {shape}"))
         note(_label(run), "blind spot", f"search tool, but {shape} (see hits_paths)")
     else:
-        note(_label(run), "search", f"{len(hits or [])} hits" + (" (failed)" if _failed(run) else ""))
+        note(_label(run), "search", f"{len(hits or [])} hits" + (f" ({error or 'failed'})" if failed else ""))
     return SearchStep(tool=name, query="" if query is MISSING else text_of(query) or "", hits=hits or [])
 
 
 def _fetch(run: Mapping[str, Any], cfg: MappingConfig, blind: list[BlindSpot]) -> FetchStep:
-    inputs, outputs = parse_maybe_json(run.get("inputs")), tool_output(_outputs(run))
+    inputs, (outputs, error) = parse_maybe_json(run.get("inputs")), tool_result(_outputs(run))
     url = first_path(inputs, cfg.url_paths)
     url = first_path(outputs, cfg.url_paths) if url is MISSING and isinstance(outputs, Mapping) else url
     if isinstance(inputs, str) and url is MISSING:
         url = inputs
     # the tool raised (404, timeout): LangSmith keeps the run with `error` and no outputs
-    failed = f"failed: {str(run.get('error') or 'status error')[:120]}" if _failed(run) else None
+    failed = f"failed: {str(run.get('error') or 'status error')[:120]}" if _failed(run) else error
     text, fetched_at = extract_text(outputs, cfg.text_paths), _time(run.get("end_time") or run.get("start_time"))
     return fetch_step(
         _label(run), str(run.get("name") or "fetch"), inputs, outputs, cfg, url=url, text=text,

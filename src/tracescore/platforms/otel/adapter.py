@@ -15,7 +15,7 @@ from typing import Any
 
 from tracescore.adapters.fetch import fetch_step
 from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json, unflatten_indexed
-from tracescore.adapters.hits import extract_hits, tool_semantics
+from tracescore.adapters.hits import extract_hits, tool_result, tool_semantics
 from tracescore.adapters.jsonl import invalid_trace
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
 from tracescore.adapters.notes import note
@@ -52,20 +52,21 @@ def _search(span: Mapping[str, Any], name: str, cfg: MappingConfig, blind: list[
     inputs = _value(attributes, _INPUT)
     query = inputs if isinstance(inputs, str) else first_path(inputs, cfg.query_paths)
     documents = unflatten_indexed(attributes, "retrieval.documents")
-    output = _value(attributes, _OUTPUT)
-    hits = extract_hits(documents, ()) if documents else extract_hits(output, cfg.hits_paths)
-    if hits is None and not span["error"]:
+    output, error = tool_result(_value(attributes, _OUTPUT))  # a LangChain tool message is unwrapped
+    failed = span["error"] or error is not None  # a tool message with status error returned no results
+    hits = extract_hits(documents, ()) if documents else None if error else extract_hits(output, cfg.hits_paths)
+    if hits is None and not failed:
         shape = "no documents recorded" if output is None else f"output is {type(output).__name__}, no result list"
         blind.append(BlindSpot(kind="search", tool=name, reason=f"search {name!r}: {shape}"))
         note(_label(span), "blind spot", f"search span, but {shape} (see hits_paths)")
     else:
-        note(_label(span), "search", f"{len(hits or [])} hits" + (" (failed)" if span["error"] else ""))
+        note(_label(span), "search", f"{len(hits or [])} hits" + (f" ({error or 'failed'})" if failed else ""))
     return SearchStep(tool=name, query="" if query is MISSING else text_of(query) or "", hits=hits or [])
 
 
 def _fetch(span: Mapping[str, Any], name: str, cfg: MappingConfig, blind: list[BlindSpot]) -> FetchStep:
     attributes = span["attributes"]
-    inputs, output = _value(attributes, _INPUT), _value(attributes, _OUTPUT)
+    inputs, (output, error) = _value(attributes, _INPUT), tool_result(_value(attributes, _OUTPUT))
     url = inputs if isinstance(inputs, str) else first_path(inputs, cfg.url_paths)
     if url is MISSING and isinstance(output, Mapping):
         url = first_path(output, cfg.url_paths)
@@ -78,7 +79,7 @@ def _fetch(span: Mapping[str, Any], name: str, cfg: MappingConfig, blind: list[B
         url=url,
         text=output if isinstance(output, str) else extract_text(output, cfg.text_paths),
         fetched_at=_time(span.get("end") or span.get("start")),
-        failed="failed (span status ERROR)" if span["error"] else None,
+        failed="failed (span status ERROR)" if span["error"] else error,
         recorded=output is not None,
         blind=blind,
         kind="span",

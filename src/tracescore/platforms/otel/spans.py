@@ -84,8 +84,8 @@ def _span(raw: Any) -> dict[str, Any]:
     if not trace_id or not span_id:
         raise ValueError(f"span {raw.get('name')!r} has no traceId/spanId")
     parent = raw.get("parentSpanId") or raw.get("parent_span_id") or raw.get("parent_id") or raw.get("parentId")
-    status = raw.get("status")
-    code = status.get("code") if isinstance(status, Mapping) else raw.get("status_code")
+    status = raw.get("status")  # OTLP {"code": 2}; the Python SDK's to_json() {"status_code": "ERROR"}
+    code = status.get("code", status.get("status_code")) if isinstance(status, Mapping) else raw.get("status_code")
     return {
         "trace_id": str(trace_id),
         "span_id": str(span_id),
