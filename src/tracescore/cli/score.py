@@ -303,8 +303,7 @@ def _score(
     """The one-shot run on the engine, folding each result into the stage table and the judge's budget list.
 
     Without a judge (CPU-bound) and with ``workers`` > 1 it scores in that many processes; with a judge, in this one
-    (its usage, cache and budget are this process's).
-    """
+    (its usage, cache and budget are this process's)."""
     summary = Summary()
     try:
         store = Store(store_path)

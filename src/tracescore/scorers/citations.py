@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 import weakref
-from bisect import bisect_right
 from collections.abc import Callable
 from operator import attrgetter
 
@@ -26,6 +25,7 @@ from tracescore.scorers.sentences import (
     MAX_ANSWER_CHARS,
     CitedSentence,
     ParsedAnswer,
+    SentenceIndex,
     parse_answer,
     reference_target,
     split_sentences,
@@ -53,7 +53,6 @@ SCORER_VERSION = "citations-1"
 # Per-trace guard (with ``MAX_ANSWER_CHARS``): past these, the scorer scores what it read and says what it left out.
 MAX_CITATIONS = 5_000  # explicit ``trace.citations`` entries read
 MAX_HITS = 50_000  # search hits and fetches read to decide what the agent saw
-_MAX_SENTENCE_SEARCHES = 200  # explicit citations whose sentence is not a whole answer sentence, looked up by text
 
 _EMPTY, _NO_SENTENCES, _NO_SOURCE = "empty answer", "answer has no sentences", "answer cites no URL or doc id"
 NOTHING_CITED = frozenset({_EMPTY, _NO_SENTENCES, _NO_SOURCE})
@@ -146,43 +145,6 @@ def _failed(status: int | str | None) -> bool:
     if type(status) is int:
         return 400 <= status <= 599  # what the pattern matches in str(status), without building the text
     return bool(_FAILED_STATUS.search(str(status)))
-
-
-class _SentenceIndex:
-    """Finds the answer sentence an explicit citation's ``sentence`` belongs to: a whole sentence by dict lookup,
-    else the first sentence containing it, by one search of the joined answer (at most ``_MAX_SENTENCE_SEARCHES``
-    such searches per trace, so 1,000s of citations stay linear)."""
-
-    def __init__(self, sentences: list[CitedSentence]) -> None:
-        self._exact: dict[str, int] = {}
-        self._starts: list[int] = []
-        self._ends: list[int] = []
-        offset = 0
-        for i, s in enumerate(sentences):
-            self._exact.setdefault(s.text, i)
-            self._starts.append(offset)
-            self._ends.append(offset + len(s.text))
-            offset += len(s.text) + 1
-        self._joined = "\n".join(s.text for s in sentences)
-        self._searches = 0
-
-    def find(self, text: str | None) -> int:
-        """Index of the sentence ``text`` is (or is part of), or -1."""
-        if not text:
-            return -1
-        hit = self._exact.get(text)
-        if hit is not None:
-            return hit
-        if self._searches >= _MAX_SENTENCE_SEARCHES:
-            return -1
-        self._searches += 1
-        at = self._joined.find(text)
-        while at >= 0:
-            index = bisect_right(self._starts, at) - 1
-            if at + len(text) <= self._ends[index]:
-                return index
-            at = self._joined.find(text, at + 1)
-        return -1
 
 
 _NOTHING_PARSED = ParsedAnswer([], {}, [])
@@ -285,8 +247,8 @@ def _explicit_rows(
     sources: dict[str, tuple[str, bool, bool]],
     explicit_index: set[int],
 ) -> None:
-    """Rows of the trace's explicit citations, each placed in its sentence by ``_SentenceIndex`` (-1 if none)."""
-    index_of = _SentenceIndex(parsed.sentences) if any(c.sentence for c in explicit) else None
+    """Rows of the trace's explicit citations, each placed in its sentence by ``SentenceIndex`` (-1 if none)."""
+    index_of = SentenceIndex(parsed.sentences) if any(c.sentence for c in explicit) else None
     for citation in explicit:
         target = citation.url or citation.doc_id
         if not target:

@@ -6,6 +6,7 @@ Shared by the citation and grounding scorers and the pipeline (memoised on the a
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -13,6 +14,7 @@ __all__ = [
     "CitedSentence",
     "MAX_ANSWER_CHARS",
     "ParsedAnswer",
+    "SentenceIndex",
     "parse_answer",
     "reference_target",
     "split_sentences",
@@ -20,6 +22,7 @@ __all__ = [
 
 # Per-trace guard: past this, only the start of the answer is parsed (``ParsedAnswer.truncated`` says so).
 MAX_ANSWER_CHARS = 500_000  # answer characters parsed for sentences and citations
+_MAX_SENTENCE_SEARCHES = 200  # explicit citations whose sentence is not a whole answer sentence, looked up by text
 
 _REF_LINE = re.compile(r"^\s*(?:[-*]\s*)?\[(\d{1,3})\]\s*:?\s*(?P<rest>.*\S)?\s*$")
 # matched on the stripped line: "\s*:?\s*$" on raw text backtracks quadratically over a long run of spaces
@@ -189,3 +192,40 @@ def reference_target(ref: str) -> tuple[str, str]:
     if url:
         return "url", _trim_url(url.group(0))
     return "text", ref
+
+
+class SentenceIndex:
+    """Finds the answer sentence an explicit citation's ``sentence`` belongs to: a whole sentence by dict lookup,
+    else the first sentence containing it, by one search of the joined answer (at most ``_MAX_SENTENCE_SEARCHES``
+    such searches per trace, so 1,000s of citations stay linear)."""
+
+    def __init__(self, sentences: list[CitedSentence]) -> None:
+        self._exact: dict[str, int] = {}
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        offset = 0
+        for i, s in enumerate(sentences):
+            self._exact.setdefault(s.text, i)
+            self._starts.append(offset)
+            self._ends.append(offset + len(s.text))
+            offset += len(s.text) + 1
+        self._joined = "\n".join(s.text for s in sentences)
+        self._searches = 0
+
+    def find(self, text: str | None) -> int:
+        """Index of the sentence ``text`` is (or is part of), or -1."""
+        if not text:
+            return -1
+        hit = self._exact.get(text)
+        if hit is not None:
+            return hit
+        if self._searches >= _MAX_SENTENCE_SEARCHES:
+            return -1
+        self._searches += 1
+        at = self._joined.find(text)
+        while at >= 0:
+            index = bisect_right(self._starts, at) - 1
+            if at + len(text) <= self._ends[index]:
+                return index
+            at = self._joined.find(text, at + 1)
+        return -1
