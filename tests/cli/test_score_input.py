@@ -45,6 +45,39 @@ def test_a_json_array_on_one_line_and_a_binary_file_are_one_line_each(tmp_path: 
         assert code == 1 and what in err and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.parametrize(
+    ("first", "why"),
+    [
+        (b'{"id": "nul", "question": "a raw NUL \x00 in a string", "steps": []}', "not JSON"),
+        (b"[]", "line 1"),
+        (b'[{"id": "in-an-array", "question": "q"}]', "line 1"),
+        (b'{"id": "cut", "question": "a line cut off after {', "line 1"),
+    ],
+)
+def test_one_bad_line_at_the_start_of_a_jsonl_file_is_one_error_not_the_whole_file(
+    tmp_path: Path, first: bytes, why: str
+) -> None:
+    """A NUL byte or a broken first line used to refuse the whole file as "binary" or "not JSONL" (all lines lost)."""
+    good = SAMPLES.read_bytes().splitlines(keepends=True)[:3]
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(first + b"\n" + b"".join(good))
+    out = tmp_path / "out.jsonl"
+    code, _, err = _score(tmp_path, str(path), "--out", str(out), "--no-judge")
+    assert code == 1, err
+    assert "is not JSONL" not in err and "1 of 4 lines could not be scored" in err, err
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 4 and lines[0]["line"] == 1 and why in lines[0]["errors"][0], lines[0]
+    assert [bool(line["scores"]) for line in lines[1:]] == [True] * 3
+
+
+def test_a_file_with_carriage_return_line_ends_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "mac.jsonl"
+    path.write_bytes(b"\r".join(SAMPLES.read_bytes().splitlines()[:3]) + b"\r")
+    code, _, err = _score(tmp_path, str(path))
+    assert code == 1 and "its lines end with a carriage return only" in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_an_empty_file_is_a_warning(tmp_path: Path) -> None:
     path = tmp_path / "empty.jsonl"
     path.write_text("\n")

@@ -20,8 +20,9 @@ _HEAD = 65536
 
 
 def input_problem(path: str) -> str | None:
-    """One line when ``path`` is clearly not a JSONL file (binary, a pretty-printed JSON document, a JSON array);
-    warns on an empty file. A missing file is left to the reader (its own clear error)."""
+    """One line when ``path`` is clearly not a JSONL file (binary, a pretty-printed JSON document, a JSON array, CR-only
+    line ends); warns on an empty file. A file with a JSON object on a line of its start is JSONL, whatever its other
+    lines hold: each bad line is then reported on its own and the rest scored. A missing file is left to the reader."""
     if path == "-":
         return None
     try:
@@ -31,6 +32,11 @@ def input_problem(path: str) -> str | None:
         return None
     if not head.strip():
         click.echo(f"warning: {path} is empty: no trace to score", err=True)
+        return None
+    if b"\n" not in head and b"\r" in head.rstrip(b"\r"):
+        return (f"{path} is not JSONL: its lines end with a carriage return only (one JSON trace per line expected;"
+                f" e.g. tr '\\r' '\\n' < {path} > traces.jsonl)")
+    if _holds_an_object_line(head):
         return None
     if b"\x00" in head:
         return f"{path} is not JSONL: it looks like a binary file (one JSON trace per line expected)"
@@ -46,6 +52,20 @@ def input_problem(path: str) -> str | None:
         return (f"{path} is not JSONL: it is a JSON array (one JSON trace per line expected; e.g."
                 f" jq -c '.[]' {path} > traces.jsonl)")
     return None
+
+
+def _holds_an_object_line(head: bytes) -> bool:
+    """Whether a whole line of ``head`` (the last one may be cut off) is a JSON object."""
+    lines = head.split(b"\n")
+    for raw in lines[:-1] if len(head) == _HEAD else lines:
+        line = raw.strip()
+        if line.startswith(b"{") and line.endswith(b"}"):
+            try:
+                if isinstance(json.loads(line), dict):
+                    return True
+            except (ValueError, RecursionError):
+                continue
+    return False
 
 
 class Progress:
