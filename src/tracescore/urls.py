@@ -40,6 +40,8 @@ def normalize_url(url: str) -> str:
         return text
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
+    if ":" in host:  # an IPv6 address: urlsplit gives it without its brackets
+        host = f"[{host}]"
     if port is not None and _DEFAULT_PORTS.get(scheme) != port:
         host = f"{host}:{port}"
     query = [

@@ -67,6 +67,25 @@ def test_url_normalisation(a: str, b: str) -> None:
     assert normalize_url(a) == normalize_url(b)
 
 
+@pytest.mark.parametrize(
+    "url", ["http://[::1]/x", "http://[::ffff:1.2.3.4]:8080/a", "http://[fe80::1%25eth0]/", "https://[2001:DB8::1]/p"]
+)
+def test_a_bare_url_with_an_ipv6_host_is_cited_whole_and_matches_its_search_and_fetch(url: str) -> None:
+    """The bare-URL pattern stopped at the host's "]": the URL was cited cut ("http://[::1") and counted fabricated."""
+    parsed = parse_answer(f"The page is at {url} for now.")
+    assert parsed.sentences[0].links == [url]
+    trace = Trace(
+        id="t",
+        answer=f"The page is at {url} for now.",
+        steps=[SearchStep(hits=[Hit(url=url)]), FetchStep(url=url, text="page", status=200)],
+    )
+    got = _scores(trace)
+    assert got["citation.fabricated_count"] == 0.0 and got["citation.unfetched_rate"] == 0.0
+    assert normalize_url(url).startswith(url.split("://")[0] + "://[")  # the brackets kept
+    # a "]" that closes a bracket around a URL still ends it
+    assert parse_answer("See [https://a.example/x] too.").sentences[0].links == ["https://a.example/x"]
+
+
 def test_paths_keep_their_case() -> None:
     assert normalize_url("https://example.com/Wiki/K2") != normalize_url("https://example.com/wiki/k2")
 

@@ -29,7 +29,10 @@ _REF_LINE = re.compile(r"^\s*(?:[-*]\s*)?\[(\d{1,3})\]\s*:?\s*(?P<rest>.*\S)?\s*
 _REF_HEADING = re.compile(r"(?:#+\s*)?\**(references|sources|citations|bibliography)\**(?:\s*:)?$", re.IGNORECASE)
 _MARKER = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\](?!\()")
 _MD_LINK = re.compile(r"\[([^\[\]\n]*)\]\(((?:[^\s()]|\([^\s()]*\))+)\)")
-_BARE_URL = re.compile(r"(?<!\w)https?://[^\s<>\]\"']+", re.IGNORECASE)
+# an IPv6 host in brackets ("http://[::1]/x") is part of the URL; any other "]" ends it ("[see http://a.example]")
+_BARE_URL = re.compile(
+    r"(?<!\w)https?://(?:\[[0-9a-z:.%_~-]+\][^\s<>\]\"']*|[^\s<>\]\"'\[][^\s<>\]\"']*)", re.IGNORECASE
+)
 # "(?<=[.!?])\s+(?=[\["'(*]*[A-Z0-9])|\n+", written to start with one whitespace character so the regex engine skips
 # to the next whitespace in C instead of trying both branches at every character (same matches, in the same order)
 _SENTENCE_END = re.compile(r"\s(?:(?<=[.!?]\s)\s*(?=[\[\"'(*]*[A-Z0-9])|(?<=\n)\n*)")
