@@ -100,7 +100,25 @@ def test_expected_contains_normalised() -> None:
     # word boundaries: '30 days' must not match '130 days'
     assert _answer("within 130 days", expected_answer_contains=["30 days"])["answer.correct"] is False
     got = _answer("x", expected_answer_contains=["a", "x"])
-    assert got["answer.correct"] is False  # 'a' normalises to nothing: it can never be shown present
+    # 'a' normalises to nothing: a broken label, not a wrong answer (it was False, with no word on the label)
+    assert got["answer.correct"] == ("absent", "expected_answer_contains entry 'a' " + _NO_WORD)
+
+
+_NO_WORD = "has no word after normalisation (SQuAD: case, punctuation, articles); fix the label"
+
+
+@pytest.mark.parametrize("gold", ["", "   ", "the", "!!!"])
+def test_a_gold_answer_with_no_word_is_absent_not_zero(gold: str) -> None:
+    got = _answer("Returns are accepted within 30 days.", gold_answer=gold, expected_answer_contains=["30 days"])
+    reason = f"gold_answer label {gold!r} {_NO_WORD}"
+    assert got["answer.token_f1"] == got["answer.exact_match"] == ("absent", reason)
+    assert got["answer.correct"] is True
+
+
+@pytest.mark.parametrize("entry", ["", "  ", "?!", "the"])
+def test_an_expected_entry_with_no_word_makes_correct_absent(entry: str) -> None:
+    got = _answer("Returns are accepted within 30 days.", expected_answer_contains=["30 days", entry])
+    assert got["answer.correct"] == ("absent", f"expected_answer_contains entry {entry!r} {_NO_WORD}")
 
 
 def test_refusal() -> None:

@@ -67,6 +67,14 @@ def test_absent_not_zero() -> None:
     assert empty["retrieval.retrieved_any"] is False
 
 
+@pytest.mark.parametrize("required", [[""], ["a", "  "]])
+def test_an_empty_required_id_is_a_broken_label_not_a_miss(required: list[str]) -> None:
+    got = _scores(_trace(["", "a"], required=required))
+    reason = f"required_doc_ids holds an empty id ({required!r}); fix the label"
+    assert got["retrieval.recall_at_5"] == got["retrieval.first_hit_rank"] == ("absent", reason)
+    assert got["retrieval.retrieved_any"] is True
+
+
 def test_refusal_case_gives_no_recall() -> None:
     got = _scores(_trace(["x"], required=[], expect_refusal=True))
     assert got["retrieval.recall_at_5"][0] == "absent"

@@ -117,6 +117,9 @@ def is_refusal(answer: str) -> bool:
     return bool(_REFUSAL.search(answer))
 
 
+_NO_WORD = "has no word after normalisation (SQuAD: case, punctuation, articles); fix the label"
+
+
 def _contains(haystack: str, needle: str) -> bool:
     pattern = _needle(needle)
     return pattern is not None and pattern.search(haystack) is not None
@@ -152,8 +155,11 @@ def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Calla
             correct = refused[is_refusal(final)]
         elif labels.expected_answer_contains:
             norm = normalize_answer(final)
+            empty = [e for e in labels.expected_answer_contains if _needle(e) is None]
             missing = [e for e in labels.expected_answer_contains if not _contains(norm, e)]
-            if missing:
+            if empty:  # an entry with no word to look for is a broken label, not a wrong answer
+                correct = absent(ANSWER_CORRECT, f"expected_answer_contains entry {empty[0]!r} {_NO_WORD}")
+            elif missing:
                 correct = score(
                     ANSWER_CORRECT, False, comment=f"missing from the answer: {', '.join(missing)}", missing=missing
                 )
@@ -164,6 +170,9 @@ def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Calla
         gold = labels.gold_answer
         if gold is None:
             return [correct, *no_gold]
+        if not _answer_tokens(gold):  # "", "  ", "the", "!!!": nothing to compare with, not an answer that missed it
+            reason = f"gold_answer label {gold!r} {_NO_WORD}"
+            return [correct, absent(ANSWER_TOKEN_F1, reason), absent(ANSWER_EXACT_MATCH, reason)]
         return [
             correct,
             score(ANSWER_TOKEN_F1, token_f1(final, gold)),

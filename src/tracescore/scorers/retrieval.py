@@ -128,6 +128,8 @@ def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
             return [*no_label, any_hit]
         if not required:
             return [*refusal, any_hit]
+        if not all(r.strip() for r in required):  # an empty id can match no document: a broken label, not a miss
+            return [*_absent(recall, k, f"required_doc_ids holds an empty id ({required!r}); fix the label"), any_hit]
         keys = [_key(r) for r in required]
         wanted = set(keys)
         urls = any(_is_url(r) for r in required)
