@@ -6,6 +6,7 @@ Every source and adapter produces this shape; every scorer reads only this shape
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -21,6 +22,7 @@ __all__ = [
     "SearchStep",
     "Step",
     "Trace",
+    "fetch_failed",
     "json_schema",
 ]
 
@@ -71,6 +73,24 @@ class FetchStep(_Model):
 
 
 Step = Annotated[SearchStep | FetchStep, Field(discriminator="kind")]
+
+_FAILED_STATUS = re.compile(r"error|fail|timeout", re.IGNORECASE)
+
+
+def fetch_failed(status: int | str | None) -> bool:
+    """Whether a fetch's ``status`` says it failed, so its page was never read: an HTTP status outside 100–399 (4xx,
+    5xx, and 0 or below: no response, as a browser's fetch reports a network error), ``false``, or text naming an
+    error, a failure or a timeout. No status means it did not fail."""
+    if status is None or status is True:
+        return False
+    if status is False:
+        return True
+    if isinstance(status, str):
+        text = status.strip()
+        if not (text[:1] == "-" and text[1:].isdigit()) and not text.isdigit():
+            return bool(_FAILED_STATUS.search(text))
+        status = int(text)
+    return not 100 <= status <= 399
 
 
 class Citation(_Model):

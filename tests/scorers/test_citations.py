@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tracescore.scorers.citations import _failed, citation_rows, citation_scorer, parse_answer, split_sentences
-from tracescore.trace import FetchStep, Hit, SearchStep, Trace
+from tracescore.scorers.citations import citation_rows, citation_scorer, parse_answer, split_sentences
+from tracescore.trace import FetchStep, Hit, SearchStep, Trace, fetch_failed
 from tracescore.urls import normalize_url
 
 
@@ -279,11 +279,22 @@ def test_a_hit_is_seen_whether_listed_canonical_or_not_and_a_doc_id_counts_too()
     assert _scores(trace)["citation.fabricated_count"] == 1.0  # only z.example was never seen
 
 
-def test_fetch_status_failure_matches_the_documented_pattern_for_every_int() -> None:
-    pattern = re.compile(r"^(4|5)\d\d$|error|fail|timeout", re.IGNORECASE)
-    for status in [*range(-1000, 10_000), True, False, "404", "Timeout", "ok", ""]:
-        assert _failed(status) == bool(pattern.search(str(status))), status
-    assert _failed(None) is False
+def test_fetch_status_failure_is_the_documented_rule_for_every_int_and_its_text() -> None:
+    """README: a status outside 100–399 (4xx, 5xx, 0 or below: no response), false, or error/fail/timeout text."""
+    for code in range(-1000, 10_000):
+        failed = code < 100 or code >= 400
+        assert fetch_failed(code) is failed and fetch_failed(str(code)) is failed, code
+        assert fetch_failed(f" {code} ") is failed, code
+    for text, failed in [("Timeout", True), ("read error", True), ("FAILED", True), ("ok", False), ("", False),
+                         ("HTTP 404", False), ("success", False)]:  # fmt: skip
+        assert fetch_failed(text) is failed, text
+    assert fetch_failed(None) is False and fetch_failed(True) is False and fetch_failed(False) is True
+
+
+def test_a_fetch_with_status_0_is_not_a_read_page() -> None:
+    """A browser's fetch reports a network error as status 0: the page was never read (it counted as read)."""
+    got = _scores(_trace("A [1].\n[1] https://a.example/x", ["https://a.example/x"], [("https://a.example/x", 0)]))
+    assert got["citation.unfetched_rate"] == 1.0
 
 
 def test_rows_are_built_once_per_trace_and_the_memo_does_not_keep_the_trace_alive() -> None:

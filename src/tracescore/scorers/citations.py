@@ -14,7 +14,6 @@ a per-trace guard (``MAX_ANSWER_CHARS``, ``MAX_CITATIONS``, ``MAX_HITS``) scores
 
 from __future__ import annotations
 
-import re
 import weakref
 from collections.abc import Callable
 from operator import attrgetter
@@ -31,7 +30,7 @@ from tracescore.scorers.sentences import (
     split_sentences,
 )
 from tracescore.scores import Score, absent, score
-from tracescore.trace import Citation, Hit, Trace
+from tracescore.trace import Citation, Hit, Trace, fetch_failed
 from tracescore.urls import is_url, normalize_url
 
 __all__ = [
@@ -59,7 +58,6 @@ NOTHING_CITED = frozenset({_EMPTY, _NO_SENTENCES, _NO_SOURCE})
 """Absent reasons that mean the answer cites nothing, so no cited URL can be unread or made up (the gate counts such a
 trace as checked; any other reason, a search or fetch it could not read, leaves it unchecked)."""
 
-_FAILED_STATUS = re.compile(r"^(4|5)\d\d$|error|fail|timeout", re.IGNORECASE)
 
 
 class _Surface:
@@ -92,7 +90,7 @@ class _Surface:
                 continue
             budget -= 1
             url, doc_id = step.url, step.doc_id
-            ok = not _failed(step.status)
+            ok = not fetch_failed(step.status)
             if url:
                 norm = normalize_url(url)
                 fetch_seen.add(norm)
@@ -136,15 +134,6 @@ def _truthy(field: Callable[[Hit], str | None], groups: list[list[Hit]]) -> set[
     for hits in groups:
         out.update(filter(None, map(field, hits)))
     return out
-
-
-def _failed(status: int | str | None) -> bool:
-    """Whether a fetch status says the fetch failed (4xx/5xx, error, fail, timeout); no status means it did not."""
-    if status is None:
-        return False
-    if type(status) is int:
-        return 400 <= status <= 599  # what the pattern matches in str(status), without building the text
-    return bool(_FAILED_STATUS.search(str(status)))
 
 
 _NOTHING_PARSED = ParsedAnswer([], {}, [])

@@ -15,7 +15,7 @@ from tracescore.judge.passages import MAX_SHARE, chunk_text, select_passages
 from tracescore.judge.protocol import JudgeRequest
 from tracescore.judge.rubrics import load_rubric
 from tracescore.scorers.sentences import ParsedAnswer, parse_answer
-from tracescore.trace import Trace
+from tracescore.trace import Trace, fetch_failed
 from tracescore.urls import normalize_url
 
 __all__ = [
@@ -31,7 +31,6 @@ __all__ = [
 ]
 
 
-_FAILED_STATUS = re.compile(r"^(4|5)\d\d$|error|fail|timeout", re.IGNORECASE)
 _MARKERS = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]")
 _TAG = re.compile(r"<(?=[/?]?[A-Za-z_]|!)")
 """The ``<`` of anything tag-shaped (``<system>``, ``</document>``, ``<!--``, ``<?xml``); ``a < b`` stays as is."""
@@ -84,7 +83,7 @@ def collect_evidence(trace: Trace) -> list[EvidenceDoc]:
         return next((d for d in docs if d.keys & keys), None)
 
     for fetch in trace.fetches:
-        failed = fetch.status is not None and bool(_FAILED_STATUS.search(str(fetch.status)))
+        failed = fetch_failed(fetch.status)
         if failed or not fetch.text.strip():
             continue
         keys = _keys(fetch.url, fetch.doc_id)

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from tracescore.judge.passages import MAX_SHARE, approx_tokens, chunk_text, select_passages
 from tracescore.judge.protocol import JudgeRequest
 from tracescore.judge.rubrics import load_rubric
-from tracescore.trace import Hit, Trace
+from tracescore.trace import Hit, Trace, fetch_failed
 from tracescore.urls import normalize_url
 
 __all__ = [
@@ -32,7 +32,6 @@ __all__ = [
 
 
 MAX_CALL_TOKENS = 12_000  # items are packed into one call up to this many tokens; a wider trace takes a few calls
-_FAILED_STATUS = re.compile(r"^(4|5)\d\d$|error|fail|timeout", re.IGNORECASE)
 _TAG = re.compile(r"<(/?)(items?|surface|page|question|gold_answer)\b", re.IGNORECASE)
 
 
@@ -112,7 +111,7 @@ def collect_items(trace: Trace) -> list[SurfaceItem]:
         key = key if key in items else aliases.get(fetch.doc_id or "", key)
         item = items.setdefault(key, SurfaceItem(key, fetch.url))
         item.fetched = True
-        failed = fetch.status is not None and bool(_FAILED_STATUS.search(str(fetch.status)))
+        failed = fetch_failed(fetch.status)
         if not failed and fetch.text.strip():
             item.page = fetch.text if item.page is None or fetch.text in item.page else item.page + "\n\n" + fetch.text
     return list(items.values())
