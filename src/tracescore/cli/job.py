@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from tracescore.cli.exits import EXIT_ABORTED, EXIT_GAPS, EXIT_INPUT, EXIT_LOCKED, EXIT_USAGE, fail
@@ -26,6 +25,7 @@ from tracescore.engine.runner import check_gaps as find_gaps
 from tracescore.engine.setup import JobSetup, build_setup
 from tracescore.errors import ConfigError, LockError, TracescoreError
 from tracescore.platforms import registry
+from tracescore.report.safe import console as safe_console
 from tracescore.store.db import Store
 from tracescore.store.state import Backfill, JobState, MarkReader
 
@@ -261,7 +261,7 @@ class _Bar:
             ),
             TextColumn("ETA"),
             TimeRemainingColumn(),
-            console=Console(stderr=True),
+            console=safe_console(stderr=True),
             disable=quiet,
         )
         self.task = self.progress.add_task("backfill", total=1, traces=0, rate=0.0, failed=0, cost=0.0)

@@ -20,6 +20,7 @@ from tracescore.report.render import (
     render_markdown,
     render_report_terminal,
 )
+from tracescore.report.safe import console as safe_console
 from tracescore.report.summary import build_report, report_to_json
 from tracescore.report.surface import SurfaceReport, fetch_tokens, surface_to_json
 from tracescore.store.db import Store
@@ -72,10 +73,10 @@ def report(
     if fmt == "terminal":
         if out:
             with open(out, "w", encoding="utf-8") as fh:
-                console = Console(file=fh, width=160, force_terminal=False)
+                console = safe_console(file=fh, width=160, force_terminal=False)
                 render_report_terminal(built, console, surface, agreement=agreement)
         else:
-            render_report_terminal(built, Console(width=max(120, Console().width)), surface, agreement=agreement)
+            render_report_terminal(built, safe_console(width=max(120, Console().width)), surface, agreement=agreement)
     elif fmt == "markdown":
         _write(render_markdown(built, surface, agreement=agreement), out)
     elif fmt == "json":

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from tracescore.report.safe import term, visible
 from tracescore.report.tally import JudgeUsage, StageCount, StageStat, Summary, summarize
 from tracescore.report.verdicts import STAGES, by_stage, field_value, score_stage, stage_verdicts
 
@@ -253,9 +254,9 @@ def render_terminal(summary: Summary, console: Console) -> None:
         )
     undiagnosed = sum(summary.undiagnosed.values())
     if undiagnosed:
-        table.caption = f"{undiagnosed} traces without a cell: " + "; ".join(
+        table.caption = term(f"{undiagnosed} traces without a cell: " + "; ".join(
             f"{n} × {reason}" for reason, n in sorted(summary.undiagnosed.items(), key=lambda p: -p[1])[:3]
-        )
+        ))  # fmt: skip
     console.print(table)
 
     stages = Table(title="Per-stage summary")
@@ -267,9 +268,10 @@ def render_terminal(summary: Summary, console: Console) -> None:
     for name in by_stage(summary.stats):
         stat = summary.stats[name]
         top = max(stat.absent.items(), key=lambda p: p[1])[0] if stat.absent else ""
-        stages.add_row(score_stage(name), name, str(stat.present), _fmt(stat.mean), str(stat.absent_count), top)
+        stages.add_row(term(score_stage(name)), term(name), str(stat.present), _fmt(stat.mean), str(stat.absent_count),
+                       term(top))  # fmt: skip
     console.print(stages)
     for message in summary.errors[:20]:
-        console.print(Text.assemble(("error ", "red"), message), highlight=False)
+        console.print(Text.assemble(("error ", "red"), visible(message)), highlight=False)
     if len(summary.errors) > 20:
         console.print(f"… and {len(summary.errors) - 20} more errors (see the results file or the store)")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from html import escape
+from html import escape as _escape
 
 from tracescore.report.agreement import AgreementSection
 from tracescore.report.render.agreement import agreement_html
@@ -14,6 +14,7 @@ from tracescore.report.render.surface import (
     surface_table,
 )
 from tracescore.report.render.svg import bar_chart, line_chart
+from tracescore.report.safe import visible
 from tracescore.report.summary import STAGES, Report, by_stage, score_stage, work_queue
 from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
@@ -29,6 +30,11 @@ td.ids{text-align:left;font-family:ui-monospace,monospace;font-size:12px;max-wid
 li{margin:4px 0}code{font-size:12px}
 .warn{color:#a40000;font-weight:600}td.diag{background:#eef6ee}caption{text-align:left;color:#666}
 """
+
+
+def escape(text: str) -> str:
+    """HTML text of a value: its unsafe characters spelled out (``visible``), then escaped."""
+    return _escape(visible(text))
 
 
 def _rate(passed: int, decided: int) -> str:

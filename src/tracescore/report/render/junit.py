@@ -9,6 +9,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from tracescore.report.gate import GateResult
+from tracescore.report.safe import visible
 
 __all__ = ["render_junit"]
 
@@ -27,22 +28,23 @@ def render_junit(result: GateResult) -> str:
         errors="0",
         skipped=str(skipped),
     )
-    for check in result.checks:
-        case = ET.SubElement(suite, "testcase", classname=f"tracescore.gate.{check.rule}", name=check.name)
+    for check in result.checks:  # user data goes through visible(): a control character is not XML (CI fails)
+        case = ET.SubElement(suite, "testcase", classname=f"tracescore.gate.{check.rule}", name=visible(check.name))
         body = "\n".join(
-            f"{c.case}\tstage={c.stage}"
-            + (f"\ttrace={c.trace_id}" if c.trace_id else "")
-            + (f"\t{c.detail}" if c.detail else "")
+            f"{visible(c.case)}\tstage={c.stage}"
+            + (f"\ttrace={visible(c.trace_id)}" if c.trace_id else "")
+            + (f"\t{visible(c.detail)}" if c.detail else "")
             for c in check.cases
         )
+        message = visible(check.message)
         if check.failed:
-            failure = ET.SubElement(case, "failure", message=check.message, type=check.rule)
-            failure.text = body or check.message
+            failure = ET.SubElement(case, "failure", message=message, type=check.rule)
+            failure.text = body or message
         elif check.status == "warn":
-            ET.SubElement(case, "skipped", message=check.message)
+            ET.SubElement(case, "skipped", message=message)
             if body:
                 ET.SubElement(case, "system-out").text = body
         else:
-            ET.SubElement(case, "system-out").text = check.message
+            ET.SubElement(case, "system-out").text = message
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -14,6 +14,7 @@ from tracescore.report.render.surface import (
     surface_note,
     surface_table,
 )
+from tracescore.report.safe import md_code, md_text
 from tracescore.report.summary import STAGES, Report, Summary, by_stage, score_stage, work_queue
 from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
@@ -24,11 +25,11 @@ MAX_IDS = 12  # trace ids listed per cell or queue item before "… and N more"
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return md_text(text)
 
 
 def _ids(ids: Sequence[str], limit: int = MAX_IDS) -> str:
-    shown = ", ".join(f"`{i}`" for i in ids[:limit])
+    shown = ", ".join(map(md_code, ids[:limit]))
     return shown + (f" … and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
@@ -57,7 +58,7 @@ def render_markdown(
     lines = [f"## tracescore report{f' — {report.source}' if report.source else ''}", ""]
     lines.append(
         f"{overall.traces} traces scored, {overall.failed} unreadable, {overall.diagnosed} with a stage cell"
-        + (f"; grouped by `{report.group_by}`" if report.group_by else "")
+        + (f"; grouped by {md_code(report.group_by)}" if report.group_by else "")
         + "."
     )
     lines += ["", "### Stage contingency", ""]
@@ -91,7 +92,7 @@ def render_markdown(
     for cell in _used_cells([("all", overall)]):
         lines.append(f"- `{cell}` ({len(overall.cells[cell])}): {_ids(overall.cells[cell], limit=10**9)}")
     if overall.undiagnosed:
-        reasons = "; ".join(f"{n} × {r}" for r, n in sorted(overall.undiagnosed.items(), key=lambda p: -p[1]))
+        reasons = "; ".join(f"{n} × {md_text(r)}" for r, n in sorted(overall.undiagnosed.items(), key=lambda p: -p[1]))
         lines.append(f"- no cell ({sum(overall.undiagnosed.values())}): {reasons}")
     lines += ["", "### Scores", ""]
     lines += _table(
@@ -109,10 +110,10 @@ def render_markdown(
 def _surface_markdown(surface: SurfaceReport) -> list[str]:
     note = surface_note(surface)
     if note is not None:
-        return ["", note + "."]
+        return ["", md_text(note) + "."]
     header, rows = surface_table(surface)
     lines = ["", f"### {SURFACE_TITLE}", "", *_table(header, rows), ""]
-    return lines + [f"- {x}" for x in complementarity_lines(surface)]
+    return lines + [f"- {md_text(x)}" for x in complementarity_lines(surface)]
 
 
 _RULE_TITLES = {
@@ -128,9 +129,9 @@ _ICON = {"pass": "✅", "fail": "❌", "warn": "⚠️"}
 
 def _check_cases(check: GateCheck, limit: int) -> list[str]:
     out = [
-        f"  - `{c.case}` — stage **{c.stage}**"
-        + (f" (trace `{c.trace_id}`)" if c.trace_id and c.trace_id != c.case else "")
-        + (f": {c.detail}" if c.detail else "")
+        f"  - {md_code(c.case)} — stage **{c.stage}**"
+        + (f" (trace {md_code(c.trace_id)})" if c.trace_id and c.trace_id != c.case else "")
+        + (f": {md_text(c.detail)}" if c.detail else "")
         for c in check.cases[:limit]
     ]
     if len(check.cases) > limit:
@@ -145,7 +146,7 @@ def render_gate_markdown(result: GateResult, *, max_cases: int = 8) -> str:
     lines = [f"## {'✅' if result.passed else '❌'} tracescore gate {verdict}", ""]
     lines.append(
         f"{result.traces} traces"
-        + (f" in {result.source}" if result.source else "")
+        + (f" in {md_text(result.source)}" if result.source else "")
         + (f", {result.unreadable} unreadable" if result.unreadable else "")
         + f"; {result.baseline_runs} baseline run(s)."
     )
@@ -180,6 +181,6 @@ def render_gate_markdown(result: GateResult, *, max_cases: int = 8) -> str:
     if quiet:
         lines.append(f"\n{quiet} score(s) inside their noise band (not listed).")
     for check in failures + [c for c in result.checks if c.status == "warn"]:
-        lines += ["", f"**{_RULE_TITLES[check.rule]} — {check.subject}**: {check.message}"]
+        lines += ["", f"**{_RULE_TITLES[check.rule]} — {md_text(check.subject)}**: {md_text(check.message)}"]
         lines += _check_cases(check, max_cases)
     return "\n".join(lines) + "\n"

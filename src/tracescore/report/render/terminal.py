@@ -15,6 +15,7 @@ from tracescore.report.render.surface import (
     surface_note,
     surface_table,
 )
+from tracescore.report.safe import term, visible
 from tracescore.report.summary import STAGES, Report, by_stage, score_stage, work_queue
 from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
@@ -26,7 +27,7 @@ MAX_CELL_IDS = 200  # ids shown per cell
 
 
 def _ids(ids: tuple[str, ...] | list[str], limit: int = MAX_IDS) -> str:
-    return ", ".join(ids[:limit]) + (f" … and {len(ids) - limit} more" if len(ids) > limit else "")
+    return ", ".join(map(visible, ids[:limit])) + (f" … and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
 def render_report_terminal(
@@ -42,12 +43,12 @@ def render_report_terminal(
     columns = report.columns()
     title = f"Stage contingency ({overall.traces} traces scored, {overall.failed} unreadable)"
     if report.group_by:
-        title += f" by {report.group_by}"
+        title += f" by {visible(report.group_by)}"
     console.print(Text(title, style="bold"), highlight=False)
     cells = Table()
     cells.add_column("cell", no_wrap=True)
     for name, _ in columns:
-        cells.add_column(name, justify="right", no_wrap=True)
+        cells.add_column(term(name), justify="right", no_wrap=True)
     for cell in CELLS:
         if any(s.cells.get(cell) for _, s in columns):
             cells.add_row(cell, *(str(len(s.cells.get(cell, []))) for _, s in columns))
@@ -58,7 +59,7 @@ def render_report_terminal(
     rates = Table()
     rates.add_column("stage", no_wrap=True)
     for name, _ in columns:
-        rates.add_column(name, justify="right", no_wrap=True)
+        rates.add_column(term(name), justify="right", no_wrap=True)
     for stage in STAGES:
         row = []
         for _, s in columns:
@@ -76,7 +77,7 @@ def render_report_terminal(
     for name in by_stage(overall.stats):
         st = overall.stats[name]
         mean = "—" if st.mean is None else f"{st.mean:.3f}"
-        stats.add_row(score_stage(name), name, str(st.present), mean, str(st.absent_count))
+        stats.add_row(term(score_stage(name)), term(name), str(st.present), mean, str(st.absent_count))
     console.print(stats)
 
     if surface is not None:
@@ -96,7 +97,8 @@ def render_report_terminal(
     for cell in CELLS:
         if overall.cells.get(cell):
             ids = overall.cells[cell]
-            console.print(f"  {cell} ({len(ids)}): {_ids(ids, limit=MAX_CELL_IDS)}", highlight=False, soft_wrap=True)
+            line = term(f"  {cell} ({len(ids)}): {_ids(ids, limit=MAX_CELL_IDS)}")
+            console.print(line, highlight=False, soft_wrap=True)
     console.print(Text("Work queue", style="bold"))
     queue = work_queue(overall)
     if not queue:
@@ -109,7 +111,7 @@ def render_report_terminal(
             highlight=False,
         )
     for message in overall.errors[:10]:
-        console.print(Text.assemble(("error ", "red"), message), highlight=False)
+        console.print(Text.assemble(("error ", "red"), visible(message)), highlight=False)
     if len(overall.errors) > 10:
         console.print(f"… and {len(overall.errors) - 10} more errors", highlight=False)
 
@@ -118,16 +120,16 @@ def _surface(surface: SurfaceReport, console: Console) -> None:
     """The provider section: one column per provider, then complementarity."""
     note = surface_note(surface)
     if note is not None:
-        console.print(note, highlight=False)
+        console.print(term(note), highlight=False)
         return
     console.print(Text(SURFACE_TITLE, style="bold"))
     header, rows = surface_table(surface)
     table = Table()
-    table.add_column(header[0], no_wrap=True)
+    table.add_column(term(header[0]), no_wrap=True)
     for name in header[1:]:
-        table.add_column(name, justify="right", no_wrap=True)
+        table.add_column(term(name), justify="right", no_wrap=True)
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*map(term, row))
     console.print(table)
     for line in complementarity_lines(surface):
-        console.print(line, highlight=False, soft_wrap=True)
+        console.print(term(line), highlight=False, soft_wrap=True)

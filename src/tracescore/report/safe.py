@@ -1,0 +1,56 @@
+"""Text from traces made safe to show. Trace ids, group names, reasons and messages are user data: each control,
+line-separator and bidi-override character is spelled out (``\\x1b``, ``\\u202e``), then the text is escaped for
+where it goes, so no value can drive the terminal, inject rich markup or HTML into a PR comment, break a table row,
+or make a JUnit file invalid XML (which fails the CI job that reads it)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+__all__ = ["console", "md_code", "md_text", "term", "visible"]
+
+# C0 and C1 controls (tab and newline too: every place these go is one line), DEL, the bidi marks, embeddings,
+# overrides and isolates, line and paragraph separators, BOM, the XML non-characters and lone surrogates
+_UNSAFE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ufffe\uffff\ud800-\udfff]"
+)
+_MD = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|"})
+_TICKS = re.compile("`+")
+
+
+def visible(text: str) -> str:
+    """``text`` with every unsafe character spelled as its Python escape; other text unchanged."""
+    return _UNSAFE.sub(_spell, text) if _UNSAFE.search(text) else text
+
+
+def _spell(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
+
+
+def md_text(text: str) -> str:
+    """Plain Markdown text (a table cell, a sentence): visible, HTML characters as entities, ``|`` escaped."""
+    return visible(text).translate(_MD)
+
+
+def md_code(text: str) -> str:
+    """A Markdown code span holding ``text`` literally: fenced by more backticks than any run inside it (a backtick in
+    an id used to end the span and let the rest through as HTML)."""
+    text = visible(text)
+    fence = "`" * (max((len(run) for run in _TICKS.findall(text)), default=0) + 1)
+    pad = " " if text[:1] == "`" or text[-1:] == "`" else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def term(text: str, style: str = "") -> Text:
+    """A rich ``Text`` of ``text`` (never parsed as markup: ``[/p]`` in a group name crashed the report), visible."""
+    return Text(visible(text), style=style)
+
+
+def console(**options: Any) -> Console:
+    """A rich ``Console`` that reads no markup and no ``:emoji:`` codes in what it prints: a path or an id holding
+    ``[/x]`` crashed ``score`` and ``report`` (rich's MarkupError); styles go in ``Text`` objects instead."""
+    return Console(markup=False, emoji=False, **options)
