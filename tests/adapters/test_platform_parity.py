@@ -294,3 +294,166 @@ def test_anthropic_web_fetch_is_a_fetch_step(result: dict[str, Any], status: str
     text = PAGE if status is None else ""
     canonical = _canonical(fetch_tool="web_fetch", fetch_status=status, fetch_text=text)
     _assert_same_scores(native, canonical)
+
+
+# 7. LangChain's create_retriever_tool (LangGraph agentic RAG): the tool call's output is the documents' text joined
+#    into one string; the retriever call nested in it holds the Documents. One search step, its hits the documents.
+
+DOCS = [
+    {"page_content": h["snippet"], "metadata": {"source": h["url"], "title": h["title"]}, "type": "Document"}
+    for h in HITS
+]
+JOINED = "\n\n".join(d["page_content"] for d in DOCS)
+RETRIEVER_TOOL = "retrieve_blog_posts"
+
+
+def _retriever_tool_langsmith(tool_output: Any, documents: Any) -> Trace:
+    """The tool run (outputs {"output": joined text}) and its child retriever run (outputs {"documents": [...]})."""
+    root = {"id": "r1", "trace_id": "r1", "name": "LangGraph", "run_type": "chain", "dotted_order": "1"}
+    root |= {"start_time": "2025-08-22T10:00:00Z", "inputs": {"question": Q}, "outputs": {"output": ANSWER}}
+    root |= {"extra": {"metadata": {"labels": LABELS}}}
+    run = {"trace_id": "r1", "status": "success", "error": None}
+    runs = [
+        run | {"id": "r2", "parent_run_id": "r1", "name": RETRIEVER_TOOL, "run_type": "tool", "dotted_order": "1.2"}
+        | {"start_time": "2025-08-22T10:00:01Z", "inputs": {"input": Q}, "outputs": {"output": tool_output}},
+        run | {"id": "r3", "parent_run_id": "r2", "name": "VectorStoreRetriever", "run_type": "retriever"}
+        | {"dotted_order": "1.2.3", "start_time": "2025-08-22T10:00:01.5Z", "inputs": {"query": Q}}
+        | {"outputs": {"documents": documents}},
+        run | {"id": "r4", "parent_run_id": "r1", "name": "fetch_url", "run_type": "tool", "dotted_order": "1.4"}
+        | {"start_time": "2025-08-22T10:00:02Z", "inputs": {"url": A}, "outputs": {"output": PAGE}},
+    ]
+    return trace_from_langsmith({"root": root, "runs": runs, "example": None})
+
+
+def _retriever_tool_langfuse(tool_output: Any, documents: Any) -> Trace:
+    """LangChain CallbackHandler: a TOOL observation with a RETRIEVER observation below it."""
+    root = {"id": "o1", "traceId": "t1", "type": "SPAN", "name": "LangGraph", "startTime": "2025-08-22T10:00:00Z"}
+    root |= {"input": {"question": Q}, "output": ANSWER, "metadata": {"labels": LABELS}}
+    row = {"traceId": "t1", "level": "DEFAULT"}
+    rows = [
+        root,
+        row | {"id": "o2", "type": "TOOL", "name": RETRIEVER_TOOL, "parentObservationId": "o1", "input": Q}
+        | {"startTime": "2025-08-22T10:00:01Z", "output": tool_output},
+        row | {"id": "o3", "type": "RETRIEVER", "name": "VectorStoreRetriever", "parentObservationId": "o2"}
+        | {"startTime": "2025-08-22T10:00:01.5Z", "input": Q, "output": documents},
+        row | {"id": "o4", "type": "TOOL", "name": "fetch_url", "parentObservationId": "o1", "input": {"url": A}}
+        | {"startTime": "2025-08-22T10:00:02Z", "output": PAGE},
+    ]
+    return trace_from_observations({"id": "t1", "observations": rows})
+
+
+def _retriever_tool_otel(tool_output: Any, documents: Any) -> Trace:
+    """OpenInference LangChain instrumentor: a TOOL span with a RETRIEVER span (retrieval.documents.N.*) below it."""
+    retriever: dict[str, Any] = {"openinference.span.kind": "RETRIEVER", "input.value": Q}
+    for i, doc in enumerate(documents or []):
+        retriever[f"retrieval.documents.{i}.document.content"] = doc["page_content"]
+        retriever[f"retrieval.documents.{i}.document.metadata"] = json.dumps(doc["metadata"])
+    root = {"openinference.span.kind": "CHAIN", "input.value": Q, "output.value": ANSWER}
+    root["metadata"] = json.dumps({"labels": LABELS})
+    tool = {"openinference.span.kind": "TOOL", "tool.name": RETRIEVER_TOOL, "input.value": Q}
+    tool["output.value"] = tool_output
+    fetch = {"openinference.span.kind": "TOOL", "tool.name": "fetch_url", "input.value": json.dumps({"url": A})}
+    fetch["output.value"] = PAGE
+    span = {"trace_id": "t1"}
+    spans = [
+        span | {"span_id": "s1", "name": "LangGraph", "start_time": 1, "attributes": root},
+        span | {"span_id": "s2", "parent_id": "s1", "name": RETRIEVER_TOOL, "start_time": 2, "attributes": tool},
+        span | {"span_id": "s3", "parent_id": "s2", "name": "VectorStoreRetriever", "start_time": 3}
+        | {"attributes": retriever},
+        span | {"span_id": "s4", "parent_id": "s1", "name": "fetch_url", "start_time": 4, "attributes": fetch},
+    ]
+    return trace_from_spans(next(group_spans(read_spans(spans))).payload)
+
+
+RETRIEVER_TOOLS: dict[str, Callable[[Any, Any], Trace]] = {
+    "langfuse": _retriever_tool_langfuse,
+    "langsmith": _retriever_tool_langsmith,
+    "otel": _retriever_tool_otel,
+}
+
+
+@pytest.mark.parametrize("platform", sorted(RETRIEVER_TOOLS))
+def test_a_retriever_tool_is_one_search_with_the_documents_of_its_retriever(platform: str) -> None:
+    native = RETRIEVER_TOOLS[platform](JOINED, DOCS)
+    assert native.blind_spots == []
+    assert [(s.kind, s.tool) for s in native.steps] == [("search", RETRIEVER_TOOL), ("fetch", "fetch_url")]
+    assert [h.url for h in native.searches[0].hits] == [A, B]
+    _assert_same_scores(native, _canonical(search_tool=RETRIEVER_TOOL))
+
+
+@pytest.mark.parametrize("platform", sorted(RETRIEVER_TOOLS))
+def test_a_retriever_tool_whose_retriever_recorded_nothing_is_one_blind_spot(platform: str) -> None:
+    native = RETRIEVER_TOOLS[platform](JOINED, None)
+    assert [(s.kind, s.tool) for s in native.steps] == [("search", RETRIEVER_TOOL), ("fetch", "fetch_url")]
+    assert [b.tool for b in native.blind_spots] == [RETRIEVER_TOOL]
+    assert _scores(native)["citation.fabricated_count"][0] is None
+
+
+@pytest.mark.parametrize("platform", sorted(RETRIEVER_TOOLS))
+def test_a_search_tool_with_readable_hits_is_not_counted_again_through_its_retriever(platform: str) -> None:
+    native = RETRIEVER_TOOLS[platform](json.dumps(HITS), DOCS)
+    assert [s.kind for s in native.steps] == ["search", "fetch"] and native.blind_spots == []
+    _assert_same_scores(native, _canonical(search_tool=RETRIEVER_TOOL))
+
+
+def test_a_retriever_tool_shows_no_blind_spot_in_inspect() -> None:
+    from tracescore.adapters.notes import collect_notes
+
+    with collect_notes() as notes:
+        _retriever_tool_langfuse(JOINED, DOCS)
+    assert not [n for n in notes if n.decision == "blind spot"]
+    assert any("nested in it ('VectorStoreRetriever')" in n.reason for n in notes)
+
+
+def test_nested_calls_are_planned_once_and_a_parent_cycle_ends() -> None:
+    from tracescore.adapters.nesting import plan_steps
+
+    plan = plan_steps([("a", None, None), ("b", "a", "search"), ("c", "b", "search"), ("d", "c", "search")])
+    assert plan.inside == {"c", "d"} and plan.nested == {"b": ["c"]}
+    cycle = plan_steps([("x", "y", "search"), ("y", "x", "search")])
+    assert cycle.inside == {"x", "y"}
+
+
+# 8. Search outputs that are not "0 hits": a list of items that identify nothing is unread (a blind spot), and an
+#    output with a non-empty `error` field is a failed search (its results not read), as a ToolMessage error is.
+
+
+@pytest.mark.parametrize("platform", sorted(PLATFORMS))
+def test_a_search_list_of_plain_text_is_a_blind_spot_not_zero_hits(platform: str) -> None:
+    texts = [f"Canberra is the capital. See {A}", "Australia facts"]
+    native = PLATFORMS[platform](("web_search", {"results": texts}), ("fetch_url", PAGE))
+    assert native.searches[0].hits == [] and [b.tool for b in native.blind_spots] == ["web_search"]
+    assert "identify nothing" in native.blind_spots[0].reason
+    fabricated = _scores(native)["citation.fabricated_count"]
+    assert fabricated[0] is None and "web_search" in str(fabricated[1])
+
+
+@pytest.mark.parametrize("platform", sorted(PLATFORMS))
+def test_a_search_list_of_empty_items_is_zero_hits(platform: str) -> None:
+    native = PLATFORMS[platform](("web_search", {"results": [None, "", {}]}), ("fetch_url", PAGE))
+    assert native.blind_spots == [] and native.searches[0].hits == []
+    _assert_same_scores(native, _canonical(hits=[]))
+
+
+@pytest.mark.parametrize("output", [{"error": "rate limited", "results": []}, {"error": "rate limited"}])
+@pytest.mark.parametrize("platform", sorted(PLATFORMS))
+def test_a_search_output_with_an_error_field_is_a_failed_search(platform: str, output: dict[str, Any]) -> None:
+    from tracescore.adapters.notes import collect_notes
+
+    with collect_notes() as notes:
+        native = PLATFORMS[platform](("web_search", output), ("fetch_url", PAGE))
+    assert native.blind_spots == [] and native.searches[0].hits == []
+    assert any(n.decision == "search" and "failed: rate limited" in n.reason for n in notes)
+    _assert_same_scores(native, _canonical(hits=[]))
+
+
+@pytest.mark.parametrize("platform", sorted(PLATFORMS))
+def test_results_beside_an_error_field_are_read(platform: str) -> None:
+    """A partial failure: the results beside the error were shown to the agent; not reading them would count every
+    URL cited from them as fabricated."""
+    native = PLATFORMS[platform](("web_search", {"error": {"code": 429}, "results": HITS}), ("fetch_url", PAGE))
+    assert len(native.searches[0].hits) == 2
+    _assert_same_scores(native, _canonical())
+    for empty in (None, "", False):  # an empty error field is no failure
+        read = PLATFORMS[platform](("web_search", {"error": empty, "results": HITS}), ("fetch_url", PAGE))
+        assert len(read.searches[0].hits) == 2

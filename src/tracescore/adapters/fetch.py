@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from tracescore.adapters.fields import MISSING, first_path
+from tracescore.adapters.hits import output_error
 from tracescore.adapters.mapping import MappingConfig
 from tracescore.adapters.notes import note
 from tracescore.trace import BlindSpot, FetchStep
 
 __all__ = ["fetch_step", "output_error"]
-
-
-def output_error(outputs: Any) -> str | None:
-    """``"failed: <error>"`` when a tool's output is an object whose ``error`` field is set (not null, empty or
-    false): the tool caught its failure and said so instead of raising; else None."""
-    error = outputs.get("error") if isinstance(outputs, Mapping) else None
-    detail = error if isinstance(error, str) else json.dumps(error, default=str) if error else ""
-    return f"failed: {detail.strip()[:120]}" if detail.strip() else None
 
 
 def fetch_step(

@@ -15,10 +15,12 @@ __all__ = [
     "extract_hits",
     "find_flat",
     "hit_from_item",
+    "output_error",
     "span_attributes",
     "tool_output",
     "tool_result",
     "tool_semantics",
+    "unread_shape",
 ]
 
 
@@ -117,10 +119,21 @@ def find_flat(value: Any, prefix: str, depth: int = 4) -> list[dict[str, Any]]:
     return []
 
 
+def output_error(outputs: Any) -> str | None:
+    """``"failed: <error>"`` when a tool's output is an object whose ``error`` field is set (not null, empty or
+    false): the tool caught its failure and said so instead of raising; else None."""
+    error = outputs.get("error") if isinstance(outputs, Mapping) else None
+    detail = error if isinstance(error, str) else json.dumps(error, default=str) if error else ""
+    return f"failed: {detail.strip()[:120]}" if detail.strip() else None
+
+
 def tool_result(value: Any) -> tuple[Any, str | None]:
     """``(output, error)`` of a tool call's result: the output as ``tool_output`` unwraps it, and the reason when a
     LangChain tool message on the way says ``status: "error"`` (a tool with ``handle_tool_error`` returns its error
-    as such a message: the call is not marked failed, its content is the error text), else None."""
+    as such a message: the call is not marked failed, its content is the error text) or the output is an object
+    with a non-empty ``error`` field and no result list beside it (``{"error": "rate limited", "results": []}``:
+    ``output_error``), else None. Either way the call failed: a search's results are not read, a fetch's page is
+    not read."""
     value = parse_maybe_json(value)
     error: str | None = None
     for _ in range(3):
@@ -139,7 +152,15 @@ def tool_result(value: Any) -> tuple[Any, str | None]:
             value = parse_maybe_json(value["output"])
         else:
             break
-    return value, error
+    return value, error or (None if _holds_results(value) else output_error(value))
+
+
+def _holds_results(value: Any) -> bool:
+    """Whether an output object holds a non-empty list beside its ``error`` (a partial failure): those results were
+    shown to the agent, so they are read (not reading them would count every URL cited from them as fabricated)."""
+    return isinstance(value, Mapping) and any(
+        isinstance(v, list) and not all(_blank(item) for item in v) for v in value.values()
+    )
 
 
 def _message_error(message: Mapping[str, Any]) -> str | None:
@@ -189,7 +210,9 @@ def tool_semantics(attributes: Mapping[str, Any], output: Any = None) -> tuple[s
 
 
 def extract_hits(value: Any, paths: Sequence[str]) -> list[Hit] | None:
-    """Ranked hits from a search output: a list itself, or the first list found at ``paths``; None when none is.
+    """Ranked hits from a search output: a list itself, or the first list found at ``paths``; None when none is, or
+    when the list holds items but none identifies a hit (plain text, unknown keys: the agent saw something there that
+    cannot be read, a blind spot rather than 0 hits; a list of only empty items is 0 hits).
 
     Ranks are the explicit ``rank``/``position`` of an item when given, else its 1-based list position (items that
     identify nothing are skipped but still take their position, so ranks stay those the agent saw).
@@ -202,4 +225,26 @@ def extract_hits(value: Any, paths: Sequence[str]) -> list[Hit] | None:
         hit = hit_from_item(item)
         if hit is not None:
             hits.append(hit if hit.rank is not None else hit.model_copy(update={"rank": position}))
+    if not hits and any(not _blank(item) for item in items):
+        return None
     return hits
+
+
+def _blank(item: Any) -> bool:
+    """An item that shows nothing: null, whitespace text, or an object/list whose values are all null or empty."""
+    if item is None:
+        return True
+    if isinstance(item, str):
+        return not item.strip()
+    if isinstance(item, Mapping):
+        return all(v in (None, "", [], {}) for v in item.values())
+    if isinstance(item, list):
+        return all(v in (None, "", [], {}) for v in item)
+    return False
+
+
+def unread_shape(output: Any, paths: Sequence[str]) -> str:
+    """Why a recorded search output gave no hits (``extract_hits`` said None), for its blind spot's reason."""
+    if _items_at(output, paths):
+        return "its results identify nothing (no url, id, title or snippet)"
+    return f"output is {type(output).__name__}, no result list"

@@ -7,7 +7,8 @@ tool semantics (OTel/OpenInference attributes, a tool message output: ``fields.t
 event spans of one call (BeeAI) are folded into one. GENERATIONs are read for provider built-in web search. Hits and
 page text are found with the field paths of ``MappingConfig``. The question and answer come from the root observation
 (the trace object of an export), with the first/last generation as fallback; labels from the root's (or trace's)
-metadata. A search or fetch whose output cannot be read is a blind spot of the trace.
+metadata. A search or fetch whose output cannot be read is a blind spot of the trace; one nested inside another is
+not counted twice (``adapters.nesting``: a search tool that returns text reads its nested retriever's documents).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from pydantic import ValidationError
 
 from tracescore.adapters.fetch import fetch_step
 from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json
-from tracescore.adapters.hits import extract_hits, find_flat, span_attributes, tool_result, tool_semantics
+from tracescore.adapters.hits import extract_hits, find_flat, span_attributes, tool_result, tool_semantics, unread_shape
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
+from tracescore.adapters.nesting import plan_steps, search_through_nested
 from tracescore.adapters.notes import note
 from tracescore.adapters.provider_search import add_builtin_search
 from tracescore.adapters.text import extract_text, text_of
@@ -137,7 +139,7 @@ def _search_step(row: Mapping[str, Any], mapping: MappingConfig, blind: list[Bli
         flat = find_flat(row.get("metadata"), "retrieval.documents") if hits is None else None
         hits = extract_hits(flat, ()) if flat else hits
     if hits is None and not failed:
-        shape = "no output recorded" if output in (None, "") else f"output is {type(output).__name__}, no result list"
+        shape = "no output recorded" if output in (None, "") else unread_shape(output, mapping.hits_paths)
         blind.append(BlindSpot(kind="search", tool=name, reason=f"search {name!r}: {shape}"))
         note(_label(row), "blind spot", f"search tool, but {shape} (see hits_paths)")
     else:
@@ -226,16 +228,25 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
     blind: list[BlindSpot] = []
     citations: list[Citation] = []
     builtin_seen: set[str] = set()
-    for row in _fold_events(rows):
+    calls = _fold_events(rows)
+    roles = [None if row.get("type") == _GENERATION else _classify(row, mapping) for row in calls]
+    ids = [str(row["id"]) if row.get("id") else f"#{n}" for n, row in enumerate(calls)]
+    by_id = dict(zip(ids, calls, strict=True))
+    parents = [str(row["parentObservationId"]) if row.get("parentObservationId") else None for row in calls]
+    plan = plan_steps(zip(ids, parents, roles, strict=True))  # a call inside a search or fetch is not counted again
+    for row, role, oid in zip(calls, roles, ids, strict=True):
         name = row.get("name")
         try:
             if row.get("type") == _GENERATION:
                 request = [row.get("input"), row.get("modelParameters"), span_attributes(row.get("metadata"))]
                 add_builtin_search(_label(row), row.get("output"), request, builtin_seen, steps, citations, blind)
                 continue
-            role = _classify(row, mapping)
+            if oid in plan.inside:
+                continue
             if role == "search":
-                steps.append(_search_step(row, mapping, blind))
+                nested = [functools.partial(_search_step, by_id[n], mapping) for n in plan.nested.get(oid, [])]
+                build = functools.partial(_search_step, row, mapping)
+                steps.append(search_through_nested(_label(row), build, nested, blind))
             elif role == "fetch":
                 steps.append(_fetch_step(row, mapping, blind))
             elif row.get("type") in mapping.tool_types or tool_semantics(span_attributes(row.get("metadata")))[0]:

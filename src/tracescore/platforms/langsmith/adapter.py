@@ -17,9 +17,10 @@ from typing import Any
 
 from tracescore.adapters.fetch import fetch_step
 from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json
-from tracescore.adapters.hits import extract_hits, find_flat, tool_result, tool_semantics
+from tracescore.adapters.hits import extract_hits, find_flat, tool_result, tool_semantics, unread_shape
 from tracescore.adapters.jsonl import invalid_trace
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
+from tracescore.adapters.nesting import plan_steps, search_through_nested
 from tracescore.adapters.notes import note
 from tracescore.adapters.provider_search import add_builtin_search
 from tracescore.adapters.text import extract_text, text_of
@@ -134,7 +135,7 @@ def _search(run: Mapping[str, Any], cfg: MappingConfig, blind: list[BlindSpot]) 
     name = str(run.get("name") or "search")
     if hits is None and not failed:
         shape = (
-            "no output recorded" if outputs in (None, "", {}) else f"output is {type(outputs).__name__}, no result list"
+            "no output recorded" if outputs in (None, "", {}) else unread_shape(outputs, cfg.hits_paths)
         )
         blind.append(BlindSpot(kind="search", tool=name, reason=f"search {name!r}: {shape}"))
         note(_label(run), "blind spot", f"search tool, but {shape} (see hits_paths)")
@@ -200,23 +201,24 @@ def trace_from_langsmith(payload: object, config: MappingConfig | None = None) -
     blind: list[BlindSpot] = []
     citations: list[Citation] = []
     builtin_seen: set[str] = set()
-    counted: set[str] = set()  # ids of runs already taken as a step: their descendants are not counted again
     runs = sorted((r for r in bundle.get("runs") or [] if isinstance(r, Mapping)), key=_order)
     llm_runs = [r for r in runs if r.get("run_type") == "llm"]
     if root.get("run_type") == "llm":
         llm_runs.insert(0, root)
-    for run in runs if root.get("run_type") != "llm" else [root, *runs]:
-        rid, parent = str(run.get("id")), str(run.get("parent_run_id"))
-        if parent in counted:
-            counted.add(rid)
+    ordered = runs if root.get("run_type") != "llm" else [root, *runs]
+    ids = [str(run["id"]) if run.get("id") else f"#{n}" for n, run in enumerate(ordered)]
+    by_id, roles = dict(zip(ids, ordered, strict=True)), [_classify(run, cfg) for run in ordered]
+    parents = [str(run["parent_run_id"]) if run.get("parent_run_id") else None for run in ordered]
+    # a run inside a search or fetch is not counted again (nor read for built-in search)
+    plan = plan_steps(zip(ids, parents, [r if r != "llm" else None for r in roles], strict=True))
+    for run, role, rid in zip(ordered, roles, ids, strict=True):
+        if rid in plan.inside:
             continue
-        role = _classify(run, cfg)
         if role == "search":
-            steps.append(_search(run, cfg, blind))
-            counted.add(rid)
+            nested = [functools.partial(_search, by_id[n], cfg) for n in plan.nested.get(rid, [])]
+            steps.append(search_through_nested(_label(run), functools.partial(_search, run, cfg), nested, blind))
         elif role == "fetch":
             steps.append(_fetch(run, cfg, blind))
-            counted.add(rid)
         elif role == "llm":
             request = [run.get("inputs"), run.get("extra")]
             add_builtin_search(_label(run), run.get("outputs"), request, builtin_seen, steps, citations, blind)

@@ -15,9 +15,10 @@ from typing import Any
 
 from tracescore.adapters.fetch import fetch_step
 from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json, unflatten_indexed
-from tracescore.adapters.hits import extract_hits, tool_result, tool_semantics
+from tracescore.adapters.hits import extract_hits, tool_result, tool_semantics, unread_shape
 from tracescore.adapters.jsonl import invalid_trace
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
+from tracescore.adapters.nesting import plan_steps, search_through_nested
 from tracescore.adapters.notes import note
 from tracescore.adapters.text import extract_text, text_of
 from tracescore.errors import AdapterError, InputError
@@ -56,7 +57,7 @@ def _search(span: Mapping[str, Any], name: str, cfg: MappingConfig, blind: list[
     failed = span["error"] or error is not None  # a tool message with status error returned no results
     hits = extract_hits(documents, ()) if documents else None if error else extract_hits(output, cfg.hits_paths)
     if hits is None and not failed:
-        shape = "no documents recorded" if output is None else f"output is {type(output).__name__}, no result list"
+        shape = "no documents recorded" if output is None else unread_shape(output, cfg.hits_paths)
         blind.append(BlindSpot(kind="search", tool=name, reason=f"search {name!r}: {shape}"))
         note(_label(span), "blind spot", f"search span, but {shape} (see hits_paths)")
     else:
@@ -91,15 +92,11 @@ def _time(nanos: Any) -> datetime | None:
 
 
 def _classify(span: Mapping[str, Any], cfg: MappingConfig) -> tuple[str | None, str]:
-    """``("search" | "fetch" | None, tool name)`` of one span."""
+    """``("search" | "fetch" | "skipped" | None, tool name)`` of one span ("skipped": a tool call of another name)."""
     role, tool_name = tool_semantics(span["attributes"])
     name = tool_name or span["name"] or "tool"
     found = cfg.kind_by_role(role, name, span["name"])
-    if found is not None:
-        return found, name
-    if role == "tool":
-        note(_label(span), "skipped", "a tool span whose name matches neither search_tools nor fetch_tools")
-    return None, name
+    return (found if found is not None else "skipped" if role == "tool" else None), name
 
 
 def _labels(attributes: Mapping[str, Any], cfg: MappingConfig) -> Labels:
@@ -140,26 +137,22 @@ def trace_from_spans(payload: object, config: MappingConfig | None = None) -> Tr
     root = roots[0]
     steps: list[SearchStep | FetchStep] = []
     blind: list[BlindSpot] = []
-    counted: set[str] = set()
-    parents = {s["span_id"]: s.get("parent_id") for s in spans}
+    kinds = {s["span_id"]: _classify(s, cfg) for s in spans}
+    by_id = {s["span_id"]: s for s in spans}
+    # a span inside a search or fetch span is not counted again
+    plan = plan_steps((i, by_id[i].get("parent_id"), k if k != "skipped" else None) for i, (k, _) in kinds.items())
     for span in spans:
-        ancestor, inside = span.get("parent_id"), False
-        for _ in range(len(spans)):
-            if not ancestor or ancestor not in parents:
-                break
-            if ancestor in counted:
-                inside = True
-                break
-            ancestor = parents[ancestor]
-        if inside:
+        (role, name), sid = kinds[span["span_id"]], span["span_id"]
+        if sid in plan.inside:
             continue
-        role, name = _classify(span, cfg)
         if role == "search":
-            steps.append(_search(span, name, cfg, blind))
-            counted.add(span["span_id"])
+            nested = [functools.partial(_search, by_id[n], kinds[n][1], cfg) for n in plan.nested.get(sid, [])]
+            build = functools.partial(_search, span, name, cfg)
+            steps.append(search_through_nested(_label(span), build, nested, blind))
         elif role == "fetch":
             steps.append(_fetch(span, name, cfg, blind))
-            counted.add(span["span_id"])
+        elif role == "skipped":
+            note(_label(span), "skipped", "a tool span whose name matches neither search_tools nor fetch_tools")
     talkers = [root, *(s for s in spans if str(s["attributes"].get("openinference.span.kind", "")).upper() == "LLM")]
     question = next((q for s in talkers if (q := question_text(_value(s["attributes"], _INPUT), cfg))), "")
     answer = next((a for s in talkers if (a := answer_text(_value(s["attributes"], _OUTPUT), cfg))), "")
