@@ -11,11 +11,13 @@ file's shard; a trace found in several belongs to the first shard (in key order)
 holding any row of it, and that shard also reads the other files for its rows. Every row of a trace thus lies in
 exactly one shard. The planning pass keeps one entry per trace id while it runs (about 100 bytes each); the plan it
 leaves holds only the traces that span files (the window edges), which is what travels with the source.
+
+Bad input loses nothing else: what cannot be read is an ``Unreadable`` naming file and line, the rest of the file is
+read (``sources.export_rows``).
 """
 
 from __future__ import annotations
 
-import csv
 import gzip
 import io
 import json
@@ -29,6 +31,7 @@ from typing import Any, TypeVar
 
 from tracescore.errors import ConfigError, SourceError
 from tracescore.sources.base import EVERYTHING, Record, Shard
+from tracescore.sources.export_rows import BROKEN_STREAM, Unreadable, csv_rows, json_records, jsonl_rows
 
 __all__ = ["ExportFile", "ExportRoot", "ExportSource", "ShardPlan", "in_window", "open_export", "plan_shards"]
 
@@ -108,36 +111,52 @@ class ExportRoot:
         with self.fs.open_input_stream(self._path(uri)) as stream:
             return json.loads(stream.read())
 
-    def rows(self, uri: str, columns: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
+    def rows(
+        self, uri: str, columns: Sequence[str] | None = None, bad: list[Unreadable] | None = None
+    ) -> Iterator[dict[str, Any]]:
         """The rows of one data file as dicts (Parquet: only ``columns`` that exist, batch by batch)."""
-        for _, row in self.numbered(uri, columns):
+        for _, row in self.numbered(uri, columns, bad):
             yield row
 
-    def numbered(self, uri: str, columns: Sequence[str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-        """``(line or row number, row)`` of one data file; a JSONL line that is no JSON object is skipped with a
-        note; SourceError when the file cannot be read."""
+    def numbered(
+        self, uri: str, columns: Sequence[str] | None = None, bad: list[Unreadable] | None = None, key: str = "trace_id"
+    ) -> Iterator[tuple[int, dict[str, Any]]]:
+        """``(line or row number, row)`` of one data file. What cannot be read goes to ``bad`` (a row: the file is
+        read on; the file or its rest: the rows before the break are kept), with the ``key`` field of the row when it
+        is legible (the trace id). Without ``bad``, an unreadable row is a note and an unreadable file a SourceError;
+        so is, always, an object store that fails (I/O, after pyarrow's retries), which is no fault of the file."""
+        found: list[Unreadable] = [] if bad is None else bad
+        first, last = len(found), 0
         path = self._path(uri)
         try:
-            if path.endswith(".parquet"):
-                yield from enumerate(self._parquet(path, columns), start=1)
-                return
-            with self.fs.open_input_stream(path, compression=None) as stream:
-                raw: Any = gzip.GzipFile(fileobj=stream) if path.endswith(".gz") else stream
-                text = io.TextIOWrapper(raw, encoding="utf-8")
-                name = path.removesuffix(".gz")
-                if name.endswith(".jsonl"):
-                    for n, line in enumerate(text, start=1):
-                        row = _json_line(line, uri, n, self.notes) if line.strip() else None
-                        if row is not None:
-                            yield n, row
-                elif name.endswith(".csv"):
-                    yield from enumerate(csv.DictReader(text), start=2)
-                else:
-                    data = json.load(text)
-                    rows = data if isinstance(data, list) else [data]
-                    yield from ((n, r) for n, r in enumerate(rows, start=1) if isinstance(r, dict))
-        except Exception as exc:
-            raise SourceError(f"cannot read export file {uri!r}: {type(exc).__name__}: {exc}") from exc
+            for last, row in self._read(path, uri, columns, found, key):  # noqa: B007 - ``last``: where a break came
+                yield last, row
+        except Exception as exc:  # noqa: BLE001 - any reader's failure is this file's, reported with it
+            if self._remote and isinstance(exc, OSError) and not isinstance(exc, BROKEN_STREAM):
+                # the object store failed after pyarrow's retries: a source failure (exit 4, the next run retries)
+                raise SourceError(f"cannot read export file {uri!r}: {type(exc).__name__}: {exc}") from exc
+            found.append(Unreadable(uri, None, f"{type(exc).__name__}: {exc}", after=last))
+        if bad is None:
+            self.notes.extend(p.note() for p in found[first:] if p.line is not None)
+            broken = next((p for p in found[first:] if p.line is None), None)
+            if broken is not None:
+                raise SourceError(f"cannot read export file {uri!r}: {broken.reason}")
+
+    def _read(
+        self, path: str, uri: str, columns: Sequence[str] | None, bad: list[Unreadable], key: str
+    ) -> Iterator[tuple[int, dict[str, Any]]]:
+        if path.endswith(".parquet"):
+            yield from enumerate(self._parquet(path, columns), start=1)
+            return
+        with self.fs.open_input_stream(path, compression=None) as stream:
+            raw: Any = gzip.GzipFile(fileobj=stream) if path.endswith(".gz") else stream
+            name = path.removesuffix(".gz")
+            if name.endswith(".jsonl"):
+                yield from jsonl_rows(raw, uri, bad, key)
+            elif name.endswith(".csv"):
+                yield from csv_rows(io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape"), uri, bad, key)
+            else:
+                yield from json_records(raw.read().decode("utf-8", "surrogateescape"), uri, bad, key)
 
     def _parquet(self, path: str, columns: Sequence[str] | None) -> Iterator[dict[str, Any]]:
         import pyarrow.parquet as pq  # type: ignore[import-untyped]
@@ -148,19 +167,6 @@ class ExportRoot:
             wanted = [c for c in columns if c in names] if columns is not None else None
             for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=wanted):
                 yield from batch.to_pylist()
-
-
-def _json_line(line: str, uri: str, n: int, notes: list[str]) -> dict[str, Any] | None:
-    """One JSONL row; a line that is not a JSON object is skipped with a note naming file and line."""
-    try:
-        row = json.loads(line)
-    except (ValueError, RecursionError) as exc:
-        notes.append(f"{uri}: line {n} skipped: not JSON ({str(exc)[:80]})")
-        return None
-    if not isinstance(row, dict):
-        notes.append(f"{uri}: line {n} skipped: not a JSON object")
-        return None
-    return row
 
 
 @dataclass

@@ -191,8 +191,8 @@ def test_a_bad_line_or_trace_is_reported_and_the_rest_scored(tmp_path: Path, mon
         main, ["score", str(tmp_path / "export"), "--source", "langfuse-export", "--out", "r.jsonl", "-q"]
     )
     assert result.exit_code == 1, result.output
-    assert "line 2 skipped: not JSON" in result.stderr
     lines_out = _lines(tmp_path / "r.jsonl")
+    assert "line 2: not JSON" in lines_out[None]["errors"][0]  # a line of no legible trace: an error of its own
     assert lines_out[broken["trace_id"]]["errors"] and "startTime" in lines_out[broken["trace_id"]]["errors"][0]
     assert sum(1 for r in lines_out.values() if not r["errors"]) == len(layout.trace_ids) - 1
 
@@ -203,3 +203,89 @@ def test_a_folder_that_is_not_an_export_says_what_to_give(tmp_path: Path) -> Non
         LangfuseExport(str(tmp_path / "empty")).shards()
     result = CliRunner().invoke(main, ["score", str(tmp_path / "empty"), "--source", "langfuse-export"])
     assert result.exit_code == 2 and "observations_v2" in result.output
+
+
+# --- an unreadable row or file is reported, the rest scored (exit 1) --------------------------------------------------
+
+
+def _score_broken(tmp_path: Path, fmt: str, breaks: Any) -> tuple[int, list[dict[str, Any]], ExportLayout, str]:
+    """Score an export whose first run file ``breaks(path)`` changed: exit code, result lines, layout, stderr."""
+    layout = write_langfuse_export(tmp_path / "export", fmt=fmt)
+    breaks(tmp_path / "export" / layout.files[0])
+    out = tmp_path / "r.jsonl"
+    result = CliRunner(env={"ANTHROPIC_API_KEY": ""}).invoke(
+        main, ["score", str(tmp_path / "export"), "--source", "langfuse-export", "--out", str(out),
+               "--store", str(tmp_path / "s.db")]
+    )
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] if out.exists() else []
+    return result.exit_code, lines, layout, result.stderr + result.output
+
+
+def _errors(lines: list[dict[str, Any]]) -> dict[str | None, list[str]]:
+    return {line["trace_id"]: line["errors"] for line in lines if line["errors"]}
+
+
+def _first_row(path: Path, **changes: Any) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[0] = json.dumps(json.loads(lines[0]) | changes)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_a_line_that_is_not_utf8_fails_its_trace_only(tmp_path: Path) -> None:
+    def breaks(path: Path) -> None:
+        path.write_bytes(path.read_bytes().replace(b'"name": "', b'"name": "\xff\xfe', 1))
+
+    code, lines, layout, output = _score_broken(tmp_path, "jsonl", breaks)
+    assert code == 1, output
+    first = json.loads((tmp_path / "export" / layout.files[0]).read_bytes().split(b"\n")[0].decode("utf-8", "replace"))
+    errors = _errors(lines)
+    assert list(errors) == [first["trace_id"]] and "line 1: not UTF-8" in errors[first["trace_id"]][0]
+    assert layout.files[0] in errors[first["trace_id"]][0]
+    assert sum(1 for line in lines if line["scores"]) == len(layout.trace_ids) - 1
+
+
+@pytest.mark.parametrize("how", ["cut", "not gzip"])
+def test_a_gzip_file_that_breaks_is_reported_and_the_other_runs_scored(tmp_path: Path, how: str) -> None:
+    def breaks(path: Path) -> None:
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 2] if how == "cut" else b"not gzip at all\n")
+
+    code, lines, layout, output = _score_broken(tmp_path, "jsonl.gz", breaks)
+    assert code == 1, output
+    errors = [e for line in lines for e in line["errors"]]
+    assert len(errors) == 1 and layout.files[0] in errors[0] and "unreadable" in errors[0]
+    assert ("EOFError" if how == "cut" else "BadGzipFile") in errors[0]
+    second = LangfuseExport(str(tmp_path / "export"))
+    in_second = {r.payload["id"] for r in second.read(second.shards()[1])}  # type: ignore[index]
+    scored = {line["trace_id"] for line in lines if line["scores"]}
+    assert in_second <= scored  # the intact run is scored whole
+    if how == "cut":  # the rows before the break are kept
+        assert len(scored - in_second) > 0
+
+
+def test_a_root_row_without_trace_id_fails_its_trace_with_file_and_line(tmp_path: Path) -> None:
+    code, lines, layout, output = _score_broken(tmp_path, "jsonl", lambda path: _first_row(path, trace_id=None))
+    assert code == 1, output
+    errors = _errors(lines)
+    first = json.loads((tmp_path / "export" / layout.files[0]).read_text(encoding="utf-8").splitlines()[0])
+    trace_id = first["id"].rsplit("-o", 1)[0]  # the fake's observation ids: {trace}-oNN; the children name it
+    assert list(errors) == [trace_id]
+    assert f"{layout.files[0]}' line 1: observation '{first['id']}' has no trace_id" in errors[trace_id][0]
+    assert sum(1 for line in lines if line["scores"]) == len(layout.trace_ids) - 1
+
+
+def test_a_cut_last_line_is_reported_once_on_its_trace(tmp_path: Path) -> None:
+    cut: list[dict[str, Any]] = []
+
+    def breaks(path: Path) -> None:
+        text = path.read_text(encoding="utf-8").rstrip("\n")
+        cut.append(json.loads(text.splitlines()[-1]))
+        path.write_text(text[:-40], encoding="utf-8")  # the trace id stays legible
+
+    code, lines, layout, output = _score_broken(tmp_path, "jsonl", breaks)
+    assert code == 1, output
+    number = len((tmp_path / "export" / layout.files[0]).read_text(encoding="utf-8").splitlines())
+    errors = _errors(lines)
+    assert list(errors) == [cut[0]["trace_id"]] and f"line {number}: not JSON" in errors[cut[0]["trace_id"]][0]
+    assert output.count(f"line {number}: not JSON") == 1  # listed once, not once per pass over the file
+    assert sum(1 for line in lines if line["scores"]) == len(layout.trace_ids) - 1

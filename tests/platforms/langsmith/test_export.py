@@ -98,3 +98,26 @@ def test_a_folder_that_is_not_a_bulk_export_says_what_to_give(tmp_path: Path) ->
         LangSmithExport(str(tmp_path / "other")).shards()
     result = CliRunner().invoke(main, ["score", str(tmp_path / "other"), "--source", "langsmith-export"])
     assert result.exit_code == 2 and "session_id=" in result.output
+
+
+def test_a_json_export_file_is_read_record_by_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bulk export file as a JSON array: a run that is not UTF-8 fails its trace only, a record that is no object
+    is reported with its record number, and every other trace scores (exit 1)."""
+    monkeypatch.chdir(tmp_path)
+    layout = write_langsmith_export(tmp_path / "export")
+    first = tmp_path / "export" / layout.files[0]
+    rows = pq.read_table(first).to_pylist()
+    spanning = layout.platform_ids[layout.spanning or ""]
+    broken = next(r for r in rows if not r["is_root"] and r["trace_id"] != spanning)
+    broken["name"] = "BROKEN"
+    records = [{k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in r.items()} for r in rows]
+    text = json.dumps(records[:3] + [42] + records[3:], indent=1).encode().replace(b"BROKEN", b"\xff\xfe")
+    first.unlink()
+    first.with_suffix(".json").write_bytes(text)
+    code, lines, stderr = _score(tmp_path, [str(tmp_path / "export"), "--source", "langsmith-export"], "export")
+    assert code == 1, stderr
+    errors = {trace_id: line["errors"] for trace_id, line in lines.items() if line["errors"]}
+    assert set(errors) == {None, broken["trace_id"]}
+    assert "record 4: not a JSON object" in errors[None][0]
+    assert "not UTF-8" in errors[broken["trace_id"]][0] and "00000.json' record" in errors[broken["trace_id"]][0]
+    assert sum(1 for line in lines.values() if line["scores"]) == len(layout.trace_ids) - 1

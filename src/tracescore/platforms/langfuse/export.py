@@ -11,10 +11,14 @@ so the same Langfuse adapter reads an exported trace exactly as it reads one fro
 rows are de-duplicated by observation id (the later run's copy wins). Trace-level rows of the legacy ``traces``
 table go in the payload's ``trace`` object. One shard per run (its observation file; key = the file's path
 relative to the export root); a trace spanning runs is scored by the run holding its root (``sources.exports``).
+A row that cannot be read (not JSON, not UTF-8, no ``trace_id``; the rows of a file after a break) is reported with
+file and line: as the error of the trace it belongs to (its legible ``trace_id``, or the trace whose observations name
+it as their parent), which is then not scored from its other rows, else as an error of its own.
 """
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,7 +30,15 @@ from tracescore.errors import ConfigError
 from tracescore.platforms.base import Parts, PlatformContext
 from tracescore.platforms.langfuse.adapter import langfuse_adapter
 from tracescore.sources.base import Record, Shard
-from tracescore.sources.exports import ExportFile, ExportRoot, ExportSource, ShardPlan, open_export, plan_shards
+from tracescore.sources.export_rows import Unreadable, unread_error, unread_records, with_unread
+from tracescore.sources.exports import (
+    ExportFile,
+    ExportRoot,
+    ExportSource,
+    ShardPlan,
+    open_export,
+    plan_shards,
+)
 
 __all__ = ["ExportStats", "LangfuseExport", "build"]
 
@@ -57,7 +69,8 @@ _THIN = ("id", "trace_id", "parent_observation_id")
 
 @dataclass
 class ExportStats:
-    """What the export source read: runs (complete, skipped), files, rows, duplicate rows dropped, traces, notes."""
+    """What the export source read: runs (complete, skipped), files, rows, duplicate rows dropped, traces, rows and
+    files that could not be read, notes."""
 
     runs: int = 0
     skipped_runs: int = 0
@@ -65,6 +78,7 @@ class ExportStats:
     rows: int = 0
     duplicate_rows: int = 0
     traces: int = 0
+    unreadable: int = 0
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -197,9 +211,11 @@ class LangfuseExport(ExportSource):
         return self._plan
 
     def _refs(self, uri: str) -> Iterator[tuple[str, bool]]:
-        for row in self.export.rows(uri, _THIN):
+        bad: list[Unreadable] = []  # reported when the shard is read; a legible trace id places the row here
+        for row in self.export.rows(uri, _THIN, bad):
             if row.get("trace_id"):
                 yield str(row["trace_id"]), not row.get("parent_observation_id")
+        yield from ((p.trace_id, False) for p in bad if p.trace_id)
 
     # -- ShardedSource --------------------------------------------------------------------------------------------
     def shards(self) -> list[Shard]:
@@ -209,7 +225,8 @@ class LangfuseExport(ExportSource):
         return [Shard(key, run.observations.uri) for key, run in self.runs().items()]
 
     def read(self, shard: Shard) -> Iterator[Record]:
-        """The whole traces this shard scores: its run's rows, plus rows of its spanning traces from other runs."""
+        """The whole traces this shard scores: its run's rows, plus rows of its spanning traces from other runs; then
+        the rows that could not be read and belong to no trace here (each as a record carrying its error)."""
         runs, plan = self.runs(), self.plan()
         run = runs[shard.key]
         extra = plan.extra.get(shard.key, [])
@@ -217,11 +234,19 @@ class LangfuseExport(ExportSource):
         files.sort(key=lambda item: item[0].observations.rel)
         traces: dict[str, dict[str, dict[str, Any]]] = {}
         trace_rows: dict[str, dict[str, Any]] = {}
+        problems: list[tuple[Unreadable, bool]] = []
+        orphans: list[tuple[str, int, dict[str, Any]]] = []  # own rows without a trace id: (uri, line, row)
         for source, own in files:
             self.stats.files += own
-            for row in self.export.rows(source.observations.uri):
+            bad: list[Unreadable] = []
+            uri = source.observations.uri
+            for n, row in self.export.numbered(uri, bad=bad):
                 trace_id = str(row.get("trace_id") or "")
-                if not trace_id or not plan.keeps(shard.key, trace_id, own):
+                if not trace_id:
+                    if own:  # a row of another run's file is that run's to report
+                        orphans.append((uri, n, row))
+                    continue
+                if not plan.keeps(shard.key, trace_id, own):
                     continue
                 self.stats.rows += 1
                 rows = traces.setdefault(trace_id, {})
@@ -230,14 +255,24 @@ class LangfuseExport(ExportSource):
                     self.stats.duplicate_rows += 1
                 rows[str(obs.get("id"))] = obs
             if source.traces is not None:
-                for row in self.export.rows(source.traces.uri):
-                    trace_rows[str(row.get("id"))] = _trace_row(row)
+                for n, row in self.export.numbered(source.traces.uri, bad=bad, key="id"):
+                    if row.get("id") in (None, ""):
+                        bad.append(Unreadable(source.traces.uri, n, "trace row without an id"))
+                    else:
+                        trace_rows[str(row.get("id"))] = _trace_row(row)
+            problems += [(p, own) for p in bad]
+        problems += [(_orphan(uri, n, row, traces), True) for uri, n, row in orphans]
+        flagged, loose = unread_records(problems, traces, lambda t, own: plan.keeps(shard.key, t, own))
+        self.stats.unreadable += len(loose) + sum(map(len, flagged.values()))
         for trace_id, rows in traces.items():
             self.stats.traces += 1
             payload: dict[str, Any] = {"id": trace_id, "observations": list(rows.values())}
             if trace_id in trace_rows:
                 payload["trace"] = trace_rows[trace_id]
+            if trace_id in flagged:
+                payload["error"] = unread_error(trace_id, flagged[trace_id])
             yield Record(payload=payload)  # no byte size: an ETA from the export's size would mislead
+        yield from loose
 
     # -- ExportSource ---------------------------------------------------------------------------------------------
     def started(self, payload: Any) -> Any:
@@ -250,10 +285,25 @@ class LangfuseExport(ExportSource):
     def read_line(self) -> str:
         """Traces, complete runs, observations, duplicates dropped and runs skipped for want of a manifest."""
         s = self.stats
+        unreadable = f", {s.unreadable} unreadable rows or files reported" if s.unreadable else ""
         return (
             f"read {s.traces} traces from {s.runs} complete export runs ({s.rows} observations,"
-            f" {s.duplicate_rows} duplicates dropped, {s.skipped_runs} runs without manifest skipped)"
+            f" {s.duplicate_rows} duplicates dropped, {s.skipped_runs} runs without manifest skipped{unreadable})"
         )
+
+
+def _orphan(uri: str, n: int, row: dict[str, Any], traces: dict[str, dict[str, dict[str, Any]]]) -> Unreadable:
+    """A row without a trace id, placed in the trace holding its parent observation, or whose observations name it
+    as their parent, if any."""
+    obs_id, parent = row.get("id"), row.get("parent_observation_id")
+    owner = None
+    for trace_id, rows in traces.items():
+        if (parent and parent in rows) or (
+            obs_id and any(r.get("parentObservationId") == obs_id for r in rows.values())
+        ):
+            owner = trace_id
+            break
+    return Unreadable(uri, n, f"observation {obs_id!r} has no trace_id", owner)
 
 
 def _stem(name: str) -> str:
@@ -268,5 +318,5 @@ def build(context: PlatformContext) -> Parts:
     (``tracescore push`` writes the results back)."""
     source = open_export(LangfuseExport, "langfuse-export", context.path, context.where())
     key = f"langfuse-export:{context.path}"
-    return Parts(source, key, langfuse_adapter(context.mapping), None, describe=key, stats=source.stats,
-                 summary=source.summary)
+    adapter = functools.partial(with_unread, adapter=langfuse_adapter(context.mapping))  # picklable: processes
+    return Parts(source, key, adapter, None, describe=key, stats=source.stats, summary=source.summary)

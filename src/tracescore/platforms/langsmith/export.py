@@ -8,7 +8,9 @@ LangSmith reports it ``COMPLETED``. One shard per file (key = its path relative 
 runs lie in several files (a day edge, several part files) is scored by the file holding its root run
 (``sources.exports``). Each trace goes through the same LangSmith adapter as the API path, as
 ``{"id", "project", "root", "runs", "example": None, "error"}``; a trace whose root run is not in the export is one
-reported error, not a crash.
+reported error, not a crash. So is a trace with a run that could not be read (a record that is not JSON or not
+UTF-8, the runs of a file after a break; ``sources.exports``), with file and line; an unreadable run of no legible
+trace is an error of its own.
 """
 
 from __future__ import annotations
@@ -24,7 +26,14 @@ from tracescore.errors import ConfigError
 from tracescore.platforms.base import Parts, PlatformContext
 from tracescore.platforms.langsmith.adapter import langsmith_adapter
 from tracescore.sources.base import Record, Shard
-from tracescore.sources.exports import ExportRoot, ExportSource, ShardPlan, open_export, plan_shards
+from tracescore.sources.export_rows import Unreadable, unread_error, unread_records
+from tracescore.sources.exports import (
+    ExportRoot,
+    ExportSource,
+    ShardPlan,
+    open_export,
+    plan_shards,
+)
 
 __all__ = ["BulkExportStats", "LangSmithExport", "build"]
 
@@ -35,13 +44,15 @@ _SESSION = re.compile(r"(?:^|/)session_id=([^/]+)/")
 
 @dataclass
 class BulkExportStats:
-    """What the bulk-export source read: files, runs, duplicate runs dropped, traces, traces without a root."""
+    """What the bulk-export source read: files, runs, duplicate runs dropped, traces, traces without a root, runs
+    and files that could not be read."""
 
     files: int = 0
     runs: int = 0
     duplicate_runs: int = 0
     traces: int = 0
     rootless: int = 0
+    unreadable: int = 0
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -111,10 +122,12 @@ class LangSmithExport(ExportSource):
         return self._plan
 
     def _refs(self, uri: str) -> Iterator[tuple[str, bool]]:
-        for row in self.export.rows(uri, _THIN):
+        bad: list[Unreadable] = []  # reported when the shard is read; a legible trace id places the run here
+        for row in self.export.rows(uri, _THIN, bad):
             trace_id = row.get("trace_id") or row.get("id")
             if trace_id:
                 yield str(trace_id), _is_root(row)
+        yield from ((p.trace_id, False) for p in bad if p.trace_id)
 
     def read(self, shard: Shard) -> Iterator[Record]:
         """The whole traces this shard scores: its file's runs, plus runs of its spanning traces from other files."""
@@ -122,12 +135,16 @@ class LangSmithExport(ExportSource):
         extra = plan.extra.get(shard.key, [])
         files = [(s, s.key == shard.key) for s in self._files() if s.key == shard.key or s.uri in extra]
         traces: dict[str, dict[str, dict[str, Any]]] = {}
+        problems: list[tuple[Unreadable, bool]] = []
         for source, own in files:
             self.stats.files += own
             match = _SESSION.search("/" + source.key)
             session = match.group(1) if match else None
-            for row in self.export.rows(source.uri):
+            bad: list[Unreadable] = []
+            for n, row in self.export.numbered(source.uri, bad=bad):
                 trace_id = str(row.get("trace_id") or row.get("id") or "")
+                if not trace_id:
+                    bad.append(Unreadable(source.uri, n, "run without an id or trace_id"))
                 if not trace_id or not plan.keeps(shard.key, trace_id, own):
                     continue
                 self.stats.runs += 1
@@ -136,9 +153,16 @@ class LangSmithExport(ExportSource):
                 if run.get("id") in runs:
                     self.stats.duplicate_runs += 1
                 runs[str(run.get("id"))] = run
+            problems += [(p, own) for p in bad]
+        flagged, loose = unread_records(problems, traces, lambda t, own: plan.keeps(shard.key, t, own))
+        self.stats.unreadable += len(loose) + sum(map(len, flagged.values()))
         for trace_id, runs in traces.items():
             self.stats.traces += 1
-            yield Record(payload=self._payload(trace_id, list(runs.values())))
+            payload = self._payload(trace_id, list(runs.values()))
+            if trace_id in flagged:  # before the root's absence: the unreadable run may be the root
+                payload["error"] = unread_error(trace_id, flagged[trace_id])
+            yield Record(payload=payload)
+        yield from loose
 
     def _payload(self, trace_id: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
         roots = [r for r in runs if _is_root(r)]
@@ -165,9 +189,10 @@ class LangSmithExport(ExportSource):
     def read_line(self) -> str:
         """Traces, files, runs, duplicate runs dropped and traces without their root run."""
         s = self.stats
+        unreadable = f", {s.unreadable} unreadable runs or files reported" if s.unreadable else ""
         return (
             f"read {s.traces} traces from {s.files} export files ({s.runs} runs, {s.duplicate_runs} duplicates"
-            f" dropped, {s.rootless} traces without their root run)"
+            f" dropped, {s.rootless} traces without their root run{unreadable})"
         )
 
 
