@@ -70,6 +70,16 @@ def test_one_bad_line_at_the_start_of_a_jsonl_file_is_one_error_not_the_whole_fi
     assert [bool(line["scores"]) for line in lines[1:]] == [True] * 3
 
 
+def test_a_json_array_written_one_object_per_line_is_still_one_line(tmp_path: Path) -> None:
+    """Its last object line parses, but it is not JSONL: one clear line, not an error per line."""
+    traces = [json.loads(line) for line in SAMPLES.read_text().splitlines()[:5]]
+    path = tmp_path / "array.json"
+    path.write_text("[\n" + ",\n".join(json.dumps(t) for t in traces) + "\n]\n")
+    code, _, err = _score(tmp_path, str(path))
+    assert code == 1 and "is not JSONL: it looks like a pretty-printed JSON document" in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_a_file_with_carriage_return_line_ends_says_so(tmp_path: Path) -> None:
     path = tmp_path / "mac.jsonl"
     path.write_bytes(b"\r".join(SAMPLES.read_bytes().splitlines()[:3]) + b"\r")

@@ -55,17 +55,18 @@ def input_problem(path: str) -> str | None:
 
 
 def _holds_an_object_line(head: bytes) -> bool:
-    """Whether a whole line of ``head`` (the last one may be cut off) is a JSON object."""
-    lines = head.split(b"\n")
-    for raw in lines[:-1] if len(head) == _HEAD else lines:
-        line = raw.strip()
+    """Whether at least half the whole non-blank lines of ``head`` (the last one may be cut off) are JSON objects: JSONL
+    with some bad lines, not a JSON array written one object per line (``{…},`` lines, one object at its end)."""
+    lines = [line.strip() for line in (head.split(b"\n")[:-1] if len(head) == _HEAD else head.split(b"\n"))]
+    lines = [line for line in lines if line]
+    objects = 0
+    for line in lines:
         if line.startswith(b"{") and line.endswith(b"}"):
             try:
-                if isinstance(json.loads(line), dict):
-                    return True
+                objects += isinstance(json.loads(line), dict)
             except (ValueError, RecursionError):
                 continue
-    return False
+    return objects > 0 and 2 * objects >= len(lines)
 
 
 class Progress:
