@@ -177,3 +177,18 @@ def test_every_catalog_range_is_the_readme_type_column() -> None:
         assert (found.low, found.high) == ranges[kind], (name, kind)
         seen += 1
     assert seen == sum(1 for e in catalog.CATALOG if e.kind != "CATEGORICAL")
+
+
+def test_a_failing_trace_of_a_case_is_not_hidden_by_a_later_passing_one() -> None:
+    """Several traces of one case (a question asked twice, or one id written twice): the stage passes only if it passes
+    in all of them. The later line used to replace the earlier one, so a passing rerun hid a failure."""
+    config = GateConfig(case_key="metadata.case_id")
+    now = clean_run("now")
+    failing = case_line("c1", run="now-a", right=False)
+    for order in ([failing, *now], [*now, failing]):
+        outcome = run_gate(order, [clean_run("base")], config)
+        [newly] = [c for c in outcome.checks if c.rule == "newly_failing"]
+        assert newly.status == "fail", order
+        assert [(c.case, c.stage, c.trace_id) for c in newly.cases] == [("c1", "answer", "now-a-c1")]
+    # two passing traces of one case stay one passing case
+    assert run_gate([case_line("c1", run="x"), *now], [clean_run("base")], config).passed

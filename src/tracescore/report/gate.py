@@ -16,16 +16,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from tracescore import catalog
 from tracescore.errors import NoResultsError
 from tracescore.report.gate_config import DEFAULT_CASE_KEY, GateConfig, check_score_name, load_gate_config, parse_limit
+from tracescore.report.gate_run import FABRICATED, UNREAD, CaseFailure, Run, fold_run
 from tracescore.report.judged import review
 from tracescore.report.tally import StageStat, Summary
-from tracescore.report.verdicts import STAGES, field_value, score_stage, stage_verdicts
-from tracescore.scorers.citations import NOTHING_CITED
+from tracescore.report.verdicts import STAGES, score_stage
 from tracescore.store.db import Store
 
 __all__ = [
@@ -41,7 +41,6 @@ __all__ = [
 ]
 
 _EPS = 1e-9
-_FABRICATED, _UNREAD = catalog.CITATION_FABRICATED_COUNT, catalog.CITATION_UNFETCHED_RATE
 Rule = Literal["threshold", "regression", "newly_failing", "readable", "fabricated", "unread"]
 Status = Literal["pass", "fail", "warn"]
 
@@ -57,16 +56,6 @@ class Band:
     @property
     def width(self) -> float:
         return self.high - self.low
-
-
-@dataclass(frozen=True)
-class CaseFailure:
-    """A case that broke a rule: its key, the trace that shows it, the stage, and what was seen."""
-
-    case: str
-    trace_id: str
-    stage: str
-    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -113,61 +102,7 @@ class GateResult:
         return [c for c in self.checks if c.failed]
 
 
-@dataclass
-class _Run:
-    """What the gate needs from one run: its Summary and, per case, the stage verdicts and the trace id."""
-
-    summary: Summary = field(default_factory=Summary)
-    cases: dict[str, tuple[str, dict[str, bool | None]]] = field(default_factory=dict)
-    unreadable: dict[str, tuple[str, str]] = field(default_factory=dict)
-    broken: list[CaseFailure] = field(default_factory=list)
-    fabricated: list[CaseFailure] = field(default_factory=list)
-    unread: list[CaseFailure] = field(default_factory=list)
-    judges: set[tuple[str, str]] = field(default_factory=set)
-    valued: int = 0  # readable lines with at least one score value
-    missing: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # case -> its line's absent reasons
-    # per citation rule's score: why it could not be checked -> traces (an answer citing nothing counts as checked)
-    unchecked: dict[str, Counter[str]] = field(default_factory=lambda: {_FABRICATED: Counter(), _UNREAD: Counter()})
-
-
-def _fold(results: Iterable[Mapping[str, Any]], case_key: str, allow_unread: bool) -> _Run:
-    run = _Run()
-    for result in results:
-        run.summary.add(result)
-        tid = str(result.get("trace_id"))
-        case = field_value(result, case_key) or tid
-        scores = result.get("scores") or {}
-        if result.get("errors") and not scores and not result.get("missing"):
-            reason = "; ".join(map(str, result["errors"]))[:200]
-            if result.get("trace_id") is None:  # not even an id: name it by its line
-                run.broken.append(CaseFailure(f"line {result.get('line', '?')}", "", "unreadable", reason))
-                continue
-            run.unreadable[case] = (tid, reason)
-            run.broken.append(CaseFailure(case, tid, "unreadable", reason))
-            continue
-        run.cases[case] = (tid, stage_verdicts(result, unread_fails=not allow_unread))
-        missing = result.get("missing")
-        missing = missing if isinstance(missing, Mapping) else {}
-        run.missing[case] = missing
-        run.valued += bool(scores)
-        for name in (_FABRICATED, _UNREAD):
-            if not isinstance(scores.get(name), int | float):
-                reason = str(missing.get(name) or "not scored")
-                if reason not in NOTHING_CITED:
-                    run.unchecked[name][reason] += 1
-        judge = result.get("judge")
-        if isinstance(judge, Mapping) and judge.get("model"):
-            run.judges.add((str(judge["model"]), str(judge.get("rubric_version") or "")))
-        fabricated = scores.get("citation.fabricated_count")
-        if isinstance(fabricated, int | float) and fabricated > 0:
-            run.fabricated.append(CaseFailure(case, tid, "citations", f"{fabricated:g} fabricated cited URL(s)"))
-        unread = scores.get("citation.unfetched_rate")
-        if isinstance(unread, int | float) and unread > 0:
-            run.unread.append(CaseFailure(case, tid, "citations", f"{unread:.0%} of cited URLs never fetched"))
-    return run
-
-
-def _all_absent(run: _Run) -> str:
+def _all_absent(run: Run) -> str:
     """What a run whose every score is absent holds, with the commonest reason."""
     reasons: Counter[str] = Counter()
     for stat in run.summary.stats.values():
@@ -233,7 +168,7 @@ def _regressions(
     return checks
 
 
-def _stable_passes(baselines: Sequence[_Run]) -> tuple[dict[tuple[str, str], int], set[str]]:
+def _stable_passes(baselines: Sequence[Run]) -> tuple[dict[tuple[str, str], int], set[str]]:
     """(case, stage) pairs that passed in every baseline run that decided them, with how many runs saw them pass;
     and the cases that failed some stage in some baseline run (flaky or failing: their absence is no new failure)."""
     seen: dict[tuple[str, str], int] = {}
@@ -251,7 +186,7 @@ def _stable_passes(baselines: Sequence[_Run]) -> tuple[dict[tuple[str, str], int
     return {k: n for k, n in seen.items() if k not in broken}, unclean
 
 
-def _newly_failing(current: _Run, baselines: Sequence[_Run], case_key: str) -> GateCheck:
+def _newly_failing(current: Run, baselines: Sequence[Run], case_key: str) -> GateCheck:
     stable, unclean = _stable_passes(baselines)
     stable_stages: dict[str, list[str]] = {}
     for case, stage in sorted(stable, key=lambda p: (p[0], STAGES.index(p[1]) if p[1] in STAGES else len(STAGES))):
@@ -303,7 +238,7 @@ def _undecided(missing: Mapping[str, Any], stage: str) -> str:
     return "its scores are absent"
 
 
-def _citation_rule(rule: Rule, name: str, run: _Run, failing: tuple[CaseFailure, ...], allowed: bool) -> GateCheck:
+def _citation_rule(rule: Rule, name: str, run: Run, failing: tuple[CaseFailure, ...], allowed: bool) -> GateCheck:
     """The fabricated or unread rule: fails on a failing trace (unread: warns when allowed); with none, it passes only
     on traces it could check: it fails when no trace could be checked, and warns naming those it could not."""
     traces = len(run.cases)
@@ -325,7 +260,7 @@ def _citation_rule(rule: Rule, name: str, run: _Run, failing: tuple[CaseFailure,
     return GateCheck(rule, name, "pass", done, 0.0, limit)
 
 
-def _readable(run: _Run) -> GateCheck:
+def _readable(run: Run) -> GateCheck:
     broken = tuple(run.broken)
     if not broken:
         return GateCheck("readable", "results", "pass", "every result line was read", 0.0, "= 0")
@@ -333,7 +268,7 @@ def _readable(run: _Run) -> GateCheck:
     return GateCheck("readable", "results", "fail", message, float(len(broken)), "= 0", None, broken)
 
 
-def _judged(check: GateCheck, run: _Run, store: Store | None, min_kappa: float) -> GateCheck:
+def _judged(check: GateCheck, run: Run, store: Store | None, min_kappa: float) -> GateCheck:
     """A failing rule with a value on a judged score: kept with a trusted judge, else demoted to the review list."""
     if not check.failed or check.observed is None:  # no value to check is a data problem: it keeps failing
         return check
@@ -358,11 +293,11 @@ def run_gate(
 ) -> GateResult:
     """Check the current run against the config and baseline runs; ``store`` holds the judge calibrations."""
     config = config or GateConfig()
-    now = _fold(current, config.case_key, config.allow_unread)
-    before: list[_Run] = []
+    now = fold_run(current, config.case_key, config.allow_unread)
+    before: list[Run] = []
     for lines in baselines:
         try:
-            before.append(_fold(lines, config.case_key, config.allow_unread))
+            before.append(fold_run(lines, config.case_key, config.allow_unread))
         except NoResultsError as exc:
             raise NoResultsError(f"baseline {exc}") from exc
     if not now.summary.traces:
@@ -385,8 +320,8 @@ def run_gate(
     if before:
         checks.append(_newly_failing(now, before, config.case_key))
     checks.append(_readable(now))
-    checks.append(_citation_rule("fabricated", _FABRICATED, now, tuple(now.fabricated), False))
-    checks.append(_citation_rule("unread", _UNREAD, now, tuple(now.unread), config.allow_unread))
+    checks.append(_citation_rule("fabricated", FABRICATED, now, tuple(now.fabricated), False))
+    checks.append(_citation_rule("unread", UNREAD, now, tuple(now.unread), config.allow_unread))
     return GateResult(
         tuple(checks),
         traces=now.summary.traces,
