@@ -14,6 +14,8 @@ TracescoreError
 
 from __future__ import annotations
 
+from tracescore.secrets import redact
+
 __all__ = [
     "AdapterError",
     "ConfigError",
@@ -29,7 +31,11 @@ __all__ = [
 
 
 class TracescoreError(Exception):
-    """Base class of every error tracescore raises on purpose."""
+    """Base class of every error tracescore raises on purpose. Its message never holds a credential: it is redacted
+    when the error is made (a server's error body may echo one)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 class ConfigError(TracescoreError):

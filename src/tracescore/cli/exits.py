@@ -10,6 +10,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from tracescore.errors import ConfigError, InputError, TracescoreError
+from tracescore.secrets import redact
 
 __all__ = ["ERROR_CODES", "EXIT_CODES", "exit_on_error", "fail", "rate_option", "store_option"]
 
@@ -38,7 +39,7 @@ EXIT_CODES: dict[int, str] = {
 
 def fail(code: int, message: str) -> NoReturn:
     """Print ``tracescore: message`` on stderr and exit with ``code`` (one line, no traceback)."""
-    click.echo(f"tracescore: {message}", err=True)
+    click.echo(f"tracescore: {redact(message)}", err=True)
     sys.exit(code)
 
 

@@ -21,6 +21,7 @@ from tracescore.errors import ConfigError, JudgeError
 from tracescore.judge.pricing import PRICES_PER_MTOK, estimate_cost
 from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
 from tracescore.judge.request import MAX_TOKENS, message_params, reply_text
+from tracescore.secrets import redact
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -196,7 +197,7 @@ class AnthropicJudge:
         self.usage.failures += 1
         status = getattr(exc, "status_code", None)
         what = f"HTTP {status}" if status else type(exc).__name__
-        detail = str(exc).splitlines()[0][:200] if exc is not None and str(exc) else ""
+        detail = redact(str(exc).splitlines()[0][:200]) if exc is not None and str(exc) else ""
         message = f"{request.rubric.name} judge call failed after {attempts} attempt(s): {what}" + (
             f": {detail}" if detail else ""
         )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracescore.errors import ConfigError
 from tracescore.retry import RetryPolicy, Verdict
+from tracescore.secrets import redact
 from tracescore.version import __version__
 
 if TYPE_CHECKING:
@@ -145,5 +146,5 @@ def describe_error(exc: BaseException) -> str:
         hint = ""
         if exc.status_code == 401:
             hint = "; check LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY and LANGFUSE_BASE_URL (region/host)"
-        return f"HTTP {exc.status_code}: {str(message)[:300]}{hint}"
-    return f"{type(exc).__name__}: {str(exc)[:300]}"
+        return redact(f"HTTP {exc.status_code}: {str(message)[:300]}{hint}")
+    return redact(f"{type(exc).__name__}: {str(exc)[:300]}")

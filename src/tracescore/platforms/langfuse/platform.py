@@ -19,6 +19,7 @@ from tracescore.platforms.langfuse.client import LangfuseCredentials, make_clien
 from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.platforms.langfuse.sink import LangfuseScoreSink
 from tracescore.platforms.langfuse.source import LangfuseWindow, ReadStats, read_experiment_items, read_langfuse
+from tracescore.secrets import redact
 from tracescore.sinks.records import BatchWriter
 from tracescore.sources.base import Record
 from tracescore.trace import Labels
@@ -82,7 +83,8 @@ def build(context: PlatformContext) -> Parts:
         overrides.get("trace_name", settings.trace_name) or "",
         *overrides.get("tags", settings.tags),
     ]
-    key = f"langfuse:{credentials.base_url}" + ("|" + ",".join(map(str, filters)) if any(filters) else "")
+    where = redact(f"langfuse:{credentials.base_url}")  # a password in the URL is neither stored nor shown
+    key = where + ("|" + ",".join(map(str, filters)) if any(filters) else "")
     keep_versions = bool(getattr(context.sections.get("sinks"), "keep_versions", False))
     score_sink = LangfuseScoreSink(client, settings, keep_versions=keep_versions)
     sink = LangfuseJobSink(score_sink) if context.write_back else None
@@ -103,7 +105,7 @@ def build(context: PlatformContext) -> Parts:
         key,
         langfuse_adapter(context.mapping),
         sink,
-        describe=f"langfuse:{credentials.base_url}",
+        describe=where,
         stats=source.stats,
         summary=summary,
     )

@@ -17,6 +17,7 @@ from tracescore.platforms.langsmith.adapter import langsmith_adapter
 from tracescore.platforms.langsmith.settings import LangSmithSettings
 from tracescore.platforms.langsmith.sink import LangSmithSink
 from tracescore.platforms.langsmith.source import LangSmithSource, make_client
+from tracescore.secrets import redact
 from tracescore.sinks.records import BatchWriter
 
 __all__ = ["LangSmithJobSink", "build"]
@@ -63,7 +64,7 @@ def build(context: PlatformContext) -> Parts:
             )
         )
         context.resources.callback(sink.sink.close)
-    key = f"langsmith:{client.api_url}:{project}"
+    key = redact(f"langsmith:{client.api_url}:{project}")  # a password in the endpoint URL is not stored
     source = LangSmithSource(client, project=project, page_size=settings.page_size)
 
     def summary(seen: int) -> tuple[str, list[str]]:

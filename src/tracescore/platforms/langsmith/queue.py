@@ -21,6 +21,7 @@ from tracescore.calibrate.queued import mark_pushed, pushed, review_text, unpush
 from tracescore.calibrate.sampling import Item
 from tracescore.errors import SinkError
 from tracescore.platforms.base import QueueRef
+from tracescore.secrets import redact
 from tracescore.store.db import Store
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ def items_client(client: Client) -> Langsmith:
 
 
 def _short(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+    return redact(f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}")
 
 
 class LangSmithLabelQueue:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracescore.result import TraceResult
 from tracescore.scorers.diagnosis import CELLS
+from tracescore.secrets import RedactLogs
 from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, records_from_result
 from tracescore.sinks.removals import Mirror, Written, preview_removals
 
@@ -65,14 +66,15 @@ def feedback_comment(record: ScoreRecord) -> str:
     return f"{record.name} = {record.value:g}" if isinstance(record.value, float) else f"{record.name} = {record.value}"
 
 
-class _DropConflictLogs(logging.Filter):
-    """The SDK logs every failed create at ERROR; an expected conflict on a re-run is not an error."""
+class _DropConflictLogs(RedactLogs):
+    """The SDK logs every failed create at ERROR; an expected conflict on a re-run is not an error. The others are
+    logged without credentials (the SDK's traceback repeats a 401 reply that may echo the API key)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         from langsmith.utils import LangSmithConflictError
 
         exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, LangSmithConflictError)
+        return not isinstance(exc, LangSmithConflictError) and super().filter(record)
 
 
 class LangSmithSink:

@@ -20,6 +20,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from tracescore.errors import ConfigError, SourceError
+from tracescore.secrets import redact
 from tracescore.sources.base import Record
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -269,7 +270,7 @@ class LangSmithSource:
         try:
             payload["runs"] = self._children(project, trace_id)
         except SourceError as exc:
-            payload["error"] = str(exc)
+            payload["error"] = redact(str(exc))
         example = examples.get(str(root.get("reference_example_id")))
         if isinstance(example, str):
             payload["error"] = payload["error"] or example
@@ -281,4 +282,4 @@ class LangSmithSource:
 def _short(exc: BaseException | None) -> str:
     """An SDK error in one line, without the request echo the SDK appends."""
     text = f"{type(exc).__name__}: {exc}" if exc is not None else "unknown error"
-    return text.splitlines()[0][:300]
+    return redact(text.splitlines()[0][:300])
