@@ -20,6 +20,7 @@ from tracescore.report.summary import Report, build_report
 from tracescore.result import TraceResult
 from tracescore.scorers import default_scorers
 from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
+from tracescore.scorers.rubrics import Rubrics
 from tracescore.scorers.semantic import semantic_scorer
 from tracescore.scorers.surface import surface_scorer
 from tracescore.sources.base import Record
@@ -33,17 +34,26 @@ def score_traces(
     judge: Judge | None = None,
     k: int = 5,
     final_answer_prefix: str | None = "FINAL ANSWER:",
+    *,
+    rubrics: Rubrics | None = None,
 ) -> list[TraceResult]:
     """Score each trace (a ``Trace`` or a dict in the canonical format) with every stage; the judged stages run
     when ``judge`` is given (e.g. ``tracescore.judge.anthropic.AnthropicJudge()``) and are absent otherwise.
+    ``rubrics`` (default: the bundled ones) is each judged stage's rubric, e.g. ``load_config(path).rubrics``.
 
     A dict that is not a valid trace gives a result carrying the error (its position as ``line``), never an exception.
     """
     scorers = default_scorers(k=k, final_answer_prefix=final_answer_prefix or None)
-    scorers.append(grounding_scorer(judge=judge, no_judge_reason=NO_JUDGE))
-    scorers.append(surface_scorer(judge=judge, no_judge_reason=NO_JUDGE))
+    rubrics = rubrics or Rubrics()
+    scorers.append(grounding_scorer(judge=judge, no_judge_reason=NO_JUDGE, rubric=rubrics.grounding))
+    scorers.append(surface_scorer(judge=judge, no_judge_reason=NO_JUDGE, rubric=rubrics.surface))
     scorers.append(
-        semantic_scorer(judge=judge, final_answer_prefix=final_answer_prefix or None, no_judge_reason=NO_JUDGE)
+        semantic_scorer(
+            judge=judge,
+            final_answer_prefix=final_answer_prefix or None,
+            no_judge_reason=NO_JUDGE,
+            rubric=rubrics.semantic,
+        )
     )
     records = (Record(payload=_plain(t), line=n) for n, t in enumerate(traces, start=1))
     return list(score_records(records, adapter(), scorers))

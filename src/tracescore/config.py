@@ -26,6 +26,7 @@ from tracescore.judge.rubrics import load_rubric
 from tracescore.platforms import registry
 from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.platforms.langsmith.settings import LangSmithSettings
+from tracescore.scorers.rubrics import RUBRIC_KEYS, Rubrics, choose_rubrics
 from tracescore.sinks.removals import SinksSettings
 
 __all__ = [
@@ -138,7 +139,17 @@ class JudgeSettings(BaseModel):
     model: str | None = Field(
         default=None, description="Anthropic model of the judge (overrides [scoring] judge_model)"
     )
-    rubric: str = Field(default="grounding", min_length=1, description="rubric file (scorers/<rubric>.toml)")
+    rubric: str = Field(
+        default="grounding",
+        min_length=1,
+        description="grounding rubric: a bundled name (scorers/<name>.toml) or a TOML file in that format",
+    )
+    surface_rubric: str = Field(
+        default="surface", min_length=1, description="surface oracle rubric: a bundled name or a TOML file"
+    )
+    semantic_rubric: str = Field(
+        default="semantic", min_length=1, description="semantic match rubric: a bundled name or a TOML file"
+    )
     merge_partial: Literal["contradicted", "unsupported"] | None = Field(
         default=None,
         description="count the judge's PARTIAL verdicts as this verdict in grounding and citation scores (when a"
@@ -195,6 +206,7 @@ class Config:
     def __init__(self, sections: dict[str, BaseModel], path: Path | None = None) -> None:
         self.path = path
         self._sections = sections
+        self._rubrics: Rubrics | None = None
 
     def section(self, name: str) -> Any:
         """The validated model of ``[name]`` (its defaults when the file has no such section)."""
@@ -222,6 +234,19 @@ class Config:
         """The judge's model: ``[judge] model`` when set, else ``[scoring] judge_model``."""
         return self.section("judge").model or self.section("scoring").judge_model  # type: ignore[no-any-return]
 
+    @property
+    def rubrics(self) -> Rubrics:
+        """The rubric of each judged stage (``[judge] rubric``, ``surface_rubric``, ``semantic_rubric``; a file path
+        is relative to the config file), read and checked once; ConfigError names the file and the key."""
+        if self._rubrics is None:
+            judge: JudgeSettings = self.section("judge")
+            self._rubrics = choose_rubrics(
+                judge.model_dump(include=set(RUBRIC_KEYS)),
+                base=self.path.parent if self.path is not None else None,
+                source=str(self.path) if self.path is not None else DEFAULT_CONFIG_FILE,
+            )
+        return self._rubrics
+
 
 def _known() -> str:
     return ", ".join(f"[{n}]" for n in sorted(schema()))
@@ -244,7 +269,9 @@ def load_config(path: str | Path | None = None) -> Config:
         raise ConfigError(f"cannot read config file {str(path)!r}: {exc.strerror}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
-    return Config(parse_sections(data, source=str(path)), path)
+    config = Config(parse_sections(data, source=str(path)), path)
+    config.rubrics  # noqa: B018 - a bad rubric file stops every command at once, naming the file and the key
+    return config
 
 
 def parse_sections(data: dict[str, Any], *, source: str = DEFAULT_CONFIG_FILE) -> dict[str, BaseModel]:
@@ -280,11 +307,15 @@ def fingerprint(config: Config) -> str:
     """What makes two scorings the same: scoring parameters, scorer versions from the catalog, the judge's model and
     rubric version (a change means a new backfill)."""
     judge: JudgeSettings = config.section("judge")
+    rubrics = config.rubrics
     parts: dict[str, Any] = {
         "scoring": config.section("scoring").model_dump(exclude={"max_cost"}),
         "versions": sorted({e.version for e in CATALOG if not e.judged}),
-        "judge": {"model": config.judge_model, "rubric": judge.rubric, "version": load_rubric(judge.rubric).version},
+        "judge": {"model": config.judge_model, "rubric": rubrics.grounding.name, "version": rubrics.grounding.version},
     }
+    for key, stage in (("surface_rubric", rubrics.surface), ("semantic_rubric", rubrics.semantic)):
+        if stage != load_rubric(RUBRIC_KEYS[key][0]):  # absent when bundled, so existing fingerprints stay the same
+            parts["judge"][key] = [stage.name, stage.version]
     if judge.merge_partial:  # changes the judged scores; absent when off so existing fingerprints stay the same
         parts["judge"]["merge_partial"] = judge.merge_partial
     if config.section("sinks").keep_versions:  # other score names: a backfill of its own

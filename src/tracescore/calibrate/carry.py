@@ -12,9 +12,12 @@ from tracescore.store.db import Store
 __all__ = ["grounding_agreement"]
 
 
-def grounding_agreement(store: Store, judge_model: str) -> dict[str, dict[str, Any]] | None:
-    """Per judged grounding-scorer score, the agreement to carry; None (absent, never 0) when never calibrated."""
-    calibration = latest_calibration(store, judge_model, load_rubric("grounding").version)
+def grounding_agreement(
+    store: Store, judge_model: str, rubric_version: str | None = None
+) -> dict[str, dict[str, Any]] | None:
+    """Per judged grounding-scorer score, the agreement to carry: the latest calibration of this judge model and
+    grounding rubric version (default: the bundled rubric's); None (absent, never 0) when never calibrated."""
+    calibration = latest_calibration(store, judge_model, rubric_version or load_rubric("grounding").version)
     if calibration is None:
         return None
     return {e.name: calibration.agreement for e in catalog.CATALOG if e.judged and e.scorer == "grounding"}

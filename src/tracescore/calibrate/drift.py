@@ -19,7 +19,7 @@ from typing import Any, Literal
 from tracescore.calibrate.agreement import Agreement, Pair, measure
 from tracescore.calibrate.labels import VERDICT_LABEL, Calibration, label_spec, labelled_pairs, latest_calibration
 from tracescore.judge.protocol import Judge
-from tracescore.judge.rubrics import load_rubric
+from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.scorers.grounding import grounding_scorer
 from tracescore.store.db import Store
 from tracescore.trace import Trace
@@ -104,11 +104,16 @@ def _values(row: Mapping[str, Any]) -> dict[str, str]:
 
 
 def rejudge(
-    items: Mapping[str, tuple[str, str]], traces: Mapping[str, Trace], judge: Judge, merge_partial: str | None = None
+    items: Mapping[str, tuple[str, str]],
+    traces: Mapping[str, Trace],
+    judge: Judge,
+    merge_partial: str | None = None,
+    rubric: Rubric | None = None,
 ) -> tuple[dict[str, dict[str, str]], list[str]]:
     """Judge the traces of ``items`` (item id → (trace id, claim text)) again, as scoring does (``merge_partial``
-    included): per item the new judge values, and one "item_id: why" per item that could not be re-judged."""
-    scorer = grounding_scorer(judge=judge, merge_partial=merge_partial)
+    and the grounding ``rubric`` included): per item the new judge values, and one "item_id: why" per item that
+    could not be re-judged."""
+    scorer = grounding_scorer(judge=judge, merge_partial=merge_partial, rubric=rubric)
     by_trace: dict[str, list[tuple[str, str]]] = {}
     for item, (trace_id, claim) in sorted(items.items()):
         by_trace.setdefault(trace_id, []).append((item, claim))
@@ -144,16 +149,21 @@ def check_drift(
     against: str | None = None,
     seed: int = 0,
     merge_partial: str | None = None,
+    rubric: Rubric | None = None,
 ) -> DriftResult:
-    """Re-judge the labelled items of the baseline calibration with ``judge`` and compare kappa with its interval."""
-    rubric = load_rubric("grounding").version
-    base = baseline_for(store, judge.model, rubric, label, against)
-    result: dict[str, Any] = {"judge_model": judge.model, "rubric_version": rubric, "label": label, "baseline": base}
+    """Re-judge the labelled items of the baseline calibration with ``judge`` and the grounding ``rubric`` (default
+    the bundled one) and compare kappa with its interval."""
+    chosen = rubric or load_rubric("grounding")
+    rubric_version = chosen.version
+    base = baseline_for(store, judge.model, rubric_version, label, against)
+    result: dict[str, Any] = {
+        "judge_model": judge.model, "rubric_version": rubric_version, "label": label, "baseline": base
+    }
     if base is None:
         whose = against or f"{judge.model} or any other model"
         return DriftResult(
             "unknown",
-            f"no stored calibration of {whose} on rubric {rubric} label {label} to compare with;"
+            f"no stored calibration of {whose} on rubric {rubric_version} label {label} to compare with;"
             " label a sample and run `calibrate measure` first",
             **result,
         )
@@ -165,7 +175,7 @@ def check_drift(
         )
     }
     wanted = {p.item_id: claims[p.item_id] for p in pairs if p.item_id in claims}
-    new, skipped = rejudge(wanted, traces, judge, merge_partial)
+    new, skipped = rejudge(wanted, traces, judge, merge_partial, chosen)
     fresh: list[Pair] = []
     changed = 0
     for p in pairs:

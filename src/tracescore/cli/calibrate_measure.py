@@ -207,7 +207,10 @@ def check(
             judge = CachingJudge(AnthropicJudge(model=model), store)
             try:
                 merge = config.section("judge").merge_partial
-                result = check_drift(store, found, judge, label=label, against=against, seed=seed, merge_partial=merge)
+                result = check_drift(
+                    store, found, judge, label=label, against=against, seed=seed, merge_partial=merge,
+                    rubric=config.rubrics.grounding,
+                )
             finally:
                 judge.close()
             requests = judge.usage.calls

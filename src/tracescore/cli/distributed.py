@@ -88,9 +88,9 @@ def _scoring(options: ScoringOptions, store_path: str, in_flight: int) -> tuple[
     agreement = None
     if judge is not None:
         with Store(store_path) as store:
-            agreement = grounding_agreement(store, judge.model)
+            agreement = grounding_agreement(store, judge.model, options.rubrics.grounding.version)
     spec = ScorerSpec(options.k, options.final_answer_prefix or None, reason or NO_JUDGE, agreement,
-                      options.merge_partial)
+                      options.merge_partial, options.rubrics)
     return spec, judge
 
 

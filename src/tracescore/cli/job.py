@@ -199,7 +199,13 @@ def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, jud
             return bool(done(trace_id)) if done is not None else False
 
         estimate = estimate_dry_run(
-            setup.source, setup.adapter, windows, window=(start, stop), done=counted, model=setup.judge_model
+            setup.source,
+            setup.adapter,
+            windows,
+            window=(start, stop),
+            done=counted,
+            model=setup.judge_model,
+            rubrics=setup.rubrics,
         )
     except TracescoreError as exc:
         _fail(EXIT_ABORTED, f"dry run stopped: {exc}")

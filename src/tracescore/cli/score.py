@@ -271,7 +271,7 @@ def _options(
         judge_off_reason=None if scoring.judge else "judge turned off ([scoring] judge = false)",
         judge_model=judge_model or config.judge_model,
         max_cost=max_cost if max_cost is not None else scoring.max_cost,
-        merge_partial=config.section("judge").merge_partial,
+        merge_partial=config.section("judge").merge_partial, rubrics=config.rubrics,
     )
 
 

@@ -20,6 +20,7 @@ from tracescore.links import LinkChecker
 from tracescore.scorers import Scorer, default_scorers
 from tracescore.scorers.deadlinks import dead_link_scorer
 from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
+from tracescore.scorers.rubrics import Rubrics
 from tracescore.scorers.semantic import semantic_scorer
 from tracescore.scorers.surface import surface_scorer
 from tracescore.store import Store
@@ -40,6 +41,7 @@ class ScoringOptions:
     max_cost: float | None = None
     check_links: bool = False
     merge_partial: str | None = None  # [judge] merge_partial
+    rubrics: Rubrics = field(default_factory=Rubrics)  # [judge] rubric, surface_rubric, semantic_rubric
 
 
 @dataclass
@@ -105,7 +107,7 @@ def build_scoring(store: Store, options: ScoringOptions) -> Scoring:
             f"--max-cost needs a price for judge model {options.judge_model!r}, which is not in the price table;"
             f" use a priced model (e.g. {DEFAULT_MODEL!r}) or drop --max-cost"
         )
-    agreement = grounding_agreement(store, judge.model) if judge is not None else None
+    agreement = grounding_agreement(store, judge.model, options.rubrics.grounding.version) if judge else None
     scorers = _scorers(options, judge, no_judge_reason, agreement)
     scoring = Scoring(scorers, judge, options.max_cost, no_judge_reason=no_judge_reason)
     if options.check_links:  # off by default: it makes network requests
@@ -129,13 +131,17 @@ def _scorers(
             max_cost=options.max_cost,
             agreement=agreement,
             merge_partial=options.merge_partial,
+            rubric=options.rubrics.grounding,
         ),
-        surface_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=options.max_cost),
+        surface_scorer(
+            judge=judge, no_judge_reason=no_judge_reason, max_cost=options.max_cost, rubric=options.rubrics.surface
+        ),
         semantic_scorer(
             judge=judge,
             final_answer_prefix=options.final_answer_prefix or None,
             no_judge_reason=no_judge_reason,
             max_cost=options.max_cost,
+            rubric=options.rubrics.semantic,
         ),
     ]
 

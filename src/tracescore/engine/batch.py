@@ -29,6 +29,7 @@ from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
 from tracescore.judge.request import MAX_TOKENS, message_params, reply_text
 from tracescore.scorers import semantic, surface
 from tracescore.scorers.grounding import grounding_call
+from tracescore.scorers.rubrics import Rubrics
 from tracescore.store.db import Store
 from tracescore.store.state import BATCH_LIVE, BATCH_SUBMITTING, JudgeBatch, JudgeBatches, from_text, to_text
 from tracescore.trace import Trace
@@ -42,19 +43,21 @@ MAX_SUBMISSIONS = 2
 _LOST = ("deleted", "expired")
 
 
-def judge_request(trace: Trace) -> JudgeRequest | None:
+def judge_request(trace: Trace, rubrics: Rubrics | None = None) -> JudgeRequest | None:
     """The grounding scorer's judge request for ``trace`` (None when it would not call the judge)."""
-    call = grounding_call(trace)
+    call = grounding_call(trace, rubric=(rubrics or Rubrics()).grounding)
     return None if isinstance(call, str) else call.request
 
 
-def judge_requests(trace: Trace) -> list[JudgeRequest]:
-    """Every judge request scoring ``trace`` will send: grounding, the surface oracle, the semantic match."""
-    grounding = judge_request(trace)
-    needed = semantic.needed_request(trace)
+def judge_requests(trace: Trace, rubrics: Rubrics | None = None) -> list[JudgeRequest]:
+    """Every judge request scoring ``trace`` will send: grounding, the surface oracle, the semantic match, each with
+    its stage's rubric (the same bodies, so the same content keys, as the scorers)."""
+    rubrics = rubrics or Rubrics()
+    grounding = judge_request(trace, rubrics)
+    needed = semantic.needed_request(trace, rubric=rubrics.semantic)
     return [
         *([grounding] if grounding is not None else []),
-        *surface.oracle_requests(trace),
+        *surface.oracle_requests(trace, rubric=rubrics.surface),
         *([needed] if needed is not None else []),
     ]
 
@@ -96,8 +99,10 @@ class BatchPrefill:
         client: Any = None,
         max_tokens: int = MAX_TOKENS,
         sleep: Callable[[float], None] = time.sleep,
+        rubrics: Rubrics | None = None,
     ) -> None:
         self.model = model
+        self.rubrics = rubrics or Rubrics()
         self.cache = cache
         self.usage = usage
         self.store_path = Path(store_path)
@@ -122,7 +127,7 @@ class BatchPrefill:
     def prefill(self, traces: Iterable[Trace], window: tuple[Any, Any] | None = None) -> None:
         """Judge, in batches, every request of ``traces`` the cache does not hold yet (resuming live batches)."""
         pending: dict[str, JudgeRequest] = {}
-        for request in (r for trace in traces for r in judge_requests(trace)):
+        for request in (r for trace in traces for r in judge_requests(trace, self.rubrics)):
             key = request.key(self.model)
             if key in pending:
                 continue

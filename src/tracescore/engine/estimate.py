@@ -23,6 +23,7 @@ from tracescore.judge.pricing import estimate_cost
 from tracescore.judge.protocol import JudgeRequest
 from tracescore.judge.request import message_params, prompt_texts
 from tracescore.scorers.grounding import grounding_call
+from tracescore.scorers.rubrics import Rubrics
 from tracescore.scorers.semantic import needed_request
 from tracescore.scorers.surface import collect_items, oracle_requests
 from tracescore.sources.base import Source
@@ -76,19 +77,25 @@ def estimate_body(trace: Trace, model: str = "") -> dict[str, Any] | None:
 
 
 def estimate_trace(
-    trace: Trace, model: str = "", *, final_answer_prefix: str | None = "FINAL ANSWER:"
+    trace: Trace,
+    model: str = "",
+    *,
+    final_answer_prefix: str | None = "FINAL ANSWER:",
+    rubrics: Rubrics | None = None,
 ) -> JudgeEstimate:
-    """The judge calls scoring ``trace`` would make (grounding, surface oracle, semantic match) and their tokens."""
+    """The judge calls scoring ``trace`` would make (grounding, surface oracle, semantic match) and their tokens,
+    each with the system text of its stage's rubric (``rubrics``: default the bundled ones)."""
+    rubrics = rubrics or Rubrics()
     out = JudgeEstimate()
-    call = grounding_call(trace)
+    call = grounding_call(trace, rubric=rubrics.grounding)
     if not isinstance(call, str):
         out.count("grounding", call.request, model, OUTPUT_TOKENS_PER_SENTENCE * call.sentences)
-    oracle = oracle_requests(trace)
+    oracle = oracle_requests(trace, rubric=rubrics.surface)
     if oracle:
         per_call = -(-len(collect_items(trace)) // len(oracle))  # the items, spread over the oracle's calls
         for request in oracle:
             out.count("surface", request, model, OUTPUT_TOKENS_PER_URL * per_call)
-    semantic = needed_request(trace, final_answer_prefix=final_answer_prefix)
+    semantic = needed_request(trace, final_answer_prefix=final_answer_prefix, rubric=rubrics.semantic)
     if semantic is not None:
         out.count("semantic", semantic, model, OUTPUT_TOKENS_PER_SEMANTIC)
     return out
@@ -130,6 +137,7 @@ def dry_run(
     window: tuple[datetime, datetime],
     done: Any = None,
     model: str | None = None,
+    rubrics: Rubrics | None = None,
 ) -> DryRun:
     """Read every trace of ``windows`` and add up the estimate; ``done(trace_id)`` tells traces already scored."""
     out = DryRun(window=window, model=model)
@@ -144,7 +152,7 @@ def dry_run(
             if done is not None and done(trace.id):
                 out.already_done += 1
                 continue
-            out.judge.add(estimate_trace(trace, model or ""))
+            out.judge.add(estimate_trace(trace, model or "", rubrics=rubrics))
     out.cost_usd = _price(out.model, out.judge)
     return out
 

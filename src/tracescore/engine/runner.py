@@ -233,6 +233,7 @@ def backfill_job(
                 store_path=setup.store_path,
                 scope=job.scope,
                 poll_seconds=setup.batch_poll_seconds,
+                rubrics=setup.rubrics,
             )
             before = window_prefill(
                 prefill, setup.source.records, setup.adapter, lambda key: marks.marked(job.scope, key) is not None

@@ -26,6 +26,7 @@ from tracescore.platforms import registry
 from tracescore.platforms.base import Parts, PlatformContext
 from tracescore.scorers import Scorer, default_scorers
 from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
+from tracescore.scorers.rubrics import Rubrics
 from tracescore.scorers.semantic import semantic_scorer
 from tracescore.scorers.surface import surface_scorer
 from tracescore.sources.base import Source
@@ -59,6 +60,7 @@ class JobSetup:
     describe: str = ""
     stats: Any = None
     plan: Callable[[str, str | None], Plan] | None = None  # no judge: score in ``limits.workers`` processes
+    rubrics: Rubrics = field(default_factory=Rubrics)  # each judged stage's rubric ([judge] rubric, ...)
 
 
     def close(self) -> None:
@@ -86,12 +88,17 @@ def build_setup(
     )
     source, key, adapter, sink = parts.source, parts.key, parts.adapter, parts.sink
     pool, no_judge_reason = _judge(scoring, config.judge_model, Path(job.store), resources)
-    agreement = grounding_agreement(Store(job.store), config.judge_model) if pool is not None else None
+    rubrics = config.rubrics
+    agreement = None
+    if pool is not None:
+        agreement = grounding_agreement(Store(job.store), config.judge_model, rubrics.grounding.version)
     merge_partial = config.section("judge").merge_partial
-    scorers = job_scorers(scoring, pool, no_judge_reason, agreement, merge_partial)
+    scorers = job_scorers(scoring, pool, no_judge_reason, agreement, merge_partial, rubrics)
     plan = None
     if pool is None:  # CPU-bound: score in worker processes when the adapter can be sent to one
-        plan = process_plan(functools.partial(_without_judge, adapter, scoring, no_judge_reason, merge_partial))
+        plan = process_plan(
+            functools.partial(_without_judge, adapter, scoring, no_judge_reason, merge_partial, rubrics)
+        )
     return JobSetup(
         source=source,
         source_key=key,
@@ -113,6 +120,7 @@ def build_setup(
             write_batch=job.write_batch,
         ),
         plan=plan,
+        rubrics=rubrics,
         lookback_minutes=job.lookback_delta.total_seconds() / 60,
         chunks=job.backfill_chunks,
         fingerprint=fingerprint(config),
@@ -122,31 +130,41 @@ def build_setup(
 
 
 def job_scorers(
-    scoring: ScoringSettings, judge: JudgePool | None, no_judge_reason: str, agreement: Any, merge_partial: str | None
+    scoring: ScoringSettings,
+    judge: JudgePool | None,
+    no_judge_reason: str,
+    agreement: Any,
+    merge_partial: str | None,
+    rubrics: Rubrics,
 ) -> list[Scorer]:
     """The scorers of a run or backfill: the deterministic stages, then grounding, surface and semantic."""
     scorers = default_scorers(k=scoring.k, final_answer_prefix=scoring.final_answer_prefix or None)
     scorers.append(
         grounding_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost, agreement=agreement,
-                         merge_partial=merge_partial)
+                         merge_partial=merge_partial, rubric=rubrics.grounding)
     )
-    scorers.append(surface_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost))
+    scorers.append(
+        surface_scorer(
+            judge=judge, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost, rubric=rubrics.surface
+        )
+    )
     scorers.append(
         semantic_scorer(
             judge=judge,
             final_answer_prefix=scoring.final_answer_prefix or None,
             no_judge_reason=no_judge_reason,
             max_cost=scoring.max_cost,
+            rubric=rubrics.semantic,
         )
     )
     return scorers
 
 
 def _without_judge(
-    adapter: Adapter, scoring: ScoringSettings, no_judge_reason: str, merge_partial: str | None
+    adapter: Adapter, scoring: ScoringSettings, no_judge_reason: str, merge_partial: str | None, rubrics: Rubrics
 ) -> tuple[Adapter, list[Scorer]]:
     """The adapter and scorers of a run without a judge, built again in each worker process."""
-    return adapter, job_scorers(scoring, None, no_judge_reason, None, merge_partial)
+    return adapter, job_scorers(scoring, None, no_judge_reason, None, merge_partial, rubrics)
 
 
 def cores() -> int:

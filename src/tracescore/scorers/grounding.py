@@ -23,7 +23,7 @@ from tracescore.judge.passages import MAX_SHARE
 from tracescore.judge.pricing import reply_cost
 from tracescore.judge.protocol import Judge, JudgeReply
 from tracescore.judge.quotes import verify_quote
-from tracescore.judge.rubrics import load_rubric
+from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.result import ClaimRow
 from tracescore.scorers.absent import absent_for, all_absent
 from tracescore.scorers.citations import citation_rows
@@ -45,6 +45,7 @@ __all__ = [
     "BUDGET_REASON",
     "JUDGED_SCORES",
     "JUDGE_ERROR",
+    "LABELS",
     "NO_JUDGE",
     "EvidenceDoc",
     "GroundingCall",
@@ -67,6 +68,8 @@ NO_JUDGE = "no judge configured"
 JUDGE_ERROR = "judge_error"
 BUDGET_REASON = "judge budget spent"
 _RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
+LABELS = tuple(_RANK)
+"""The verdicts this scorer maps: a rubric for it declares exactly these."""
 
 
 # -- the scorer -----------------------------------------------------------------------------------------------
@@ -78,6 +81,7 @@ def grounding_scorer(
     max_share: float = MAX_SHARE,
     agreement: dict[str, dict[str, Any]] | None = None,
     merge_partial: str | None = None,
+    rubric: Rubric | None = None,
 ) -> Callable[[Trace], list[Score]]:
     """Scorer factory for the judged stages (grounding, citation support and drift).
 
@@ -85,8 +89,9 @@ def grounding_scorer(
     each trace: once the judge's estimated spend reaches it, later traces are left unjudged (absent, with
     ``BUDGET_REASON``) while their deterministic scores are still computed. ``agreement`` (last measured agreement
     with human labels, per score name) is recorded in the metadata when known. ``merge_partial``: see scorers/partial.
+    ``rubric`` (default: the bundled ``grounding``) is what the judge receives; its name and version are recorded.
     """
-    rubric = load_rubric("grounding")
+    rubric = rubric or load_rubric("grounding")
     no_judge = absent_for(JUDGED_SCORES, no_judge_reason)
 
     def score_grounding(trace: Trace) -> list[Score]:
@@ -96,8 +101,8 @@ def grounding_scorer(
             return list(
                 absent_for(JUDGED_SCORES, f"{BUDGET_REASON} (${judge.usage.cost_usd:.4f} of max ${max_cost:.4f})")
             )
-        meta: dict[str, Any] = {"judge_model": judge.model, "rubric_version": rubric.version}
-        call = grounding_call(trace, max_share=max_share)
+        meta: dict[str, Any] = {"judge_model": judge.model, "rubric": rubric.name, "rubric_version": rubric.version}
+        call = grounding_call(trace, max_share=max_share, rubric=rubric)
         if isinstance(call, str):
             return list(absent_for(JUDGED_SCORES, call))
         try:

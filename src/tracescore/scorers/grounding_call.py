@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from tracescore.judge.passages import MAX_SHARE, chunk_text, select_passages
 from tracescore.judge.protocol import JudgeRequest
-from tracescore.judge.rubrics import load_rubric
+from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.scorers.sentences import ParsedAnswer, parse_answer
 from tracescore.trace import Trace, fetch_failed
 from tracescore.urls import normalize_url
@@ -129,9 +129,15 @@ def _passages(doc: EvidenceDoc, queries: Sequence[str], max_share: float) -> str
 
 
 def grounding_request(
-    trace: Trace, sentences: Sequence[str], docs: Sequence[EvidenceDoc], *, max_share: float = MAX_SHARE
+    trace: Trace,
+    sentences: Sequence[str],
+    docs: Sequence[EvidenceDoc],
+    *,
+    max_share: float = MAX_SHARE,
+    rubric: Rubric | None = None,
 ) -> tuple[JudgeRequest, dict[str, EvidenceDoc]]:
-    """The one judge call of a trace (question, numbered answer sentences, delimited evidence) and its doc ids."""
+    """The one judge call of a trace (question, numbered answer sentences, delimited evidence) and its doc ids;
+    ``rubric`` (default: the bundled ``grounding``) is the system text the judge receives."""
     lines = [f"<question>{escape_tags(trace.question)}</question>", "<answer>"]
     lines += [f'<sentence n="{i}">{escape_tags(s)}</sentence>' for i, s in enumerate(sentences)]
     lines += ["</answer>", "<documents>"]
@@ -145,7 +151,7 @@ def grounding_request(
         body = escape_tags(_passages(doc, queries, max_share))
         lines.append(f'<document id="{label}" source="{source}"{url}>\n{body}\n</document>')
     lines.append("</documents>")
-    return JudgeRequest(load_rubric("grounding"), "\n".join(lines), Judgement), labels
+    return JudgeRequest(rubric or load_rubric("grounding"), "\n".join(lines), Judgement), labels
 
 
 @dataclass(frozen=True)
@@ -162,7 +168,9 @@ class GroundingCall:
         return len(self.parsed.sentences)
 
 
-def grounding_call(trace: Trace, *, max_share: float = MAX_SHARE) -> GroundingCall | str:
+def grounding_call(
+    trace: Trace, *, max_share: float = MAX_SHARE, rubric: Rubric | None = None
+) -> GroundingCall | str:
     """The judge call of ``trace`` (the scorer, the batch prefill and the dry run all use this), or why none."""
     if not trace.answer.strip():
         return "empty answer"
@@ -171,5 +179,5 @@ def grounding_call(trace: Trace, *, max_share: float = MAX_SHARE) -> GroundingCa
     if not sentences:
         return "answer has no sentences"
     docs = collect_evidence(trace)
-    request, labels = grounding_request(trace, sentences, docs, max_share=max_share)
+    request, labels = grounding_request(trace, sentences, docs, max_share=max_share, rubric=rubric)
     return GroundingCall(request, labels, parsed, docs)

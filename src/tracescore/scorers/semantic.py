@@ -15,16 +15,18 @@ from pydantic import BaseModel
 
 from tracescore.errors import JudgeError
 from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
-from tracescore.judge.rubrics import load_rubric
+from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.scorers.absent import absent_for
 from tracescore.scorers.answer import exact_match, extract_final_answer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 
-__all__ = ["SCORE", "SemanticVerdict", "needed_request", "semantic_request", "semantic_scorer"]
+__all__ = ["LABELS", "SCORE", "SemanticVerdict", "needed_request", "semantic_request", "semantic_scorer"]
 
 SCORE = "answer.semantic_match"
 BUDGET_REASON = "judge budget spent"
+LABELS = ("match", "no match")
+"""The verdicts this scorer maps: a rubric for it declares exactly these."""
 _TAG = re.compile(r"<(/?)(question|gold_answer|answer)\b", re.IGNORECASE)
 
 
@@ -37,22 +39,25 @@ def _escape(text: str) -> str:
     return _TAG.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
 
 
-def semantic_request(question: str, gold: str, answer: str) -> JudgeRequest:
-    """The one judge call: question, gold answer and final answer, each delimited."""
+def semantic_request(question: str, gold: str, answer: str, *, rubric: Rubric | None = None) -> JudgeRequest:
+    """The one judge call: question, gold answer and final answer, each delimited (``rubric``: default the bundled
+    ``semantic``)."""
     content = (
         f"<question>{_escape(question)}</question>\n<gold_answer>{_escape(gold)}</gold_answer>\n"
         f"<answer>{_escape(answer)}</answer>"
     )
-    return JudgeRequest(load_rubric("semantic"), content, SemanticVerdict)
+    return JudgeRequest(rubric or load_rubric("semantic"), content, SemanticVerdict)
 
 
-def needed_request(trace: Trace, *, final_answer_prefix: str | None = "FINAL ANSWER:") -> JudgeRequest | None:
+def needed_request(
+    trace: Trace, *, final_answer_prefix: str | None = "FINAL ANSWER:", rubric: Rubric | None = None
+) -> JudgeRequest | None:
     """The request ``semantic_scorer`` will send for ``trace``, or None when it needs no call (batch prefill)."""
     gold = trace.labels.gold_answer
     final = extract_final_answer(trace.answer, final_answer_prefix).strip()
     if gold is None or not gold.strip() or not final or exact_match(final, gold):
         return None
-    return semantic_request(trace.question, gold, final)
+    return semantic_request(trace.question, gold, final, rubric=rubric)
 
 
 def semantic_scorer(
@@ -61,12 +66,14 @@ def semantic_scorer(
     final_answer_prefix: str | None = "FINAL ANSWER:",
     no_judge_reason: str = "no judge configured",
     max_cost: float | None = None,
+    rubric: Rubric | None = None,
 ) -> Callable[[Trace], list[Score]]:
     """Scorer factory for ``answer.semantic_match`` (absent without ``gold_answer``; exact match needs no judge).
 
     Once the judge's estimated spend reaches ``max_cost`` (USD), a trace needing a call is left absent (budget reason).
+    ``rubric``: default the bundled ``semantic``; its name and version are recorded.
     """
-    rubric = load_rubric("semantic")
+    rubric = rubric or load_rubric("semantic")
     # the outcomes that need no judge, built once (Scores are frozen; their metadata is only read downstream)
     no_gold, exact = absent(SCORE, "no gold_answer label"), score(SCORE, True, how="exact")
     empty, no_judge = score(SCORE, False, comment="empty answer", how="empty"), absent(SCORE, no_judge_reason)
@@ -84,9 +91,11 @@ def semantic_scorer(
             return [no_judge]
         if max_cost is not None and judge.usage.cost_usd >= max_cost:
             return list(absent_for((SCORE,), f"{BUDGET_REASON} (${judge.usage.cost_usd:.4f} of max ${max_cost:.4f})"))
-        meta: dict[str, Any] = {"judge_model": judge.model, "rubric_version": rubric.version, "how": "judge"}
+        meta: dict[str, Any] = {
+            "judge_model": judge.model, "rubric": rubric.name, "rubric_version": rubric.version, "how": "judge"
+        }
         try:
-            reply = judge.judge(semantic_request(trace.question, gold, final))
+            reply = judge.judge(semantic_request(trace.question, gold, final, rubric=rubric))
         except JudgeError as exc:
             return [Score(name=SCORE, reason="judge_error", comment=str(exc), metadata=meta)]
         spent = JudgeUsage()  # what this call cost (nothing from the cache), summed into the result line's judge

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from tracescore.errors import JudgeError
 from tracescore.judge.passages import MAX_SHARE, approx_tokens
 from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
 from tracescore.judge.quotes import verify_quote
-from tracescore.judge.rubrics import load_rubric
+from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.scorers.absent import absent_for, all_absent
 from tracescore.scorers.complementarity import Complementarity, complementarity, support_rows
 from tracescore.scorers.surface_call import (
@@ -41,6 +41,7 @@ from tracescore.trace import Trace
 
 __all__ = [
     "CELLS",
+    "LABELS",
     "MAX_CALL_TOKENS",
     "SURFACE_SCORES",
     "Complementarity",
@@ -77,6 +78,8 @@ NO_JUDGE = "no judge configured"
 JUDGE_ERROR = "judge_error"
 BUDGET_REASON = "judge budget spent"
 Label = Literal["supports", "contradicts", "neither"]
+LABELS: tuple[str, ...] = get_args(Label)
+"""The labels this scorer maps: a rubric for it declares exactly these."""
 
 
 # -- per-URL rows ---------------------------------------------------------------------------------------------------
@@ -218,13 +221,19 @@ def unscorable(trace: Trace) -> str | None:
 
 
 def oracle_requests(
-    trace: Trace, *, max_share: float = MAX_SHARE, max_call_tokens: int = MAX_CALL_TOKENS
+    trace: Trace,
+    *,
+    max_share: float = MAX_SHARE,
+    max_call_tokens: int = MAX_CALL_TOKENS,
+    rubric: Rubric | None = None,
 ) -> list[JudgeRequest]:
     """The requests ``surface_scorer`` will send for ``trace`` (same content keys), for batch prefill and estimates."""
     gold, _ = gold_text(trace)
     if unscorable(trace) is not None or gold is None:
         return []
-    calls = surface_requests(trace, collect_items(trace), gold, max_share=max_share, max_call_tokens=max_call_tokens)
+    calls = surface_requests(
+        trace, collect_items(trace), gold, max_share=max_share, max_call_tokens=max_call_tokens, rubric=rubric
+    )
     return [request for request, _ in calls]
 
 
@@ -235,15 +244,16 @@ def surface_scorer(
     max_cost: float | None = None,
     max_share: float = MAX_SHARE,
     max_call_tokens: int = MAX_CALL_TOKENS,
+    rubric: Rubric | None = None,
 ) -> Callable[[Trace], list[Score]]:
     """Scorer factory for the surface stage: the per-URL oracle, the partition and the surface.* scores.
 
     Without a judge or a gold answer every surface.* score is absent with the reason; so is it when a search or a
     fetch could not be read (the partition would rest on a blind spot), when the trace has no search step, on a judge
     error (``judge_error``) and once ``max_cost`` USD is spent. The per-URL rows ride on ``surface.smart``'s metadata
-    (``urls``) until ``take_url_rows`` moves them to their own table.
+    (``urls``) until ``take_url_rows`` moves them to their own table. ``rubric``: default the bundled ``surface``.
     """
-    rubric = load_rubric("surface")
+    rubric = rubric or load_rubric("surface")
     no_judge = absent_for(SURFACE_SCORES, no_judge_reason)
 
     def score_surface(trace: Trace) -> list[Score]:
@@ -256,12 +266,15 @@ def surface_scorer(
             return list(
                 absent_for(SURFACE_SCORES, f"{BUDGET_REASON} (${judge.usage.cost_usd:.4f} of max ${max_cost:.4f})")
             )
-        meta: dict[str, Any] = {"judge_model": judge.model, "rubric_version": rubric.version}
+        meta: dict[str, Any] = {"judge_model": judge.model, "rubric": rubric.name, "rubric_version": rubric.version}
         items = collect_items(trace)
         rows: list[UrlRow] = []
         unverified: list[str] = []
         spent = JudgeUsage()  # this trace's oracle calls (cache hits cost nothing), for the result line
-        for request, ids in surface_requests(trace, items, gold, max_share=max_share, max_call_tokens=max_call_tokens):
+        calls = surface_requests(
+            trace, items, gold, max_share=max_share, max_call_tokens=max_call_tokens, rubric=rubric
+        )
+        for request, ids in calls:
             try:
                 reply = judge.judge(request)
             except JudgeError as exc:

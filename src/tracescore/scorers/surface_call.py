@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from tracescore.judge.passages import MAX_SHARE, approx_tokens, chunk_text, select_passages
 from tracescore.judge.protocol import JudgeRequest
-from tracescore.judge.rubrics import load_rubric
+from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.trace import Hit, Trace, fetch_failed
 from tracescore.urls import normalize_url
 
@@ -165,9 +165,11 @@ def surface_requests(
     *,
     max_share: float = MAX_SHARE,
     max_call_tokens: int = MAX_CALL_TOKENS,
+    rubric: Rubric | None = None,
 ) -> list[tuple[JudgeRequest, dict[str, SurfaceItem]]]:
-    """The oracle calls of a trace (usually one), each with its item ids; question and gold are the shared prefix."""
-    rubric = load_rubric("surface")
+    """The oracle calls of a trace (usually one), each with its item ids; question and gold are the shared prefix.
+    ``rubric``: default the bundled ``surface``."""
+    rubric = rubric or load_rubric("surface")
     prefix = f"<question>{_escape(trace.question)}</question>\n<gold_answer>{_escape(gold)}</gold_answer>"
     queries = [f"{trace.question} {gold}", gold]
     calls: list[tuple[list[str], dict[str, SurfaceItem]]] = []

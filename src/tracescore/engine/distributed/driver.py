@@ -30,6 +30,7 @@ from tracescore.judge.protocol import Judge
 from tracescore.result import TraceResult
 from tracescore.scorers import Scorer, default_scorers
 from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
+from tracescore.scorers.rubrics import Rubrics
 from tracescore.scorers.semantic import semantic_scorer
 from tracescore.scorers.surface import surface_scorer
 from tracescore.sinks.parquet import read_parquet_results, shard_file, write_results
@@ -51,15 +52,17 @@ class ScorerSpec:
     no_judge_reason: str = NO_JUDGE
     agreement: dict[str, dict[str, Any]] | None = None
     merge_partial: str | None = None
+    rubrics: Rubrics = field(default_factory=Rubrics)
 
     def build(self, judge: Judge | None) -> list[Scorer]:
         """The same scorers as ``score --engine local`` (cli/scoring.py ``build_scoring``), without a budget."""
         reason = self.no_judge_reason
         return default_scorers(k=self.k, final_answer_prefix=self.final_answer_prefix) + [
             grounding_scorer(judge=judge, no_judge_reason=reason, agreement=self.agreement,
-                             merge_partial=self.merge_partial),
-            surface_scorer(judge=judge, no_judge_reason=reason),
-            semantic_scorer(judge=judge, final_answer_prefix=self.final_answer_prefix, no_judge_reason=reason),
+                             merge_partial=self.merge_partial, rubric=self.rubrics.grounding),
+            surface_scorer(judge=judge, no_judge_reason=reason, rubric=self.rubrics.surface),
+            semantic_scorer(judge=judge, final_answer_prefix=self.final_answer_prefix, no_judge_reason=reason,
+                            rubric=self.rubrics.semantic),
         ]
 
 
