@@ -495,16 +495,41 @@ def test_a_case_missing_from_the_run_is_newly_failing(tmp_path: Path) -> None:
     assert fails[0][2].splitlines() == [f"case007\tstage=missing\t{detail}", f"case042\tstage=missing\t{detail}"]
 
 
-def test_a_case_flaky_in_the_baselines_may_go_missing(tmp_path: Path) -> None:
+def test_a_missing_case_fails_the_stages_that_always_passed_not_its_flaky_one(tmp_path: Path) -> None:
     # case007 got one wrong answer in one baseline run; case042 only shows up in some baseline runs but always passes
     baselines = [hundred("b0"), hundred("b1", skip=("case042",)), hundred("b2")]
     baselines[2][7] = case_line("case007", run="b2", right=False)
     result = gate(tmp_path, hundred("now", skip=("case007", "case042")), baselines)
     assert result.exit_code == RULE_FAILED, result.md
-    assert "`case007`" not in result.md  # not clean in every baseline run: its absence is no new failure
+    assert "  - `case007` — stage **missing**: missing from this run; passed retrieval, citations in 3" in result.md
     assert "  - `case042` — stage **missing**: missing from this run; passed retrieval, citations, answer in 2" in (
         result.md
     )
+
+
+def test_a_vanished_case_whose_answer_was_flaky_is_still_named(tmp_path: Path) -> None:
+    """Issue 35.3: retrieval and citations passed in all 5 baselines, the answer flipped in two of them; the case is
+    missing from the candidate: its retrieval and citation stages are newly failing (exit 1), not forgotten."""
+    baselines = [hundred(f"b{i}") for i in range(5)]
+    for i in (1, 3):
+        baselines[i][42] = case_line("case042", run=f"b{i}", right=False)
+    result = gate(tmp_path, hundred("now", skip=("case042",)), baselines)
+    assert result.exit_code == RULE_FAILED, result.output
+    detail = "missing from this run; passed retrieval, citations in 5 baseline run(s)"
+    assert f"  - `case042` — stage **missing**: {detail}" in result.output
+    assert "1 case(s) that passed in the baseline fail now, 1 missing from this run" in result.md
+    assert [(c, n) for c, n, _ in failed_cases(result.junit)] == [
+        ("tracescore.gate.newly_failing", "newly_failing: cases")
+    ]
+
+
+def test_a_case_failing_every_stage_in_the_baselines_may_go_missing(tmp_path: Path) -> None:
+    baselines = [hundred(f"b{i}") for i in range(3)]
+    for run in baselines:  # wrong answer and failed retrieval everywhere; citations fail too (fabricated URL)
+        run[9] = case_line("case009", run="b", recall=0.5, right=False, fabricated=1.0)
+    current = hundred("now", skip=("case009",))
+    result = gate(tmp_path, current, baselines)
+    assert "`case009`" not in result.md  # nothing of it ever passed: its absence breaks nothing
 
 
 @pytest.mark.parametrize("candidate", ["empty", "fully unreadable"])

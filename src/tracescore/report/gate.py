@@ -168,9 +168,9 @@ def _regressions(
     return checks
 
 
-def _stable_passes(baselines: Sequence[Run]) -> tuple[dict[tuple[str, str], int], set[str]]:
-    """(case, stage) pairs that passed in every baseline run that decided them, with how many runs saw them pass;
-    and the cases that failed some stage in some baseline run (flaky or failing: their absence is no new failure)."""
+def _stable_passes(baselines: Sequence[Run]) -> dict[tuple[str, str], int]:
+    """(case, stage) pairs that passed in every baseline run that decided them, with how many runs saw them pass (a
+    run where the case is undecided, unreadable or absent decides nothing; one where the stage failed rules it out)."""
     seen: dict[tuple[str, str], int] = {}
     broken: set[tuple[str, str]] = set()
     for run in baselines:
@@ -182,12 +182,11 @@ def _stable_passes(baselines: Sequence[Run]) -> tuple[dict[tuple[str, str], int]
                     seen[(case, stage)] = seen.get((case, stage), 0) + 1
                 else:
                     broken.add((case, stage))
-    unclean = {case for case, _ in broken} | {case for run in baselines for case in run.unreadable}
-    return {k: n for k, n in seen.items() if k not in broken}, unclean
+    return {k: n for k, n in seen.items() if k not in broken}
 
 
 def _newly_failing(current: Run, baselines: Sequence[Run], case_key: str) -> GateCheck:
-    stable, unclean = _stable_passes(baselines)
+    stable = _stable_passes(baselines)
     stable_stages: dict[str, list[str]] = {}
     for case, stage in sorted(stable, key=lambda p: (p[0], STAGES.index(p[1]) if p[1] in STAGES else len(STAGES))):
         stable_stages.setdefault(case, []).append(stage)
@@ -206,7 +205,9 @@ def _newly_failing(current: Run, baselines: Sequence[Run], case_key: str) -> Gat
             cases.append(CaseFailure(case, tid, "unreadable", reason))
     seen = set(current.cases) | set(current.unreadable)
     known = {case for run in baselines for case in (*run.cases, *run.unreadable)}
-    missing = [case for case in stable_stages if case not in seen and case not in unclean]
+    # per stage, as for "undecided now": a missing case fails each of its stages that passed in every baseline run
+    # that decided it (a stage flaky in the baselines is not counted; the case's other stages still are)
+    missing = [case for case in stable_stages if case not in seen]
     if missing and case_key == DEFAULT_CASE_KEY and not seen & known:
         message = (
             f"no case of this run is in the baselines by {case_key} (new trace ids each run?); set --case-key"
