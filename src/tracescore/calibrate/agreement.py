@@ -15,17 +15,21 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Literal
 
+from tracescore.calibrate.ranking import Estimate, absent, auroc, bootstrap_auroc, pairwise_auroc, quantile
+
 __all__ = [
     "VERDICTS",
     "Agreement",
     "Estimate",
     "Pair",
     "auroc",
+    "bootstrap_auroc",
     "bootstrap_kappa",
     "cohen_kappa",
     "confusion_matrix",
     "human_pairs",
     "measure",
+    "pairwise_auroc",
     "precision_recall",
     "wilson_interval",
 ]
@@ -50,28 +54,6 @@ class Pair:
 
 
 @dataclass(frozen=True)
-class Estimate:
-    """A statistic with its interval, or absent (``value`` None) with the reason."""
-
-    value: float | None
-    low: float | None = None
-    high: float | None = None
-    reason: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"value": self.value}
-        if self.low is not None and self.high is not None:
-            out["interval"] = [self.low, self.high]
-        if self.reason:
-            out["reason"] = self.reason
-        return out
-
-
-def _absent(reason: str) -> Estimate:
-    return Estimate(None, reason=reason)
-
-
-@dataclass(frozen=True)
 class Agreement:
     """Everything measured for one label: n, raw agreement, kappa, confusion matrix, per-class figures, AUROC."""
 
@@ -87,8 +69,9 @@ class Agreement:
     recall: dict[str, float | None]
     support: dict[str, int]
     per_class_kappa: dict[str, Estimate] = field(default_factory=dict)  # one class against the rest
-    auroc: Estimate = field(default_factory=lambda: _absent("not computed"))
+    auroc: Estimate = field(default_factory=lambda: absent("not computed"))
     human_human: Agreement | None = None
+    pairwise_auroc: dict[str, Estimate] = field(default_factory=dict)  # ordinal: each level against the next
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (stored with the calibration, shown in reports)."""
@@ -106,6 +89,7 @@ class Agreement:
             "support": self.support,
             "per_class_kappa": {k: v.as_dict() for k, v in self.per_class_kappa.items()},
             "auroc": self.auroc.as_dict(),
+            "pairwise_auroc": {k: v.as_dict() for k, v in self.pairwise_auroc.items()},
             "human_human": self.human_human.as_dict() if self.human_human else None,
         }
 
@@ -161,7 +145,7 @@ def _kappa_from_matrix(matrix: Sequence[Sequence[float]], weights: Weights) -> E
     k = len(matrix)
     n = sum(map(sum, matrix))
     if n == 0:
-        return _absent("no labelled pairs")
+        return absent("no labelled pairs")
     rows = [sum(r) for r in matrix]
     cols = [sum(matrix[i][j] for i in range(k)) for j in range(k)]
 
@@ -172,7 +156,7 @@ def _kappa_from_matrix(matrix: Sequence[Sequence[float]], weights: Weights) -> E
     expected = sum(w(i, j) * rows[i] * cols[j] for i in range(k) for j in range(k)) / (n * n)
     if expected == 0:
         used = sorted({i for i in range(k) if rows[i]} | {j for j in range(k) if cols[j]})
-        return _absent(f"kappa undefined: chance disagreement is 0 (only {len(used)} class used by both raters)")
+        return absent(f"kappa undefined: chance disagreement is 0 (only {len(used)} class used by both raters)")
     return Estimate(1 - observed / expected)
 
 
@@ -229,15 +213,7 @@ def bootstrap_kappa(
         )
     values.sort()
     tail = (1 - level) / 2
-    return Estimate(point.value, _quantile(values, tail), _quantile(values, 1 - tail))
-
-
-def _quantile(ordered: list[float], q: float) -> float:
-    """Linear-interpolated quantile of sorted values (numpy's default method)."""
-    pos = q * (len(ordered) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+    return Estimate(point.value, quantile(values, tail), quantile(values, 1 - tail))
 
 
 def precision_recall(
@@ -255,29 +231,6 @@ def precision_recall(
         recall[c] = matrix[i][i] / actual if actual else None
         support[c] = actual
     return precision, recall, support
-
-
-def auroc(positive: Sequence[bool], scores: Sequence[float]) -> Estimate:
-    """Area under the ROC curve as the Mann–Whitney U statistic with midranks for ties; absent with one class only."""
-    n_pos = sum(1 for p in positive if p)
-    n_neg = len(positive) - n_pos
-    if n_pos == 0 or n_neg == 0:
-        which = "positive" if n_pos == 0 else "negative"
-        return _absent(f"AUROC undefined: no {which} item among {len(positive)}")
-    order = sorted(range(len(scores)), key=lambda i: scores[i])
-    ranks = [0.0] * len(scores)
-    start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and scores[order[end + 1]] == scores[order[start]]:
-            end += 1
-        midrank = (start + end) / 2 + 1
-        for k in range(start, end + 1):
-            ranks[order[k]] = midrank
-        start = end + 1
-    rank_sum = sum(r for r, p in zip(ranks, positive, strict=True) if p)
-    u = rank_sum - n_pos * (n_pos + 1) / 2
-    return Estimate(u / (n_pos * n_neg))
 
 
 def human_pairs(labels: Sequence[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
@@ -334,7 +287,7 @@ def measure(
         effective = total * total / sum(w * w for w in design)  # Kish's effective sample size
         raw = Estimate(share, *(wilson_interval(share * effective, effective) or (None, None)))
     else:
-        raw = _absent("no labelled pairs")
+        raw = absent("no labelled pairs")
     weights: Weights = "linear" if ordinal else None
     common: dict[str, Any] = {"sample_weight": design, "seed": seed, "resamples": resamples}
     kappa = bootstrap_kappa(human, judge, categories=cats, weights=weights, **common)
@@ -347,13 +300,17 @@ def measure(
             )
     precision, recall, support = precision_recall(human, judge, cats)
     target = positive if positive is not None else cats[0]
+    graded: list[float] | None = None
     if n and all(p.judge_score is not None for p in pairs):
-        area = auroc([h == target for h in human], [float(p.judge_score or 0.0) for p in pairs])
+        graded = [float(p.judge_score or 0.0) for p in pairs]
     elif ordinal:
         rank = {c: len(cats) - i for i, c in enumerate(cats)}
-        area = auroc([h == target for h in human], [float(rank[j]) for j in judge])
-    else:
-        area = _absent("the judge gave no graded value")
+        graded = [float(rank[j]) for j in judge]
+    ranked = {"seed": seed, "resamples": resamples}
+    area = bootstrap_auroc([h == target for h in human], graded, **ranked) if graded is not None else absent(
+        "the judge gave no graded value"
+    )
+    pairwise = pairwise_auroc(human, graded, cats, **ranked) if ordinal and graded is not None else {}
     ceiling = None
     if human_human:
         ceiling = measure(
@@ -380,4 +337,5 @@ def measure(
         per_class_kappa=per_class,
         auroc=area,
         human_human=ceiling,
+        pairwise_auroc=pairwise,
     )

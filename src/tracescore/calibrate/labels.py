@@ -45,7 +45,9 @@ class LabelSpec:
     description: str = ""
 
     def normalise(self, raw: str) -> str:
-        """The stored form of a reviewer's value; ValueError naming the value and what is allowed."""
+        """The one stored form of a value (a yes/no label is stored true/false; yes, y, 1 and no, n, 0 are its
+        synonyms), for every reader: sheets, agreement sheets, platform queues; ValueError naming the value and what
+        is allowed."""
         value = raw.strip().lower()
         if self.kind == "boolean":
             if value in ("true", "yes", "y", "1"):

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from tracescore.calibrate.agreement import Pair
-from tracescore.calibrate.labels import LABELS, Label
+from tracescore.calibrate.labels import LABELS, Label, LabelSpec
 from tracescore.calibrate.sampling import Item
 from tracescore.errors import InputError
 
@@ -135,8 +136,11 @@ def read_sheet(
     return out
 
 
-def read_agreement_sheet(path: str | Path) -> SheetRead:
-    """Pairs from a sheet with ``item_id, human, judge`` (and optionally a numeric ``judge_score``) per row."""
+def read_agreement_sheet(path: str | Path, spec: LabelSpec | None = None) -> SheetRead:
+    """Pairs from a sheet with ``item_id, human, judge`` (and optionally a numeric ``judge_score``) per row; with the
+    ``spec`` of the label the sheet holds, both values are read in that label's one vocabulary (its synonyms, such
+    as yes/no for a true/false label, accepted as ``pull`` accepts them); a value outside it is kept as written, so
+    the figures refuse the sheet naming it (the sheet holds another label)."""
     rows, errors = _rows(path, ("item_id", "human", "judge"))
     out = SheetRead(errors=errors)
     seen: set[str] = set()
@@ -152,9 +156,14 @@ def read_agreement_sheet(path: str | Path) -> SheetRead:
                 score = float(raw_score)
             except ValueError:
                 problems.append(f"judge_score {raw_score!r} is not a number")
+        values = {"human": human.lower(), "judge": judge.lower()}
+        if spec is not None:
+            for column, raw in values.items():
+                with suppress(ValueError):  # outside the vocabulary: kept, so the figures name it and refuse
+                    values[column] = spec.normalise(raw)
         if problems:
             out.errors.append(f"row {number}: {'; '.join(problems)}")
             continue
         seen.add(item)
-        out.pairs.append(Pair(item, human.lower(), judge.lower(), score))
+        out.pairs.append(Pair(item, values["human"], values["judge"], score))
     return out

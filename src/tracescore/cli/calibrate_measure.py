@@ -258,8 +258,8 @@ def _print_check(result: DriftResult, requests: int, problems: list[str], fmt: s
 def agreement(sheet: str, label: str, seed: int, fmt: str) -> None:
     """Agreement figures from a sheet with columns item_id, human, judge (and optionally judge_score)."""
     try:
-        read = read_agreement_sheet(sheet)
         spec = label_spec(label)
+        read = read_agreement_sheet(sheet, spec)
         figures = measure_pairs(
             read.pairs,
             label=label,

@@ -67,6 +67,8 @@ def figure_lines(f: Mapping[str, Any], partial: tuple[bool | None, str] | None =
     if f.get("weights") == "linear":
         lines.append(f"unweighted kappa {_estimate(f.get('kappa_unweighted'))}")
     lines.append(f"AUROC {_estimate(f.get('auroc'))}")
+    for pair, stats in (f.get("pairwise_auroc") or {}).items():  # ordinal: each level against the next (WiCE)
+        lines.append(f"AUROC {pair} {_estimate(stats)}")
     ceiling = f.get("human_human")
     if ceiling:
         lines.append(
