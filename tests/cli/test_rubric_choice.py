@@ -13,11 +13,13 @@ import pytest
 from click.testing import CliRunner, Result
 
 from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.judge import QueueJudge
 from tracescore.calibrate.labels import VERDICT_LABEL
 from tracescore.catalog import CATALOG
 from tracescore.cli import main
 from tracescore.config import load_config
 from tracescore.engine.batch import judge_requests
+from tracescore.engine.distributed import ScorerSpec
 from tracescore.engine.setup import build_setup
 from tracescore.store.db import Store
 from tracescore.trace import Trace
@@ -214,3 +216,16 @@ def test_a_run_and_a_batch_backfill_build_the_configured_rubrics(tmp_path: Path)
         assert all(r.rubric.system.startswith(MARKER[r.rubric.name.removesuffix("-team")]) for r in requests)
     finally:
         setup.close()
+
+
+def test_the_ray_engine_scorers_send_the_configured_rubrics(tmp_path: Path) -> None:
+    """``--engine ray`` builds its scorers from ``ScorerSpec`` in each task: the rubrics travel with it."""
+    rubrics = load_config(_team_config(tmp_path)).rubrics
+    judge = QueueJudge().enqueue({"claims": []}, {"labels": []}, {"match": False, "reason": "no"})
+    trace = next(t for t in (Trace.model_validate_json(x) for x in SAMPLES.read_text().splitlines())
+                 if t.labels.gold_answer and t.answer.strip())  # fmt: skip
+    for scorer in ScorerSpec(rubrics=rubrics).build(judge):
+        scorer(trace)
+    sent = [(r.rubric.name, r.rubric.version, r.rubric.system.split(":")[0]) for r in judge.requests]
+    stages = ("grounding", "surface", "semantic")
+    assert sent == [(f"{s}-team", f"{s}-2", f"TEAM-{s.upper()}-RUBRIC-7Q") for s in stages]
