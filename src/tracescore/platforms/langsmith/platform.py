@@ -14,6 +14,7 @@ from tracescore.errors import ConfigError
 from tracescore.limits import RateLimiter
 from tracescore.platforms.base import Parts, PlatformContext
 from tracescore.platforms.langsmith.adapter import langsmith_adapter
+from tracescore.platforms.langsmith.query_v2 import make_v2_client
 from tracescore.platforms.langsmith.settings import LangSmithSettings
 from tracescore.platforms.langsmith.sink import LangSmithSink
 from tracescore.platforms.langsmith.source import LangSmithSource, make_client
@@ -65,19 +66,34 @@ def build(context: PlatformContext) -> Parts:
         )
         context.resources.callback(sink.sink.close)
     key = redact(f"langsmith:{client.api_url}:{project}")  # a password in the endpoint URL is not stored
-    source = LangSmithSource(client, project=project, page_size=settings.page_size)
+    source = LangSmithSource(
+        client,
+        project=project,
+        page_size=settings.page_size,
+        v2_client=lambda: make_v2_client(
+            client, timeout=settings.timeout, retries=settings.retries, on_request=context.limiter.acquire
+        ),
+    )
+    context.resources.callback(source.close)
 
     def summary(seen: int) -> tuple[str, list[str]]:
-        line = f"read {seen} traces from LangSmith project {project!r}"
+        read = source.stats
+        line = f"read {seen} traces from LangSmith project {project!r} (query backend {read.backend}, {read.api})"
         if sink is None:
-            return line + "; no write-back", []
+            return line + "; no write-back", list(read.notes)
         w = sink.sink.summary()
         return (
             line + f"; feedback: {w['created']} created, {w['updated']} updated, {w['unchanged']} unchanged,"
             f" {w['rejected']} not written, {w['removed']} removed ({w['requests']} requests)",
-            list(w.get("notes", [])),
+            list(read.notes) + list(w.get("notes", [])),
         )
 
     return Parts(
-        source, key, langsmith_adapter(context.mapping), sink, describe=f"langsmith:{project}", summary=summary
+        source,
+        key,
+        langsmith_adapter(context.mapping),
+        sink,
+        describe=f"langsmith:{project}",
+        stats=source.stats,
+        summary=summary,
     )
