@@ -40,7 +40,7 @@ from tests.fakes.base import Request, Response
 if TYPE_CHECKING:  # pragma: no cover
     from tests.fakes.langsmith import FakeLangSmith
 
-__all__ = ["BACKENDS", "SMITHDB_V1_REFUSAL", "V2_QUERY", "handle_v2", "info", "v2_run"]
+__all__ = ["BACKENDS", "SMITHDB_V1_REFUSAL", "V2_QUERY", "handle_v2", "info", "query_path", "v2_run"]
 
 BACKENDS = ("clickhouse_only", "dual", "smithdb_only")
 V2_QUERY = "/api/v2/runs/query"
@@ -75,6 +75,11 @@ def info(backend: str) -> dict[str, Any]:
     if _FLAGS[backend]:
         body["instance_flags"] = dict(_FLAGS[backend])
     return body
+
+
+def query_path(backend: str) -> str:
+    """The run query a client that follows the flags sends on ``backend``: v1 on clickhouse_only, v2 elsewhere."""
+    return "/runs/query" if backend == "clickhouse_only" else V2_QUERY
 
 
 def handle_v2(server: FakeLangSmith, request: Request) -> Response | None:

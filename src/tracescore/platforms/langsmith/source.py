@@ -201,8 +201,9 @@ class LangSmithSource:
 
     def close(self) -> None:
         """Close the generated client's connections (the v1 client is its owner's to close)."""
-        if self._v2 is not None and callable(getattr(self._v2, "close", None)):
-            self._v2.close()
+        api, self._v2 = self._v2, None
+        if api is not None and callable(getattr(api, "close", None)):
+            api.close()
 
     # -- project -------------------------------------------------------------------------------------------------
     def project(self) -> LangSmithProject:
@@ -239,13 +240,16 @@ class LangSmithSource:
         roots = self._roots(project, start, end)
         if limit is not None:
             roots = islice(roots, limit)
-        while True:
-            chunk = list(islice(roots, self.page_size))
-            if not chunk:
-                return
-            examples = self._examples(chunk)
-            for root in chunk:
-                yield self._record(project, root, examples)
+        try:
+            while True:
+                chunk = list(islice(roots, self.page_size))
+                if not chunk:
+                    return
+                examples = self._examples(chunk)
+                for root in chunk:
+                    yield self._record(project, root, examples)
+        finally:
+            self.close()  # the generated client's connections end with the listing (the next one opens its own)
 
     def _roots(self, project: LangSmithProject, start: datetime, end: datetime | None) -> Iterator[dict[str, Any]]:
         """Root runs, deduplicated by id; a listing that fails is resumed below the last start time seen."""
