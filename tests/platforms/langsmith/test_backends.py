@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 
 from tests.fakes.base import Fault
 from tests.fakes.langsmith import FakeLangSmith
-from tests.fakes.langsmith_runs import SAMPLES, load_samples, seed
+from tests.fakes.langsmith_runs import SAMPLES, load_samples, run_tree, seed
 from tests.fakes.langsmith_v2 import SMITHDB_V1_REFUSAL, V2_QUERY, query_path
 from tracescore.cli import main
 from tracescore.platforms.langsmith.backend import query_backend
@@ -223,3 +223,20 @@ def test_list_runs_deprecation_is_shown_where_v1_is_read(server: FakeLangSmith, 
     notes = " ".join(summary["read"]["notes"])
     assert (_DEPRECATED in notes) == (server.backend == "clickhouse_only")
     assert summary["read"]["backend"] == server.backend
+
+
+def test_inspect_names_the_query_backend(server: FakeLangSmith, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    runs, _ = run_tree(load_samples(1)[0], "p")
+    record = tmp_path / "record.json"
+    record.write_text(json.dumps({"root": runs[0], "runs": runs[1:], "example": None, "project": None}))
+    shown = CliRunner().invoke(main, ["inspect", str(record), "--source", "langsmith"])
+    assert shown.exit_code == 0, shown.output
+    assert f"LangSmith query backend at {server.url}: {server.backend} (runs are read through " in shown.output
+    assert ("/api/v2/runs/query" in shown.output) == (server.backend != "clickhouse_only")
+    assert len(server.requests_to("/info")) == 1
+    as_json = CliRunner().invoke(main, ["inspect", str(record), "--source", "langsmith", "--json"])
+    assert json.loads(as_json.stdout)["trace_id"] == runs[0]["id"]  # the line goes beside the JSON, not into it
+    monkeypatch.delenv("LANGSMITH_API_KEY")
+    unchecked = CliRunner().invoke(main, ["inspect", str(record), "--source", "langsmith"])
+    assert "LangSmith query backend: not checked (set LANGSMITH_API_KEY" in unchecked.output

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from tracescore.secrets import redact
 
@@ -109,8 +110,6 @@ def http_failure(exc: BaseException | None) -> HttpFailure | None:
 
 
 def _path(url: str) -> str:
-    from urllib.parse import urlsplit
-
     return urlsplit(url).path or url
 
 

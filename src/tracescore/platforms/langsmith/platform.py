@@ -8,12 +8,14 @@ config) is a rejection, reported with the trace.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from tracescore.errors import ConfigError
 from tracescore.limits import RateLimiter
 from tracescore.platforms.base import Parts, PlatformContext
 from tracescore.platforms.langsmith.adapter import langsmith_adapter
+from tracescore.platforms.langsmith.backend import CLICKHOUSE_ONLY, V1_API, V2_API, detect_backend
 from tracescore.platforms.langsmith.query_v2 import make_v2_client
 from tracescore.platforms.langsmith.settings import LangSmithSettings
 from tracescore.platforms.langsmith.sink import LangSmithSink
@@ -21,7 +23,7 @@ from tracescore.platforms.langsmith.source import LangSmithSource, make_client
 from tracescore.secrets import redact
 from tracescore.sinks.records import BatchWriter
 
-__all__ = ["LangSmithJobSink", "build"]
+__all__ = ["LangSmithJobSink", "build", "describe_server"]
 
 
 class LangSmithJobSink(BatchWriter[LangSmithSink]):
@@ -97,3 +99,18 @@ def build(context: PlatformContext) -> Parts:
         stats=source.stats,
         summary=summary,
     )
+
+
+def describe_server() -> str:
+    """The query backend of the deployment ``LANGSMITH_ENDPOINT`` names (``inspect --source langsmith``)."""
+    if not (os.environ.get("LANGSMITH_API_KEY") or os.environ.get("LANGCHAIN_API_KEY")):
+        return "LangSmith query backend: not checked (set LANGSMITH_API_KEY and LANGSMITH_ENDPOINT to read /info)"
+    client = make_client(timeout_ms=10_000, retries=1)
+    try:
+        backend, note = detect_backend(client)
+    finally:
+        client.close()
+    where = redact(str(client.api_url))
+    reads = V1_API if backend == CLICKHOUSE_ONLY else V2_API
+    line = f"LangSmith query backend at {where}: {backend} (runs are read through {reads})"
+    return line + (f"; {note}" if note else "")
