@@ -149,7 +149,8 @@ def _query(server: FakeLangSmith, body: dict[str, Any]) -> Response:
     offset, size = int(cursor[2:]), min(size, server.page_size)
     page = rows[offset : offset + size]
     by_id = {r["id"]: r for r in server.runs}
-    items = [v2_run(r, selects, by_id, server.feedback_of(r["id"])) for r in page]
+    stats = "FEEDBACK_STATS" in selects
+    items = [v2_run(r, selects, by_id, server.feedback_of(r["id"]) if stats else []) for r in page]
     more = offset + len(page) < len(rows)
     return Response(200, {"items": items, "next_cursor": f"c:{offset + len(page)}" if more else None})
 
@@ -208,6 +209,6 @@ def v2_run(run: dict[str, Any], selects: list[str], by_id: dict[str, dict[str, A
         "IS_ROOT": run.get("parent_run_id") is None,
         "REFERENCE_EXAMPLE_ID": run.get("reference_example_id"),
         "TAGS": list(run.get("tags") or []),
-        "FEEDBACK_STATS": _stats(feedback),
+        "FEEDBACK_STATS": _stats(feedback) if "FEEDBACK_STATS" in selects else None,
     }
     return {name.lower(): fields.get(name) for name in selects}
