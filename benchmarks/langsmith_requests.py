@@ -14,6 +14,7 @@ scored trace per run, requests by route, feedback stored and duplicated, and the
 
     python benchmarks/langsmith_requests.py            # 38 sample traces × 5 = 190 traces
     python benchmarks/langsmith_requests.py --copies 2 # quicker
+    python benchmarks/langsmith_requests.py --backend smithdb_only  # tracescore on SmithDB (v2 reads)
 """
 
 from __future__ import annotations
@@ -96,8 +97,9 @@ def naive_run(server: FakeLangSmith) -> int:
     return scored
 
 
-def measure(name: str, run, copies: int) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def measure(name: str, run, copies: int, backend: str = "clickhouse_only") -> dict[str, object]:  # type: ignore[no-untyped-def]
     with FakeLangSmith() as server:
+        server.backend = backend
         seed(server, load_samples(), copies=copies)
         out: dict[str, object] = {"name": name}
         for attempt in ("first", "rerun"):
@@ -117,10 +119,13 @@ def measure(name: str, run, copies: int) -> dict[str, object]:  # type: ignore[n
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=5, help="copies of the 38 sample traces (default 5)")
+    parser.add_argument("--backend", default="clickhouse_only", choices=("clickhouse_only", "dual", "smithdb_only"),
+                        help="the fake's query backend for tracescore (the naive loop needs v1: clickhouse_only)")
     args = parser.parse_args()
-    ours = measure("tracescore", tracescore_run, args.copies)
+    ours = measure("tracescore", tracescore_run, args.copies, args.backend)
     naive = measure("naive loop", naive_run, args.copies)
-    print(f"{ours['scored']} traces scored per run; requests per scored trace (loopback fake, real SDK)\n")
+    print(f"{ours['scored']} traces scored per run, tracescore on {args.backend}; requests per scored trace"
+          " (loopback fake, real SDK)\n")
     print(f"{'path':<12} {'1st run':>9} {'re-run':>9} {'feedback':>9} {'duplicated':>11} {'1st s':>7} {'re-run s':>9}")
     for row in (naive, ours):
         print(f"{row['name']:<12} {row['first_per_trace']:>9.2f} {row['rerun_per_trace']:>9.2f} "

@@ -31,6 +31,7 @@ from typing import Any
 
 from tests.fakes.base import FakeServer, Request, Response
 from tests.fakes.langsmith_queues import handle_queues
+from tests.fakes.langsmith_v2 import handle_v2
 
 TENANT_ID = "00000000-0000-4000-8000-00000000feed"
 MAX_PAGE = 100
@@ -44,6 +45,8 @@ def _ts(value: str) -> datetime:
 
 class FakeLangSmith(FakeServer):
     """In-memory projects, runs, examples, feedback and feedback configs behind the LangSmith v1 routes."""
+
+    backend = "clickhouse_only"  # or "dual", "smithdb_only": /info flags, v2 queries, v1 refusals (langsmith_v2.py)
 
     def __init__(self, *, page_size: int = MAX_PAGE, latency: float = 0.0) -> None:
         super().__init__(latency=latency)
@@ -98,7 +101,7 @@ class FakeLangSmith(FakeServer):
     # ------------------------------------------------------------------ routing
     def handle(self, request: Request) -> Response:
         path, method = request.path.rstrip("/"), request.method
-        queued = handle_queues(self, request)  # annotation queues and their items
+        queued = handle_queues(self, request) or handle_v2(self, request)  # queues; /info, v2 queries
         if queued is not None:
             return queued
         if path == "/info" and method == "GET":

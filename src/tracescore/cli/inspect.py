@@ -10,7 +10,7 @@ import click
 from tracescore.cli.exits import EXIT_INPUT, EXIT_USAGE, fail
 from tracescore.config import load_config
 from tracescore.platforms.inspect import inspect_record, render_report
-from tracescore.platforms.registry import get_adapter, names
+from tracescore.platforms.registry import get_adapter, names, server_line
 
 __all__ = ["inspect"]
 
@@ -25,7 +25,8 @@ def inspect(record_file: str, source: str, line: int, config_path: str | None, a
     """Show what the adapter made of one record of RECORD_FILE (a JSON document, or line --line of a JSONL file).
 
     Searches, hits, fetches, question, answer, labels and blind spots found; every tool call skipped, with the
-    reason and a hint for ``[mapping]``. Exits 1 when the record cannot be adapted at all.
+    reason and a hint for ``[mapping]``; for a platform, what its server says (LangSmith: the query backend). Exits 1
+    when the record cannot be adapted at all.
     """
     if source not in names():
         fail(EXIT_USAGE, f"unknown source {source!r}; expected one of {', '.join(repr(n) for n in names())}")
@@ -44,5 +45,8 @@ def inspect(record_file: str, source: str, line: int, config_path: str | None, a
     mapping = load_config(config_path).mapping if config_path else None
     report = inspect_record(native, get_adapter(source, mapping))
     click.echo(report.model_dump_json(indent=2) if as_json else render_report(report))
+    server = server_line(source)
+    if server:
+        click.echo(server, err=as_json)  # beside the JSON, never inside it
     if report.error:
         raise SystemExit(EXIT_INPUT)

@@ -291,6 +291,8 @@ def _execute(
         raise
     finally:
         summary |= engine.counts.as_dict() | {"status": status, "error": error}
+        if hasattr(setup.stats, "as_dict"):
+            summary["read"] = setup.stats.as_dict()  # what the source did (e.g. LangSmith's query backend)
         if command == "run":
             mark = JobState(store).watermark(setup.source_key)
             summary["watermark"] = to_text(mark.watermark) if mark else None

@@ -101,6 +101,7 @@ class Platform:
     sdk: str | None = None  # the optional package it needs, checked before the factory runs
     extra: str | None = None  # pip extra that installs it
     summary: str = ""
+    server: str | None = None  # "module:function" → one line on the server the environment points at (inspect)
 
 
 @dataclass(frozen=True)

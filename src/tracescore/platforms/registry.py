@@ -18,7 +18,7 @@ from tracescore.adapters.mapping import MappingConfig
 from tracescore.errors import ConfigError
 from tracescore.platforms.base import Parts, Platform, PlatformContext
 
-__all__ = ["build", "get", "get_adapter", "names", "platforms"]
+__all__ = ["build", "get", "get_adapter", "names", "platforms", "server_line"]
 
 
 @cache
@@ -65,6 +65,16 @@ def get_adapter(name: str, mapping: MappingConfig | None = None) -> Adapter:
     """The adapter of platform ``name`` with ``mapping`` (the defaults without one)."""
     make = cast(Callable[[MappingConfig | None], Adapter], _load(get(name).adapter))
     return make(mapping)
+
+
+def server_line(name: str) -> str | None:
+    """What platform ``name`` says about the server the environment points at (e.g. LangSmith's query backend), or
+    None when it declares nothing or its SDK is not installed."""
+    platform = get(name)
+    if platform.server is None or (platform.sdk is not None and importlib.util.find_spec(platform.sdk) is None):
+        return None
+    describe = cast(Callable[[], str], _load(platform.server))
+    return describe()
 
 
 def _load(path: str) -> object:

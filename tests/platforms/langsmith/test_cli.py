@@ -1,4 +1,5 @@
-"""``tracescore score --source langsmith``: a window read, scored and written back through the CLI, twice."""
+"""``tracescore score --source langsmith``: a window read, scored and written back through the CLI, twice, on each
+query backend."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ WINDOW = ["--from", "2026-11-01T00:00:00Z", "--to", "2026-12-01T00:00:00Z"]
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLangSmith]:
+def server(monkeypatch: pytest.MonkeyPatch, backend: str) -> Iterator[FakeLangSmith]:
     with FakeLangSmith() as fake:
+        fake.backend = backend
         monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2_cli_test_key")
         monkeypatch.setenv("LANGSMITH_ENDPOINT", fake.url)
         monkeypatch.chdir(Path(__file__).resolve().parents[3])  # no stray tracescore.toml

@@ -1,4 +1,5 @@
-"""The job against the fake LangSmith: a backfill writes every score as feedback once; a re-run adds nothing."""
+"""The job against the fake LangSmith (each query backend): a backfill writes every score as feedback once; a re-run
+adds nothing."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from tracescore.cli import main
 
 
 def test_backfill_writes_feedback_once_and_a_second_backfill_of_a_new_setup_changes_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str
 ) -> None:
     with FakeLangSmith() as fake:
+        fake.backend = backend
         monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2_job_test_key")
         monkeypatch.setenv("LANGSMITH_ENDPOINT", fake.url)
         seed(fake, load_samples())

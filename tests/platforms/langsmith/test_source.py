@@ -1,5 +1,5 @@
-"""LangSmith source through the real SDK: window, paging (never a page over 100), selected fields, examples per page,
-repeated pages, resumed listings, per-trace failures, and the errors a user sees."""
+"""LangSmith source through the real SDK, on each query backend: window, paging (never a page over 100), selected
+fields, examples per page, repeated pages, resumed listings, per-trace failures, and the errors a user sees."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ import pytest
 from tests.fakes.base import Fault
 from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_runs import load_samples, run_tree, seed
+from tests.fakes.langsmith_v2 import V2_QUERY, query_path
 from tracescore.engine.pipeline import RunCounts, score_records
 from tracescore.errors import ConfigError, SourceError
+from tracescore.platforms.langsmith.query_v2 import CHILD_SKEW, v2_selects
 from tracescore.platforms.langsmith.source import CHILD_FIELDS, ROOT_FIELDS, LangSmithSource, make_client
 from tracescore.platforms.registry import get_adapter
 from tracescore.scorers import default_scorers
@@ -24,8 +26,9 @@ END = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 @pytest.fixture
-def server() -> Iterator[FakeLangSmith]:
+def server(backend: str) -> Iterator[FakeLangSmith]:
     with FakeLangSmith(page_size=7) as fake:
+        fake.backend = backend
         yield fake
 
 
@@ -49,6 +52,12 @@ def test_window_paging_and_selected_fields(server: FakeLangSmith) -> None:
     got = _root_ids(_source(server, page_size=10).records(start, end))
     assert len(got) == len(set(got)) == 25 and set(got) == want
 
+    assert len(server.requests_to("/sessions", "GET")) == 1  # the project is looked up once
+    assert len(server.requests_to("/info", "GET")) == 1  # the backend is read once
+    if server.backend != "clickhouse_only":
+        assert server.requests_to("/runs/query") == []  # never v1 where SmithDB serves queries
+        _v2_queries_are_bounded(server, project_id, start, end, want)
+        return
     queries = [r.json() for r in server.requests_to("/runs/query", "POST")]
     assert all(q.get("limit") is None or q["limit"] <= 100 for q in queries)
     roots = [q for q in queries if q.get("is_root") is True]
@@ -60,7 +69,26 @@ def test_window_paging_and_selected_fields(server: FakeLangSmith) -> None:
     assert roots[0]["start_time"].startswith(start.strftime("%Y-%m-%dT%H:%M:%S"))
     assert sorted(q["trace"] for q in children) == sorted(want)  # one children query per trace
     assert all(q["select"] == list(CHILD_FIELDS) and q["is_root"] is False for q in children)
-    assert len(server.requests_to("/sessions", "GET")) == 1  # the project is looked up once
+
+
+def _v2_queries_are_bounded(server: FakeLangSmith, project_id: str, start: datetime, end: datetime,
+                            want: set[str]) -> None:
+    """v2: project, root/trace, selects, explicit start-time bounds (the 24-hour default would miss these), cursors."""
+    queries = [r.json() for r in server.requests_to(V2_QUERY, "POST")]
+    assert all(q["project_ids"] == [project_id] for q in queries)
+    roots = [q for q in queries if q.get("is_root") is True]
+    children = [q for q in queries if q.get("trace_id")]
+    assert len(roots) == 4 and len(children) == 25 and len(queries) == 29  # 25 roots in pages of 7, a query a trace
+    assert [q.get("cursor") for q in roots] == [None, "c:7", "c:14", "c:21"]  # the server's next_cursor, as given
+    assert all(q["selects"] == v2_selects(ROOT_FIELDS) and q["page_size"] <= 1000 for q in roots)
+    assert {q["min_start_time"] for q in roots} == {start.isoformat()}
+    assert {q["max_start_time"] for q in roots} == {end.isoformat()}
+    assert sorted(q["trace_id"] for q in children) == sorted(want)
+    assert all(q["selects"] == v2_selects(CHILD_FIELDS) and q["is_root"] is False for q in children)
+    starts = {r["id"]: datetime.fromisoformat(r["start_time"]) for r in server.runs}
+    for q in children:
+        assert datetime.fromisoformat(q["min_start_time"]) == starts[q["trace_id"]] - CHILD_SKEW
+        assert datetime.fromisoformat(q["max_start_time"]) > datetime.fromisoformat(q["min_start_time"])
 
 
 def test_examples_are_read_once_per_page_of_roots(server: FakeLangSmith) -> None:
@@ -73,20 +101,28 @@ def test_examples_are_read_once_per_page_of_roots(server: FakeLangSmith) -> None
 
 def test_repeated_pages_and_a_cut_root_page_neither_lose_nor_repeat_traces(server: FakeLangSmith) -> None:
     project_id = seed(server, load_samples())
-    server.repeat_pages = 3
-    # a page of roots (up to 100) is listed before any children: 6 pages of 7 + 3 repeats; the 9th comes back cut
-    server.faults.add("/runs/query", *[Fault()] * 8, Fault.truncated())
+    path = query_path(server.backend)
+    if server.backend == "clickhouse_only":
+        server.repeat_pages = 3  # a v1 cursor that does not advance (the fake's v1 fault)
+        # a page of roots (up to 100) is listed before any children: 6 pages of 7 + 3 repeats; the 9th comes back cut
+        server.faults.add(path, *[Fault()] * 8, Fault.truncated())
+    else:
+        server.faults.add(path, *[Fault()] * 3, Fault.truncated())  # the 4th page of 7 roots comes back cut
     got = _root_ids(_source(server).records(START, END))
     assert server.faults.pending() == 0
     assert sorted(got) == sorted(run_tree(s, project_id)[0][0]["id"] for s in load_samples())
-    resumed = [q for q in (r.json() for r in server.requests_to("/runs/query")) if q.get("is_root")
-               and q.get("filter", "").startswith("lte(")]
+    queries = [r.json() for r in server.requests_to(path)]
+    if server.backend == "clickhouse_only":
+        resumed = [q for q in queries if q.get("is_root") and q.get("filter", "").startswith("lte(")]
+    else:
+        resumed = [q for q in queries if q.get("is_root") and q["max_start_time"] != END.isoformat()]
     assert resumed  # the listing went on below the last start time seen
 
 
 def test_a_trace_whose_children_cannot_be_read_is_reported_and_the_batch_goes_on(server: FakeLangSmith) -> None:
     seed(server, load_samples(5))
-    server.faults.add("/runs/query", Fault(), *[Fault.truncated()] * 3)  # root page, then the 1st trace's children
+    # the root page, then the 1st trace's children, three times
+    server.faults.add(query_path(server.backend), Fault(), *[Fault.truncated()] * 3)
     counts = RunCounts()
     results = list(score_records(_source(server).records(START, END), get_adapter("langsmith"), default_scorers(),
                                  counts))
@@ -129,10 +165,11 @@ def test_a_429_is_retried_after_the_wait_the_server_asked_for(server: FakeLangSm
     import time
 
     seed(server, load_samples(1))
-    server.faults.add("/runs/query", Fault.rate_limited(retry_after=1))
+    path = query_path(server.backend)
+    server.faults.add(path, Fault.rate_limited(retry_after=1))
     began = time.monotonic()
     records = list(_source(server).records(START, END))
     waited = time.monotonic() - began
     assert len(records) == 1 and records[0].payload["error"] is None
-    assert len(server.requests_to("/runs/query")) == 3  # the 429, its retry, the children
+    assert len(server.requests_to(path)) == 3  # the 429, its retry, the children
     assert waited >= 0.95  # Retry-After: 1 was honoured (a lower bound, not a speed check)

@@ -13,6 +13,7 @@ PLATFORM = Platform(
     sections={"langsmith": LangSmithSettings, "sinks": SinksSettings},
     sdk="langsmith",
     summary="a LangSmith project (--project; LANGSMITH_API_KEY, LANGSMITH_ENDPOINT)",
+    server="tracescore.platforms.langsmith.platform:describe_server",
 )
 
 EXPORT = Platform(

@@ -8,19 +8,22 @@ config) is a rejection, reported with the trace.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from tracescore.errors import ConfigError
 from tracescore.limits import RateLimiter
 from tracescore.platforms.base import Parts, PlatformContext
 from tracescore.platforms.langsmith.adapter import langsmith_adapter
+from tracescore.platforms.langsmith.backend import CLICKHOUSE_ONLY, V1_API, V2_API, detect_backend
+from tracescore.platforms.langsmith.query_v2 import make_v2_client
 from tracescore.platforms.langsmith.settings import LangSmithSettings
 from tracescore.platforms.langsmith.sink import LangSmithSink
 from tracescore.platforms.langsmith.source import LangSmithSource, make_client
 from tracescore.secrets import redact
 from tracescore.sinks.records import BatchWriter
 
-__all__ = ["LangSmithJobSink", "build"]
+__all__ = ["LangSmithJobSink", "build", "describe_server"]
 
 
 class LangSmithJobSink(BatchWriter[LangSmithSink]):
@@ -65,19 +68,49 @@ def build(context: PlatformContext) -> Parts:
         )
         context.resources.callback(sink.sink.close)
     key = redact(f"langsmith:{client.api_url}:{project}")  # a password in the endpoint URL is not stored
-    source = LangSmithSource(client, project=project, page_size=settings.page_size)
+    source = LangSmithSource(
+        client,
+        project=project,
+        page_size=settings.page_size,
+        v2_client=lambda: make_v2_client(
+            client, timeout=settings.timeout, retries=settings.retries, on_request=context.limiter.acquire
+        ),
+    )
+    context.resources.callback(source.close)
 
     def summary(seen: int) -> tuple[str, list[str]]:
-        line = f"read {seen} traces from LangSmith project {project!r}"
+        read = source.stats
+        line = f"read {seen} traces from LangSmith project {project!r} (query backend {read.backend}, {read.api})"
         if sink is None:
-            return line + "; no write-back", []
+            return line + "; no write-back", list(read.notes)
         w = sink.sink.summary()
         return (
             line + f"; feedback: {w['created']} created, {w['updated']} updated, {w['unchanged']} unchanged,"
             f" {w['rejected']} not written, {w['removed']} removed ({w['requests']} requests)",
-            list(w.get("notes", [])),
+            list(read.notes) + list(w.get("notes", [])),
         )
 
     return Parts(
-        source, key, langsmith_adapter(context.mapping), sink, describe=f"langsmith:{project}", summary=summary
+        source,
+        key,
+        langsmith_adapter(context.mapping),
+        sink,
+        describe=f"langsmith:{project}",
+        stats=source.stats,
+        summary=summary,
     )
+
+
+def describe_server() -> str:
+    """The query backend of the deployment ``LANGSMITH_ENDPOINT`` names (``inspect --source langsmith``)."""
+    if not (os.environ.get("LANGSMITH_API_KEY") or os.environ.get("LANGCHAIN_API_KEY")):
+        return "LangSmith query backend: not checked (set LANGSMITH_API_KEY and LANGSMITH_ENDPOINT to read /info)"
+    client = make_client(timeout_ms=10_000, retries=1)
+    try:
+        backend, note = detect_backend(client)
+    finally:
+        client.close()
+    where = redact(str(client.api_url))
+    reads = V1_API if backend == CLICKHOUSE_ONLY else V2_API
+    line = f"LangSmith query backend at {where}: {backend} (runs are read through {reads})"
+    return line + (f"; {note}" if note else "")
