@@ -71,7 +71,7 @@ def test_keep_versions_keeps_other_versions_and_removes_a_vanished_current_one(t
         now = _result(score("citation.coverage", 0.4, scorer_version="citations-2"))
         records, _ = records_from_result(now, keep_versions=True)
         assert mirror.plan([("t-1", now, records)], accepted={r.id for r in records}) == []
-        vanished = _result(absent("citation.coverage", "answer has no sentence", scorer_version="citations-2"))
+        vanished = _result(absent("citation.coverage", "answer has no sentences", scorer_version="citations-2"))
         (removal,) = mirror.plan([("t-1", vanished, [])], accepted=set())
         assert removal.written == v2
         assert preview_removals(store, "langfuse", ["t-1"], keep_versions=True)["superseded"] == 0
