@@ -253,7 +253,6 @@ class Reasons:
     NO_CITED_CLAIM = _dna("no claim cites a source")
     SURFACE_REFUSAL = _dna("refusal case: no gold answer for the surface to support")
     NO_GOLD_OR_EXPECTED = _dna("no gold_answer or expected_answer_contains label")
-    NO_GOLD = _dna("no gold answer")
     SURFACE_NO_SEARCH = _dna("no search step")
     NO_SUPPORTING_SURFACE = _dna("no search result's surface supports the gold answer")
     NO_PAGE_FETCHED = _dna("no page fetched")

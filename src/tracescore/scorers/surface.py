@@ -207,7 +207,7 @@ def unscorable(trace: Trace) -> str | None:
     """Why the oracle would not label this trace (no gold answer, an unreadable step, no search), or None."""
     gold, why = gold_text(trace)
     if gold is None:
-        return why or Reasons.NO_GOLD.text
+        return why or Reasons.NO_GOLD_OR_EXPECTED.text
     if trace.blind_spots:
         spot = trace.blind_spots[0]
         return Reasons.STEP_UNREADABLE.format(kind=spot.kind, why=spot.reason)
@@ -250,7 +250,7 @@ def surface_scorer(
             return list(no_judge)
         why, (gold, _) = unscorable(trace), gold_text(trace)
         if why is not None or gold is None:
-            return list(absent_for(SURFACE_SCORES, why or Reasons.NO_GOLD.text))
+            return list(absent_for(SURFACE_SCORES, why or Reasons.NO_GOLD_OR_EXPECTED.text))
         if max_cost is not None and judge.usage.cost_usd >= max_cost:
             return list(
                 absent_for(SURFACE_SCORES, Reasons.BUDGET.format(spent=judge.usage.cost_usd, limit=max_cost))
