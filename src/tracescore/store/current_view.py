@@ -79,7 +79,32 @@ CURRENT_VIEW_MIGRATION = f"""
     """
 
 
+_KEPT: dict[str | None, bool] = {}  # reason → not computed; and names → their JSON: a run has a few of each (both
+_TEXT: dict[tuple[str, ...], str] = {}  # bounded for the reasons that vary, such as the budget's)
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def _learn(reason: str | None) -> bool:
+    if len(_KEPT) > 4096:
+        _KEPT.clear()
+    kept = _KEPT[reason] = absence_kind(reason) == NOT_COMPUTED
+    return kept
+
+
 def not_computed(result: TraceResult) -> str | None:
     """The names of ``result``'s absent scores that this run could not compute, as a JSON array (None: none)."""
-    names = [n for n, s in result.scores.items() if s.value is None and absence_kind(s.reason) == NOT_COMPUTED]
-    return json.dumps(names, ensure_ascii=False) if names else None
+    known, names = _KEPT, []
+    for name, s in result.scores.items():
+        if s.value is None:
+            kept = known.get(s.reason)
+            if kept or (kept is None and _learn(s.reason)):
+                names.append(name)
+    if not names:
+        return None
+    key = tuple(names)
+    text = _TEXT.get(key)
+    if text is None:
+        if len(_TEXT) > 4096:
+            _TEXT.clear()
+        text = _TEXT[key] = _ENCODE(names)
+    return text
