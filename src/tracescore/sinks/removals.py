@@ -176,7 +176,8 @@ def preview_removals(
 ) -> dict[str, Any]:
     """For ``--dry-run``: our scores on these traces, and those the next write supersedes whatever the new values
     (ids of older releases and, without ``keep_versions``, versioned names), by name. Scores that become absent on
-    the re-score, and (with ``versioned_ids``) older versions, are removed too; only scoring can tell which."""
+    the re-score for a reason that does not apply, and (with ``versioned_ids``) older versions, are removed too; only
+    scoring can tell which."""
     mirror = Mirror(store, platform, run_id=None, keep_versions=keep_versions)
     ours = [w for found in mirror.ours(trace_ids).values() for w in found]
     def superseded(w: Written) -> bool:
