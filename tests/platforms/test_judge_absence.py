@@ -179,6 +179,20 @@ def test_a_judge_that_could_not_judge_removes_no_earlier_judged_score(
     with Store(tmp_path / "ts.db") as store:
         started = {r["id"]: r["started_at"] for r in store.runs()}[run_id]
     assert {current[(t, n)][2] for t, n, _ in kept.values()} == {started}
+    if scenario == "judge_529":  # the judge is back: a one-shot score of the window judges them again, fresh
+        _rescore(tmp_path, platform, platform.env)
+        fresh = _current(tmp_path / "ts.db")
+        assert all(fresh[(t, n)][2] is None for t, n, _ in kept.values())
+
+
+def _rescore(tmp_path: Path, platform: Platform, env: dict[str, str]) -> None:
+    with FakeAnthropic() as judge:
+        env = env | {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": judge.url}
+        where = ["--project", "search-agent"] if platform.name == "langsmith" else []
+        args = ["score", "--source", platform.name, *where, *WINDOW, "--store", str(tmp_path / "ts.db"),
+                "--config", str(tmp_path / "tracescore.toml"), "-q"]  # fmt: skip
+        result = CliRunner().invoke(main, args, env=env)
+    assert result.exit_code == 0, result.output
 
 
 def _about(platform: Platform, trace: str, words: tuple[str, ...]) -> bool:
