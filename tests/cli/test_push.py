@@ -255,3 +255,36 @@ def test_a_result_line_gives_back_the_records_of_its_result(langfuse_results: Pa
     other = next(r for r in records_from_result(result_from_line(changed))[0] if r.name == "grounding.rate")
     assert other.version == "grounding-99" and grounding.version == line["judge"]["rubric_version"]
     assert other.id == grounding.id  # one score per trace and name: a new rubric overwrites (#16)
+
+
+def test_a_pushed_line_whose_judge_failed_removes_no_earlier_judged_score(
+    langfuse_results: Path, tmp_path: Path
+) -> None:
+    """A results file re-scored while the judge was down (judged scores under ``missing``: ``judge_error``) pushed
+    after the judged one: the earlier judged scores stay on the platform, counted kept_stale (#27)."""
+    from tracescore import catalog
+
+    judged = {e.name for e in catalog.CATALOG if e.judged}
+    failed = tmp_path / "failed" / "part-0.jsonl"
+    failed.parent.mkdir()
+    with langfuse_results.open() as src, failed.open("w") as out:
+        for text in src:
+            line = json.loads(text)
+            down = {name: "judge_error" for name in line["scores"] if name in judged}
+            line["scores"] = {n: v for n, v in line["scores"].items() if n not in down}
+            out.write(json.dumps(line | {"missing": line.get("missing", {}) | down}) + "\n")
+    with FakeLangfuse() as pushed:
+        first = _run(["push", str(langfuse_results), "--to", "langfuse", "--store", str(tmp_path / "p.db")],
+                     env_for(pushed))
+        assert first.exit_code == 0, first.output
+        before = {k for k, s in pushed.scores.items() if s["name"] in judged}
+        assert before
+        second = _run(["push", str(failed), "--to", "langfuse", "--store", str(tmp_path / "p.db")], env_for(pushed))
+        assert second.exit_code == 0, second.output
+        assert not pushed.requests_to("/api/public/scores/", "DELETE")
+        assert before <= set(pushed.scores)
+    from tracescore.store.db import Store
+
+    with Store(tmp_path / "p.db") as store:
+        summary = store.runs()[-1]["summary"]
+    assert summary["write"]["kept_stale"] == len(before) and summary["write"]["removed"] == 0

@@ -72,7 +72,7 @@ def test_a_packed_chunk_unpacks_to_the_scored_the_worker_built() -> None:
             type(c) for s in built if s.rows for c in s.rows.result
         ]
         assert any(s.failure for s in got) and any(s.timestamp for s in got)
-        assert any(s.rows and s.rows.result[-1] for s in got)  # citation rows crossed (their JSON array)
+        assert any(s.rows and s.rows.result[-2] for s in got)  # citation rows crossed (their JSON array)
         if digest is not None:
             assert isinstance(got[-1].digest, Summary) and got[-1].digest.traces == sum(s.failure is None for s in got)
             assert all(s.data is None for s in got)

@@ -61,6 +61,37 @@ def test_absent_goes_with_its_reason_a_failed_scorer_keeps_its_old_score(tmp_pat
         assert again.written == kept and again.reason == "no longer produced by the scoring setup"
 
 
+def test_a_score_not_computed_this_time_stays_and_is_counted_kept_stale(tmp_path: Path) -> None:
+    names = ("grounding.rate", "surface.smart", "answer.semantic_match", "citation.dead_rate", "answer.correct")
+    with Store(tmp_path / "s.db") as store:
+        mirror = Mirror(store, "langfuse", run_id="r1")
+        ours = [Written(score_id("t-1", n), "t-1", n, n, "v-1") for n in names]
+        mirror.ledger.wrote(ours, "r0")
+        result = _result(
+            absent("grounding.rate", "judge_error"),
+            absent("surface.smart", "judge budget spent ($0.0100 of max $0.0100)"),
+            absent("answer.semantic_match", "no judge configured"),
+            absent("citation.dead_rate", "a reason no scorer declared"),  # unknown: the safe side, kept
+            absent("answer.correct", "no expected_answer_contains or expect_refusal label"),  # a fact: removed
+        )
+        (removal,) = mirror.plan([("t-1", result, [])], accepted=set())
+        assert removal.written.score == "answer.correct" and mirror.stale == 4
+        report = WriteReport()
+        assert mirror.finish([], [removal], lambda w: None, report) == []
+        assert (report.removed, report.kept_stale, mirror.stale) == (1, 4, 0)
+        assert report.as_dict()["kept_stale"] == 4
+        assert {w.score for w in mirror.ledger.live(["t-1"])} == set(names) - {"answer.correct"}
+        # a scorer that raised leaves its scores out of the result: kept; a clean result without them: removed
+        failed = _result(errors=["scorer surface failed: RuntimeError: boom"])
+        assert mirror.plan([("t-1", failed, [])], accepted=set()) == [] and mirror.stale == 4
+        mirror.stale = 0
+        off = _result(*(absent(n, "judge turned off ([scoring] judge = false)") for n in names[:3]))
+        gone = {r.written.score: r.reason for r in mirror.plan([("t-1", off, [])], accepted=set())}
+        off_reason = "absent: judge turned off ([scoring] judge = false)"
+        assert mirror.stale == 0 and gone == {n: off_reason for n in names[:3]} | {
+            "citation.dead_rate": "no longer produced by the scoring setup"}
+
+
 def test_keep_versions_keeps_other_versions_and_removes_a_vanished_current_one(tmp_path: Path) -> None:
     with Store(tmp_path / "s.db") as store:
         mirror = Mirror(store, "langfuse", run_id="r1", keep_versions=True)
@@ -71,7 +102,7 @@ def test_keep_versions_keeps_other_versions_and_removes_a_vanished_current_one(t
         now = _result(score("citation.coverage", 0.4, scorer_version="citations-2"))
         records, _ = records_from_result(now, keep_versions=True)
         assert mirror.plan([("t-1", now, records)], accepted={r.id for r in records}) == []
-        vanished = _result(absent("citation.coverage", "answer has no sentence", scorer_version="citations-2"))
+        vanished = _result(absent("citation.coverage", "answer has no sentences", scorer_version="citations-2"))
         (removal,) = mirror.plan([("t-1", vanished, [])], accepted=set())
         assert removal.written == v2
         assert preview_removals(store, "langfuse", ["t-1"], keep_versions=True)["superseded"] == 0

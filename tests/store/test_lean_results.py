@@ -30,7 +30,7 @@ def test_results_hold_the_line_once_and_scores_stay_queryable(tmp_path: Path) ->
         columns = [row[1] for row in store.query("PRAGMA table_info(results)")]
         assert columns == [
             "id", "run_id", "trace_id", "line", "timestamp", "diagnosis", "result_line", "score_metadata",
-            "citation_rows",
+            "citation_rows", "not_computed",
         ]
         rows = store.query("SELECT name, value, reason, metadata FROM scores WHERE run_id = ? ORDER BY name", (run,))
         assert [(n, v, r, m and json.loads(m)) for n, v, r, m in rows] == [

@@ -235,7 +235,8 @@ def _removals(setup: JobSetup, trace_ids: list[str]) -> dict[str, Any] | None:
         found: dict[str, Any] = preview(store, trace_ids)
     click.echo(
         f"removals: {found['superseded']} of our {found['ours']} scores on these traces are superseded and would be"
-        " removed once re-written; any that become absent on the re-score would be removed too",
+        " removed once re-written; any that become absent on the re-score for a reason that does not apply (not a"
+        " judge failure) would be removed too",
         err=True,
     )
     return found

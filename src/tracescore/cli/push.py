@@ -67,7 +67,7 @@ def _score_metadata(name: str, judge: dict[str, Any]) -> dict[str, Any]:
 
 def result_from_line(line: dict[str, Any]) -> TraceResult:
     """A result line (``TraceResult.to_json()``) as a ``TraceResult`` whose present scores give the same score
-    records as the original; ValueError says why a line is not one."""
+    records as the original, its absent ones and errors the same removals; ValueError says why a line is not one."""
     line = {k: json.loads(v) if k in _JSON_COLUMNS and isinstance(v, str) else v for k, v in line.items()}
     scores, comments = line.get("scores"), line.get("comments") or {}
     if not isinstance(scores, dict) or not isinstance(comments, dict):
@@ -90,6 +90,10 @@ def result_from_line(line: dict[str, Any]) -> TraceResult:
             comment=comments.get(name),
             metadata=_score_metadata(name, judge or {}),
         )
+    missing, errors = line.get("missing"), line.get("errors")
+    for name, reason in (missing if isinstance(missing, dict) else {}).items():  # absent, and why: the mirror's rule
+        result.scores.setdefault(name, Score(name=name, reason=None if reason is None else str(reason)))
+    result.errors = [str(e) for e in errors] if isinstance(errors, list) else []
     return result
 
 
@@ -109,6 +113,8 @@ class _Pushed:
         self.write.rejected += report.rejected
         self.write.retried += report.retried
         self.write.requests += report.requests
+        self.write.removed += report.removed
+        self.write.kept_stale += report.kept_stale
         self.write.batches += 1
 
 
@@ -129,7 +135,7 @@ def _results(root: ExportRoot, f: ExportFile, pushed: _Pushed) -> Iterator[Trace
         except (ValueError, TypeError) as exc:
             pushed.bad.append(f"{f.uri}: line {n}: {exc}")
             continue
-        if result.scores:
+        if result.values:
             yield result
     pushed.bad += root.notes
     root.notes.clear()

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from tracescore.adapters import Adapter
 from tracescore.calibrate.carry import grounding_agreement
+from tracescore.catalog import Reasons
 from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import DEFAULT_MODEL, AnthropicJudge
 from tracescore.judge.cache import CachingJudge
@@ -154,7 +155,7 @@ def without_judge(adapter: Adapter, options: ScoringOptions, no_judge_reason: st
 def _build_judge(options: ScoringOptions, store: Store) -> tuple[Judge | None, str]:
     """The judge for this run (cached in the store), or None with the reason its scores will be absent."""
     if options.no_judge:
-        return None, "judge turned off (--no-judge)"
+        return None, Reasons.JUDGE_OFF_FLAG.text
     if options.judge_off_reason:
         return None, options.judge_off_reason
     if not os.environ.get("ANTHROPIC_API_KEY"):
@@ -165,7 +166,7 @@ def _build_judge(options: ScoringOptions, store: Store) -> tuple[Judge | None, s
             judge = AnthropicJudge(model=options.judge_model)
         except ImportError as exc:
             click.echo(f"warning: the judge needs the anthropic SDK ({exc}): pip install 'tracescore[judge]'", err=True)
-            return None, "judge unavailable: anthropic SDK not installed"
+            return None, Reasons.NO_SDK.text
     for warning in caught:
         click.echo(f"warning: {warning.message}", err=True)
     return CachingJudge(judge, store), NO_JUDGE

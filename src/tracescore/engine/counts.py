@@ -39,6 +39,7 @@ class JobCounts:
     scores_written: int = 0
     scores_rejected: int = 0
     scores_removed: int = 0  # our superseded or vanished scores removed from the platform
+    kept_stale: int = 0  # our scores left on the platform because this run did not compute them (marked stale)
     sink_requests: int = 0
     requests: int = 0
     judge_calls: float = 0

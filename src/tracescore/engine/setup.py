@@ -15,6 +15,7 @@ from typing import Any
 
 from tracescore.adapters import Adapter
 from tracescore.calibrate.carry import grounding_agreement
+from tracescore.catalog import Reasons
 from tracescore.config import Config, JobSettings, ScoringSettings, SourceSettings, fingerprint
 from tracescore.engine.core import Limits, Sink, UsageMeter
 from tracescore.engine.judging import JudgePool, StoreJudgeCache
@@ -211,13 +212,13 @@ def _judge(
 ) -> tuple[JudgePool | None, str]:
     """One Anthropic judge per scoring thread with the store's cache, or None and why the judged scores are absent."""
     if not scoring.judge:
-        return None, "judge turned off ([scoring] judge = false)"
+        return None, Reasons.JUDGE_OFF.text
     if not os.environ.get("ANTHROPIC_API_KEY"):
         return None, NO_JUDGE
     try:
         import anthropic  # noqa: F401 - only to say clearly that the SDK is missing
     except ImportError:
-        return None, "judge unavailable: anthropic SDK not installed (pip install 'tracescore[judge]')"
+        return None, Reasons.NO_SDK.text
     if scoring.max_cost is not None and model not in PRICES_PER_MTOK:
         raise ConfigError(
             f"[scoring] max_cost needs a price for judge_model {model!r}, which is not in the price"

@@ -165,10 +165,12 @@ class Writer:
             total.retried += report.retried
             total.requests += report.requests
             total.removed += report.removed
+            total.kept_stale += report.kept_stale
             total.batches += 1
             counts.scores_written += report.accepted
             counts.scores_rejected += len(report.rejected)
             counts.scores_removed += report.removed
+            counts.kept_stale += report.kept_stale
             counts.sink_requests += report.requests
             for rejection in report.rejected:
                 rejected.setdefault(str(rejection.trace_id), []).append(f"{rejection.name}: {rejection.reason}")

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 
-from tracescore.catalog import ANSWER_CORRECT, ANSWER_EXACT_MATCH, ANSWER_TOKEN_F1
+from tracescore.catalog import ANSWER_CORRECT, ANSWER_EXACT_MATCH, ANSWER_TOKEN_F1, Reasons
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 
@@ -117,9 +117,6 @@ def is_refusal(answer: str) -> bool:
     return bool(_REFUSAL.search(answer))
 
 
-_NO_WORD = "has no word after normalisation (SQuAD: case, punctuation, articles); fix the label"
-
-
 def _contains(haystack: str, needle: str) -> bool:
     pattern = _needle(needle)
     return pattern is not None and pattern.search(haystack) is not None
@@ -137,8 +134,11 @@ def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Calla
     # the outcomes that depend on no text, built once (Scores are frozen; their metadata is only read downstream)
     refused = {True: score(ANSWER_CORRECT, True)}
     refused[False] = score(ANSWER_CORRECT, False, comment="a refusal was expected; the agent answered")
-    unlabelled = absent(ANSWER_CORRECT, "no expected_answer_contains or expect_refusal label")
-    no_gold = (absent(ANSWER_TOKEN_F1, "no gold_answer label"), absent(ANSWER_EXACT_MATCH, "no gold_answer label"))
+    unlabelled = absent(ANSWER_CORRECT, Reasons.NO_ANSWER_LABEL.text)
+    no_gold = (
+        absent(ANSWER_TOKEN_F1, Reasons.NO_GOLD_LABEL.text),
+        absent(ANSWER_EXACT_MATCH, Reasons.NO_GOLD_LABEL.text),
+    )
 
     all_found = score(ANSWER_CORRECT, True, missing=[])
     prefix = final_answer_prefix.lower() if final_answer_prefix else None
@@ -158,7 +158,7 @@ def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Calla
             empty = [e for e in labels.expected_answer_contains if _needle(e) is None]
             missing = [e for e in labels.expected_answer_contains if not _contains(norm, e)]
             if empty:  # an entry with no word to look for is a broken label, not a wrong answer
-                correct = absent(ANSWER_CORRECT, f"expected_answer_contains entry {empty[0]!r} {_NO_WORD}")
+                correct = absent(ANSWER_CORRECT, Reasons.EMPTY_EXPECTED_ENTRY.format(entry=empty[0]))
             elif missing:
                 correct = score(
                     ANSWER_CORRECT, False, comment=f"missing from the answer: {', '.join(missing)}", missing=missing
@@ -171,7 +171,7 @@ def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Calla
         if gold is None:
             return [correct, *no_gold]
         if not _answer_tokens(gold):  # "", "  ", "the", "!!!": nothing to compare with, not an answer that missed it
-            reason = f"gold_answer label {gold!r} {_NO_WORD}"
+            reason = Reasons.EMPTY_GOLD.format(gold=gold)
             return [correct, absent(ANSWER_TOKEN_F1, reason), absent(ANSWER_EXACT_MATCH, reason)]
         return [
             correct,

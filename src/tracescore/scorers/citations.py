@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable
 from operator import attrgetter
 
-from tracescore.catalog import CITATION_COVERAGE, CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE
+from tracescore.catalog import CITATION_COVERAGE, CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE, Reasons
 from tracescore.result import CitationRow
 from tracescore.scorers.sentences import (
     MAX_ANSWER_CHARS,
@@ -53,7 +53,7 @@ SCORER_VERSION = "citations-1"
 MAX_CITATIONS = 5_000  # explicit ``trace.citations`` entries read
 MAX_HITS = 50_000  # search hits and fetches read to decide what the agent saw
 
-_EMPTY, _NO_SENTENCES, _NO_SOURCE = "empty answer", "answer has no sentences", "answer cites no URL or doc id"
+_EMPTY, _NO_SENTENCES, _NO_SOURCE = Reasons.EMPTY_ANSWER.text, Reasons.NO_SENTENCES.text, Reasons.NOTHING_CITED.text
 NOTHING_CITED = frozenset({_EMPTY, _NO_SENTENCES, _NO_SOURCE})
 """Absent reasons that mean the answer cites nothing, so no cited URL can be unread or made up (the gate counts such a
 trace as checked; any other reason, a search or fetch it could not read, leaves it unchecked)."""
@@ -259,7 +259,7 @@ def _blind_spot_reason(trace: Trace, kind: str) -> str | None:
     shown = "; ".join(f"{b.tool or kind}: {b.reason}" for b in spots[:3])
     more = f" (+{len(spots) - 3} more)" if len(spots) > 3 else ""
     what = "a cited URL may have come from it" if kind == "search" else "a cited URL may have been read there"
-    return f"{kind} step(s) could not be read ({shown}{more}); {what}"
+    return Reasons.STEPS_UNREADABLE.format(kind=kind, steps=shown + more, consequence=what)
 
 
 def citation_scorer() -> Callable[[Trace], list[Score]]:
@@ -320,7 +320,7 @@ def citation_scorer() -> Callable[[Trace], list[Score]]:
         if search_blind:
             fabricated_count = absent(CITATION_FABRICATED_COUNT, search_blind)
         elif guard:
-            fabricated_count = absent(CITATION_FABRICATED_COUNT, f"trace over the scoring guard: {'; '.join(guard)}")
+            fabricated_count = absent(CITATION_FABRICATED_COUNT, Reasons.OVER_GUARD.format(notes="; ".join(guard)))
         else:
             fabricated = sorted([k for k, got in sources.items() if not got[2]])  # r.fabricated: no text rows here
             if not fabricated:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tracescore.catalog import Reasons
 from tracescore.links import LinkCheck
 from tracescore.scorers.citations import citation_rows
 from tracescore.scores import Score, absent, score
@@ -25,14 +26,14 @@ def dead_link_scorer(*, checker: LinkCheck) -> Callable[[Trace], list[Score]]:
     def score_dead_links(trace: Trace) -> list[Score]:
         cited = list(dict.fromkeys(r.target for r in citation_rows(trace) if r.kind == "url"))
         if not cited:
-            return [absent(SCORE, "no cited URL")]
+            return [absent(SCORE, Reasons.NO_CITED_URL.text)]
         statuses = list(checker(cited).values())
         dead = [s for s in statuses if s.state == "dead"]
         alive = [s for s in statuses if s.state == "alive"]
         unknown = {s.url: s.detail for s in statuses if s.state == "unknown"}
         meta = {"checked": len(statuses), "dead": len(dead), "alive": len(alive), "unknown": unknown}
         if not dead and not alive:
-            return [absent(SCORE, f"no cited URL could be checked ({len(unknown)} unknown)", **meta)]
+            return [absent(SCORE, Reasons.LINKS_UNKNOWN.format(unknown=len(unknown)), **meta)]
         comment = "no longer resolve: " + "; ".join(f"{s.url} ({s.detail})" for s in dead[:3]) if dead else None
         return [score(SCORE, len(dead) / (len(dead) + len(alive)), comment=comment, **meta)]
 

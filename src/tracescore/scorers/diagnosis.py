@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 
-from tracescore.catalog import ANSWER_CORRECT, ANSWER_TOKEN_F1, DIAGNOSIS, GROUNDING_RATE, entry, recall_name
+from tracescore.catalog import ANSWER_CORRECT, ANSWER_TOKEN_F1, DIAGNOSIS, GROUNDING_RATE, Reasons, entry, recall_name
 from tracescore.scores import Score, absent, score
 
 __all__ = ["CELLS", "MIN_F1", "MIN_GROUNDING", "MIN_RECALL", "SCORER_VERSION", "diagnose"]
@@ -21,7 +21,6 @@ CELLS = tuple(
     for row in ("retrieval_fail", "ungrounded", "grounded", "retrieval_pass")
     for col in ("right", "wrong")
 )
-_REFUSAL_CASE = "refusal case"
 _RECALL = entry(recall_name(1))
 
 
@@ -39,15 +38,15 @@ def _recall(scores: Mapping[str, Score]) -> Score | None:
 
 
 # the outcomes that carry no per-trace text, built once (Scores are frozen; their metadata is only read downstream)
-_NOT_SCORED = absent(DIAGNOSIS, "retrieval was not scored")
-_NO_LABEL = absent(DIAGNOSIS, "answer undecided: no answer label")
+_NOT_SCORED = absent(DIAGNOSIS, Reasons.RETRIEVAL_NOT_SCORED.text)
+_NO_LABEL = absent(DIAGNOSIS, Reasons.NO_ANSWER_DECIDED.text)
 _PLAIN = {cell: score(DIAGNOSIS, cell) for cell in CELLS}  # a cell without a comment
 
 
 @lru_cache(maxsize=256)
 def _undecided(reason: str | None) -> Score:
     """Absent because retrieval was undecided, for ``reason``; a run has a few reasons, so each is built once."""
-    return absent(DIAGNOSIS, f"retrieval undecided: {reason}")
+    return absent(DIAGNOSIS, Reasons.RETRIEVAL_UNDECIDED.format(reason=reason))
 
 
 def _cell(cell: str, comment: str | None) -> Score:
@@ -72,7 +71,7 @@ def diagnose(
         return _NOT_SCORED
     if recall.value is not None:
         retrieval_ok = float(recall.value) >= min_recall
-    elif recall.reason and recall.reason.startswith(_REFUSAL_CASE):
+    elif recall.reason == Reasons.REFUSAL_RECALL.text:
         retrieval_ok = True
     else:
         return _undecided(recall.reason)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracescore.catalog import Reasons
 from tracescore.errors import JudgeError
 from tracescore.judge.passages import MAX_SHARE
 from tracescore.judge.pricing import reply_cost
@@ -64,9 +65,8 @@ JUDGED_SCORES = (
     "citation.support_rate",
     "citation.drift_rate",
 )
-NO_JUDGE = "no judge configured"
-JUDGE_ERROR = "judge_error"
-BUDGET_REASON = "judge budget spent"
+NO_JUDGE, JUDGE_ERROR = Reasons.NO_JUDGE.text, Reasons.JUDGE_ERROR.text
+BUDGET_REASON = Reasons.BUDGET.text.split(" (", 1)[0]  # how every budget reason starts
 _RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
 LABELS = tuple(_RANK)
 """The verdicts this scorer maps: a rubric for it declares exactly these."""
@@ -99,7 +99,7 @@ def grounding_scorer(
             return list(no_judge)
         if max_cost is not None and judge.usage.cost_usd >= max_cost:
             return list(
-                absent_for(JUDGED_SCORES, f"{BUDGET_REASON} (${judge.usage.cost_usd:.4f} of max ${max_cost:.4f})")
+                absent_for(JUDGED_SCORES, Reasons.BUDGET.format(spent=judge.usage.cost_usd, limit=max_cost))
             )
         meta: dict[str, Any] = {"judge_model": judge.model, "rubric": rubric.name, "rubric_version": rubric.version}
         call = grounding_call(trace, max_share=max_share, rubric=rubric)
@@ -115,7 +115,7 @@ def grounding_scorer(
             merge_partial_verdicts(judged.rows, judged.per_doc, merge_partial)
             meta["merge_partial"] = merge_partial_definition(merge_partial)
         if not judged.rows:
-            return all_absent(JUDGED_SCORES, "answer makes no factual claim", **meta)
+            return all_absent(JUDGED_SCORES, Reasons.NO_CLAIM.text, **meta)
         _add_citations(trace, call.parsed, judged, call.docs)
         return _scores(judged, meta, agreement or {})
 
@@ -230,7 +230,7 @@ def _scores(judged: _Judged, meta: dict[str, Any], agreement: dict[str, dict[str
     ]
     cited = [r for r in rows if r.cited]
     if not cited:
-        out += [absent(name, "no claim cites a source", **meta) for name in JUDGED_SCORES[3:]]
+        out += [absent(name, Reasons.NO_CITED_CLAIM.text, **meta) for name in JUDGED_SCORES[3:]]
         return out
     supported = sum(1 for r in cited if r.cited_verdict == "supported")
     partial = sum(1 for r in cited if r.cited_verdict == "partial")

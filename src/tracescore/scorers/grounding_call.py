@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from tracescore.catalog import Reasons
 from tracescore.judge.passages import MAX_SHARE, chunk_text, select_passages
 from tracescore.judge.protocol import JudgeRequest
 from tracescore.judge.rubrics import Rubric, load_rubric
@@ -173,11 +174,11 @@ def grounding_call(
 ) -> GroundingCall | str:
     """The judge call of ``trace`` (the scorer, the batch prefill and the dry run all use this), or why none."""
     if not trace.answer.strip():
-        return "empty answer"
+        return Reasons.EMPTY_ANSWER.text
     parsed = parse_answer(trace.answer)
     sentences = [s.text for s in parsed.sentences]
     if not sentences:
-        return "answer has no sentences"
+        return Reasons.NO_SENTENCES.text
     docs = collect_evidence(trace)
     request, labels = grounding_request(trace, sentences, docs, max_share=max_share, rubric=rubric)
     return GroundingCall(request, labels, parsed, docs)

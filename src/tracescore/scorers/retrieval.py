@@ -12,7 +12,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from operator import attrgetter
 
-from tracescore.catalog import RETRIEVAL_FIRST_HIT_RANK, RETRIEVAL_RETRIEVED_ANY, recall_name
+from tracescore.catalog import RETRIEVAL_FIRST_HIT_RANK, RETRIEVAL_RETRIEVED_ANY, Reasons, recall_name
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Hit, SearchStep, Trace
 from tracescore.urls import URL_CACHE_SIZE, is_url, normalize_url
@@ -108,11 +108,11 @@ def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k!r}")
     recall = recall_name(k)
-    none = "no search step in trace"
+    none = Reasons.NO_SEARCH_STEP.text
     no_search = [*_absent(recall, k, none), absent(RETRIEVAL_RETRIEVED_ANY, none)]
-    no_label = _absent(recall, k, "no required_doc_ids label")
-    refusal = _absent(recall, k, "refusal case: required_doc_ids is empty, scored on the answer")
-    no_rank = absent(RETRIEVAL_FIRST_HIT_RANK, "no required doc came back in any search call")
+    no_label = _absent(recall, k, Reasons.NO_REQUIRED_LABEL.text)
+    refusal = _absent(recall, k, Reasons.REFUSAL_RECALL.text)
+    no_rank = absent(RETRIEVAL_FIRST_HIT_RANK, Reasons.NO_REQUIRED_HIT.text)
     ranks: dict[int, Score] = {}  # first_hit_rank by rank, built once per rank (up to _SHARED_RANKS)
     full_recall = score(recall, 1.0, k=k, missing=[])  # every required doc in the top k: 1.0, as the division gives
     retrieved = {True: score(RETRIEVAL_RETRIEVED_ANY, True)}
@@ -129,7 +129,7 @@ def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
         if not required:
             return [*refusal, any_hit]
         if not all(r.strip() for r in required):  # an empty id can match no document: a broken label, not a miss
-            return [*_absent(recall, k, f"required_doc_ids holds an empty id ({required!r}); fix the label"), any_hit]
+            return [*_absent(recall, k, Reasons.EMPTY_REQUIRED_ID.format(required=required)), any_hit]
         keys = [_key(r) for r in required]
         wanted = set(keys)
         urls = any(_is_url(r) for r in required)
@@ -141,7 +141,7 @@ def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
         stale = _stale(never, _everywhere(searches, urls)) if any(doc_family(r) for r in never) else {}
         if stale:
             pairs = ", ".join(f"required {req} but retrieved {got}" for req, got in stale.items())
-            first = absent(recall, f"stale label: {pairs}; update the label", k=k, stale=stale)
+            first = absent(recall, Reasons.STALE_LABEL.format(pairs=pairs), k=k, stale=stale)
         elif not missing:
             first = full_recall
         else:

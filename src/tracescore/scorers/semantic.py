@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from tracescore.catalog import Reasons
 from tracescore.errors import JudgeError
 from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
 from tracescore.judge.rubrics import Rubric, load_rubric
@@ -24,7 +25,6 @@ from tracescore.trace import Trace
 __all__ = ["LABELS", "SCORE", "SemanticVerdict", "needed_request", "semantic_request", "semantic_scorer"]
 
 SCORE = "answer.semantic_match"
-BUDGET_REASON = "judge budget spent"
 LABELS = ("match", "no match")
 """The verdicts this scorer maps: a rubric for it declares exactly these."""
 _TAG = re.compile(r"<(/?)(question|gold_answer|answer)\b", re.IGNORECASE)
@@ -64,7 +64,7 @@ def semantic_scorer(
     *,
     judge: Judge | None,
     final_answer_prefix: str | None = "FINAL ANSWER:",
-    no_judge_reason: str = "no judge configured",
+    no_judge_reason: str = Reasons.NO_JUDGE.text,
     max_cost: float | None = None,
     rubric: Rubric | None = None,
 ) -> Callable[[Trace], list[Score]]:
@@ -75,7 +75,7 @@ def semantic_scorer(
     """
     rubric = rubric or load_rubric("semantic")
     # the outcomes that need no judge, built once (Scores are frozen; their metadata is only read downstream)
-    no_gold, exact = absent(SCORE, "no gold_answer label"), score(SCORE, True, how="exact")
+    no_gold, exact = absent(SCORE, Reasons.NO_GOLD_LABEL.text), score(SCORE, True, how="exact")
     empty, no_judge = score(SCORE, False, comment="empty answer", how="empty"), absent(SCORE, no_judge_reason)
 
     def score_semantic(trace: Trace) -> list[Score]:
@@ -90,14 +90,14 @@ def semantic_scorer(
         if judge is None:
             return [no_judge]
         if max_cost is not None and judge.usage.cost_usd >= max_cost:
-            return list(absent_for((SCORE,), f"{BUDGET_REASON} (${judge.usage.cost_usd:.4f} of max ${max_cost:.4f})"))
+            return list(absent_for((SCORE,), Reasons.BUDGET.format(spent=judge.usage.cost_usd, limit=max_cost)))
         meta: dict[str, Any] = {
             "judge_model": judge.model, "rubric": rubric.name, "rubric_version": rubric.version, "how": "judge"
         }
         try:
             reply = judge.judge(semantic_request(trace.question, gold, final, rubric=rubric))
         except JudgeError as exc:
-            return [Score(name=SCORE, reason="judge_error", comment=str(exc), metadata=meta)]
+            return [Score(name=SCORE, reason=Reasons.JUDGE_ERROR.text, comment=str(exc), metadata=meta)]
         spent = JudgeUsage()  # what this call cost (nothing from the cache), summed into the result line's judge
         if not reply.cached:
             spent.bill(reply)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, get_args
 
+from tracescore.catalog import Reasons
 from tracescore.errors import JudgeError
 from tracescore.judge.passages import MAX_SHARE, approx_tokens
 from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
@@ -74,9 +75,7 @@ SURFACE_SCORES = (
     "surface.discovered_support",
 )
 CELLS = ("smart", "missed", "blind", "noop")
-NO_JUDGE = "no judge configured"
-JUDGE_ERROR = "judge_error"
-BUDGET_REASON = "judge budget spent"
+NO_JUDGE, JUDGE_ERROR = Reasons.NO_JUDGE.text, Reasons.JUDGE_ERROR.text
 Label = Literal["supports", "contradicts", "neither"]
 LABELS: tuple[str, ...] = get_args(Label)
 """The labels this scorer maps: a rubric for it declares exactly these."""
@@ -172,7 +171,7 @@ def surface_scores(rows: Sequence[UrlRow], meta: dict[str, Any], unverified: Seq
     out.append(
         score("surface.first_support_rank", float(min(ranks)), **meta)
         if ranks
-        else absent("surface.first_support_rank", "no search result's surface supports the gold answer", **meta)
+        else absent("surface.first_support_rank", Reasons.NO_SUPPORTING_SURFACE.text, **meta)
     )
     missed = [r.url or r.key for r in shown if r.cell == "missed"]
     for cell in CELLS:
@@ -187,13 +186,13 @@ def surface_scores(rows: Sequence[UrlRow], meta: dict[str, Any], unverified: Seq
             **meta,
         )
         if supporting
-        else absent("surface.contradiction_ratio", "no search result's surface supports the gold answer", **meta)
+        else absent("surface.contradiction_ratio", Reasons.NO_SUPPORTING_SURFACE.text, **meta)
     )
     yielded = [r for r in fetched if r.page == "supports"]
     out.append(
         score("surface.fetch_yield", len(yielded) / len(fetched), fetched=len(fetched), yielded=len(yielded), **meta)
         if fetched
-        else absent("surface.fetch_yield", "no page fetched", **meta)
+        else absent("surface.fetch_yield", Reasons.NO_PAGE_FETCHED.text, **meta)
     )
     discovered = [r.url or r.key for r in shown if r.discovered]
     out.append(
@@ -211,12 +210,12 @@ def unscorable(trace: Trace) -> str | None:
     """Why the oracle would not label this trace (no gold answer, an unreadable step, no search), or None."""
     gold, why = gold_text(trace)
     if gold is None:
-        return why or "no gold answer"
+        return why or Reasons.NO_GOLD_OR_EXPECTED.text
     if trace.blind_spots:
         spot = trace.blind_spots[0]
-        return f"a {spot.kind} step could not be read: {spot.reason}"
+        return Reasons.STEP_UNREADABLE.format(kind=spot.kind, why=spot.reason)
     if not trace.searches:
-        return "no search step"
+        return Reasons.SURFACE_NO_SEARCH.text
     return None
 
 
@@ -261,10 +260,10 @@ def surface_scorer(
             return list(no_judge)
         why, (gold, _) = unscorable(trace), gold_text(trace)
         if why is not None or gold is None:
-            return list(absent_for(SURFACE_SCORES, why or "no gold answer"))
+            return list(absent_for(SURFACE_SCORES, why or Reasons.NO_GOLD_OR_EXPECTED.text))
         if max_cost is not None and judge.usage.cost_usd >= max_cost:
             return list(
-                absent_for(SURFACE_SCORES, f"{BUDGET_REASON} (${judge.usage.cost_usd:.4f} of max ${max_cost:.4f})")
+                absent_for(SURFACE_SCORES, Reasons.BUDGET.format(spent=judge.usage.cost_usd, limit=max_cost))
             )
         meta: dict[str, Any] = {"judge_model": judge.model, "rubric": rubric.name, "rubric_version": rubric.version}
         items = collect_items(trace)

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
+from tracescore.catalog import Reasons
 from tracescore.judge.passages import MAX_SHARE, approx_tokens, chunk_text, select_passages
 from tracescore.judge.protocol import JudgeRequest
 from tracescore.judge.rubrics import Rubric, load_rubric
@@ -121,12 +122,12 @@ def gold_text(trace: Trace) -> tuple[str | None, str | None]:
     """The gold answer the oracle labels against, or None with the reason it is absent."""
     labels = trace.labels
     if labels.expect_refusal:
-        return None, "refusal case: no gold answer for the surface to support"
+        return None, Reasons.SURFACE_REFUSAL.text
     if labels.gold_answer and labels.gold_answer.strip():
         return labels.gold_answer.strip(), None
     if labels.expected_answer_contains:
         return "; ".join(labels.expected_answer_contains), None
-    return None, "no gold_answer or expected_answer_contains label"
+    return None, Reasons.NO_GOLD_OR_EXPECTED.text
 
 
 # -- the request ----------------------------------------------------------------------------------------------------

@@ -246,6 +246,7 @@ class WriteReport:
     requests: int = 0
     batches: int = 0
     removed: int = 0  # our superseded or vanished scores deleted from the platform (a 404 counts: already gone)
+    kept_stale: int = 0  # our scores left standing because this run did not compute them (a judge error, no key)
     notes: list[str] = field(default_factory=list)
 
     def reject(self, record: ScoreRecord, reason: str, *, retryable: bool = False) -> None:
@@ -265,6 +266,7 @@ class WriteReport:
             "requests": self.requests,
             "batches": self.batches,
             "removed": self.removed,
+            "kept_stale": self.kept_stale,
             "notes": list(self.notes),
             "rejections": [
                 {"id": r.id, "trace_id": r.trace_id, "name": r.name, "reason": r.reason} for r in self.rejected
@@ -304,8 +306,8 @@ class BatchWriter(Generic[_S]):
     def write(self, results: Sequence[TraceResult]) -> WriteReport:
         """Write the results that have scores, flush, and return what this batch did."""
         report = self.sink.report
-        accepted, rejected, retried, requests, removed = (
-            report.accepted, len(report.rejected), report.retried, report.requests, report.removed
+        accepted, rejected, retried, requests, removed, stale = (
+            report.accepted, len(report.rejected), report.retried, report.requests, report.removed, report.kept_stale
         )
         for result in results:
             if result.scores:
@@ -317,6 +319,7 @@ class BatchWriter(Generic[_S]):
             retried=report.retried - retried,
             requests=report.requests - requests,
             removed=report.removed - removed,
+            kept_stale=report.kept_stale - stale,
         )
         if batch.undelivered:
             platform, scores = self._words

@@ -4,9 +4,11 @@ are removed, and only ours.
 A platform sink hands each written batch to its ``Mirror`` (attached to the run's store). The mirror knows which ids
 we wrote (the ``written_scores`` ledger, plus the versioned ids of stores from before it) and plans the removals of a
 batch only from what the platform accepted: a superseded score goes once its replacement is accepted (a crash in
-between leaves the old value, never a hole); a score that became absent goes with its absent reason recorded; a
-score whose trace failed to score this time is left alone. Removing is idempotent (an id already gone counts as
-done); the ledger events are queued after every request, so the store's write lock is never held over the network.
+between leaves the old value, never a hole); a score absent for a reason that is a fact (``does not apply`` in the
+catalog: a label removed, nothing cited, the configuration no longer produces it) goes with that reason recorded; a
+score this run could not compute (``not computed``: a judge error, the budget, no key, a scorer that raised) stays
+as it is, counted ``kept_stale``. Removing is idempotent (an id already gone counts as done); the ledger events are
+queued after every request, so the store's write lock is never held over the network.
 With ``[sinks] keep_versions`` the names carry the version and older versions stay side by side.
 """
 
@@ -19,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tracescore.catalog import NOT_COMPUTED, Reasons, absence_kind
 from tracescore.errors import SinkError
 from tracescore.result import TraceResult
 from tracescore.sinks.records import (
@@ -33,6 +36,8 @@ from tracescore.store.db import Store
 from tracescore.store.written import Written, WrittenScores
 
 __all__ = ["Mirror", "Removal", "SinksSettings", "Written", "preview_removals"]
+
+_STALE = "(kept: not computed this time)"
 
 
 class SinksSettings(BaseModel):
@@ -61,6 +66,8 @@ class Mirror:
         self.ledger = WrittenScores(store, platform)
         self.run_id = run_id
         self.keep_versions = keep_versions
+        self.stale = 0  # scores of ours that plan() left standing because this run did not compute them; finish()
+        # counts them into the report
 
     def ours(self, trace_ids: Sequence[str]) -> dict[str, list[Written]]:
         """Our live ids on these traces, by trace: the ledger's, plus versioned ids of pre-ledger runs not handled."""
@@ -81,7 +88,7 @@ class Mirror:
         ours: dict[str, list[Written]] | None = None,
     ) -> list[Removal]:
         """What to remove after this batch: ``items`` are (platform trace id, result, its records), ``accepted`` the
-        record ids the platform took."""
+        record ids the platform took. The scores left standing as not computed this time are counted in ``stale``."""
         ours = self.ours([t for t, _, _ in items]) if ours is None else ours
         out: list[Removal] = []
         for trace_id, result, records in items:
@@ -91,25 +98,31 @@ class Mirror:
                 if w.score_id in ids:
                     continue
                 reason = self._why(w, result, current.get(w.score), accepted)
-                if reason is not None:
+                if reason is _STALE:
+                    self.stale += 1
+                elif reason is not None:
                     out.append(Removal(w, reason))
         return out
 
     def _why(self, w: Written, result: TraceResult, record: ScoreRecord | None, accepted: set[str]) -> str | None:
-        """Why ``w`` goes (None: it stays)."""
+        """Why ``w`` goes (None: it stays; ``_STALE``: it stays, not computed this time)."""
         if record is not None:  # the score is present now, under another id
             if self.keep_versions or record.id not in accepted:
                 return None  # versions side by side; or the replacement is not on the platform yet
             return f"superseded by {record.name} version {record.version} ({record.id})"
         score = result.scores.get(w.score)
         if score is None:
-            # not produced at all: a scorer failed on this trace (keep), or the setup no longer has the score
-            return None if result.errors or self.keep_versions else "no longer produced by the scoring setup"
+            # not produced at all: a scorer failed on this trace (not computed), or the setup no longer has the score
+            if result.errors:
+                return _STALE
+            return None if self.keep_versions else Reasons.SETUP_DROPPED.text
         if score.value is not None:
             return None  # present but not writable (refused before sending): keep the old value
         if self.keep_versions and w.name != f"{w.score}@{scorer_version(score)}":
             return None  # another version: kept side by side
-        return f"absent: {score.reason or 'no reason given'}"
+        if absence_kind(score.reason) == NOT_COMPUTED:
+            return _STALE  # a failure is not a verdict: the earlier score stands until a run computes it again
+        return f"absent: {score.reason}"
 
     def finish(
         self,
@@ -129,6 +142,7 @@ class Mirror:
                 report.removed += 1
             else:
                 failed.append((removal, problem))
+        report.kept_stale, self.stale = report.kept_stale + self.stale, 0
         self.ledger.wrote(
             [Written(r.id, r.trace_id, r.name, r.score, r.version or None) for r in accepted], self.run_id
         )
@@ -162,7 +176,8 @@ def preview_removals(
 ) -> dict[str, Any]:
     """For ``--dry-run``: our scores on these traces, and those the next write supersedes whatever the new values
     (ids of older releases and, without ``keep_versions``, versioned names), by name. Scores that become absent on
-    the re-score, and (with ``versioned_ids``) older versions, are removed too; only scoring can tell which."""
+    the re-score for a reason that does not apply, and (with ``versioned_ids``) older versions, are removed too; only
+    scoring can tell which."""
     mirror = Mirror(store, platform, run_id=None, keep_versions=keep_versions)
     ours = [w for found in mirror.ours(trace_ids).values() for w in found]
     def superseded(w: Written) -> bool:

@@ -1,6 +1,7 @@
 """The local store (SQLite, the embedded default): every run, per-trace result, per-citation and per-claim row, and
 the content-addressed judge cache. The per-score rows (``scores``) are a view over the result lines, the per-citation
-rows (``citations``) a view over one JSON array per result.
+rows (``citations``) a view over one JSON array per result, the current score of each trace (``current_scores``) a
+view over all runs.
 
 Reports, gates and calibration read from here. Schema changes are ordered, named, append-only migrations recorded
 in the ``migrations`` table; an applied migration is never edited, a new one is appended to ``MIGRATIONS``.
@@ -20,6 +21,7 @@ from typing import Any
 from tracescore.errors import StoreError
 from tracescore.result import TraceResult
 from tracescore.store.citations_view import CITATIONS_VIEW_MIGRATION, citation_rows
+from tracescore.store.current_view import CURRENT_VIEW_MIGRATION, not_computed
 from tracescore.store.scores_view import SCORES_VIEW_MIGRATION, score_metadata
 
 __all__ = ["MIGRATIONS", "ResultRows", "Store", "result_rows"]
@@ -163,26 +165,14 @@ MIGRATIONS: list[tuple[str, str]] = [
     ),
     ("0011_scores_view", SCORES_VIEW_MIGRATION),  # the per-score rows become a view over the result line
     ("0012_citations_view", CITATIONS_VIEW_MIGRATION),  # the per-citation rows become a view over one JSON array
+    ("0013_current_scores", CURRENT_VIEW_MIGRATION),  # which absences were not computed; the current score per trace
 ]
 PAGE_SIZE = 16_384
 """Bytes per page of a new store: results rows of 1.5-2.5 KB pack several to a page (at SQLite's default, 4096, a row
 over ~2 KB took a page of its own)."""
 
-_CLAIM_KEYS = (
-    "claim_index",
-    "sentence_index",
-    "text",
-    "verdict",
-    "judge_verdict",
-    "doc",
-    "quote",
-    "quote_check",
-    "reason",
-    "cited",
-    "cited_verdict",
-    "drift_to",
-    "calls",
-)
+_CLAIM_KEYS = ("claim_index", "sentence_index", "text", "verdict", "judge_verdict", "doc", "quote", "quote_check",
+               "reason", "cited", "cited_verdict", "drift_to", "calls")  # fmt: skip
 
 
 @dataclass(slots=True)  # not frozen: a frozen dataclass pays object.__setattr__ per field, per trace
@@ -215,6 +205,7 @@ def result_rows(run_id: str, result: TraceResult, line: str | None = None) -> Re
             line,
             score_metadata(result),
             citation_rows(result.citations),
+            not_computed(result),
         ),
         [
             (run_id, tid)
@@ -299,7 +290,7 @@ class Store:
         try:
             self._db.executemany(
                 "INSERT INTO results (run_id, trace_id, line, timestamp, diagnosis, result_line, score_metadata,"
-                " citation_rows) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " citation_rows, not_computed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [rows.result for rows in batch],
             )
             self._db.executemany(

@@ -1,0 +1,110 @@
+"""The current score of each trace and name over all runs, as a view (migration 0013): ``current_scores``.
+
+A score is current from the latest run that decided it: a value, or an absence that is a fact (``does not apply`` in
+the catalog: a label removed, the judge turned off in the config). A later run that could not compute it (``not
+computed``: a judge error, the budget, no key, a scorer that raised, an unreadable line) leaves that value current,
+marked stale: ``stale_since`` (when the first such run started) and ``reason`` (why the latest one could not). A
+score a later clean run no longer produces at all (a scorer or stage removed, k changed) is not current any more.
+
+Which absences were not computed is decided when a result is stored, by the catalog (``absence_kind``), and kept
+beside the line in ``results.not_computed`` (their names, a JSON array; NULL when none), so the view is plain SQL
+that any SQLite client can query. Rows stored before it get the column from the reasons known at the migration.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tracescore.catalog import NOT_COMPUTED, absence_kind
+from tracescore.result import TraceResult
+from tracescore.store.scores_view import TRACE_KEY
+
+__all__ = ["CURRENT_VIEW_MIGRATION", "not_computed"]
+
+# the not-computed reasons of the releases before this migration (a judge failure, budget or key, a step that
+# could not be read, a guard, unknown links, a retrieval scorer that raised); applied: never edit it
+_OLD_NOT_COMPUTED = """(
+    m.value IN ('judge_error', 'no judge configured', 'judge turned off (--no-judge)', 'retrieval was not scored',
+        'not computed')
+    OR m.value LIKE 'judge budget spent (%' OR m.value LIKE 'judge unavailable: %'
+    OR m.value LIKE '% step(s) could not be read (%' OR m.value LIKE 'a % step could not be read: %'
+    OR m.value LIKE 'trace over the scoring guard: %' OR m.value LIKE 'no cited URL could be checked (%'
+)"""
+
+_ENTRY = "SELECT 1 FROM entry AS e WHERE e.id = l.id AND e.name = n.name"
+
+CURRENT_VIEW_MIGRATION = f"""
+    ALTER TABLE results ADD COLUMN not_computed TEXT;
+    UPDATE results SET not_computed = nullif((
+        SELECT json_group_array(m.key) FROM json_each(result_line, '$.missing') AS m WHERE {_OLD_NOT_COMPUTED}
+    ), '[]') WHERE json_valid(result_line);
+    CREATE VIEW current_scores (trace_id, name, value, label, reason, comment, metadata, run_id, stale_since) AS
+    WITH line AS (
+        SELECT r.id, r.run_id, {TRACE_KEY.format(r="r.")} AS trace_id, r.result_line, r.score_metadata,
+            r.not_computed, coalesce(json_array_length(r.result_line, '$.errors'), 0) > 0 AS failed
+        FROM results AS r
+    ), entry AS (
+        SELECT l.id, l.trace_id, s.key AS name, part.key AS part, s.type, s.value,
+            part.key = 'missing' AND EXISTS (
+                SELECT 1 FROM json_each(l.not_computed) AS k WHERE k.value = s.key
+            ) AS kept
+        FROM line AS l, json_each(l.result_line) AS part, json_each(part.value) AS s
+        WHERE part.key IN ('scores', 'missing')
+    ), named AS (
+        SELECT trace_id, name, max(CASE WHEN NOT kept THEN id END) AS decided, max(id) AS latest
+        FROM entry GROUP BY trace_id, name
+    ), stale AS (
+        SELECT n.trace_id, n.name, min(l.id) AS first, max(l.id) AS last
+        FROM named AS n JOIN line AS l ON l.trace_id = n.trace_id AND l.id > n.decided
+        WHERE EXISTS ({_ENTRY} AND e.kept) OR (l.failed AND NOT EXISTS ({_ENTRY}))
+        GROUP BY n.trace_id, n.name
+    )
+    SELECT n.trace_id, n.name,
+        CASE WHEN d.part = 'missing' THEN NULL WHEN d.type = 'true' THEN 1.0 WHEN d.type = 'false' THEN 0.0
+            WHEN d.type IN ('integer', 'real') THEN CAST(d.value AS REAL) END,
+        CASE WHEN d.part = 'scores' AND d.type = 'text' THEN d.value END,
+        CASE WHEN st.last IS NOT NULL THEN coalesce(
+                (SELECT e.value FROM entry AS e WHERE e.id = st.last AND e.name = n.name),
+                (SELECT json_extract(x.result_line, '$.errors[0]') FROM line AS x WHERE x.id = st.last))
+            WHEN d.part = 'missing' THEN d.value END,
+        (SELECT c.value FROM json_each(dl.result_line, '$.comments') AS c WHERE c.key = n.name),
+        (SELECT m.value FROM json_each(dl.score_metadata) AS m WHERE m.key = n.name),
+        dl.run_id,
+        (SELECT u.started_at FROM line AS x JOIN runs AS u ON u.id = x.run_id WHERE x.id = st.first)
+    FROM named AS n
+    JOIN entry AS d ON d.id = coalesce(n.decided, n.latest) AND d.name = n.name
+    JOIN line AS dl ON dl.id = d.id
+    LEFT JOIN stale AS st ON st.trace_id = n.trace_id AND st.name = n.name AND d.part = 'scores'
+    WHERE NOT EXISTS (SELECT 1 FROM line AS l WHERE l.trace_id = n.trace_id AND l.id > n.latest AND NOT l.failed)
+    """
+
+
+_KEPT: dict[str | None, bool] = {}  # reason → not computed; and names → their JSON: a run has a few of each (both
+_TEXT: dict[tuple[str, ...], str] = {}  # bounded for the reasons that vary, such as the budget's)
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def _learn(reason: str | None) -> bool:
+    if len(_KEPT) > 4096:
+        _KEPT.clear()
+    kept = _KEPT[reason] = absence_kind(reason) == NOT_COMPUTED
+    return kept
+
+
+def not_computed(result: TraceResult) -> str | None:
+    """The names of ``result``'s absent scores that this run could not compute, as a JSON array (None: none)."""
+    known, names = _KEPT, []
+    for name, s in result.scores.items():
+        if s.value is None:
+            kept = known.get(s.reason)
+            if kept or (kept is None and _learn(s.reason)):
+                names.append(name)
+    if not names:
+        return None
+    key = tuple(names)
+    text = _TEXT.get(key)
+    if text is None:
+        if len(_TEXT) > 4096:
+            _TEXT.clear()
+        text = _TEXT[key] = _ENCODE(names)
+    return text

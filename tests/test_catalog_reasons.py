@@ -1,0 +1,188 @@
+"""Every absence reason, with its class (#27): **does not apply** removes an earlier score of ours from the platform,
+**not computed** keeps it, stale. The table below is the whole list; then every absence the scorers produce over the
+cookbook samples and variants of them, under every way the judge can be missing or fail, is a declared reason — a
+new reason written without a class would be read as "not computed" (kept) and fails here first."""
+
+from __future__ import annotations
+
+import copy
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.anthropic import FakeAnthropic, overloaded
+from tests.fakes.langsmith_runs import load_samples
+from tracescore.catalog import DOES_NOT_APPLY, NOT_COMPUTED, REASONS, absence_kind, declared_reason
+from tracescore.config import ScoringSettings
+from tracescore.engine.pipeline import score_trace
+from tracescore.engine.setup import _judge, job_scorers
+from tracescore.judge.anthropic import AnthropicJudge
+from tracescore.links import LinkStatus
+from tracescore.scorers import Scorer
+from tracescore.scorers.deadlinks import dead_link_scorer
+from tracescore.trace import Trace
+
+D, N = DOES_NOT_APPLY, NOT_COMPUTED
+CLASSES = {
+    "no search step in trace": D,
+    "no required_doc_ids label": D,
+    "refusal case: required_doc_ids is empty, scored on the answer": D,
+    "no required doc came back in any search call": D,
+    "required_doc_ids holds an empty id ({required!r}); fix the label": D,
+    "stale label: {pairs}; update the label": D,
+    "no expected_answer_contains or expect_refusal label": D,
+    "no gold_answer label": D,
+    "expected_answer_contains entry {entry!r} has no word after normalisation (SQuAD: case, punctuation, articles);"
+    " fix the label": D,
+    "gold_answer label {gold!r} has no word after normalisation (SQuAD: case, punctuation, articles); fix the label": D,
+    "empty answer": D,
+    "answer has no sentences": D,
+    "answer cites no URL or doc id": D,
+    "answer makes no factual claim": D,
+    "no claim cites a source": D,
+    "refusal case: no gold answer for the surface to support": D,
+    "no gold_answer or expected_answer_contains label": D,
+    "no search step": D,
+    "no search result's surface supports the gold answer": D,
+    "no page fetched": D,
+    "no cited URL": D,
+    "answer undecided: no answer label": D,
+    "judge turned off ([scoring] judge = false)": D,
+    "no longer produced by the scoring setup": D,
+    "judge_error": N,
+    "judge budget spent (${spent:.4f} of max ${limit:.4f})": N,
+    "no judge configured": N,
+    "judge turned off (--no-judge)": N,
+    "judge unavailable: anthropic SDK not installed (pip install 'tracescore[judge]')": N,
+    "{kind} step(s) could not be read ({steps}); {consequence}": N,
+    "a {kind} step could not be read: {why}": N,
+    "trace over the scoring guard: {notes}": N,
+    "no cited URL could be checked ({unknown} unknown)": N,
+    "retrieval was not scored": N,
+    "not computed": N,
+    "retrieval undecided: {reason}": None,  # the class of the retrieval reason it wraps
+}
+NOT_ON_A_LINE = {
+    "no longer produced by the scoring setup",  # the mirror's reason for a score a clean result does not have
+    "not computed",  # the result line's word for an absent score that carries no reason
+}
+
+
+def test_every_absence_reason_is_listed_with_its_class() -> None:
+    assert {r.text: r.kind for r in REASONS} == CLASSES
+    assert len({r.text for r in REASONS}) == len(REASONS)
+
+
+def test_classes_of_filled_and_wrapped_reasons_and_the_safe_default() -> None:
+    assert absence_kind("judge budget spent ($0.0100 of max $0.0100)") == N
+    assert absence_kind("stale label: required a-v2 but retrieved a-v3; update the label") == D
+    assert absence_kind("retrieval undecided: no required_doc_ids label") == D
+    assert absence_kind("retrieval undecided: a search step could not be read: x") == N
+    assert absence_kind("a reason nobody declared") == N and declared_reason("a reason nobody declared") is None
+    assert absence_kind(None) == N
+
+
+def _variants(sample: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The sample and its edge cases: each label, answer and step shape a scorer reads absent."""
+    def edit(**changes: Any) -> dict[str, Any]:
+        out = copy.deepcopy(sample) | {"id": f"{sample['id']}-{len(changes)}-{sorted(changes)[0]}"}
+        for key, value in changes.items():
+            if key in ("required_doc_ids", "expected_answer_contains", "gold_answer", "expect_refusal"):
+                out["labels"] = dict(out.get("labels") or {}, **{key: value})
+            else:
+                out[key] = value
+        return out
+
+    yield edit(answer="")
+    yield edit(answer="[1]")
+    yield edit(answer="Plain text with no citation at all.")
+    yield edit(steps=[])
+    yield edit(labels={})
+    yield edit(required_doc_ids=[], expect_refusal=True)
+    yield edit(required_doc_ids=[""])
+    yield edit(gold_answer="the", expected_answer_contains=["!!!"])
+    yield edit(steps=[s for s in sample["steps"] if s["kind"] == "search"])
+    spots = [{"kind": "search", "tool": "web_search", "reason": "output is str"},
+             {"kind": "fetch", "tool": "fetch_url", "reason": "no output recorded"}]  # fmt: skip
+    yield edit(blind_spots=spots)
+    yield edit(answer="word. " * 100_001 + "[1]\n\n[1] https://x.example/")  # over the scoring guard
+
+
+def _traces() -> list[Trace]:
+    """Every cookbook sample (its scenarios: stale labels, refusals, unread pages…) and the variants of two."""
+    samples = load_samples()
+    with_gold = [s for s in samples if s["labels"].get("gold_answer")][:1]
+    varied = [v for s in [samples[0], *with_gold] for v in _variants(s)]
+    return [Trace.model_validate(v) for v in samples + varied]
+
+
+def _reasons(traces: Sequence[Trace], scorers: Sequence[Scorer]) -> set[str]:
+    results = [score_trace(t, scorers) for t in traces]
+    return {s.reason or "not computed" for r in results for s in r.scores.values() if not s.present}
+
+
+def _no_judge(scoring: ScoringSettings, tmp_path: Path) -> str:
+    with ExitStack() as resources:
+        pool, reason = _judge(scoring, "claude-sonnet-4-6", tmp_path / "s.db", resources)
+    assert pool is None
+    return reason
+
+
+def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    traces = _traces()
+    seen: dict[str, set[str]] = {}
+    # no judge: the config turns it off, no key, no SDK, --no-judge
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    offs = [_no_judge(ScoringSettings(judge=False), tmp_path), _no_judge(ScoringSettings(), tmp_path)]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    with monkeypatch.context() as m:
+        m.setitem(sys.modules, "anthropic", None)  # type: ignore[arg-type]  # the SDK not installed
+        offs.append(_no_judge(ScoringSettings(), tmp_path))
+    from tracescore.cli.scoring import ScoringOptions, build_scoring
+    from tracescore.store.db import Store
+
+    with Store(tmp_path / "o.db") as store:
+        offs.append(build_scoring(store, ScoringOptions(no_judge=True)).no_judge_reason)
+    assert offs == ["judge turned off ([scoring] judge = false)", "no judge configured",
+                    "judge unavailable: anthropic SDK not installed (pip install 'tracescore[judge]')",
+                    "judge turned off (--no-judge)"]  # fmt: skip
+    for off in offs:
+        seen[f"no judge: {off}"] = _reasons(traces, job_scorers(ScoringSettings(), None, off, None, None))
+
+    # a judge (the real SDK against the fake): it answers, answers no claim, fails every call, runs out of budget
+    def no_claims(output: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        return {"claims": []} if "claims" in output else output
+
+    for mode in ("judged", "no claims", "529", "budget"):
+        with FakeAnthropic(tamper=no_claims if mode == "no claims" else None) as fake:
+            if mode == "529":
+                fake.faults.add("/v1/messages", *[overloaded()] * 10_000)
+            judge = AnthropicJudge(base_url=fake.url, max_attempts=1)
+            budget = 1e-9 if mode == "budget" else None
+            scorers = job_scorers(ScoringSettings(max_cost=budget), judge, "", None, None)  # type: ignore[arg-type]
+            seen[mode] = _reasons(traces, scorers)
+            judge.close()
+
+    # the link checker: nothing cited, every link unknown; a scorer that raised (retrieval not scored)
+    def unknown(urls: Sequence[str]) -> dict[str, LinkStatus]:
+        return {u: LinkStatus(u, "unknown", "timeout") for u in urls}
+
+    seen["links"] = _reasons(traces, [dead_link_scorer(checker=unknown)])
+
+    def broken(trace: Trace) -> list[Any]:
+        raise RuntimeError("a scorer bug")
+
+    seen["scorer raised"] = _reasons(traces[:3], [broken])
+
+    everything = set().union(*seen.values())
+    undeclared = sorted(r for r in everything if declared_reason(r) is None)
+    assert not undeclared, f"absence reasons with no class in catalog.Reasons: {undeclared}"
+    produced = {declared_reason(r).text for r in everything}  # type: ignore[union-attr]
+    assert produced == set(CLASSES) - NOT_ON_A_LINE  # every declared reason is one the scorers really write
+    assert "judge_error" in seen["529"] and any(r.startswith("judge budget spent (") for r in seen["budget"])
