@@ -24,6 +24,7 @@ from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.links import LinkStatus
 from tracescore.scorers import Scorer
 from tracescore.scorers.deadlinks import dead_link_scorer
+from tracescore.scorers.rubrics import Rubrics
 from tracescore.trace import Trace
 
 D, N = DOES_NOT_APPLY, NOT_COMPUTED
@@ -153,7 +154,7 @@ def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
                     "judge unavailable: anthropic SDK not installed (pip install 'tracescore[judge]')",
                     "judge turned off (--no-judge)"]  # fmt: skip
     for off in offs:
-        seen[f"no judge: {off}"] = _reasons(traces, job_scorers(ScoringSettings(), None, off, None, None))
+        seen[f"no judge: {off}"] = _reasons(traces, job_scorers(ScoringSettings(), None, off, None, None, Rubrics()))
 
     # a judge (the real SDK against the fake): it answers, answers no claim, fails every call, runs out of budget
     def no_claims(output: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
@@ -165,7 +166,7 @@ def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
                 fake.faults.add("/v1/messages", *[overloaded()] * 10_000)
             judge = AnthropicJudge(base_url=fake.url, max_attempts=1)
             budget = 1e-9 if mode == "budget" else None
-            scorers = job_scorers(ScoringSettings(max_cost=budget), judge, "", None, None)  # type: ignore[arg-type]
+            scorers = job_scorers(ScoringSettings(max_cost=budget), judge, "", None, None, Rubrics())  # type: ignore[arg-type]
             seen[mode] = _reasons(traces, scorers)
             judge.close()
 
