@@ -238,6 +238,7 @@ def backfill_job(
                 prefill, setup.source.records, setup.adapter, lambda key: marks.marked(job.scope, key) is not None
             )
             extra["judge_batch"] = True
+            extra["judge_batches"] = prefill.summary  # kept current by the prefill, so the stored summary has it too
         try:
             outcome = _execute(
                 setup, store, run_id, "backfill", windows, job.scope, on_window, on_progress, extra, before
@@ -245,7 +246,6 @@ def backfill_job(
         finally:
             marks.close()
         if judge_batch:
-            outcome.summary["judge_batches"] = prefill.report.as_dict()
             prefill.close()
         outcome.backfill = state.backfill(job.id)
         return outcome
