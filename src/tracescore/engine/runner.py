@@ -215,7 +215,7 @@ def backfill_job(
         def on_window(index: int, window: tuple[datetime, datetime]) -> None:
             state.backfill_progress(job.id, window[1], "done" if window[1] >= job.stop else "running")
 
-        extra = {
+        extra: dict[str, Any] = {
             "backfill_id": job.id,
             "window": [to_text(job.start), to_text(job.stop)],
             "resumed_from": to_text(job.done_until) if resumed else None,
