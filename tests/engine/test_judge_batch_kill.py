@@ -265,3 +265,19 @@ def test_a_batch_deleted_twice_leaves_its_requests_to_the_direct_judge_never_a_t
         assert batches["deleted"] == batches["submitted"] == 2 * len(fake.submitted)
         assert len(batches["resubmitted"]) == 1 and "deleted server-side (404)" in batches["resubmitted"][0]
         assert set(fake.direct) == set(fake.sent) and set(fake.direct.values()) == {1}  # then directly, once
+
+
+def test_two_traces_with_the_same_judge_request_left_to_the_direct_judge_make_one_call(tmp_path: Path) -> None:
+    from tests.conftest import SAMPLES
+
+    samples = [json.loads(line) for line in SAMPLES.read_text().splitlines()][:10]
+    with (tmp_path / "t.jsonl").open("w") as fh:  # each trace twice in a row: scored at the same moment
+        for n in range(20):
+            trace = dict(samples[n // 2], id=f"t-{n:05d}", timestamp=(T0 + n * timedelta(seconds=10)).isoformat())
+            fh.write(json.dumps(trace) + "\n")
+    with FakeAnthropicBatches(polls_to_end=1, latency=0.2) as fake:
+        fake.fate = lambda index, custom_id: "errored"  # every request left to the direct judge
+        result = CliRunner(env=_env(fake)).invoke(main, _args(tmp_path))
+        assert result.exit_code == 0, result.output
+        assert fake.direct and set(fake.direct.values()) == {1}
+        assert set(fake.direct) == set(fake.sent) and set((fake.sent - fake.direct).values()) == {1}

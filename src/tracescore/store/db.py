@@ -163,8 +163,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ),
     ("0011_scores_view", SCORES_VIEW_MIGRATION),  # the per-score rows become a view over the result line
     ("0012_citations_view", CITATIONS_VIEW_MIGRATION),  # the per-citation rows become a view over one JSON array
-    # what the Message Batches API reported for an ended batch (request_counts), what its results held and billed
-    ("0013_judge_batch_outcome", "ALTER TABLE judge_batches ADD COLUMN outcome TEXT"),
+    ("0013_judge_batch_outcome", "ALTER TABLE judge_batches ADD COLUMN outcome TEXT"),  # API counts, results, cost
 ]
 PAGE_SIZE = 16_384
 """Bytes per page of a new store: results rows of 1.5-2.5 KB pack several to a page (at SQLite's default, 4096, a row
