@@ -281,3 +281,29 @@ def test_two_traces_with_the_same_judge_request_left_to_the_direct_judge_make_on
         assert result.exit_code == 0, result.output
         assert fake.direct and set(fake.direct.values()) == {1}
         assert set(fake.direct) == set(fake.sent) and set((fake.sent - fake.direct).values()) == {1}
+
+
+class _LostAnswer(FakeAnthropicBatches):
+    """Creates the batch, then answers 500 (the API did the work; its answer was lost on the way)."""
+
+    def _create(self, request: Any) -> Any:
+        from tests.fakes.base import Response
+
+        super()._create(request)
+        return Response(500, {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}})
+
+
+def test_a_create_whose_answer_was_lost_is_found_in_the_list_not_sent_again(tmp_path: Path) -> None:
+    write_traces(tmp_path / "t.jsonl", T0, 4)
+    adapter = get_adapter("jsonl")
+    traces = [adapter(json.loads(line)) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    with _LostAnswer(polls_to_end=1) as fake, anthropic.Anthropic(api_key="k", base_url=fake.url) as client:
+        cache = MemoryJudgeCache()
+        prefill = BatchPrefill(
+            model=MODEL, cache=cache, usage=JudgeUsage(), store_path=tmp_path / "ts.db", client=client,
+            poll_seconds=1.0, sleep=lambda seconds: None,
+        )
+        prefill.prefill(traces)
+        assert len(fake.batches) == 1 and set(fake.submitted.values()) == {1}  # the SDK did not retry the create
+        assert prefill.report.recovered == 1 and set(cache.entries) == set(fake.submitted)
+        assert prefill.summary["submitted"] == prefill.summary["succeeded"] == len(fake.submitted)
