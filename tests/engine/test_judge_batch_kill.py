@@ -83,21 +83,23 @@ def _kill_at(tmp_path: Path, fake: FakeAnthropicBatches, state: str) -> None:
 
 
 def _no_direct_call_in_flight(fake: FakeAnthropicBatches, db: Path) -> None:
-    """Wait until every reply the direct judge was sent is in the store's judge cache.
+    """Wait until the direct judge has answered, and the store cached, every request the earlier batches failed.
 
     A direct call whose reply has not been stored when the kill comes is sent again by the restart: the Messages API
-    has no idempotency key, so that window cannot be closed; the kills here come at the batch states, outside it.
+    has no idempotency key, so that window cannot be closed; the kills here come at the batch states, outside it
+    (the earlier slice, scored while the next one's batch is prepared, has finished its direct calls).
     """
-    keys = {content_digest(i["params"]): i["custom_id"] for b in fake._all for i in b["requests"]}
+    earlier = [item for batch in fake._all if not batch["gated"] for item in batch["requests"]]
+    keys = {content_digest(item["params"]): item["custom_id"] for item in earlier}
+    due = {keys[d] for d in keys if fake.outcomes.get(d, "succeeded") != "succeeded"}
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        wanted = {keys[d] for d in list(fake.direct)}
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         try:
             cached = {k for (k,) in con.execute("SELECT key FROM judge_cache")}
         finally:
             con.close()
-        if wanted <= cached:
+        if due <= cached:
             return
         time.sleep(0.05)
     raise AssertionError("the direct judge's replies never reached the store")
