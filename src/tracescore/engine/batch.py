@@ -172,10 +172,12 @@ class BatchPrefill:
                 for k in b.keys:
                     history.setdefault(k, {})[b.id] = b.status
             fresh = [k for k in pending if k not in held and may_submit(history.get(k, {}))]
-            for start in range(0, len(fresh), MAX_REQUESTS):
-                watches += self._submit(ledger, pending, fresh[start : start + MAX_REQUESTS], slice_)
-            self._wait(ledger, watches, wanted, history)
-            self._refresh(ledger)
+            try:
+                for start in range(0, len(fresh), MAX_REQUESTS):
+                    watches += self._submit(ledger, pending, fresh[start : start + MAX_REQUESTS], slice_)
+                self._wait(ledger, watches, wanted, history)
+            finally:
+                self._refresh(ledger)
 
     # -- submitting -------------------------------------------------------------------------------------------
     def _submit(

@@ -18,13 +18,14 @@ from typing import Any
 from tracescore.judge.pricing import BATCH_DISCOUNT
 from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
 from tracescore.judge.request import reply_text
-from tracescore.store.batches import RESULT_TYPES, JudgeBatch
+from tracescore.store.batches import BILLED, RESULT_TYPES, JudgeBatch
 
-__all__ = ["RECOVER_SKEW_SECONDS", "Taken", "fitting", "server_batches", "take_results"]
+__all__ = ["ERRORS_KEPT", "RECOVER_SKEW_SECONDS", "Taken", "fitting", "server_batches", "take_results"]
 
 RECOVER_SKEW_SECONDS = 600.0
 """How much earlier than its intent (by our clock) a server batch may say it was created and still be the intent's."""
-_BILLED = ("calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd")
+ERRORS_KEPT = 20
+"""Lines kept per batch about its requests that failed (the counts hold them all)."""
 
 
 @dataclass
@@ -54,20 +55,22 @@ def take_results(
         read[kind] += 1
         if kind != "succeeded":
             error = getattr(getattr(getattr(item.result, "error", None), "error", None), "message", None)
-            errors.append(f"batch request {item.custom_id[:12]}: {kind}" + (f" ({error})" if error else ""))
+            if len(errors) < ERRORS_KEPT:
+                errors.append(f"batch request {item.custom_id[:12]}: {kind}" + (f" ({error})" if error else ""))
             continue
         request = requests.get(item.custom_id)
         problem = _take(item.custom_id, item.result.message, request, cache, model, (usage, billed))
         if problem:
             read["unreadable" if problem.startswith("unreadable") else "not_wanted"] += 1
-            errors.append(f"batch reply {item.custom_id[:12]} {problem}"[:300])
+            if len(errors) < ERRORS_KEPT:
+                errors.append(f"batch reply {item.custom_id[:12]} {problem}"[:300])
     reported = {kind: int(request_counts.get(kind, 0)) for kind in RESULT_TYPES}
     if any(reported[kind] != read[kind] for kind in RESULT_TYPES):
         errors.append(f"message batch {batch.id}: the API counted {reported}, its results held {dict(read)}")
     outcome = {
         "request_counts": reported,
         "read": dict(read),
-        "billed": {name: getattr(billed, name) for name in _BILLED},
+        "billed": {name: getattr(billed, name) for name in BILLED},
     }
     return Taken(outcome, errors)
 

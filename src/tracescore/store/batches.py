@@ -24,6 +24,7 @@ from tracescore.store.state import to_text
 
 __all__ = [
     "BATCH_ENDED",
+    "BILLED",
     "BATCH_LIVE",
     "BATCH_SUBMITTING",
     "RESULT_TYPES",
@@ -46,7 +47,8 @@ MAX_SUBMISSIONS = 2
 """A request is sent in a batch at most twice: once, and once more if its batch was deleted server-side."""
 _FREE = ("not_submitted", "not_ours", "deleted")
 """Statuses that leave a request free to be submitted (its batch never existed, or is gone unread)."""
-_BILLED = ("calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd")
+BILLED = ("calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd")
+"""What an ended batch's outcome keeps of its succeeded replies' cost (``JudgeUsage`` fields)."""
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,7 @@ class JudgeBatches:
         read; ``unreadable``: succeeded replies that did not parse; ``billed``: what the succeeded replies cost.
         """
         out: dict[str, Any] = dict.fromkeys(("batches", "submitted", *RESULT_TYPES, "processing", "deleted"), 0)
-        out |= {"unreadable": 0, "unresolved": 0, "billed": dict.fromkeys(_BILLED, 0)}
+        out |= {"unreadable": 0, "unresolved": 0, "billed": dict.fromkeys(BILLED, 0)}
         rows = self.store.query("SELECT status, keys, outcome FROM judge_batches WHERE scope IS ?", (scope,))
         for status, keys, outcome in rows:
             n = len(json.loads(keys))
@@ -158,7 +160,7 @@ class JudgeBatches:
                 for kind in RESULT_TYPES:
                     out[kind] += int(found["request_counts"].get(kind, 0))
                 out["unreadable"] += int(found["read"].get("unreadable", 0))
-                for name in _BILLED:
+                for name in BILLED:
                     out["billed"][name] += found["billed"].get(name, 0)
         out["billed"]["cost_usd"] = round(out["billed"]["cost_usd"], 6)
         return out
