@@ -179,7 +179,7 @@ def test_judge_batch_fills_the_cache_through_message_batches_at_half_price(tmp_p
         summary = _summary(result.output)
         batches = summary["judge_batches"]
         assert isinstance(batches, dict)
-        assert batches["batches"] == 2 and batches["failed"] == 0 and batches["errors"] == []
+        assert batches["batches"] == 2 and batches["errored"] == 0 and batches["errors"] == []
         assert [r for r in fake.requests if r.path == "/v1/messages"] == []  # not one synchronous judge call
         submitted = sum(len(b["requests"]) for b in fake.batches.values())
         assert batches["succeeded"] == submitted == summary["judge_calls"] > 30
@@ -211,7 +211,7 @@ def test_judge_batch_requests_that_errored_are_judged_one_by_one_when_scored(tmp
         assert result.exit_code == 0, result.output
         summary = _summary(result.output)
         batches = summary["judge_batches"]
-        assert isinstance(batches, dict) and batches["failed"] == 3 and len(batches["errors"]) == 3
+        assert isinstance(batches, dict) and batches["errored"] == 3 and len(batches["errors"]) == 3
         synchronous = [r for r in fake.requests if r.path == "/v1/messages"]
         assert len(synchronous) == 3  # only the errored ones, when their traces were scored
         assert summary["judge_calls"] == batches["succeeded"] + 3

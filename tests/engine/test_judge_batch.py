@@ -27,8 +27,8 @@ from tracescore.engine.batch import BatchPrefill, judge_request, judge_requests
 from tracescore.judge.cache import MemoryJudgeCache
 from tracescore.judge.protocol import JudgeUsage
 from tracescore.platforms.registry import get_adapter
+from tracescore.store.batches import JudgeBatches
 from tracescore.store.db import Store
-from tracescore.store.state import JudgeBatches
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 MODEL = "claude-sonnet-4-6"
@@ -109,7 +109,8 @@ def test_a_backfill_killed_before_it_learnt_its_batch_id_adopts_that_batch_not_a
         result = CliRunner(env=_env(fake)).invoke(main, _args(tmp_path))
         assert result.exit_code == 0, result.output
         batches = _summary(result.output)["judge_batches"]
-        assert batches["recovered"] == 1 and batches["resumed"] == 1 and batches["submitted"] == 0
+        assert batches["recovered"] == 1 and batches["resumed"] == 1
+        assert batches["batches"] == 1 and batches["submitted"] == n  # the API's account: one batch, sent once
         assert set(fake.submitted.values()) == {1} and list(fake.batches) == [batch_id]
     assert _judged(tmp_path) == _expected_judged(tmp_path)
     assert _batch_rows(tmp_path / "ts.db") == [(batch_id, "ended", n)]
@@ -137,7 +138,7 @@ def test_a_sigkilled_backfill_resumes_its_batch_and_submits_no_request_twice(tmp
         result = CliRunner(env=_env(fake)).invoke(main, _args(tmp_path))
         assert result.exit_code == 0, result.output
         batches = _summary(result.output)["judge_batches"]
-        assert batches["resumed"] == 1 and batches["batches"] == 0 and batches["submitted"] == 0
+        assert batches["resumed"] == 1 and batches["batches"] == 1 and batches["submitted"] == submitted
         assert batches["succeeded"] == submitted and batches["resubmitted"] == []
         assert set(fake.submitted.values()) == {1}  # counted at the fake: no request submitted twice
         assert list(fake.batches) == [batch_id]
@@ -151,15 +152,15 @@ def test_a_batch_deleted_while_the_backfill_was_down_is_resubmitted_once(tmp_pat
     with FakeAnthropicBatches(polls_to_end=2) as fake:
         batch_id = _kill_while_in_flight(tmp_path, fake)
         submitted = sum(fake.submitted.values())
-        with anthropic.Anthropic(api_key="test-key", base_url=fake.url) as client:
-            client.messages.batches.delete(batch_id)
+        fake.forget(batch_id)  # gone server-side while the backfill was down
 
         result = CliRunner(env=_env(fake)).invoke(main, _args(tmp_path))
         assert result.exit_code == 0, result.output
         batches = _summary(result.output)["judge_batches"]
         (again,) = batches["resubmitted"]
         assert again.startswith(f"{batch_id}: deleted server-side (404); {submitted} request(s) re-submitted as")
-        assert batches["resumed"] == 1 and batches["batches"] == 1 and batches["submitted"] == submitted
+        assert batches["resumed"] == 1 and batches["batches"] == 2 and batches["submitted"] == 2 * submitted
+        assert batches["deleted"] == submitted and batches["succeeded"] == submitted
         assert set(fake.submitted.values()) == {2}  # every request re-submitted exactly once
         assert [r for r in fake.requests if r.path == "/v1/messages"] == []
     assert _judged(tmp_path) == _expected_judged(tmp_path)
@@ -188,25 +189,27 @@ def _traces(tmp_path: Path, n: int) -> list[Any]:
     return [adapter(json.loads(line)) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
 
 
-def test_expired_requests_are_resubmitted_once_then_left_to_the_direct_judge(tmp_path: Path) -> None:
+def test_expired_errored_and_canceled_requests_are_not_batched_again_but_left_to_the_direct_judge(
+    tmp_path: Path,
+) -> None:
     traces = _traces(tmp_path, 8)
     wanted = {r.key(MODEL) for t in traces for r in judge_requests(t)}
+    fates = ("succeeded", "errored", "expired", "canceled")
     with FakeAnthropicBatches(polls_to_end=1) as fake:
-        fake.expire_next = 1  # the first batch expires; its re-submission succeeds
+        fake.fate = lambda index, custom_id: fates[index % 4]
         cache = MemoryJudgeCache()
         prefill = _prefill(tmp_path, fake, JudgeUsage(), cache, traces)
-        assert set(fake.submitted) == wanted and set(fake.submitted.values()) == {2}
-        assert len(prefill.report.resubmitted) == 1 and "expired before processing" in prefill.report.resubmitted[0]
-        assert set(cache.entries) == wanted
+        assert set(fake.submitted) == wanted and set(fake.submitted.values()) == {1} and len(fake.batches) == 1
+        counts = fake.counts()
+        assert {k: prefill.summary[k] for k in counts if k != "processing"} == {
+            k: v for k, v in counts.items() if k != "processing"
+        }
+        assert counts["errored"] and counts["expired"] and counts["canceled"] and counts["succeeded"]
+        assert len(cache.entries) == counts["succeeded"]  # the rest is judged directly when its trace is scored
 
-    (tmp_path / "ts.db").unlink()
-    with FakeAnthropicBatches(polls_to_end=1) as fake:
-        fake.expire_next = 5  # every batch expires: re-submitted once, never a third time
-        cache = MemoryJudgeCache()
-        prefill = _prefill(tmp_path, fake, JudgeUsage(), cache, traces)
-        assert set(fake.submitted.values()) == {2} and len(fake.batches) == 2
-        assert cache.entries == {}  # left to the direct judge when each trace is scored
-        assert any("judged one by one" in e for e in prefill.report.errors)
+        prefill = _prefill(tmp_path, fake, JudgeUsage(), cache, traces)  # the same slice again: nothing re-sent
+        assert set(fake.submitted.values()) == {1} and len(fake.batches) == 1
+        assert prefill.summary["submitted"] == len(wanted)
 
 
 class _Watching(FakeAnthropicBatches):
@@ -237,7 +240,7 @@ def test_a_billed_batch_reply_that_does_not_parse_still_counts_in_tokens_and_cos
         usage = JudgeUsage()
         prefill = _prefill(tmp_path, fake, usage, MemoryJudgeCache(), traces)
         n = sum(fake.submitted.values())
-        assert prefill.report.failed == n and prefill.report.succeeded == 0
+        assert prefill.summary["unreadable"] == n and prefill.summary["succeeded"] == n
         assert usage.calls == n and usage.input_tokens > 0 and usage.output_tokens > 0 and usage.cost_usd > 0
 
 

@@ -1,46 +1,55 @@
 """``backfill --judge-batch``: the judge calls of a slice go through the Message Batches API (half the price).
 
 Before the pipeline scores a slice, ``BatchPrefill`` reads the slice and builds each trace's judge request exactly as
-the grounding scorer will (``grounding_call`` and ``message_params``: the same body, so the same content key). Then:
+the grounding scorer will (``grounding_call`` and ``message_params``: the same body, so the same content key). Then,
+with the ledger in the store (``store/batches.py``) as the only memory between runs:
 
-- a batch a killed run left ``in_progress`` in the store that holds any of these requests is resumed (polled, its
-  results read), never submitted again;
-- the requests no live batch holds and the cache lacks are submitted as new batches, each recorded in the store
-  (id, slice, custom_ids, status) before anything polls it;
-- a batch deleted server-side (404) or whose requests expired is submitted again once, with the reason in the report;
-  a request lost twice, or one that errored, is judged synchronously when its trace is scored.
+- an intent a killed run left (recorded, created or not, id never learnt) is matched against the API's list of
+  batches: none fits, its requests are free; one fits, it is adopted; several, each is watched until it ends and the
+  one whose results hold the intent's custom_ids is adopted. A batch adopted is never submitted again;
+- a batch a killed run left ``in_progress`` that holds any of these requests, or belongs to this backfill, is resumed
+  (polled, its results read), never submitted again;
+- the requests no batch ever held and the cache lacks are submitted as new batches: each recorded as an intent
+  before the create call (sent once: the SDK does not retry it), then under its server id;
+- an ended batch's results are read: succeeded replies into the judge cache, every one billed at the batch price;
+  a request that errored, expired or was canceled is never sent in a batch again: the direct judge answers it once,
+  when its trace is scored. The API's ``request_counts``, the results' tally and their cost go into the ledger;
+- a batch deleted server-side (404) is re-submitted once (reason in ``judge_batches.resubmitted``); deleted twice,
+  its requests are left to the direct judge;
+- a batch not ended after ``max_wait_seconds`` is canceled (requests not yet processed come back canceled), polled
+  until it ends: no request is in a batch and sent directly at once.
 
-Every succeeded reply goes into the judge cache; every billed reply (parsed or not) is counted at the batch price.
-The slice is read twice (reads are cheap next to judge calls). Polling sleeps through an injectable ``sleep``.
+The summary's ``judge_batches``: the ledger's account of this backfill's batches over all its runs (what the API
+reported) and what this run did (resumed, recovered, cached, re-submitted, errors); polls sleep via ``sleep``.
 """
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from tracescore.engine.batch_results import RECOVER_SKEW_SECONDS, fitting, server_batches, take_results
 from tracescore.judge.pricing import BATCH_DISCOUNT
-from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
-from tracescore.judge.request import MAX_TOKENS, message_params, reply_text
+from tracescore.judge.protocol import JudgeRequest, JudgeUsage
+from tracescore.judge.request import MAX_TOKENS, message_params
 from tracescore.scorers import semantic, surface
 from tracescore.scorers.grounding import grounding_call
 from tracescore.scorers.rubrics import Rubrics
+from tracescore.store.batches import BATCH_ENDED, BATCH_LIVE, BATCH_SUBMITTING, JudgeBatch, JudgeBatches, may_submit
 from tracescore.store.db import Store
-from tracescore.store.state import BATCH_LIVE, BATCH_SUBMITTING, JudgeBatch, JudgeBatches, from_text, to_text
+from tracescore.store.state import from_text, to_text
 from tracescore.trace import Trace
 
 __all__ = ["BATCH_DISCOUNT", "BatchPrefill", "BatchReport", "judge_request", "judge_requests"]
 
 MAX_REQUESTS = 100_000
 """The API's limit of requests per batch; larger slices are sent as several batches."""
-MAX_SUBMISSIONS = 2
-"""A request is sent in a batch at most twice: once, and once more if its batch was deleted or expired."""
-_LOST = ("deleted", "expired")
+_SKEW = timedelta(seconds=RECOVER_SKEW_SECONDS)
 
 
 def judge_request(trace: Trace, rubrics: Rubrics | None = None) -> JudgeRequest | None:
@@ -64,16 +73,13 @@ def judge_requests(trace: Trace, rubrics: Rubrics | None = None) -> list[JudgeRe
 
 @dataclass
 class BatchReport:
-    """What the batches of a backfill did (the run summary's ``judge_batches``)."""
+    """What this run did with batches (the ledger's totals are added to it in the run summary)."""
 
-    batches: int = 0
-    submitted: int = 0
-    succeeded: int = 0
-    failed: int = 0
     already_cached: int = 0
     resumed: int = 0
     recovered: int = 0
     held_by_live_batch: int = 0
+    canceled_by_us: int = 0
     resubmitted: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -81,6 +87,14 @@ class BatchReport:
         out = asdict(self)
         out["errors"] = self.errors[:20]
         return out
+
+
+@dataclass(frozen=True)
+class _Watch:
+    """A batch being polled; ``intent`` set when it is only a candidate for an unrecorded create."""
+
+    batch: JudgeBatch
+    intent: str | None = None
 
 
 class BatchPrefill:
@@ -101,10 +115,7 @@ class BatchPrefill:
         sleep: Callable[[float], None] = time.sleep,
         rubrics: Rubrics | None = None,
     ) -> None:
-        self.model = model
-        self.rubrics = rubrics or Rubrics()
-        self.cache = cache
-        self.usage = usage
+        self.model, self.rubrics, self.cache, self.usage = model, rubrics or Rubrics(), cache, usage
         self.store_path = Path(store_path)
         self.scope = scope
         self.poll_seconds = poll_seconds
@@ -112,53 +123,63 @@ class BatchPrefill:
         self.max_tokens = max_tokens
         self.sleep = sleep
         self.report = BatchReport()
+        self.summary: dict[str, Any] = {}  # the run summary's judge_batches, updated in place after every slice
         self._own_client = client is None
         if client is None:
             import anthropic
 
             client = anthropic.Anthropic(max_retries=3)
         self.client = client
+        self._resolved: set[str] = set()
+        with Store(self.store_path) as store:
+            self._refresh(JudgeBatches(store))
 
     def close(self) -> None:
         """Close the SDK client this prefill made (a client passed in belongs to the caller)."""
         if self._own_client:
             self.client.close()
 
+    def _refresh(self, ledger: JudgeBatches) -> None:
+        self.summary.clear()
+        self.summary.update(ledger.totals(self.scope) | self.report.as_dict())
+
     def prefill(self, traces: Iterable[Trace], window: tuple[Any, Any] | None = None) -> None:
         """Judge, in batches, every request of ``traces`` the cache does not hold yet (resuming live batches)."""
-        pending: dict[str, JudgeRequest] = {}
+        wanted: dict[str, JudgeRequest] = {}
         for request in (r for trace in traces for r in judge_requests(trace, self.rubrics)):
-            key = request.key(self.model)
-            if key in pending:
-                continue
-            if self.cache.judge_cache_get(key) is not None:
-                self.report.already_cached += 1
-                continue
-            pending[key] = request
-        if not pending:
-            return
+            wanted.setdefault(request.key(self.model), request)
+        pending = {k: r for k, r in wanted.items() if self.cache.judge_cache_get(k) is None}
+        self.report.already_cached += len(wanted) - len(pending)
+        slice_ = _slice(window)
+
+        def ours(b: JudgeBatch) -> bool:  # only this slice can read it: a reply is cached under its request
+            return (b.scope, b.slice) == (self.scope, slice_) or not wanted.keys().isdisjoint(b.keys)
+
         with Store(self.store_path) as store:
             ledger = JudgeBatches(store)
+            intents = [b for b in ledger.batches(self.model) if b.status == BATCH_SUBMITTING and ours(b)]
+            watches = self._recover(ledger, intents)
             known = ledger.batches(self.model)
-            for intent in [b for b in known if b.status == BATCH_SUBMITTING]:
-                self._recover(ledger, intent, known)
-            known = ledger.batches(self.model)
-            live = [b for b in known if b.status == BATCH_LIVE and not pending.keys().isdisjoint(b.keys)]
-            held = {k for b in live for k in b.keys}
-            self.report.resumed += len(live)
+            watched = {w.batch.id for w in watches}
+            resumed = [_Watch(b) for b in known if b.status == BATCH_LIVE and b.id not in watched and ours(b)]
+            self.report.resumed += len(resumed) + sum(1 for w in watches if w.intent is None)
+            watches += resumed
+            unresolved = [b for b in known if b.status == BATCH_SUBMITTING]  # of other slices, or the list failed
+            held = {k for w in watches for k in w.batch.keys} | {k for b in unresolved for k in b.keys}
             self.report.held_by_live_batch += len(held & pending.keys())
-            history: dict[str, list[str]] = {}
+            history: dict[str, dict[str, str]] = {}  # per request key: the status of each batch that held it
             for b in known:
                 for k in b.keys:
-                    history.setdefault(k, []).append(b.status)
-            fresh = [k for k in pending if k not in held and _may_submit(history.get(k, []))]
-            slice_ = _slice(window)
-            for start in range(0, len(fresh), MAX_REQUESTS):
-                batch = self._submit(ledger, pending, fresh[start : start + MAX_REQUESTS], slice_)
-                if batch is not None:
-                    live.append(batch)
-            self._wait(ledger, live, pending, history)
+                    history.setdefault(k, {})[b.id] = b.status
+            fresh = [k for k in pending if k not in held and may_submit(history.get(k, {}))]
+            try:
+                for start in range(0, len(fresh), MAX_REQUESTS):
+                    watches += self._submit(ledger, pending, fresh[start : start + MAX_REQUESTS], slice_)
+                self._wait(ledger, watches, wanted, history)
+            finally:
+                self._refresh(ledger)
 
+    # -- submitting -------------------------------------------------------------------------------------------
     def _submit(
         self,
         ledger: JudgeBatches,
@@ -169,181 +190,183 @@ class BatchPrefill:
         attempt: int = 1,
         replaces: str | None = None,
         reason: str | None = None,
-    ) -> JudgeBatch | None:
-        """Create one batch and record it in the store at once (before anything waits on it)."""
+    ) -> list[_Watch]:
+        """Record the intent, create the batch (one try: a retried create could make two), record its id."""
         import anthropic
 
         if not keys:
-            return None
+            return []
         requests = [{"custom_id": k, "params": message_params(pending[k], self.model, self.max_tokens)} for k in keys]
-        intent = f"{BATCH_SUBMITTING}:{uuid.uuid4().hex}"
-        ledger.record(
-            JudgeBatch(intent, self.scope, slice_, self.model, tuple(keys), BATCH_SUBMITTING, attempt, replaces, reason)
+        intent = JudgeBatch(
+            f"{BATCH_SUBMITTING}:{uuid.uuid4().hex}", self.scope, slice_, self.model, tuple(keys), BATCH_SUBMITTING,
+            attempt, replaces, reason,
         )
+        ledger.record(intent)
         try:
-            created = self.client.messages.batches.create(requests=requests)
+            created = self.client.with_options(max_retries=0).messages.batches.create(requests=requests)
+        except (anthropic.APIConnectionError, anthropic.InternalServerError) as exc:
+            # the create may have reached the API: look for it before the requests are free again
+            self.report.errors.append(f"message batch create: {type(exc).__name__}: {exc}; looking it up"[:300])
+            (recorded,) = [b for b in ledger.batches(self.model) if b.id == intent.id]
+            return self._recover(ledger, [recorded])
         except anthropic.AnthropicError as exc:
-            ledger.finish(intent, "not_submitted", f"{type(exc).__name__}: {exc}"[:300])
+            ledger.finish(intent.id, "not_submitted", f"{type(exc).__name__}: {exc}"[:300])
             self.report.errors.append(f"message batch not submitted: {type(exc).__name__}: {exc}"[:300])
-            return None
-        ledger.adopt(intent, created.id)
-        batch = JudgeBatch(
-            created.id, self.scope, slice_, self.model, tuple(keys), BATCH_LIVE, attempt, replaces, reason
-        )
-        self.report.batches += 1
-        self.report.submitted += len(keys)
-        return batch
+            return []
+        ledger.adopt(intent.id, created.id)
+        return [_Watch(replace(intent, id=created.id, status=BATCH_LIVE))]
 
-    def _recover(self, ledger: JudgeBatches, intent: JudgeBatch, known: list[JudgeBatch]) -> None:
-        """A run killed between sending a batch and learning its id: adopt the one server batch that fits it.
+    def _recover(self, ledger: JudgeBatches, intents: list[JudgeBatch]) -> list[_Watch]:
+        """Intents whose create may have reached the API: the server batch each became, or their requests freed.
 
-        It fits when it is recorded nowhere else, was created after the intent and holds as many requests; with no
-        such batch (the create never arrived) or more than one, the intent is closed and its requests are free.
+        A candidate is a server batch recorded nowhere, created after the intent (less a clock skew) and holding as
+        many requests. None: the create never arrived. One: adopted (its results are checked against the intent's
+        custom_ids when read). Several: each is watched until it ends; the one whose results hold the intent's
+        custom_ids is adopted. When the list cannot be read the intent stays, holding its requests.
         """
         import anthropic
 
-        recorded = {b.id for b in known}
-        since = from_text(intent.created_at).timestamp() - 5 if intent.created_at else 0.0
+        if not intents:
+            return []
+        since = min(_created(i) for i in intents) - _SKEW
         try:
-            fits = [
-                b.id
-                for b in self.client.messages.batches.list(limit=100).data  # newest first: a killed run's is recent
-                if b.id not in recorded
-                and b.created_at.timestamp() >= since
-                and sum(b.request_counts.to_dict().values()) == len(intent.keys)
-            ]
+            server = server_batches(self.client, since)
         except anthropic.AnthropicError as exc:
-            fits = []
             self.report.errors.append(f"cannot list message batches: {type(exc).__name__}: {exc}"[:300])
-        if len(fits) == 1:
-            ledger.adopt(intent.id, fits[0])
-            self.report.recovered += 1
-        else:
-            ledger.finish(intent.id, "not_submitted", f"{len(fits)} unrecorded server batch(es) fit it")
+            return []
+        taken = ledger.ids()
+        watches: list[_Watch] = []
+        for intent in intents:
+            fits = fitting(server, intent, _created(intent) - _SKEW, taken)
+            if not fits:
+                ledger.finish(intent.id, "not_submitted", "no server batch fits it: the create never arrived")
+            elif len(fits) == 1:
+                ledger.adopt(intent.id, fits[0])
+                taken.add(fits[0])
+                self.report.recovered += 1
+                watches.append(_Watch(replace(intent, id=fits[0], status=BATCH_LIVE)))
+            else:
+                watches += [_Watch(replace(intent, id=f), intent=intent.id) for f in fits]
+        return watches
 
+    # -- waiting and reading ----------------------------------------------------------------------------------
     def _wait(
         self,
         ledger: JudgeBatches,
-        live: list[JudgeBatch],
-        pending: dict[str, JudgeRequest],
-        history: dict[str, list[str]],
+        watches: list[_Watch],
+        wanted: dict[str, JudgeRequest],
+        history: dict[str, dict[str, str]],
     ) -> None:
-        """Poll every live batch until it ended (read it) or was lost (submit its requests again, once)."""
-        import anthropic
-
-        transient = (anthropic.APIConnectionError, anthropic.InternalServerError, anthropic.RateLimitError)
-        waited = 0.0
-        while live:
-            still: list[JudgeBatch] = []
-            for batch in live:
-                try:
-                    state = self.client.messages.batches.retrieve(batch.id)
-                    if state.processing_status != "ended":
-                        still.append(batch)
-                        continue
-                    expired = self._read(batch, pending)
-                except anthropic.NotFoundError:
-                    ledger.finish(batch.id, "deleted", "deleted server-side (404)")
-                    still += self._again(ledger, batch, pending, history, "deleted server-side (404)", batch.keys)
-                    continue
-                except anthropic.AnthropicError as exc:
-                    self.report.errors.append(f"message batch {batch.id}: {type(exc).__name__}: {exc}"[:300])
-                    if isinstance(exc, transient):
-                        still.append(batch)  # polled again; a run that gives up leaves it for the next to resume
-                    continue
-                if expired:
-                    reason = f"{len(expired)} request(s) expired before processing"
-                    ledger.finish(batch.id, "expired", reason)
-                    still += self._again(ledger, batch, pending, history, reason, expired)
-                else:
-                    ledger.finish(batch.id, "ended")
-            live = still
-            if not live:
+        """Poll every watched batch until it ended (read it) or was lost; cancel the ones that outlast the wait."""
+        waited, canceled = 0.0, False
+        probes = {w.intent for w in watches if w.intent}
+        while watches:
+            still: list[_Watch] = []
+            for watch in watches:
+                if watch.intent in self._resolved:
+                    continue  # another candidate of the same intent held its requests
+                still += self._poll(ledger, watch, wanted, history)
+            for intent in probes - self._resolved - {w.intent for w in still}:
+                ledger.finish(str(intent), "not_submitted", "no unrecorded server batch of its size holds its requests")
+                probes.discard(intent)
+            watches = still
+            if not watches:
                 return
-            if waited >= self.max_wait_seconds:
-                ids = ", ".join(b.id for b in live)
+            if waited >= self.max_wait_seconds and not canceled:
+                canceled = True
+                self._cancel([w for w in watches if w.intent is None], waited)
+            elif waited >= 2 * self.max_wait_seconds:
+                ids = ", ".join(w.batch.id for w in watches)
                 self.report.errors.append(
-                    f"message batch {ids} not ended after {waited:.0f} s; its traces are judged one by one"
+                    f"message batch {ids} not ended {waited:.0f} s after it was due; its traces are judged one by"
+                    " one and a later run reads it"
                 )
                 return
             self.sleep(self.poll_seconds)
             waited += self.poll_seconds
 
+    def _cancel(self, watches: list[_Watch], waited: float) -> None:
+        import anthropic
+
+        for watch in watches:
+            try:
+                self.client.messages.batches.cancel(watch.batch.id)
+            except anthropic.AnthropicError as exc:
+                self.report.errors.append(f"cannot cancel message batch {watch.batch.id}: {exc}"[:300])
+                continue
+            self.report.canceled_by_us += 1
+            self.report.errors.append(
+                f"message batch {watch.batch.id} not ended after {waited:.0f} s: canceled; what it did not process"
+                " is judged one by one"
+            )
+
+    def _poll(
+        self, ledger: JudgeBatches, watch: _Watch, wanted: dict[str, JudgeRequest], history: dict[str, dict[str, str]]
+    ) -> list[_Watch]:
+        """Poll one batch once: what is still to watch afterwards."""
+        import anthropic
+
+        batch = watch.batch
+        try:
+            state = self.client.messages.batches.retrieve(batch.id)
+            if state.processing_status != "ended":
+                return [watch]
+            items = list(self.client.messages.batches.results(batch.id))
+        except anthropic.NotFoundError:
+            if watch.intent is not None:
+                return []  # a candidate gone: nothing of ours to read there
+            reason = "deleted server-side (404)"
+            ledger.finish(batch.id, "deleted", reason)
+            return self._again(ledger, batch, wanted, history, reason)
+        except anthropic.AnthropicError as exc:
+            self.report.errors.append(f"message batch {batch.id}: {type(exc).__name__}: {exc}"[:300])
+            transient = (anthropic.APIConnectionError, anthropic.InternalServerError, anthropic.RateLimitError)
+            return [watch] if isinstance(exc, transient) else []  # a run that gives up leaves it for the next
+        if {item.custom_id for item in items} != set(batch.keys):
+            if watch.intent is None:
+                ledger.finish(batch.id, "not_ours", "its results hold other requests than the ones recorded")
+                self.report.errors.append(f"message batch {batch.id}: its results are not of the requests recorded")
+            return []
+        if watch.intent is not None:
+            ledger.adopt(watch.intent, batch.id)
+            self._resolved.add(watch.intent)
+            self.report.recovered += 1
+        taken = take_results(
+            batch, items, state.request_counts.to_dict(), wanted, cache=self.cache, usage=self.usage, model=self.model
+        )
+        self.report.errors += taken.errors
+        ledger.finish(batch.id, BATCH_ENDED, outcome=taken.outcome)
+        return []
+
     def _again(
         self,
         ledger: JudgeBatches,
         lost: JudgeBatch,
-        pending: dict[str, JudgeRequest],
-        history: dict[str, list[str]],
+        wanted: dict[str, JudgeRequest],
+        history: dict[str, dict[str, str]],
         reason: str,
-        keys: Iterable[str],
-    ) -> list[JudgeBatch]:
-        """Submit the lost requests again once (those still wanted and not answered since)."""
+    ) -> list[_Watch]:
+        """Submit the requests of a deleted batch again, once (those still wanted and not answered since)."""
         for k in lost.keys:
-            history.setdefault(k, []).append("deleted")
+            history.setdefault(k, {})[lost.id] = "deleted"
         again = [
-            k for k in keys
-            if k in pending and self.cache.judge_cache_get(k) is None and _may_submit(history.get(k, []))
+            k for k in lost.keys
+            if k in wanted and self.cache.judge_cache_get(k) is None and may_submit(history.get(k, {}))
         ]
         if not again:
             self.report.errors.append(f"message batch {lost.id}: {reason}; its requests are judged one by one")
             return []
-        batch = self._submit(
-            ledger, pending, again, lost.slice, attempt=lost.attempt + 1, replaces=lost.id, reason=reason
+        watches = self._submit(
+            ledger, wanted, again, lost.slice, attempt=lost.attempt + 1, replaces=lost.id, reason=reason
         )
-        if batch is None:
-            return []
-        self.report.resubmitted.append(f"{lost.id}: {reason}; {len(again)} request(s) re-submitted as {batch.id}")
-        return [batch]
-
-    def _read(self, batch: JudgeBatch, pending: dict[str, JudgeRequest]) -> list[str]:
-        """Read an ended batch's results into the cache; the keys of its expired requests."""
-        expired: list[str] = []
-        for item in self.client.messages.batches.results(batch.id):
-            kind = item.result.type
-            if kind == "expired":
-                expired.append(item.custom_id)
-            elif kind != "succeeded":
-                self.report.failed += 1
-                if len(self.report.errors) < 20:
-                    self.report.errors.append(f"batch request {item.custom_id[:12]}: {kind}")
-            else:
-                self._take(item.custom_id, item.result.message, pending.get(item.custom_id))
-        return expired
-
-    def _take(self, key: str, message: Any, request: JudgeRequest | None) -> None:
-        usage = message.usage
-        billed = JudgeReply(
-            output=None,
-            model=self.model,
-            key=key,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_read_tokens=usage.cache_read_input_tokens or 0,
-            cache_write_tokens=usage.cache_creation_input_tokens or 0,
-        )
-        self.usage.bill(billed, discount=BATCH_DISCOUNT)  # billed, whether or not it parses
-        if request is None:  # a request of another slice in a resumed batch: its slice judges it again
-            return
-        try:
-            parsed = request.output.model_validate_json(reply_text(message))
-        except ValueError as exc:
-            self.report.failed += 1
-            self.report.errors.append(f"batch reply {key[:12]} unreadable: {exc}"[:300])
-            return
-        self.cache.judge_cache_put(
-            key,
-            model=self.model,
-            rubric=request.rubric.version,
-            request=json.dumps({"prefix": request.prefix, "content": request.content}, ensure_ascii=False),
-            reply=parsed.model_dump_json(),
-        )
-        self.report.succeeded += 1
+        if watches:
+            ids = ", ".join(w.batch.id for w in watches)
+            self.report.resubmitted.append(f"{lost.id}: {reason}; {len(again)} request(s) re-submitted as {ids}")
+        return watches
 
 
-def _may_submit(past: list[str]) -> bool:
-    """A request another batch answered with an error is judged directly; one lost twice is not sent again."""
-    return "ended" not in past and sum(1 for status in past if status in _LOST) < MAX_SUBMISSIONS
+def _created(intent: JudgeBatch) -> datetime:
+    return from_text(intent.created_at) if intent.created_at else datetime.now(UTC)
 
 
 def _slice(window: tuple[Any, Any] | None) -> tuple[str, str] | None:

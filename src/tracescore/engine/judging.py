@@ -3,7 +3,8 @@
 ``AnthropicJudge`` keeps its usage counters and HTTP connections per instance; sharing one between threads would race
 on the counters. ``JudgePool`` gives each scoring thread its own judge (so judge calls in flight = scoring threads),
 answers from the content-addressed cache in the local store first, and reports the sum of every judge's usage, so
-the run summary, the progress bar's cost so far and the ``max_cost`` budget see the whole run.
+the run summary, the progress bar's cost so far and the ``max_cost`` budget see the whole run. Two threads asking the
+same request (two traces with the same judge call) make one call: the second waits and reads the cached reply.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class JudgePool:
         self._judges: list[Judge] = []
         self._lock = threading.Lock()
         self.batch_usage = JudgeUsage()  # what ``--judge-batch`` spent (filled by the batch prefill)
+        self._flights: dict[str, list[Any]] = {}  # content key -> [lock, threads asking]: one call per request
 
     def _mine(self) -> Judge:
         judge = getattr(self._local, "judge", None)
@@ -74,7 +76,19 @@ class JudgePool:
         return judge
 
     def judge(self, request: JudgeRequest) -> JudgeReply:
-        return self._mine().judge(request)
+        """Judge ``request``; a thread asking what another is already asking waits for that reply (then cached)."""
+        key = request.key(self.model)
+        with self._lock:
+            flight = self._flights.setdefault(key, [threading.Lock(), 0])
+            flight[1] += 1
+        try:
+            with flight[0]:
+                return self._mine().judge(request)
+        finally:
+            with self._lock:
+                flight[1] -= 1
+                if not flight[1]:
+                    del self._flights[key]
 
     @property
     def usage(self) -> JudgeUsage:

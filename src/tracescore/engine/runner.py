@@ -215,7 +215,7 @@ def backfill_job(
         def on_window(index: int, window: tuple[datetime, datetime]) -> None:
             state.backfill_progress(job.id, window[1], "done" if window[1] >= job.stop else "running")
 
-        extra = {
+        extra: dict[str, Any] = {
             "backfill_id": job.id,
             "window": [to_text(job.start), to_text(job.stop)],
             "resumed_from": to_text(job.done_until) if resumed else None,
@@ -239,6 +239,7 @@ def backfill_job(
                 prefill, setup.source.records, setup.adapter, lambda key: marks.marked(job.scope, key) is not None
             )
             extra["judge_batch"] = True
+            extra["judge_batches"] = prefill.summary  # kept current by the prefill, so the stored summary has it too
         try:
             outcome = _execute(
                 setup, store, run_id, "backfill", windows, job.scope, on_window, on_progress, extra, before
@@ -246,7 +247,6 @@ def backfill_job(
         finally:
             marks.close()
         if judge_batch:
-            outcome.summary["judge_batches"] = prefill.report.as_dict()
             prefill.close()
         outcome.backfill = state.backfill(job.id)
         return outcome

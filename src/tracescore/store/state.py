@@ -6,7 +6,6 @@ covers, after the platform sink has committed. Times are stored as fixed-width U
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import uuid
 from dataclasses import dataclass
@@ -191,76 +190,3 @@ class MarkReader:
 
     def close(self) -> None:
         self._db.close()
-
-
-# -- judge message batches (``backfill --judge-batch``) ---------------------------------------------------------
-BATCH_LIVE = "in_progress"
-"""A submitted batch whose results have not been read yet (a restart resumes polling it)."""
-
-
-@dataclass(frozen=True)
-class JudgeBatch:
-    """One submitted Message Batch: its id, the slice it serves, the request keys (custom_ids) it holds, status."""
-
-    id: str
-    scope: str | None
-    slice: tuple[str, str] | None
-    model: str
-    keys: tuple[str, ...]
-    status: str
-    attempt: int = 1
-    replaces: str | None = None
-    reason: str | None = None
-    created_at: str | None = None
-
-
-BATCH_SUBMITTING = "submitting"
-"""Keys about to be sent as a batch (recorded before the create call, so a kill right after it can be recovered)."""
-
-
-class JudgeBatches:
-    """The ledger of submitted judge batches; every write commits at once (a batch is recorded before any wait)."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-    def record(self, batch: JudgeBatch) -> None:
-        """Keep a batch just submitted, durably, before anything polls it."""
-        now = _now()
-        start, stop = batch.slice or (None, None)
-        self.store.write(
-            "INSERT OR REPLACE INTO judge_batches (id, scope, slice_start, slice_stop, model, keys, status, attempt,"
-            " replaces, reason, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(batch.id, batch.scope, start, stop, batch.model, json.dumps(list(batch.keys)), batch.status,
-              batch.attempt, batch.replaces, batch.reason, now, now)],
-        )
-        self.store.commit()
-
-    def adopt(self, intent_id: str, batch_id: str) -> None:
-        """The batch an intent became: recorded under its server id, live."""
-        self.store.write(
-            "UPDATE judge_batches SET id = ?, status = ?, updated_at = ? WHERE id = ?",
-            [(batch_id, BATCH_LIVE, _now(), intent_id)],
-        )
-        self.store.commit()
-
-    def finish(self, batch_id: str, status: str, reason: str | None = None) -> None:
-        """Close a batch: ``ended`` (results read), ``deleted`` or ``expired`` (lost, with why), ``abandoned``."""
-        self.store.write(
-            "UPDATE judge_batches SET status = ?, reason = coalesce(?, reason), updated_at = ? WHERE id = ?",
-            [(status, reason, _now(), batch_id)],
-        )
-        self.store.commit()
-
-    def batches(self, model: str) -> list[JudgeBatch]:
-        """Every batch of ``model``, oldest first."""
-        rows = self.store.query(
-            "SELECT id, scope, slice_start, slice_stop, model, keys, status, attempt, replaces, reason, created_at"
-            " FROM judge_batches WHERE model = ? ORDER BY created_at, rowid",
-            (model,),
-        )
-        return [
-            JudgeBatch(str(r[0]), r[1], (str(r[2]), str(r[3])) if r[2] else None, str(r[4]),
-                       tuple(json.loads(r[5])), str(r[6]), int(r[7]), r[8], r[9], r[10])
-            for r in rows
-        ]
