@@ -48,7 +48,7 @@ __all__ = [
 
 CATEGORICAL_CONFIGS: dict[str, dict[str, Any]] = {"diagnosis": catalog_config("diagnosis") or {}}
 """Feedback configs of the categorical keys: the score sent is the category's value, the label its ``value``."""
-NO_SUCH_RUN = "POST /feedback -> 404: no such run in this LangSmith workspace (a re-run cannot write it)"
+NO_SUCH_RUN = "POST /feedback -> 404: no such run in this LangSmith workspace (deleted, or read from another one)"
 """The one reason of every feedback for a run that does not exist, so that they are counted together."""
 
 DIAGNOSIS_ACTIONS: dict[str, str] = {
