@@ -35,20 +35,18 @@ from tracescore.limits import RateLimiter
 from tracescore.platforms.base import Parts
 from tracescore.result import TraceResult
 from tracescore.scores import Score
-from tracescore.sinks.records import Rejection, WriteReport
+from tracescore.sinks.records import Rejection, WriteReport, rejection_lines
 from tracescore.sources.exports import ExportFile, ExportRoot
 from tracescore.store import Store
 from tracescore.store.state import JobState
 
-__all__ = ["push", "refusal_lines", "result_from_line"]
+__all__ = ["push", "result_from_line"]
 
 TARGETS = ("langfuse", "langsmith")
 RESULT_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")
 PUSHED = "pushed"
 _PUSH_PROJECT = "(push)"  # LangSmith's factory wants a project; push reads nothing, the results name their runs
 _JSON_COLUMNS = ("scores", "missing", "comments", "metadata", "judge", "errors")
-_FIRST_TRACES = 5  # traces named on the line of one kind of refusal
-_KINDS = 5  # kinds of refusal given a line each; the rest are counted on one more line
 
 
 def _family(version: str) -> str:
@@ -249,35 +247,10 @@ def _finish(pushed: _Pushed, target: str, limiter: RateLimiter) -> None:
     for problem in pushed.bad:
         click.echo(f"skipped: {problem}", err=True)
     refused: list[Rejection] = [r for r in w.rejected if not r.retryable]
-    for line in refusal_lines(refused):
+    for line in rejection_lines(refused):
         click.echo(line, err=True)
     if pushed.stopped is not None:
         fail(EXIT_ABORTED, f"stopped: {pushed.stopped}; re-run the same push to finish (ids are deterministic)")
     if refused or pushed.bad:
         raise SystemExit(EXIT_INPUT)
 
-
-def refusal_lines(refused: list[Rejection]) -> list[str]:
-    """The refused scores, one line per reason: how many, on how many traces, and the first traces (all of them are
-    in the run summary of the store); a single one as it is."""
-    groups: dict[str, list[Rejection]] = {}
-    for rejection in refused:
-        groups.setdefault(rejection.reason, []).append(rejection)
-    lines = []
-    for reason, group in list(groups.items())[:_KINDS]:
-        if len(group) == 1:
-            lines.append(f"rejected: {group[0]}")
-            continue
-        traces = list(dict.fromkeys(str(r.trace_id) for r in group))
-        more = f" and {len(traces) - _FIRST_TRACES} more" if len(traces) > _FIRST_TRACES else ""
-        lines.append(
-            f"rejected: {len(group)} scores of {len(traces)} trace(s): {reason}"
-            f" (traces {', '.join(traces[:_FIRST_TRACES])}{more})"
-        )
-    rest = [r for reason, group in list(groups.items())[_KINDS:] for r in group]
-    if rest:
-        lines.append(
-            f"rejected: {len(rest)} more scores for {len(groups) - _KINDS} other reasons (listed in the run summary"
-            " of the store)"
-        )
-    return lines

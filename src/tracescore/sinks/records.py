@@ -37,12 +37,15 @@ __all__ = [
     "score_id",
     "version_of",
     "records_from_result",
+    "rejection_lines",
     "scorer_version",
 ]
 
 DataType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL"]
 SCORE_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://tracescore.dev/score-id")
 COMMENT_LIMIT = 2000
+_FIRST_TRACES = 5  # traces named on the line of one reason of rejection
+_KINDS = 5  # reasons given a line each; the rest are counted on one more line
 _META_KEYS = ("scorer_version", "rubric_version", "judge_model", "k", "agreement")
 _SETUP_KEYS = ("judge_model", "agreement")
 
@@ -341,3 +344,29 @@ class BatchWriter(Generic[_S]):
             platform, scores = self._words
             raise SinkError(f"{platform} did not take {len(batch.undelivered)} {scores}: {batch.undelivered[0].reason}")
         return batch
+
+
+def rejection_lines(rejected: Sequence[Rejection]) -> list[str]:
+    """What to print of rejected scores: one line per reason, with how many, on how many traces and the first
+    traces (all of them are in the run summary of the store); a reason met once as the rejection itself."""
+    groups: dict[str, list[Rejection]] = {}
+    for rejection in rejected:
+        groups.setdefault(rejection.reason, []).append(rejection)
+    lines = []
+    for reason, group in list(groups.items())[:_KINDS]:
+        if len(group) == 1:
+            lines.append(f"rejected: {group[0]}")
+            continue
+        traces = list(dict.fromkeys(str(r.trace_id) for r in group))
+        more = f" and {len(traces) - _FIRST_TRACES} more" if len(traces) > _FIRST_TRACES else ""
+        lines.append(
+            f"rejected: {len(group)} scores of {len(traces)} trace(s): {reason}"
+            f" (traces {', '.join(traces[:_FIRST_TRACES])}{more})"
+        )
+    rest = [r for reason, group in list(groups.items())[_KINDS:] for r in group]
+    if rest:
+        lines.append(
+            f"rejected: {len(rest)} more scores for {len(groups) - _KINDS} other reasons (listed in the run summary"
+            " of the store)"
+        )
+    return lines
