@@ -54,18 +54,19 @@ def _family(version: str) -> str:
 
 
 def _score_metadata(name: str, judge: dict[str, Any]) -> dict[str, Any]:
-    """What a judged score carried that its id depends on: the rubric version (when the line's judge object names
-    one of this score's rubric family), and the judge model and agreement for the platforms' metadata."""
+    """What a judged score carried that its id depends on: the rubric version and agreement (when the line's judge
+    object names one of this score's rubric family) and the judge model."""
     known = entry(name)
     if known is None or not known.judged or not judge:
         return {}
     meta: dict[str, Any] = {}
     rubric = judge.get("rubric_version")
-    if isinstance(rubric, str) and _family(rubric) == _family(known.version):
+    ours = isinstance(rubric, str) and _family(rubric) == _family(known.version)
+    if ours:
         meta["rubric_version"] = rubric
     if judge.get("model"):
         meta["judge_model"] = judge["model"]
-    if judge.get("agreement") is not None:
+    if ours and judge.get("agreement") is not None:  # measured for that rubric's scores only
         meta["agreement"] = judge["agreement"]
     return meta
 

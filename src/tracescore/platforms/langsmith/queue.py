@@ -189,6 +189,7 @@ class LangSmithLabelQueue:
                     source_info={"tool": "tracescore", "tracescore_item": item.item_id},
                     session_id=session,
                     extend_trace_retention=False,
+                    stop_after_attempt=1,  # the HTTP adapter retries 429/5xx; the SDK's loop would retry a 404 too
                 )
             except Exception as exc:
                 if type(exc).__name__ != "LangSmithConflictError":  # already there from an earlier, cut-short push

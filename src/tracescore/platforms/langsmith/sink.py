@@ -251,15 +251,16 @@ class LangSmithSink:
     def _config_problems(self, keys: set[str]) -> dict[str, str]:
         """Each key's feedback config made sure of before its first feedback (listed once, missing ones created
         from the catalog): the reason to refuse the keys whose config cannot take our values. When LangSmith
-        cannot be asked, those keys' feedback is undelivered this time (a re-run asks again)."""
+        cannot be asked, those keys' feedback is undelivered this time (a re-run asks again), or refused when it
+        said no (a 4xx other than 408/409/429)."""
         from langsmith.utils import LangSmithError
 
         before = self._configs.requests
         try:
             return self._configs.ensure(wanted_for(keys))
         except (LangSmithError, OSError, ValueError) as exc:
-            reason = _Undelivered(f"cannot check the feedback configs: {self._said(exc)}")
-            return dict.fromkeys(wanted_for(keys), reason)
+            text = f"cannot check the feedback configs: {self._said(exc)}"
+            return dict.fromkeys(wanted_for(keys), text if permanent(exc) else _Undelivered(text))
         finally:
             self.report.requests += self._configs.requests - before
 
