@@ -177,9 +177,10 @@ def test_push_to_missing_runs_is_one_counted_line_and_exit_1(tmp_path: Path) -> 
     assert "pushed 0 scores of 284 traces" in done.stdout
 
 
-def _judged(run_id: str, model: str) -> TraceResult:
-    """A result whose judged scores (surface, semantic match) carry ``model``; values independent of it."""
-    meta = {"judge_model": model}
+def _judged(run_id: str, model: str, agreement: dict[str, Any] | None = None) -> TraceResult:
+    """A result whose judged scores (surface, semantic match) carry ``model`` (and ``agreement``); values
+    independent of them."""
+    meta: dict[str, Any] = {"judge_model": model} | ({"agreement": agreement} if agreement else {})
     return TraceResult(
         trace_id=run_id,
         timestamp=datetime(2026, 11, 20, 10, 0, tzinfo=UTC),
@@ -199,12 +200,13 @@ def test_after_a_judge_model_change_only_the_feedback_names_the_new_model(tmp_pa
         roots = [r["id"] for r in server.runs if r["parent_run_id"] is None]
         client = make_client(api_key=KEY, endpoint=server.url, backoff=0.01)
         store = Store(tmp_path / "ts.db")
-        for model in ("claude-old-1", "claude-new-2"):
+        measured = {"kappa": 0.71, "n": 60, "calibration_id": "cal-2"}
+        for model, agreement in (("claude-old-1", None), ("claude-new-2", None), ("claude-new-2", measured)):
             run_id = store.start_run("run", source="langsmith")
             with LangSmithSink(client) as sink:
                 sink.attach(store, run_id)
                 for root in roots:
-                    result = _judged(root, model)
+                    result = _judged(root, model, agreement)
                     result.metadata["langsmith"]["session_id"] = project_id
                     sink.write(result)
             assert sink.report.rejected == []
@@ -214,5 +216,6 @@ def test_after_a_judge_model_change_only_the_feedback_names_the_new_model(tmp_pa
             got = {f["key"]: f for f in server.feedback_of(root)}
             assert set(got) == {"surface.smart", "surface.missed", "answer.semantic_match", "answer.correct"}
             for key in ("surface.smart", "surface.missed", "answer.semantic_match"):
-                assert got[key]["feedback_source"]["metadata"]["judge_model"] == "claude-new-2", key
+                meta = got[key]["feedback_source"]["metadata"]
+                assert meta["judge_model"] == "claude-new-2" and meta["agreement"] == measured, key
         assert sink.unchanged == len(roots)  # answer.correct: no judge, unchanged, skipped
