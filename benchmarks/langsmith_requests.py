@@ -5,7 +5,8 @@ with the cookbook's sample traces stored as LangSmith run trees, and score with 
 
 - tracescore: ``LangSmithSource`` (root runs in pages of 100 with only the needed fields, one children query per
   trace, reference examples per page) → adapter → scorers → ``LangSmithSink`` (existing feedback listed once per 100
-  traces; create the missing, patch the changed, skip the unchanged; categorical config once);
+  traces; create the missing, patch the changed, skip the unchanged; each key's feedback config listed once per run
+  and created once, from the catalog);
 - naive: ``list_runs(project_name=…)`` with every field, ``read_run(load_child_runs=True)`` and ``read_example`` per
   trace, then ``create_feedback`` per score with a fresh id and the categorical config sent along each time.
 

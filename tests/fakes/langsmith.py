@@ -11,7 +11,11 @@ Routes (as the SDK 0.15 sends them, see ``langsmith/client.py``):
 - ``GET /examples?id=…``: reference examples of an experiment (offset paging);
 - ``POST /feedback`` (a repeated id is a 409 conflict, a missing ``session_id`` a 400), ``PATCH /feedback/{id}``,
   ``GET /feedback/{id}``, ``GET /feedback?run=…``;
-- ``POST /feedback-configs``: an identical config returns as is, a different one for the same key is a 400.
+- ``GET /feedback-configs?key=…`` (offset paging) and ``POST /feedback-configs``: an identical config returns as
+  is, a different one for an existing key is a 400 "Feedback config already exists" (``create_feedback_config``'s
+  docstring, SDK 0.15). As on LangSmith, a key's first feedback creates its config when none exists: the
+  ``feedback_config`` the feedback carries, else a bare ``{"type": "continuous"}``; a score outside a continuous
+  config's bounds, or not a category of a categorical one, is a 400.
 
 Besides the base class's faults, ``repeat_pages`` makes the next N run pages come back twice (a cursor that does not
 advance), as a flaky proxy or a retried request would; ``lose_feedback_responses(n, delay)`` stores the next N created
@@ -139,6 +143,12 @@ class FakeLangSmith(FakeServer):
             return self._delete_feedback(path.rsplit("/", 1)[1])
         if path == "/feedback-configs" and method == "POST":
             return self._create_feedback_config(request.json() or {})
+        if path == "/feedback-configs" and method == "GET":
+            keys = set(request.query.get("key", []))
+            rows = [deepcopy(c) for k, c in self.feedback_configs.items() if not keys or k in keys]
+            offset = int(request.query.get("offset", ["0"])[0])
+            limit = int(request.query.get("limit", ["100"])[0])
+            return Response(200, rows[offset : offset + limit])
         return Response(404, {"detail": f"fake LangSmith has no route {method} {path}"})
 
     def _sessions(self, request: Request) -> Response:
@@ -225,12 +235,12 @@ class FakeLangSmith(FakeServer):
         if body.get("run_id") and run is None:
             return Response(404, {"detail": f"run {body['run_id']} not found"})
         config = self.feedback_configs.get(body["key"])
-        if config and config["feedback_config"].get("type") == "categorical":
-            labels = {c.get("label") for c in config["feedback_config"].get("categories", [])}
-            values = {c.get("value") for c in config["feedback_config"].get("categories", [])}
-            if body.get("value") not in labels or body.get("score") not in values:
-                return Response(400, {"detail": f"value {body.get('value')!r} is not a category of {body['key']!r}"})
+        refused = _outside(config["feedback_config"], body) if config else None
+        if refused:
+            return Response(400, {"detail": refused})
         with self._data_lock:
+            if body["key"] not in self.feedback_configs:  # LangSmith's rule: the first feedback makes the config
+                self._store_config(body["key"], body.get("feedback_config") or {"type": "continuous"}, body)
             if body["id"] in self.feedback:
                 self.conflicts += 1
                 return Response(409, {"detail": f"feedback {body['id']} already exists"})
@@ -284,19 +294,39 @@ class FakeLangSmith(FakeServer):
             existing = self.feedback_configs.get(key)
             if existing is not None:
                 if existing["feedback_config"] != config:
-                    return Response(400, {"detail": f"Feedback config already exists for key {key!r}"})
+                    return Response(400, {"detail": "Feedback config already exists"})
                 return Response(200, existing)
-            row = {
-                "id": str(uuid.uuid4()),
-                "feedback_key": key,
-                "feedback_config": config,
-                "tenant_id": TENANT_ID,
-                "modified_at": datetime.now(UTC).isoformat(),
-                "is_lower_score_better": body.get("is_lower_score_better"),
-                "is_enforced": bool(body.get("is_enforced")),
-            }
-            self.feedback_configs[key] = row
+            row = self._store_config(key, config, body)
         return Response(200, row)
+
+    def _store_config(self, key: str, config: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        row = {
+            "id": str(uuid.uuid4()),
+            "feedback_key": key,
+            "feedback_config": deepcopy(config),
+            "tenant_id": TENANT_ID,
+            "modified_at": datetime.now(UTC).isoformat(),
+            "is_lower_score_better": body.get("is_lower_score_better"),
+            "is_enforced": bool(body.get("is_enforced")),
+            "is_first": True,
+        }
+        self.feedback_configs[key] = row
+        return row
+
+
+def _outside(config: dict[str, Any], body: dict[str, Any]) -> str | None:
+    """Why a feedback does not fit its key's config (a category it lacks, a score out of bounds), or None."""
+    key, score = body["key"], body.get("score")
+    if config.get("type") == "categorical":
+        labels = {c.get("label") for c in config.get("categories", [])}
+        values = {c.get("value") for c in config.get("categories", [])}
+        if body.get("value") not in labels or score not in values:
+            return f"value {body.get('value')!r} is not a category of {key!r}"
+    if config.get("type") == "continuous" and isinstance(score, int | float):
+        low, high = config.get("min"), config.get("max")
+        if (low is not None and score < low) or (high is not None and score > high):
+            return f"score {score} of {key!r} is outside the feedback config's bounds [{low}, {high}]"
+    return None
 
 
 def _split_args(text: str) -> list[str]:

@@ -1,7 +1,10 @@
 """The annotation-queue side of the fake LangSmith: queues with rubric items (v1 ``/annotation-queues``, as the sync
 ``Client`` sends them) and queue items (``/api/v1/platform/annotation-queues/{id}/items``, as the generated
-``Langsmith`` client's ``annotation_queues.items`` sends them). Like the real server, adding a run twice makes two
-items; rubric keys must be existing feedback configs.
+``Langsmith`` client's ``annotation_queues.items`` sends them: ``types/annotation_queues/item_create_params.py``,
+``run_id``, ``project_id``/``session_id``, ``start_time``). Like the real server, adding a run twice makes two items;
+rubric keys must be existing feedback configs; on a ``smithdb_only`` backend (``fake.backend``) a run item without
+``start_time`` is refused, as the SDK says its runs are located by project and start time there. An item keeps the
+``start_time`` it was sent (None when none was).
 
 ``review`` plays a reviewer answering in the queue UI: feedback on the run with ``feedback_source.type == "app"``
 and the reviewer's user id.
@@ -85,13 +88,15 @@ def handle_queues(fake: FakeLangSmith, request: Request) -> Response | None:
                 run = next((r for r in fake.runs if r["id"] == item.get("run_id")), None)
                 if item.get("item_type") != "RUN" or run is None:
                     return Response(400, {"detail": f"RUN items need an existing run_id, got {item!r}"})
+                if getattr(fake, "backend", "clickhouse_only") == "smithdb_only" and not item.get("start_time"):
+                    return Response(400, {"detail": f"RUN items need start_time on this deployment, got {item!r}"})
                 row = {
                     "id": str(uuid.uuid4()),
                     "queue_id": match.group(1),
                     "item_type": "RUN",
                     "run_id": run["id"],
-                    "project_id": item.get("project_id") or run.get("session_id"),
-                    "start_time": run.get("start_time"),
+                    "project_id": item.get("project_id") or item.get("session_id") or run.get("session_id"),
+                    "start_time": item.get("start_time"),
                     "added_at": _now(),
                     "last_reviewed_time": None,
                     "completed_by": [],

@@ -17,7 +17,7 @@ __all__ = ["ERROR_CODES", "EXIT_CODES", "exit_on_error", "fail", "rate_option", 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 EXIT_OK = 0
-EXIT_INPUT = 1  # score/run/backfill done, but some traces could not be read or scored, or scores were rejected
+EXIT_INPUT = 1  # score/run/backfill/push done, but some traces could not be read or scored, or scores were rejected
 EXIT_GATE_FAILED = 1  # gate: it ran on scored results and a rule failed (CI's "red")
 EXIT_USAGE = 2  # bad option, bad config, missing credentials or missing optional SDK: nothing ran
 EXIT_LOCKED = 3  # another run holds the store's lock
@@ -27,8 +27,8 @@ EXIT_GATE_ERROR = 6  # gate/report could not run: no such results or baseline, n
 
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",
-    1: "score/run/backfill: done, but some traces could not be read or scored, or scores were rejected (listed);"
-    " gate: a rule failed",
+    1: "score/run/backfill/push: done, but some traces could not be read or scored, or scores were rejected"
+    " (listed); gate: a rule failed",
     EXIT_USAGE: "bad option, bad config, missing credentials or optional SDK: nothing ran",
     EXIT_LOCKED: "another run holds the store's lock",
     EXIT_ABORTED: "stopped on a source, sink, store or judge failure (what is written stays written)",

@@ -8,6 +8,11 @@ ids (``sinks.records.score_id``; the sink's written-score ledger in the store to
 instead of duplicating. Every request passes one rate
 limiter. A file whose scores were all delivered is marked in the store (scope ``push:<platform key>``, key = uri, size
 and modification time), so a re-run skips it; a file cut short by a failure is pushed again whole (same ids).
+
+Exit codes: 0 all pushed; 1 done, but scores were refused (the platform said no to them, e.g. runs that do not
+exist: a re-run cannot change that) or lines were not results, each kind of refusal counted on one line with its
+first traces; 2 bad options or config; 4 stopped because scores stayed undelivered after the retries (a re-run
+finishes: the ids are deterministic).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from tracescore.limits import RateLimiter
 from tracescore.platforms.base import Parts
 from tracescore.result import TraceResult
 from tracescore.scores import Score
-from tracescore.sinks.records import Rejection, WriteReport
+from tracescore.sinks.records import Rejection, WriteReport, rejection_lines
 from tracescore.sources.exports import ExportFile, ExportRoot
 from tracescore.store import Store
 from tracescore.store.state import JobState
@@ -49,18 +54,19 @@ def _family(version: str) -> str:
 
 
 def _score_metadata(name: str, judge: dict[str, Any]) -> dict[str, Any]:
-    """What a judged score carried that its id depends on: the rubric version (when the line's judge object names
-    one of this score's rubric family), and the judge model and agreement for the platforms' metadata."""
+    """What a judged score carried that its id depends on: the rubric version and agreement (when the line's judge
+    object names one of this score's rubric family) and the judge model."""
     known = entry(name)
     if known is None or not known.judged or not judge:
         return {}
     meta: dict[str, Any] = {}
     rubric = judge.get("rubric_version")
-    if isinstance(rubric, str) and _family(rubric) == _family(known.version):
+    ours = isinstance(rubric, str) and _family(rubric) == _family(known.version)
+    if ours:
         meta["rubric_version"] = rubric
     if judge.get("model"):
         meta["judge_model"] = judge["model"]
-    if judge.get("agreement") is not None:
+    if ours and judge.get("agreement") is not None:  # measured for that rubric's scores only
         meta["agreement"] = judge["agreement"]
     return meta
 
@@ -248,9 +254,10 @@ def _finish(pushed: _Pushed, target: str, limiter: RateLimiter) -> None:
     for problem in pushed.bad:
         click.echo(f"skipped: {problem}", err=True)
     refused: list[Rejection] = [r for r in w.rejected if not r.retryable]
-    for rejection in refused:
-        click.echo(f"rejected: {rejection}", err=True)
+    for line in rejection_lines(refused):
+        click.echo(line, err=True)
     if pushed.stopped is not None:
         fail(EXIT_ABORTED, f"stopped: {pushed.stopped}; re-run the same push to finish (ids are deterministic)")
     if refused or pushed.bad:
         raise SystemExit(EXIT_INPUT)
+

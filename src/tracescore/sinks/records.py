@@ -33,16 +33,21 @@ __all__ = [
     "WriteReport",
     "batches",
     "versioned_score_id",
+    "judge_setup",
     "score_id",
     "version_of",
     "records_from_result",
+    "rejection_lines",
     "scorer_version",
 ]
 
 DataType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL"]
 SCORE_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://tracescore.dev/score-id")
 COMMENT_LIMIT = 2000
+_FIRST_TRACES = 5  # traces named on the line of one reason of rejection
+_KINDS = 5  # reasons given a line each; the rest are counted on one more line
 _META_KEYS = ("scorer_version", "rubric_version", "judge_model", "k", "agreement")
+_SETUP_KEYS = ("judge_model", "agreement")
 
 
 def score_id(platform_trace_id: str, name: str) -> str:
@@ -50,10 +55,23 @@ def score_id(platform_trace_id: str, name: str) -> str:
     return str(uuid.uuid5(SCORE_ID_NAMESPACE, f"{platform_trace_id}\x1f{name}"))
 
 
-def versioned_score_id(platform_trace_id: str, name: str, version: str) -> str:
-    """uuid5 of trace + name + version: the LangSmith feedback id (its update cannot change the version kept in
-    ``source_info``: a new version is a new feedback, the old one removed after), and every id of older releases."""
-    return str(uuid.uuid5(SCORE_ID_NAMESPACE, f"{platform_trace_id}\x1f{name}\x1f{version}"))
+def versioned_score_id(
+    platform_trace_id: str, name: str, version: str, setup: Mapping[str, Any] | None = None
+) -> str:
+    """uuid5 of trace + name + version (+ the judge ``setup``: model and agreement): the LangSmith feedback id. Its
+    update cannot change ``source_info``, where version, judge model and agreement live, so a score whose version or
+    judge setup changed is a new feedback (the old one removed after), even when its value stayed the same. Without
+    a setup (a deterministic score), the id of older releases."""
+    key = f"{platform_trace_id}\x1f{name}\x1f{version}"
+    if setup:
+        key += "\x1f" + json.dumps(dict(setup), sort_keys=True, separators=(",", ":"), default=str)
+    return str(uuid.uuid5(SCORE_ID_NAMESPACE, key))
+
+
+def judge_setup(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """What of a score's metadata names the judge setup beyond its version (model, agreement): part of its
+    LangSmith id."""
+    return {k: metadata[k] for k in _SETUP_KEYS if metadata.get(k) is not None}
 
 
 def version_of(name: str, metadata: Mapping[str, Any] | None) -> str:
@@ -154,7 +172,8 @@ def records_from_result(
     """The records to write for one result (present scores only), and the scores that cannot be written, with why.
 
     ``platform_trace_id`` defaults to ``result.trace_id``; ``keep_versions`` names each ``<name>@<version>``;
-    ``versioned_ids`` gives ``versioned_score_id`` ids (one per trace, name and version) instead of ``score_id``.
+    ``versioned_ids`` gives ``versioned_score_id`` ids (one per trace, name, version and judge setup) instead of
+    ``score_id``.
     A result without a start time cannot be written idempotently (a re-run on another day would duplicate it), so
     its scores are refused with that reason.
     """
@@ -174,16 +193,19 @@ def records_from_result(
         version = scorer_version(s)
         value, data_type = _typed(s.name, s.value)
         name = f"{s.name}@{version}" if keep_versions else s.name
+        metadata = _metadata(s, version, extra_metadata or {})
         records.append(
             ScoreRecord(
-                id=versioned_score_id(trace_id, name, version) if versioned_ids else score_id(trace_id, name),
+                id=versioned_score_id(trace_id, name, version, judge_setup(metadata))
+                if versioned_ids
+                else score_id(trace_id, name),
                 trace_id=trace_id,
                 name=name,
                 value=value,
                 data_type=data_type,
                 timestamp=moment,
                 comment=_comment(s),
-                metadata=_metadata(s, version, extra_metadata or {}),
+                metadata=metadata,
                 version=version,
             )
         )
@@ -325,3 +347,29 @@ class BatchWriter(Generic[_S]):
             platform, scores = self._words
             raise SinkError(f"{platform} did not take {len(batch.undelivered)} {scores}: {batch.undelivered[0].reason}")
         return batch
+
+
+def rejection_lines(rejected: Sequence[Rejection]) -> list[str]:
+    """What to print of rejected scores: one line per reason, with how many, on how many traces and the first
+    traces (all of them are in the run summary of the store); a reason met once as the rejection itself."""
+    groups: dict[str, list[Rejection]] = {}
+    for rejection in rejected:
+        groups.setdefault(rejection.reason, []).append(rejection)
+    lines = []
+    for reason, group in list(groups.items())[:_KINDS]:
+        if len(group) == 1:
+            lines.append(f"rejected: {group[0]}")
+            continue
+        traces = list(dict.fromkeys(str(r.trace_id) for r in group))
+        more = f" and {len(traces) - _FIRST_TRACES} more" if len(traces) > _FIRST_TRACES else ""
+        lines.append(
+            f"rejected: {len(group)} scores of {len(traces)} trace(s): {reason}"
+            f" (traces {', '.join(traces[:_FIRST_TRACES])}{more})"
+        )
+    rest = [r for reason, group in list(groups.items())[_KINDS:] for r in group]
+    if rest:
+        lines.append(
+            f"rejected: {len(rest)} more scores for {len(groups) - _KINDS} other reasons (listed in the run summary"
+            " of the store)"
+        )
+    return lines

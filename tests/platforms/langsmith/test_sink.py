@@ -16,7 +16,9 @@ import pytest
 from tests.fakes.base import Fault
 from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_runs import load_samples, run_tree, seed
+from tracescore import catalog
 from tracescore.engine.pipeline import RunCounts, score_records, score_trace
+from tracescore.platforms.langsmith.configs import FeedbackConfigs, catalog_config, wanted_for
 from tracescore.platforms.langsmith.sink import CATEGORICAL_CONFIGS, LangSmithSink, feedback_comment
 from tracescore.platforms.langsmith.source import LangSmithSource, make_client
 from tracescore.platforms.registry import get_adapter
@@ -51,6 +53,13 @@ def _run(server: FakeLangSmith, *, extend: bool = False, timeout_ms: int = 2000)
             results.append(result)
             sink.write(result)
     return counts, sink, results
+
+
+def _configured(server: FakeLangSmith) -> None:
+    """The feedback configs of every catalog key made beforehand (a workspace written to before): a run then sends
+    one ``GET /feedback-configs`` and no create, so faults queued for ``/feedback`` meet the feedback requests."""
+    names = [e.name.replace("{k}", "5") for e in catalog.CATALOG]
+    assert not FeedbackConfigs(_client(server)).ensure(wanted_for(names))
 
 
 def _expected(server: FakeLangSmith, project_id: str, *, experiment: bool = False) -> dict[tuple[str, str], dict]:
@@ -102,8 +111,12 @@ def test_every_feedback_arrives_once_and_a_rerun_duplicates_nothing(server: Fake
     assert diagnosis["comment"] == feedback_comment(
         next(r for r in [_record(results, diagnosis["run_id"], "diagnosis")] if r)
     )
-    assert len(server.requests_to("/feedback-configs", "POST")) == 1  # the categorical config, created once
+    keys = {key for _, key in expected}
+    posts = [r.json()["feedback_key"] for r in server.requests_to("/feedback-configs", "POST")]
+    assert sorted(posts) == sorted(keys)  # each key's config once, from the catalog, never LangSmith's default
+    assert all(server.feedback_configs[k]["feedback_config"] == catalog_config(k) for k in keys)
     assert server.feedback_configs["diagnosis"]["feedback_config"] == CATEGORICAL_CONFIGS["diagnosis"]
+    assert server.feedback_configs["retrieval.first_hit_rank"]["feedback_config"] == {"type": "continuous", "min": 1}
 
     # the same window again: the existing feedback is listed once, found unchanged, and nothing is sent
     before = dict(server.feedback)
@@ -112,8 +125,9 @@ def test_every_feedback_arrives_once_and_a_rerun_duplicates_nothing(server: Fake
     assert (sink.created, sink.updated, sink.unchanged, sink.report.rejected) == (0, 0, len(expected), [])
     assert server.feedback == before
     writes = [r for r in server.requests_to("/feedback") if r.method != "GET"]
-    lookups = server.requests_to("/feedback", "GET")
+    lookups = [r for r in server.requests_to("/feedback", "GET") if r.path == "/feedback"]
     assert writes == [] and len(lookups) == -(-len(expected) // 100)
+    assert len(server.requests_to("/feedback-configs", "GET")) == 1  # the configs are checked once per run
     assert set(lookups[0].query["key"]) == {key for _, key in expected}  # only our keys are listed
     _assert_arrived_once(server, expected)
 
@@ -155,6 +169,7 @@ def test_extend_trace_retention_is_a_choice(server: FakeLangSmith) -> None:
 def test_faults_lose_nothing_and_duplicate_nothing(server: FakeLangSmith, caplog: pytest.LogCaptureFixture) -> None:
     project_id = seed(server, load_samples())
     expected = _expected(server, project_id)
+    _configured(server)
     server.repeat_pages = 2  # two root pages come back twice
     server.faults.add("/runs/query", Fault.rate_limited(retry_after=1), Fault.http(500), Fault.http(503),
                       Fault.timeout(0.8), Fault.truncated(), Fault.http(502))
@@ -175,8 +190,9 @@ def test_faults_lose_nothing_and_duplicate_nothing(server: FakeLangSmith, caplog
 
 def test_a_feedback_that_keeps_failing_is_reported_and_the_batch_goes_on(server: FakeLangSmith) -> None:
     seed(server, load_samples(4))
-    # the lookup passes; then 1 attempt + 4 retries of the first create fail, and one more on the next
-    server.faults.add("/feedback", Fault(), *[Fault.http(500)] * 6)
+    _configured(server)
+    # the lookup and the configs' check pass; then 1 attempt + 4 retries of the first create fail, and one more
+    server.faults.add("/feedback", Fault(), Fault(), *[Fault.http(500)] * 6)
     counts, sink, _ = _run(server)
     assert counts.scored == 4
     assert len(sink.report.rejected) >= 1

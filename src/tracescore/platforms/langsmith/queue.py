@@ -1,15 +1,22 @@
 """The LangSmith annotation queue of judge calibration: feedback configs, the queue with its rubric, runs, labels back.
 
-``setup`` creates one feedback config per label (the judged scores' keys and categories; the required doc ids a
-free-form key) and finds or creates the queue with those rubric items. ``push`` adds each item's root run once
-through the generated client's ``annotation_queues.items.create`` (the SDK's ``add_runs_to_annotation_queue`` is
-deprecated and goes after January 2027), remembered in the store, plus a ``tracescore.review`` feedback whose comment
-shows the claim, its document, URL and quote, never the judge's verdict; no rubric key is prefilled. ``pull`` reads
-the feedback on queued runs and keeps a reviewer's (source not ``api``/``model``, a user id), never ours.
+``setup`` makes sure of one feedback config per label (the judged scores' keys and categories; the required doc ids
+a free-form key): a key's existing config is reused when it is the same (type, bounds, categories; the sink creates
+the scores' ones from the same catalog, so ``answer.correct`` written first is found as it is needed), a missing one
+is created, and one that differs stops setup with a ConfigError naming the key, that config and the one needed (never
+retried). Then it finds or creates the queue with those rubric items. ``push`` adds each item's root run once through
+the generated client's ``annotation_queues.items.create`` (the SDK's ``add_runs_to_annotation_queue`` is deprecated
+and goes after January 2027) with its run id, project (session) id and start time (the trace's, from the store: a
+SmithDB deployment locates a run by them), remembered in the store, plus a ``tracescore.review`` feedback whose
+comment shows the claim, its document, URL and quote, never the judge's verdict; no rubric key is prefilled.
+``pull`` reads the feedback on queued runs and keeps a reviewer's (source not ``api``/``model``, a user id), never
+ours. A failed request is said with its endpoint, status and the server's full detail; a 4xx other than 408/409/429
+is not retried.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Sequence
@@ -19,9 +26,11 @@ from typing import TYPE_CHECKING, Any
 from tracescore.calibrate.labels import LABELS, Label, LabelSpec, label_spec
 from tracescore.calibrate.queued import mark_pushed, pushed, review_text, unpushed
 from tracescore.calibrate.sampling import Item
-from tracescore.errors import SinkError
+from tracescore.errors import ConfigError, SinkError
 from tracescore.platforms.base import QueueRef
-from tracescore.secrets import redact
+from tracescore.platforms.langsmith.configs import BOOLEAN, FeedbackConfigs
+from tracescore.platforms.langsmith.failures import describe, permanent
+from tracescore.platforms.langsmith.sink import SdkLogFilter
 from tracescore.store.db import Store
 
 if TYPE_CHECKING:
@@ -51,7 +60,7 @@ def feedback_config(spec: LabelSpec) -> dict[str, Any]:
             "categories": [{"value": float(i), "label": c} for i, c in enumerate(spec.categories)],
         }
     if spec.kind == "boolean":
-        return {"type": "continuous", "min": 0.0, "max": 1.0}
+        return dict(BOOLEAN)
     return {"type": "freeform"}
 
 
@@ -66,8 +75,19 @@ def items_client(client: Client) -> Langsmith:
     return Langsmith(api_key=client.api_key, base_url=base, max_retries=0)  # retried here: see ``_add``
 
 
-def _short(exc: BaseException) -> str:
-    return redact(f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}")
+def start_times(store: Store, trace_ids: Sequence[str]) -> dict[str, str]:
+    """The start time of each trace as the store's latest result of it holds (ISO, as the source read it)."""
+    out: dict[str, str] = {}
+    ids = sorted(set(trace_ids))
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        rows = store.query(
+            f"SELECT trace_id, timestamp FROM results WHERE timestamp IS NOT NULL AND trace_id IN"
+            f" ({', '.join('?' * len(chunk))}) ORDER BY id",
+            tuple(chunk),
+        )
+        out |= {str(trace): str(stamp) for trace, stamp in rows}
+    return out
 
 
 class LangSmithLabelQueue:
@@ -87,17 +107,28 @@ class LangSmithLabelQueue:
         return f"langsmith:{self.name}"
 
     def _fail(self, what: str, exc: BaseException) -> SinkError:
-        return SinkError(f"LangSmith {what} failed: {_short(exc)}")
+        return SinkError(f"LangSmith {what} failed: {describe(exc, secret=getattr(self.client, 'api_key', None))}")
+
+    def _configs(self) -> dict[str, str]:
+        """Each label's feedback config, reused when the same, else created; a differing one is a ConfigError."""
+        known = FeedbackConfigs(self.client, strict=True)
+        try:
+            problems = known.ensure({spec.name: feedback_config(spec) for spec in LABELS})
+        except Exception as exc:
+            raise self._fail("feedback config setup", exc) from exc
+        if problems:
+            first, *more = problems.values()
+            also = f" (also: {', '.join(repr(k) for k in list(problems)[1:])})" if more else ""
+            raise ConfigError(f"calibrate setup stopped: {first}{also}")
+        return {spec.name: known.ids.get(spec.name) or spec.name for spec in LABELS}
 
     def setup(self) -> QueueRef:
-        """Create the feedback configs (an identical one comes back as is) and find or create the queue."""
+        """Make sure of the feedback configs (the same one reused, a differing one refused) and find or create the
+        queue."""
         if self._ref is not None:
             return self._ref
-        configs: dict[str, str] = {}
+        configs = self._configs()
         try:
-            for spec in LABELS:
-                row = self.client.create_feedback_config(spec.name, feedback_config=feedback_config(spec))  # type: ignore[arg-type]
-                configs[spec.name] = str(getattr(row, "id", "") or spec.name)
             found = next(iter(self.client.list_annotation_queues(name=self.name, limit=1)), None)
             if found is None:
                 found = self.client.create_annotation_queue(
@@ -128,9 +159,25 @@ class LangSmithLabelQueue:
         session = self._session()
         api = self._items if self._items is not None else items_client(self.client)
         self._items = api
+        todo = list(unpushed(self.store, self.key, items))
+        starts = start_times(self.store, [item.trace_id for item in todo])
+        quiet = SdkLogFilter()  # a failed review note is reported below, not as the SDK's traceback
+        logging.getLogger("langsmith.client").addFilter(quiet)
+        try:
+            return self._push(api, ref, session, todo, starts)
+        finally:
+            logging.getLogger("langsmith.client").removeFilter(quiet)
+
+    def _push(self, api: Langsmith, ref: QueueRef, session: str, todo: list[Item], starts: dict[str, str]) -> int:
         count = 0
-        for item in unpushed(self.store, self.key, items):
-            row = self._add(api, ref.queue_id, item.trace_id, session)
+        for item in todo:
+            start = starts.get(item.trace_id)
+            if start is None:
+                raise SinkError(
+                    f"cannot queue run {item.trace_id!r}: the store holds no start time of it, and LangSmith needs"
+                    f" one for a queue item; score the trace again with --source langsmith, then sample"
+                )
+            row = self._add(api, ref.queue_id, item.trace_id, session, start)
             mark_pushed(self.store, item.item_id, str(row.id or item.trace_id))
             try:
                 self.client.create_feedback(
@@ -142,6 +189,7 @@ class LangSmithLabelQueue:
                     source_info={"tool": "tracescore", "tracescore_item": item.item_id},
                     session_id=session,
                     extend_trace_retention=False,
+                    stop_after_attempt=1,  # the HTTP adapter retries 429/5xx; the SDK's loop would retry a 404 too
                 )
             except Exception as exc:
                 if type(exc).__name__ != "LangSmithConflictError":  # already there from an earlier, cut-short push
@@ -149,7 +197,7 @@ class LangSmithLabelQueue:
             count += 1
         return count
 
-    def _add(self, api: Langsmith, queue_id: str, run_id: str, session: str) -> Any:
+    def _add(self, api: Langsmith, queue_id: str, run_id: str, session: str, start: str) -> Any:
         """Add one run, retrying; a retry first looks for the item an earlier, cut-short attempt may have stored
         (the server makes another item on every POST, so a lost answer must not become a copy)."""
         last: Exception | None = None
@@ -161,14 +209,14 @@ class LangSmithLabelQueue:
                         return found
                     time.sleep(_BACKOFF * 2 ** (attempt - 1))
                 created = api.annotation_queues.items.create(
-                    queue_id, items=[{"item_type": "RUN", "run_id": run_id, "project_id": session}]
+                    queue_id,
+                    items=[{"item_type": "RUN", "run_id": run_id, "project_id": session, "start_time": start}],
                 )
                 if created.items:
                     return created.items[0]
                 raise ValueError("the queue answered with no item")
             except Exception as exc:
-                status = getattr(exc, "status_code", None)
-                if isinstance(status, int) and 400 <= status < 500 and status not in (408, 409, 429):
+                if permanent(exc):  # sent once: no retry changes a refusal
                     raise self._fail(f"queueing run {run_id!r}", exc) from exc
                 last = exc
         raise self._fail(f"queueing run {run_id!r} ({_ATTEMPTS} attempts)", last or RuntimeError("no attempt"))

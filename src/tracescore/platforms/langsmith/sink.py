@@ -3,14 +3,19 @@
 Per score key: ``create_feedback(run_id, key, feedback_id=<deterministic>, session_id=…, start_time=…,
 extend_trace_retention=False, …)`` through the synchronous ``POST /feedback`` (errors surface here, unlike the
 background multipart queue). The id is ``sinks.records.versioned_score_id`` (uuid5 of root run id + key + scorer
-version), so a repeated write meets a 409 conflict and becomes ``update_feedback`` (``PATCH /feedback/{id}``): re-runs
-never duplicate. A new version is a new feedback (a PATCH cannot change ``source_info``, where the version lives);
-attached to the run's store (``attach``), the flush then deletes the superseded one (``delete_feedback``, only after
-the new one is accepted) and those of scores that became absent, and only ours (``sinks.removals.Mirror``).
-Categorical keys (``diagnosis``) get their feedback config created once per sink. Retries (429 honouring
-``Retry-After``, 5xx, timeouts) happen once, in the client's HTTP adapter (see ``make_client``); a feedback that still
-fails is reported with its trace, key and reason, and the batch goes on. Before writing a batch of traces, the feedback
-they already carry is listed once, so unchanged scores are skipped and a re-run costs about one request per 100 traces.
+version + judge model and agreement), so a repeated write meets a 409 conflict and becomes ``update_feedback``
+(``PATCH /feedback/{id}``): re-runs never duplicate. A new version or judge setup is a new feedback, even with the
+same value (a PATCH cannot change ``source_info``, where they live); attached to the run's store (``attach``), the
+flush then deletes the superseded one (``delete_feedback``, only after the new one is accepted) and those of scores
+that became absent, and only ours (``sinks.removals.Mirror``).
+
+Before the first feedback of a key, its feedback config is created from the score catalog (``configs``), so
+LangSmith never makes up a default one from that feedback; an existing config that cannot take our values refuses
+that key's feedback with one reason. Retries (429 honouring ``Retry-After``, 5xx, timeouts) happen once, in the
+client's HTTP adapter (see ``make_client``); a 4xx other than 408/409/429 is sent once and refused with the server's
+full detail (a run that does not exist, 404, is one reason for all of them), and the SDK's traceback of each failed
+create is not logged (the failure is reported here). Before writing a batch of traces, the feedback they already
+carry is listed once, so unchanged scores are skipped and a re-run costs about one request per 100 traces.
 """
 
 from __future__ import annotations
@@ -19,8 +24,9 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tracescore.platforms.langsmith.configs import FeedbackConfigs, catalog_config, wanted_for
+from tracescore.platforms.langsmith.failures import describe, permanent, status_of
 from tracescore.result import TraceResult
-from tracescore.scorers.diagnosis import CELLS
 from tracescore.secrets import RedactLogs
 from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, records_from_result
 from tracescore.sinks.removals import Mirror, Written, preview_removals
@@ -30,15 +36,20 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from tracescore.store.db import Store
 
-__all__ = ["CATEGORICAL_CONFIGS", "DIAGNOSIS_ACTIONS", "LOOKUP_BATCH", "LangSmithSink", "feedback_comment"]
+__all__ = [
+    "CATEGORICAL_CONFIGS",
+    "DIAGNOSIS_ACTIONS",
+    "LOOKUP_BATCH",
+    "NO_SUCH_RUN",
+    "LangSmithSink",
+    "SdkLogFilter",
+    "feedback_comment",
+]
 
-CATEGORICAL_CONFIGS: dict[str, dict[str, Any]] = {
-    "diagnosis": {
-        "type": "categorical",
-        "categories": [{"value": float(i), "label": cell} for i, cell in enumerate(CELLS)],
-    },
-}
+CATEGORICAL_CONFIGS: dict[str, dict[str, Any]] = {"diagnosis": catalog_config("diagnosis") or {}}
 """Feedback configs of the categorical keys: the score sent is the category's value, the label its ``value``."""
+NO_SUCH_RUN = "POST /feedback -> 404: no such run in this LangSmith workspace (deleted, or read from another one)"
+"""The one reason of every feedback for a run that does not exist, so that they are counted together."""
 
 DIAGNOSIS_ACTIONS: dict[str, str] = {
     "retrieval_fail": "retrieval missed a required document: fix the search (query, index, ranking) first",
@@ -66,15 +77,13 @@ def feedback_comment(record: ScoreRecord) -> str:
     return f"{record.name} = {record.value:g}" if isinstance(record.value, float) else f"{record.name} = {record.value}"
 
 
-class _DropConflictLogs(RedactLogs):
-    """The SDK logs every failed create at ERROR; an expected conflict on a re-run is not an error. The others are
-    logged without credentials (the SDK's traceback repeats a 401 reply that may echo the API key)."""
+class SdkLogFilter(RedactLogs):
+    """The SDK logs every failed ``create_feedback`` at ERROR with its traceback; the caller catches and reports each
+    one itself (one line, or one count for many), so those records are dropped. Others are logged without
+    credentials (a traceback may repeat a 401 reply that echoes the API key)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from langsmith.utils import LangSmithConflictError
-
-        exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, LangSmithConflictError) and super().filter(record)
+        return record.msg != "Error creating feedback" and super().filter(record)
 
 
 class LangSmithSink:
@@ -108,8 +117,8 @@ class LangSmithSink:
         self.unchanged = 0
         self._pending: list[tuple[ScoreRecord, str, str]] = []
         self._pending_runs: set[str] = set()
-        self._configs_done: set[str] = set()
-        self._filter = _DropConflictLogs()
+        self._configs = FeedbackConfigs(client)
+        self._filter = SdkLogFilter()
         logging.getLogger("langsmith.client").addFilter(self._filter)
 
     def close(self) -> None:
@@ -173,9 +182,10 @@ class LangSmithSink:
         ours = self.mirror.ours(runs) if self.mirror is not None else {}
         keys = {record.name for record, _, _ in pending} | {w.name for found in ours.values() for w in found}
         existing = self._existing(runs, sorted(keys))
+        configs = self._config_problems({record.name for record, _, _ in pending})
         rejected = []
         for record, run_id, session_id in pending:
-            problem = self._write_one(record, run_id, session_id, existing)
+            problem = configs.get(record.name) or self._write_one(record, run_id, session_id, existing)
             if problem:
                 rejected.append(self._reject(record, problem, retryable=isinstance(problem, _Undelivered)))
         if self.mirror is not None:
@@ -212,7 +222,7 @@ class LangSmithSink:
         except LangSmithNotFoundError:
             return None
         except (LangSmithError, OSError, ValueError) as exc:
-            return f"delete_feedback failed: {_short(exc)}"
+            return f"delete_feedback failed: {self._said(exc)}"
         return None
 
     def summary(self) -> dict[str, Any]:
@@ -228,29 +238,39 @@ class LangSmithSink:
             self.report.requests += 1
             return {str(f.id): f for f in self.client.list_feedback(run_ids=run_ids, feedback_key=keys)}
         except (LangSmithError, OSError, ValueError) as exc:
-            _log.warning("cannot list existing LangSmith feedback (%s); writing every score", _short(exc))
+            _log.warning("cannot list existing LangSmith feedback (%s); writing every score", self._said(exc))
             return None
 
     def _reject(self, record: ScoreRecord, reason: str, *, retryable: bool = False) -> Rejection:
         self.report.reject(record, reason, retryable=retryable)
         return self.report.rejected[-1]
 
-    def _ensure_config(self, key: str) -> str | None:
-        config = CATEGORICAL_CONFIGS.get(key.split("@", 1)[0])
-        if config is None or key in self._configs_done:
-            return None
+    def _said(self, exc: BaseException) -> str:
+        return describe(exc, secret=getattr(self.client, "api_key", None))
+
+    def _config_problems(self, keys: set[str]) -> dict[str, str]:
+        """Each key's feedback config made sure of before its first feedback (listed once, missing ones created
+        from the catalog): the reason to refuse the keys whose config cannot take our values. When LangSmith
+        cannot be asked, those keys' feedback is undelivered this time (a re-run asks again), or refused when it
+        said no (a 4xx other than 408/409/429)."""
         from langsmith.utils import LangSmithError
 
+        before = self._configs.requests
         try:
-            self.report.requests += 1
-            self.client.create_feedback_config(key, feedback_config=config)  # type: ignore[arg-type]
+            return self._configs.ensure(wanted_for(keys))
         except (LangSmithError, OSError, ValueError) as exc:
-            return (
-                f"cannot create the categorical feedback config of {key!r} ({_short(exc)}); if the key exists "
-                f"with other categories, rename or delete it in LangSmith"
-            )
-        self._configs_done.add(key)
-        return None
+            text = f"cannot check the feedback configs: {self._said(exc)}"
+            return dict.fromkeys(wanted_for(keys), text if permanent(exc) else _Undelivered(text))
+        finally:
+            self.report.requests += self._configs.requests - before
+
+    def _refusal(self, what: str, exc: BaseException) -> str:
+        """Why a write failed: a refusal (sent once, the server's full words) or undelivered after the retries."""
+        if status_of(exc) == 404 and what == "create_feedback":
+            return NO_SUCH_RUN
+        if permanent(exc):
+            return f"{what} refused: {self._said(exc)}"
+        return _Undelivered(f"{what} failed: {self._said(exc)}")
 
     def _write_one(
         self, record: ScoreRecord, run_id: str, session_id: str, existing: dict[str, Any] | None
@@ -265,9 +285,6 @@ class LangSmithSink:
             self.report.accepted += 1
             return None
         if stored is None:
-            problem = self._ensure_config(record.name)
-            if problem:
-                return problem
             source_info = {k: record.metadata[k] for k in _SOURCE_KEYS if k in record.metadata}
             source_info["tool"] = "tracescore"
             try:
@@ -292,12 +309,12 @@ class LangSmithSink:
             except LangSmithConflictError:
                 pass  # the id exists (our own create retried after a lost answer, or a concurrent run): update it
             except (LangSmithError, OSError, ValueError) as exc:
-                return _Undelivered(f"create_feedback failed: {_short(exc)}")
+                return self._refusal("create_feedback", exc)
         try:
             self.report.requests += 1
             self.client.update_feedback(record.id, score=score, value=value, comment=comment)
         except (LangSmithError, OSError, ValueError) as exc:
-            return _Undelivered(f"update_feedback failed: {_short(exc)}")
+            return self._refusal("update_feedback", exc)
         self.updated += 1
         self.report.accepted += 1
         return None
@@ -328,6 +345,3 @@ def _score_value(record: ScoreRecord) -> tuple[float | None, str | None]:
         return None, record.value
     return float(record.value), None
 
-
-def _short(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
