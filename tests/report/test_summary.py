@@ -224,9 +224,9 @@ def test_stored_run_reports_like_the_result_file(tmp_path: Path) -> None:
 
 def test_bad_specs_name_the_fix(tmp_path: Path) -> None:
     missing = _run("report", str(tmp_path / "nope.jsonl"))
-    assert missing.exit_code == CANNOT_RUN and "give a results JSONL file (from --out) or run:latest" in missing.output
+    assert missing.exit_code == 2 and "give a results JSONL file (from --out) or run:latest" in missing.output
     no_store = _run("report", "run:latest", "--store", str(tmp_path / "none.db"))
-    assert no_store.exit_code == CANNOT_RUN and "pass --store PATH" in no_store.output
+    assert no_store.exit_code == 2 and "pass --store PATH" in no_store.output  # a missing input: a bad argument
     _run("score", str(SAMPLES), "--store", str(tmp_path / "a.db"), "-q")
     too_far = _run("report", "run:latest~3", "--store", str(tmp_path / "a.db"))
     assert too_far.exit_code == CANNOT_RUN and "holds only 1 finished run(s)" in too_far.output

@@ -167,6 +167,8 @@ def backfill(
     quiet: bool,
 ) -> None:
     """Re-score history in [--from, --to): progress, judge cost and ETA; a killed backfill resumes where it stopped."""
+    if start is not None and stop is not None and stop <= start:  # a usage error, before the config is read
+        raise click.BadParameter(f"{stop.isoformat()} is not after --from {start.isoformat()}", param_hint="--to")
     setup = _setup(config_path)
     if dry_run:
         _dry_run(setup, start, stop, judge_batch)

@@ -15,7 +15,7 @@ import click
 from rich.console import Console
 
 from tracescore.cli.distributed import score_ray
-from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail, rate_option
+from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail, rate_option, store_option
 from tracescore.cli.progress import Progress, input_problem
 from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring, without_judge
 from tracescore.config import Config, load_config
@@ -65,14 +65,7 @@ class _Request:
     "--judge-rps",
     help="--engine ray: judge API requests per second for the whole cluster (one limiter). [default: no limit]",
 )
-@click.option(
-    "--store",
-    "store_path",
-    default="tracescore.db",
-    show_default=True,
-    type=click.Path(dir_okay=False),
-    help="Local SQLite store that keeps every run, result and citation row.",
-)
+@store_option("Local SQLite store that keeps every run, result and citation row.")
 @click.option(
     "-k",
     "--k",
@@ -251,6 +244,8 @@ def _request(
         raise click.BadParameter("required with --source langsmith: the project name", param_hint="--project")
     start = _parse_time("--from", window_from, kind)
     end = _parse_time("--to", window_to, kind, default=datetime.now(UTC))
+    if end <= start:  # a usage error, found before anything is read
+        raise click.BadParameter(f"{_iso(end)} is not after --from {_iso(start)}: an empty window", param_hint="--to")
     return _Request(kind, None, start, end, True if write_back is None else write_back, overrides)
 
 
@@ -288,6 +283,10 @@ def _parse_time(flag: str, value: str | None, kind: str, default: datetime | Non
             f"{value!r} is not an ISO 8601 time, e.g. 2026-11-20T00:00:00Z", param_hint=flag
         ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
 
 
 def _score(

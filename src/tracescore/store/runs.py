@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from tracescore.errors import InputError, NoResultsError
+from tracescore.errors import InputError, MissingInputError, NoResultsError
 from tracescore.sinks.parquet import is_parquet_spec, read_parquet_results
 from tracescore.sources.jsonl import read_jsonl
 from tracescore.store.db import Store
@@ -167,12 +167,12 @@ def results_from(spec: str, store_path: str | Path) -> tuple[str, Iterator[dict[
         if is_parquet_spec(spec):
             return spec, _parquet_lines(spec)
         if spec != "-" and not Path(spec).is_file():
-            raise InputError(f"no result file {spec!r}; give a results JSONL file (from --out) or run:latest")
+            raise MissingInputError(f"no result file {spec!r}; give a results JSONL file (from --out) or run:latest")
         if spec != "-" and _is_sqlite(spec):
             raise InputError(f"{spec!r} is a store, not a result file; use run:latest --store {spec}")
         return spec, read_results(spec)
     if not Path(store_path).is_file():
-        raise InputError(f"no store {str(store_path)!r} to read {spec!r} from; pass --store PATH")
+        raise MissingInputError(f"no store {str(store_path)!r} to read {spec!r} from; pass --store PATH")
     store = Store(store_path)
     run_id = resolve_run(store, spec)
 
