@@ -13,6 +13,8 @@ from tracescore.cli.exits import EXIT_GATE_ERROR, EXIT_GATE_FAILED, EXIT_USAGE, 
 from tracescore.errors import ConfigError, TracescoreError
 from tracescore.report.agreement import agreement_section, agreement_to_json, judges_of
 from tracescore.report.gate import GateConfig, load_gate_config, parse_limit, run_gate
+from tracescore.report.gate_config import DEFAULT_CASE_KEY
+from tracescore.report.keys import FieldCheck
 from tracescore.report.render import (
     render_gate_markdown,
     render_html,
@@ -60,6 +62,9 @@ def report(
     judge's agreement with human labels from the calibrations in --store (when that store exists)."""
     try:
         label, lines = results_from(results, store_path)
+        named = {"--group-by": group_by, "--case-key": case_key}
+        fields = FieldCheck(label, {flag: path for flag, path in named.items() if path})
+        lines = fields.tap(lines)
         tokens = {}
         if results.startswith(RUN_PREFIX):  # fetch tokens per trace live in the store's score metadata
             with Store(store_path) as store:
@@ -67,6 +72,7 @@ def report(
         surface = SurfaceReport(group_by=group_by or None, case_key=case_key, tokens=tokens)
         judges: set[tuple[str, str]] = set()
         built = build_report(judges_of(surface.tap(lines), judges), group_by=group_by, source=label)
+        _warn(fields.verify())
         agreement = agreement_section(Store(store_path), judges) if os.path.isfile(store_path) else None
     except TracescoreError as exc:
         fail(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_GATE_ERROR, str(exc))
@@ -86,6 +92,11 @@ def report(
         _write(json.dumps(whole, indent=2, ensure_ascii=False) + "\n", out)
     else:
         _write(render_html(built, surface, agreement=agreement), out)
+
+
+def _warn(lines: list[str]) -> None:
+    for line in lines:
+        click.echo(line, err=True)
 
 
 def _limits(values: tuple[str, ...]) -> dict[str, float]:
@@ -138,14 +149,17 @@ def gate(
         config = base.merged(mins, maxs, allow_unread=allow_unread, tolerance=tolerance, case_key=case_key)
         label, current = results_from(results, store_path)
         loaded = [results_from(spec, store_path) for spec in baselines]
+        key = {"--case-key": config.case_key} if config.case_key != DEFAULT_CASE_KEY else {}
+        checks = [FieldCheck(name, key) for name, _ in [(label, current), *loaded]]
         outcome = run_gate(
-            current,
-            [lines for _, lines in loaded],
+            checks[0].tap(current),
+            [check.tap(lines) for check, (_, lines) in zip(checks[1:], loaded, strict=True)],
             config,
             source=label,
             baseline_names=[n for n, _ in loaded],
             store=Store(store_path) if os.path.isfile(store_path) else None,  # judge calibrations, when any
         )
+        _warn([line for check in checks for line in check.verify()])
     except TracescoreError as exc:
         fail(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_GATE_ERROR, str(exc))
     summary = render_gate_markdown(outcome)
