@@ -61,7 +61,9 @@ def report(
     """Report a result file or stored run (run:latest, run:ID): stage cells with ids, rates, the work queue, and the
     judge's agreement with human labels from the calibrations in --store (when that store exists)."""
     try:
-        label, lines = results_from(results, store_path)
+        notes: list[str] = []
+        label, lines = results_from(results, store_path, notes)
+        _warn([f"note: {note}" for note in notes])
         named = {"--group-by": group_by, "--case-key": case_key}
         fields = FieldCheck(label, {flag: path for flag, path in named.items() if path})
         lines = fields.tap(lines)
@@ -147,8 +149,10 @@ def gate(
             config_path = "tracescore.toml"
         base = load_gate_config(config_path) if config_path else GateConfig()
         config = base.merged(mins, maxs, allow_unread=allow_unread, tolerance=tolerance, case_key=case_key)
-        label, current = results_from(results, store_path)
-        loaded = [results_from(spec, store_path) for spec in baselines]
+        notes: list[str] = []
+        label, current = results_from(results, store_path, notes)
+        loaded = [results_from(spec, store_path, notes) for spec in baselines]
+        _warn([f"note: {note}" for note in notes])
         key = {"--case-key": config.case_key} if config.case_key != DEFAULT_CASE_KEY else {}
         checks = [FieldCheck(name, key) for name, _ in [(label, current), *loaded]]
         outcome = run_gate(
