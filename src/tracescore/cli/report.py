@@ -7,7 +7,6 @@ import os
 import sys
 
 import click
-from rich.console import Console
 
 from tracescore.cli.exits import EXIT_GATE_ERROR, EXIT_GATE_FAILED, EXIT_USAGE, fail, store_option
 from tracescore.errors import ConfigError, TracescoreError
@@ -22,7 +21,7 @@ from tracescore.report.render import (
     render_markdown,
     render_report_terminal,
 )
-from tracescore.report.safe import console as safe_console
+from tracescore.report.safe import fitted_console
 from tracescore.report.summary import build_report, report_to_json
 from tracescore.report.surface import SurfaceReport, fetch_tokens, surface_to_json
 from tracescore.store.db import Store
@@ -81,10 +80,9 @@ def report(
     if fmt == "terminal":
         if out:
             with open(out, "w", encoding="utf-8") as fh:
-                console = safe_console(file=fh, width=160, force_terminal=False)
-                render_report_terminal(built, console, surface, agreement=agreement)
+                render_report_terminal(built, fitted_console(file=fh), surface, agreement=agreement)
         else:
-            render_report_terminal(built, safe_console(width=max(120, Console().width)), surface, agreement=agreement)
+            render_report_terminal(built, fitted_console(), surface, agreement=agreement)
     elif fmt == "markdown":
         _write(render_markdown(built, surface, agreement=agreement), out)
     elif fmt == "json":

@@ -26,7 +26,7 @@ from tracescore.errors import ConfigError, TracescoreError
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import EVERYTHING, Parts
-from tracescore.report.safe import console as safe_console
+from tracescore.report.safe import fitted_console
 from tracescore.report.summary import Summary, render_terminal
 from tracescore.report.tally import summarize
 from tracescore.scorers.grounding import BUDGET_REASON
@@ -191,7 +191,7 @@ def score(
         if given not in (None, "-") and Path(given).is_dir():  # an export source reads a folder; JSONL does not
             raise click.BadParameter(f"{given!r} is a folder; score a folder with --engine ray", param_hint=flag)
     to_stdout = out == "-"
-    console = safe_console(stderr=to_stdout, quiet=quiet, width=max(120, Console().width))
+    console = fitted_console(stderr=to_stdout, quiet=quiet)
     if request.kind == "jsonl" and request.path is not None:  # a JSONL file that is not JSONL: one line
         problem = input_problem(request.path)
         if problem is not None:
