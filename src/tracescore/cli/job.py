@@ -323,4 +323,8 @@ def init(path: str, kind: str, traces_path: str | None, project: str | None, for
     if target.exists() and not force:
         _fail(EXIT_BAD_CONFIG, f"{path} exists; pass --force to overwrite it")
     target.write_text(starter_config(kind, traces_path, project=project), encoding="utf-8")
-    click.echo(f"wrote {path}: set credentials in the environment, then run `tracescore run --config {path}`")
+    then = f"run `tracescore run --config {path}`"
+    if registry.get(kind).file:  # a file source needs no platform credentials (the judge's key stays optional)
+        click.echo(f"wrote {path}: {then} (no credentials needed; ANTHROPIC_API_KEY turns on the judged stages)")
+    else:
+        click.echo(f"wrote {path}: set the {kind} credentials in the environment, then {then}")

@@ -92,6 +92,8 @@ def report(
         _write(json.dumps(whole, indent=2, ensure_ascii=False) + "\n", out)
     else:
         _write(render_html(built, surface, agreement=agreement), out)
+    if out and out != "-":
+        click.echo(f"wrote the {fmt} report to {out}", err=True)
 
 
 def _warn(lines: list[str]) -> None:
@@ -165,7 +167,12 @@ def gate(
     except TracescoreError as exc:
         fail(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_GATE_ERROR, str(exc))
     summary = render_gate_markdown(outcome)
-    click.echo(summary, nl=False)
+    if sys.stdout.isatty():  # a person reads it: render the Markdown, not its ** and backticks
+        from rich.markdown import Markdown  # markdown-it: only when it is drawn
+
+        fitted_console().print(Markdown(summary))
+    else:
+        click.echo(summary, nl=False)
     if markdown_out:
         _write(summary, markdown_out)
     if junit_out:

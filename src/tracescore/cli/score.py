@@ -17,7 +17,7 @@ from rich.console import Console
 from tracescore.cli.distributed import score_ray
 from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail, rate_option, store_option
 from tracescore.cli.progress import Progress, input_problem
-from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring, without_judge
+from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring, judged_scores, without_judge
 from tracescore.config import Config, load_config
 from tracescore.engine.runner import OneShot, score_once
 from tracescore.engine.setup import build_platform, cores
@@ -83,7 +83,7 @@ class _Request:
 @click.option(
     "--no-judge",
     is_flag=True,
-    help="Skip the judged stages (grounding, citation support) even with ANTHROPIC_API_KEY set.",
+    help=f"Skip every judged score ({judged_scores()}) even with ANTHROPIC_API_KEY set.",
 )
 @click.option("--judge-model", default=None, help="Anthropic model of the judge. [default: [judge] model]")
 @click.option(

@@ -10,6 +10,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from tracescore import catalog
 from tracescore.adapters import Adapter
 from tracescore.calibrate.carry import grounding_agreement
 from tracescore.errors import ConfigError
@@ -25,8 +26,21 @@ from tracescore.scorers.surface import surface_scorer
 from tracescore.store import Store
 from tracescore.store.linkcache import StoreLinkCache
 
-__all__ = ["Scoring", "ScoringOptions", "build_scoring", "without_judge"]
+__all__ = ["Scoring", "ScoringOptions", "build_scoring", "judged_scores", "without_judge"]
 
+
+
+def judged_scores() -> str:
+    """Every judged score of the catalog, a family whose scores are all judged as ``family.*`` (for help texts)."""
+    families: dict[str, list[catalog.Entry]] = {}
+    for entry in catalog.CATALOG:
+        families.setdefault(entry.name.split(".")[0], []).append(entry)
+    parts = []
+    for family, entries in families.items():
+        judged = [e.name for e in entries if e.judged]
+        if judged:
+            parts.append(f"{family}.*" if len(judged) == len(entries) else ", ".join(judged))
+    return ", ".join(parts)
 
 @dataclass(frozen=True)
 class ScoringOptions:
