@@ -45,7 +45,8 @@ def _cropped(text: str) -> list[str]:
 
 
 def _check(text: str, width: int, *, reason: bool = True) -> None:
-    rows = text.splitlines()
+    # `score`'s closing status line ("run … stored in PATH") stays one line a CI log can grep: not a table
+    rows = [row for row in text.splitlines() if not row.startswith("run ")]
     assert max(len(row) for row in rows) <= width, [row for row in rows if len(row) > width][:3]
     assert _cropped(text) == []
     for row in rows:  # every table row keeps its right border

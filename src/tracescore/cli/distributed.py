@@ -109,11 +109,13 @@ def _finish(run: RayRun, console: Console, *, quiet: bool) -> None:
             f" {j.get('retries', 0)} retries, {j.get('failures', 0)} failed calls;"
             f" rate limiter: {int(run.limiter.get('pauses', 0))} pause(s) on 429",
             highlight=False,
+            soft_wrap=True,
         )
     console.print(
         f"{run.shards} shard(s): {len(run.scored)} scored now ({counts.seen} traces),"
         f" {run.done_before} done before, {len(run.failed)} failed; results in {run.results}",
         highlight=False,
+        soft_wrap=True,
     )
     for shard in run.failed:
         click.echo(f"shard {shard.key} failed (left for the next run): {shard.error}", err=True)

@@ -7,6 +7,7 @@ import os
 import sys
 
 import click
+from rich.markdown import Markdown
 
 from tracescore.cli.exits import EXIT_GATE_ERROR, EXIT_GATE_FAILED, EXIT_USAGE, fail, store_option
 from tracescore.errors import ConfigError, TracescoreError
@@ -168,8 +169,6 @@ def gate(
         fail(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_GATE_ERROR, str(exc))
     summary = render_gate_markdown(outcome)
     if sys.stdout.isatty():  # a person reads it: render the Markdown, not its ** and backticks
-        from rich.markdown import Markdown  # markdown-it: only when it is drawn
-
         fitted_console().print(Markdown(summary))
     else:
         click.echo(summary, nl=False)

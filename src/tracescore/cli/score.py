@@ -372,12 +372,12 @@ def _finish(
     if parts.summary is not None:
         line, notes = parts.summary(counts.seen)
         if not quiet:
-            console.print(line, highlight=False)
+            console.print(line, highlight=False, soft_wrap=True)
         for note in notes:
             click.echo(f"note: {note}", err=True)
     if not quiet:
         where = f"; results in {out}" if out else ""
-        console.print(f"run {run.run_id} stored in {store_path}{where}", highlight=False)
+        console.print(f"run {run.run_id} stored in {store_path}{where}", highlight=False, soft_wrap=True)
     for rejection in run.write.rejected:
         click.echo(f"rejected: {rejection}", err=True)
     if run.stopped is not None:

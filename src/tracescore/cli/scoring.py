@@ -81,10 +81,11 @@ class Scoring:
             console.print(
                 f"links: {self.links.requests} HTTP requests, {self.link_cache.hits} answered from the store",
                 highlight=False,
+                soft_wrap=True,
             )
         if self.judge is None:
             return
-        console.print(self.judge.usage.line(), highlight=False)
+        console.print(self.judge.usage.line(), highlight=False, soft_wrap=True)  # one line a log can grep
         if self.unjudged:
             shown = ", ".join(self.unjudged[:10])
             more = f" (+{len(self.unjudged) - 10} more)" if len(self.unjudged) > 10 else ""

@@ -293,6 +293,6 @@ def render_terminal(summary: Summary, console: Console) -> None:
         for line in below:
             console.print(term(line), highlight=False)
     for message in summary.errors[:20]:
-        console.print(Text.assemble(("error ", "red"), visible(message)), highlight=False)
+        console.print(Text.assemble(("error ", "red"), visible(message)), highlight=False, soft_wrap=True)
     if len(summary.errors) > 20:
         console.print(f"… and {len(summary.errors) - 20} more errors (see the results file or the store)")

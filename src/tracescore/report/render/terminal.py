@@ -107,7 +107,7 @@ def render_report_terminal(
             highlight=False,
         )
     for message in overall.errors[:10]:
-        console.print(Text.assemble(("error ", "red"), visible(message)), highlight=False)
+        console.print(Text.assemble(("error ", "red"), visible(message)), highlight=False, soft_wrap=True)
     if len(overall.errors) > 10:
         console.print(f"… and {len(overall.errors) - 10} more errors", highlight=False)
 
