@@ -84,7 +84,7 @@ def test_recipe_passes_on_clean_cases(scored: Path, tmp_path: Path) -> None:
 
 def test_recipe_reports_a_broken_input_instead_of_passing(tmp_path: Path) -> None:
     run = _run(tmp_path, tmp_path / "missing.jsonl", tmp_path / "none", "--allow-unread")
-    assert run.returncode == 6  # could not run
+    assert run.returncode == 2  # a missing input: a bad argument, nothing ran
     assert "no result file" in run.stderr
 
 

@@ -7,8 +7,8 @@
 # e.g. downloaded artifacts of the last runs on main) becomes a --baseline. Writes OUT_DIR/report.md, report.html,
 # gate.md, gate.xml (JUnit) and summary.md (gate + report, for a PR comment), appends summary.md to
 # $GITHUB_STEP_SUMMARY when that is set, and exits with tracescore's status: 0 the gate passed, 1 a rule failed,
-# 2 a bad option, config value or score name, 6 could not run (a missing file, or one with no scored trace: empty,
-# unreadable, or a traces file instead of results). A usage error of this script exits 2.
+# 2 a bad option, config value, score name or field, or a missing file, 6 could not run (a file with no scored trace:
+# empty, unreadable, or a traces file instead of results). A usage error of this script exits 2.
 set -uo pipefail
 if [ $# -lt 3 ]; then
   echo "usage: $0 RESULTS BASELINE_DIR OUT_DIR [gate options...]" >&2

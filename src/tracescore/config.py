@@ -327,7 +327,7 @@ def starter_config(kind: str = "langfuse", path: str | None = None, *, project: 
     """A commented ``tracescore.toml``: the chosen source set, every other key shown with its default."""
     lines = [
         "# tracescore.toml: read by every command (`score`, `run`, `backfill`, `gate`) or given with --config.",
-        "# Credentials come only from the environment (LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY / LANGFUSE_HOST,",
+        "# Credentials come only from the environment (LANGFUSE_BASE_URL / LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY,",
         "# LANGSMITH_API_KEY / LANGSMITH_ENDPOINT, ANTHROPIC_API_KEY), never from this file.",
         "# Uncomment a key to change it; a wrong key or value stops the run with the key and what is allowed.",
         "",

@@ -2,6 +2,7 @@
 
 TracescoreError
 ├── ConfigError          a bad option, config key or value (names the value and what is allowed)
+│   └── MissingInputError  an input file, folder or store named on the command line that does not exist
 ├── InputError           a trace line or native record that cannot be read or mapped
 │   ├── AdapterError     a native platform record that cannot become a Trace
 │   └── NoResultsError   a results file or run holds no scored trace (empty, unreadable, or a traces file)
@@ -22,6 +23,7 @@ __all__ = [
     "InputError",
     "JudgeError",
     "LockError",
+    "MissingInputError",
     "NoResultsError",
     "SinkError",
     "SourceError",
@@ -40,6 +42,11 @@ class TracescoreError(Exception):
 
 class ConfigError(TracescoreError):
     """A bad option, config key or value."""
+
+
+class MissingInputError(ConfigError):
+    """An input file, folder or store named on the command line that does not exist: a bad argument, nothing ran
+    (the same exit code for every command)."""
 
 
 class InputError(TracescoreError):

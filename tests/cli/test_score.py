@@ -73,8 +73,8 @@ def test_malformed_lines_are_reported_by_line_and_the_rest_scored(tmp_path: Path
 
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["score", str(tmp_path / "nope.jsonl"), "--store", str(tmp_path / "s.db")])
-    assert result.exit_code == 1
-    assert "cannot read traces file" in result.output and "nope.jsonl" in result.output
+    assert result.exit_code == 2  # a missing input: a bad argument, the same code for every command (issue #35)
+    assert "no traces file" in result.output and "nope.jsonl" in result.output
 
 
 def test_huge_pages_and_empty_answers(tmp_path: Path) -> None:

@@ -252,7 +252,7 @@ def test_config_and_limit_errors_name_the_value_and_the_fix(tmp_path: Path) -> N
     result = CliRunner().invoke(main, ["gate", "x.jsonl", "--min", "recall=high"])
     assert result.exit_code == 2 and "bad limit 'recall=high'" in result.output
     missing = CliRunner().invoke(main, ["gate", str(tmp_path / "none.jsonl")])
-    assert missing.exit_code == CANNOT_RUN and "no result file" in missing.output
+    assert missing.exit_code == 2 and "no result file" in missing.output  # a missing input: a bad argument
     empty = write(tmp_path / "empty.jsonl", [])
     now = write(tmp_path / "now.jsonl", clean_run("now"))
     no_baseline = CliRunner().invoke(main, ["gate", str(now), "--baseline", str(empty)])
@@ -588,13 +588,14 @@ def test_exit_codes_say_which_kind_of_failure(tmp_path: Path) -> None:
             ["gate", str(now), "--min", "recall=high"],
             ["gate", str(now), "--min", "retrieval.recal_at_5=0.9"],
             ["gate", str(now), "--config", str(bad_toml)],
-        ],
-        CANNOT_RUN: [
+            # a missing input is a bad argument, the same code for every command (issue #35)
             ["gate", str(now), "--baseline", str(tmp_path / "gone.jsonl")],
             ["gate", str(now), "--baseline", "run:latest", "--store", str(tmp_path / "none.db")],
+            ["report", str(tmp_path / "gone.jsonl")],
+        ],
+        CANNOT_RUN: [
             ["gate", str(SAMPLES)],
             ["gate", str(now), "--markdown", str(tmp_path / "no-such-dir" / "gate.md")],
-            ["report", str(tmp_path / "gone.jsonl")],
             ["report", str(SAMPLES)],
         ],
     }

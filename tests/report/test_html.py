@@ -104,9 +104,13 @@ def test_charts_render_in_headless_chromium(chromium: str, report: tuple[Path, d
 
     # The time chart: a line per stage that has any rate, a point per (stage, hour) with one.
     buckets = data["timeline"]["buckets"]
-    points = re.findall(r'<circle class="point" data-stage="(\w+)" data-bucket="([^"]+)"', rendered)
+    points = re.findall(r'<circle class="point(?: few)?" data-stage="(\w+)" data-bucket="([^"]+)"', rendered)
     assert len(points) == sum(1 for b in buckets for s in STAGES if b["stages"][s]["rate"] is not None) >= 10
     assert set(re.findall(r'<polyline class="series" data-stage="(\w+)"', rendered)) == {s for s, _ in points}
+    time_chart = rendered.split('id="chart-time"', 1)[1].split("</svg>", 1)[0]
+    legend = re.findall(r'<g class="legend-item">.*?<text[^>]*>([^<]+)</text></g>', time_chart)
+    assert legend == [s for s in STAGES if s in {p for p, _ in points}]  # no entry for a series without data
+    assert len(re.findall(r"data-n=", time_chart)) == len(points)  # every point carries its n (issue #35)
 
     # The screenshot: every group's colour is painted (its bars), and the line colours too.
     shot = tmp_path / "report.png"

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from tests.conftest import SAMPLES
 from tracescore.cli import main
-from tracescore.errors import InputError, NoResultsError
+from tracescore.errors import InputError, MissingInputError, NoResultsError
 from tracescore.sinks.parquet import is_parquet_spec, read_parquet_results, shard_file, write_results
 from tracescore.store.runs import results_from
 
@@ -76,7 +76,7 @@ def test_specs_that_are_not_parquet_results_fail_with_the_reason(tmp_path: Path)
     assert not is_parquet_spec("r.jsonl") and not is_parquet_spec("-")
     with pytest.raises(InputError, match="holds no .parquet result file"):
         list(read_parquet_results(str(tmp_path)))
-    with pytest.raises(InputError, match="no results at"):
+    with pytest.raises(MissingInputError, match="no results at"):
         list(read_parquet_results(str(tmp_path / "missing.parquet")))
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -13,13 +13,16 @@ from_attributes=True)``, which take both.
 
 from __future__ import annotations
 
+import difflib
+import functools
 import math
 import re
+import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, cast
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from tracescore.adapters import structs
 from tracescore.errors import AdapterError
@@ -130,10 +133,39 @@ def describe_validation_error(exc: ValidationError) -> str:
             if err["type"] == "missing"
             else ("unknown field" if err["type"] == "extra_forbidden" else "wrong value")
         )
-        parts.append(f"{kind} at {loc}: {err['msg']}")
+        hint = _closest_field(str(err["loc"][-1])) if err["type"] == "extra_forbidden" and err["loc"] else ""
+        parts.append(f"{kind} at {loc}: {err['msg']}{hint}")
     more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
     prefix = "not a trace: " if any(e["type"] == "missing" and len(e["loc"]) == 1 for e in errors) else ""
     return prefix + "; ".join(parts) + more
+
+
+@functools.cache
+def _field_names() -> tuple[str, ...]:
+    """Every field name of the trace format: the fields of ``Trace`` and of every model inside it."""
+    names: set[str] = set()
+    todo: list[Any] = [Trace]
+    seen: set[Any] = set()
+    while todo:
+        model = todo.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        for name, info in model.model_fields.items():
+            names.add(info.alias or name)
+            stack = [info.annotation]
+            while stack:
+                kind = stack.pop()
+                if isinstance(kind, type) and issubclass(kind, BaseModel):
+                    todo.append(kind)
+                stack.extend(typing.get_args(kind))
+    return tuple(sorted(names))
+
+
+def _closest_field(name: str) -> str:
+    """``; did you mean answer?`` for a misspelt field of the trace format (``anwser``), else nothing."""
+    close = difflib.get_close_matches(name, _field_names(), n=1, cutoff=0.7)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 @contextmanager

@@ -29,7 +29,15 @@ from tracescore.calibrate.sampling import (
 )
 from tracescore.calibrate.sheet import read_sheet, write_sheet
 from tracescore.cli.calibrate_measure import agreement, check, measure
-from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, exit_on_error, fail, store_option
+from tracescore.cli.exits import (
+    EXIT_ABORTED,
+    EXIT_GATE_ERROR,
+    EXIT_INPUT,
+    EXIT_USAGE,
+    exit_on_error,
+    fail,
+    store_option,
+)
 from tracescore.config import load_config
 from tracescore.errors import ConfigError, InputError, TracescoreError
 from tracescore.platforms.base import LabelQueue
@@ -47,6 +55,10 @@ __all__ = ["calibrate"]
 PLATFORMS = ("langfuse", "langsmith")
 _F = TypeVar("_F", bound=Callable[..., Any])
 
+_NOTHING_JUDGED = (
+    "nothing to sample: the run(s) hold no judged claim (the judge ran on no trace); score with ANTHROPIC_API_KEY"
+    " set and without --no-judge, then sample that run"
+)
 _store_option = store_option("Local store: scored runs, what was queued, the labels.")
 
 
@@ -165,7 +177,9 @@ def _when(value: str | None) -> datetime | None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Same seed, same sample.")
 @click.option("--failures", type=click.IntRange(min=0), default=0, show_default=True, help="Find-the-failures items.")
 @click.option("--budget-per-day", type=click.IntRange(min=1), help="At most this many items queued per UTC day.")
-@click.option("--traces", "traces_path", type=click.Path(dir_okay=False), help="JSONL traces: documents for a sheet.")
+@click.option(
+    "--traces", "traces_path", type=click.Path(dir_okay=False, exists=True), help="JSONL traces: documents for a sheet."
+)
 @_platform_options
 @_store_option
 def sample_command(
@@ -189,6 +203,8 @@ def sample_command(
     key = _key(target, queue_name)
     with exit_on_error():
         pool = attach_documents(_pool(store, runs, _when(since), _when(until)), _traces(traces_path))
+        if not pool:  # nothing to do is not a success that queued 0 items
+            fail(EXIT_GATE_ERROR, _NOTHING_JUDGED)
         budget_left = None if budget_per_day is None else budget_per_day - queued_on(store, now)
         drawn = sample(
             pool,

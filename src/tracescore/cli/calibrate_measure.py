@@ -40,7 +40,7 @@ from tracescore.platforms import registry
 from tracescore.platforms.base import EVERYTHING
 from tracescore.report.agreement import AgreementEntry, AgreementSection
 from tracescore.report.render.agreement import figure_lines, render_agreement_terminal, render_figures_terminal
-from tracescore.report.safe import console as safe_console
+from tracescore.report.safe import fitted_console
 from tracescore.store.db import Store
 from tracescore.trace import Trace
 
@@ -51,7 +51,7 @@ FORMATS = ("terminal", "json")
 
 
 def _console() -> Console:
-    return safe_console(width=max(120, Console().width))
+    return fitted_console()
 
 
 def _now() -> datetime:

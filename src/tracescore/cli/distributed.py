@@ -21,7 +21,7 @@ from tracescore.engine.distributed import JudgeSpec, RayRun, RaySettings, Scorer
 from tracescore.engine.setup import build_platform
 from tracescore.errors import ConfigError
 from tracescore.limits import RateLimiter
-from tracescore.report.safe import console as safe_console
+from tracescore.report.safe import fitted_console
 from tracescore.report.summary import Summary, render_terminal
 from tracescore.scorers.grounding import NO_JUDGE
 from tracescore.sources.base import ShardedSource
@@ -58,7 +58,7 @@ def score_ray(
     if options.max_cost is not None:
         raise click.BadParameter("not supported with --engine ray (the budget is per machine); drop it",
                                  param_hint="--max-cost")
-    console = safe_console(quiet=quiet, width=max(120, Console().width))
+    console = fitted_console(quiet=quiet)
     with exit_on_error(), ExitStack() as resources:
         source, adapter = _sharded(config, kind, traces, resources)
         spec, judge = _scoring(options, store_path, in_flight)
@@ -109,11 +109,13 @@ def _finish(run: RayRun, console: Console, *, quiet: bool) -> None:
             f" {j.get('retries', 0)} retries, {j.get('failures', 0)} failed calls;"
             f" rate limiter: {int(run.limiter.get('pauses', 0))} pause(s) on 429",
             highlight=False,
+            soft_wrap=True,
         )
     console.print(
         f"{run.shards} shard(s): {len(run.scored)} scored now ({counts.seen} traces),"
         f" {run.done_before} done before, {len(run.failed)} failed; results in {run.results}",
         highlight=False,
+        soft_wrap=True,
     )
     for shard in run.failed:
         click.echo(f"shard {shard.key} failed (left for the next run): {shard.error}", err=True)

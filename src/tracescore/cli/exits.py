@@ -19,21 +19,22 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 EXIT_OK = 0
 EXIT_INPUT = 1  # score/run/backfill/push done, but some traces could not be read or scored, or scores were rejected
 EXIT_GATE_FAILED = 1  # gate: it ran on scored results and a rule failed (CI's "red")
-EXIT_USAGE = 2  # bad option, bad config, missing credentials or missing optional SDK: nothing ran
+EXIT_USAGE = 2  # bad option, bad config, no such input file, missing credentials or optional SDK: nothing ran
 EXIT_LOCKED = 3  # another run holds the store's lock
 EXIT_ABORTED = 4  # stopped on a source, sink, store or judge failure (every judge call failed)
 EXIT_GAPS = 5  # run --check-gaps found traces no run scored
-EXIT_GATE_ERROR = 6  # gate/report could not run: no such results or baseline, not a results file, nothing scored
+EXIT_GATE_ERROR = 6  # nothing to do: gate/report on no scored trace or no finished run; calibrate: nothing judged
 
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",
     1: "score/run/backfill/push: done, but some traces could not be read or scored, or scores were rejected"
     " (listed); gate: a rule failed",
-    EXIT_USAGE: "bad option, bad config, missing credentials or optional SDK: nothing ran",
+    EXIT_USAGE: "bad option, bad config, no such input file, missing credentials or optional SDK: nothing ran",
     EXIT_LOCKED: "another run holds the store's lock",
     EXIT_ABORTED: "stopped on a source, sink, store or judge failure (what is written stays written)",
     EXIT_GAPS: "run --check-gaps found traces no run scored",
-    EXIT_GATE_ERROR: "gate/report could not run: missing results or baseline, not a results file, nothing scored",
+    EXIT_GATE_ERROR: "nothing to do: gate/report on no scored trace (not a results file, nothing scored) or no such"
+    " run; calibrate: nothing judged or labelled",
 }
 
 

@@ -167,6 +167,8 @@ def backfill(
     quiet: bool,
 ) -> None:
     """Re-score history in [--from, --to): progress, judge cost and ETA; a killed backfill resumes where it stopped."""
+    if start is not None and stop is not None and stop <= start:  # a usage error, before the config is read
+        raise click.BadParameter(f"{stop.isoformat()} is not after --from {start.isoformat()}", param_hint="--to")
     setup = _setup(config_path)
     if dry_run:
         _dry_run(setup, start, stop, judge_batch)
@@ -328,4 +330,8 @@ def init(path: str, kind: str, traces_path: str | None, project: str | None, for
     if target.exists() and not force:
         _fail(EXIT_BAD_CONFIG, f"{path} exists; pass --force to overwrite it")
     target.write_text(starter_config(kind, traces_path, project=project), encoding="utf-8")
-    click.echo(f"wrote {path}: set credentials in the environment, then run `tracescore run --config {path}`")
+    then = f"run `tracescore run --config {path}`"
+    if registry.get(kind).file:  # a file source needs no platform credentials (the judge's key stays optional)
+        click.echo(f"wrote {path}: {then} (no credentials needed; ANTHROPIC_API_KEY turns on the judged stages)")
+    else:
+        click.echo(f"wrote {path}: set the {kind} credentials in the environment, then {then}")

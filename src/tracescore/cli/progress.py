@@ -12,6 +12,7 @@ from typing import IO
 
 import click
 
+from tracescore.cli.exits import EXIT_USAGE, fail
 from tracescore.sources.base import Record
 
 __all__ = ["Progress", "input_problem"]
@@ -22,12 +23,15 @@ _HEAD = 65536
 def input_problem(path: str) -> str | None:
     """One line when ``path`` is clearly not a JSONL file (binary, a pretty-printed JSON document, a JSON array, CR-only
     line ends); warns on an empty file. A file with a JSON object on a line of its start is JSONL, whatever its other
-    lines hold: each bad line is then reported on its own and the rest scored. A missing file is left to the reader."""
+    lines hold: each bad line is then reported on its own and the rest scored. A missing file is a bad argument (exit 2,
+    as for every command); another read error is left to the reader."""
     if path == "-":
         return None
     try:
         with open(path, "rb") as fh:
             head = fh.read(_HEAD)
+    except FileNotFoundError:
+        fail(EXIT_USAGE, f"no traces file {path!r}; give a JSONL file of traces (or '-' for stdin)")
     except OSError:
         return None
     if not head.strip():

@@ -7,12 +7,14 @@ import os
 import sys
 
 import click
-from rich.console import Console
+from rich.markdown import Markdown
 
 from tracescore.cli.exits import EXIT_GATE_ERROR, EXIT_GATE_FAILED, EXIT_USAGE, fail, store_option
 from tracescore.errors import ConfigError, TracescoreError
 from tracescore.report.agreement import agreement_section, agreement_to_json, judges_of
 from tracescore.report.gate import GateConfig, load_gate_config, parse_limit, run_gate
+from tracescore.report.gate_config import DEFAULT_CASE_KEY
+from tracescore.report.keys import FieldCheck
 from tracescore.report.render import (
     render_gate_markdown,
     render_html,
@@ -20,7 +22,7 @@ from tracescore.report.render import (
     render_markdown,
     render_report_terminal,
 )
-from tracescore.report.safe import console as safe_console
+from tracescore.report.safe import fitted_console
 from tracescore.report.summary import build_report, report_to_json
 from tracescore.report.surface import SurfaceReport, fetch_tokens, surface_to_json
 from tracescore.store.db import Store
@@ -59,7 +61,12 @@ def report(
     """Report a result file or stored run (run:latest, run:ID): stage cells with ids, rates, the work queue, and the
     judge's agreement with human labels from the calibrations in --store (when that store exists)."""
     try:
-        label, lines = results_from(results, store_path)
+        notes: list[str] = []
+        label, lines = results_from(results, store_path, notes)
+        _warn([f"note: {note}" for note in notes])
+        named = {"--group-by": group_by, "--case-key": case_key}
+        fields = FieldCheck(label, {flag: path for flag, path in named.items() if path})
+        lines = fields.tap(lines)
         tokens = {}
         if results.startswith(RUN_PREFIX):  # fetch tokens per trace live in the store's score metadata
             with Store(store_path) as store:
@@ -67,16 +74,16 @@ def report(
         surface = SurfaceReport(group_by=group_by or None, case_key=case_key, tokens=tokens)
         judges: set[tuple[str, str]] = set()
         built = build_report(judges_of(surface.tap(lines), judges), group_by=group_by, source=label)
+        _warn(fields.verify())
         agreement = agreement_section(Store(store_path), judges) if os.path.isfile(store_path) else None
     except TracescoreError as exc:
         fail(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_GATE_ERROR, str(exc))
     if fmt == "terminal":
         if out:
             with open(out, "w", encoding="utf-8") as fh:
-                console = safe_console(file=fh, width=160, force_terminal=False)
-                render_report_terminal(built, console, surface, agreement=agreement)
+                render_report_terminal(built, fitted_console(file=fh), surface, agreement=agreement)
         else:
-            render_report_terminal(built, safe_console(width=max(120, Console().width)), surface, agreement=agreement)
+            render_report_terminal(built, fitted_console(), surface, agreement=agreement)
     elif fmt == "markdown":
         _write(render_markdown(built, surface, agreement=agreement), out)
     elif fmt == "json":
@@ -86,6 +93,13 @@ def report(
         _write(json.dumps(whole, indent=2, ensure_ascii=False) + "\n", out)
     else:
         _write(render_html(built, surface, agreement=agreement), out)
+    if out and out != "-":
+        click.echo(f"wrote the {fmt} report to {out}", err=True)
+
+
+def _warn(lines: list[str]) -> None:
+    for line in lines:
+        click.echo(line, err=True)
 
 
 def _limits(values: tuple[str, ...]) -> dict[str, float]:
@@ -136,20 +150,28 @@ def gate(
             config_path = "tracescore.toml"
         base = load_gate_config(config_path) if config_path else GateConfig()
         config = base.merged(mins, maxs, allow_unread=allow_unread, tolerance=tolerance, case_key=case_key)
-        label, current = results_from(results, store_path)
-        loaded = [results_from(spec, store_path) for spec in baselines]
+        notes: list[str] = []
+        label, current = results_from(results, store_path, notes)
+        loaded = [results_from(spec, store_path, notes) for spec in baselines]
+        _warn([f"note: {note}" for note in notes])
+        key = {"--case-key": config.case_key} if config.case_key != DEFAULT_CASE_KEY else {}
+        checks = [FieldCheck(name, key) for name, _ in [(label, current), *loaded]]
         outcome = run_gate(
-            current,
-            [lines for _, lines in loaded],
+            checks[0].tap(current),
+            [check.tap(lines) for check, (_, lines) in zip(checks[1:], loaded, strict=True)],
             config,
             source=label,
             baseline_names=[n for n, _ in loaded],
             store=Store(store_path) if os.path.isfile(store_path) else None,  # judge calibrations, when any
         )
+        _warn([line for check in checks for line in check.verify()])
     except TracescoreError as exc:
         fail(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_GATE_ERROR, str(exc))
     summary = render_gate_markdown(outcome)
-    click.echo(summary, nl=False)
+    if sys.stdout.isatty():  # a person reads it: render the Markdown, not its ** and backticks
+        fitted_console().print(Markdown(summary))
+    else:
+        click.echo(summary, nl=False)
     if markdown_out:
         _write(summary, markdown_out)
     if junit_out:

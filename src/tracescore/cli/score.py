@@ -15,9 +15,9 @@ import click
 from rich.console import Console
 
 from tracescore.cli.distributed import score_ray
-from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail, rate_option
+from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail, rate_option, store_option
 from tracescore.cli.progress import Progress, input_problem
-from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring, without_judge
+from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring, judged_scores, without_judge
 from tracescore.config import Config, load_config
 from tracescore.engine.runner import OneShot, score_once
 from tracescore.engine.setup import build_platform, cores
@@ -26,7 +26,7 @@ from tracescore.errors import ConfigError, TracescoreError
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import EVERYTHING, Parts
-from tracescore.report.safe import console as safe_console
+from tracescore.report.safe import fitted_console
 from tracescore.report.summary import Summary, render_terminal
 from tracescore.report.tally import summarize
 from tracescore.scorers.grounding import BUDGET_REASON
@@ -65,14 +65,7 @@ class _Request:
     "--judge-rps",
     help="--engine ray: judge API requests per second for the whole cluster (one limiter). [default: no limit]",
 )
-@click.option(
-    "--store",
-    "store_path",
-    default="tracescore.db",
-    show_default=True,
-    type=click.Path(dir_okay=False),
-    help="Local SQLite store that keeps every run, result and citation row.",
-)
+@store_option("Local SQLite store that keeps every run, result and citation row.")
 @click.option(
     "-k",
     "--k",
@@ -90,7 +83,7 @@ class _Request:
 @click.option(
     "--no-judge",
     is_flag=True,
-    help="Skip the judged stages (grounding, citation support) even with ANTHROPIC_API_KEY set.",
+    help=f"Skip every judged score ({judged_scores()}) even with ANTHROPIC_API_KEY set.",
 )
 @click.option("--judge-model", default=None, help="Anthropic model of the judge. [default: [judge] model]")
 @click.option(
@@ -198,7 +191,7 @@ def score(
         if given not in (None, "-") and Path(given).is_dir():  # an export source reads a folder; JSONL does not
             raise click.BadParameter(f"{given!r} is a folder; score a folder with --engine ray", param_hint=flag)
     to_stdout = out == "-"
-    console = safe_console(stderr=to_stdout, quiet=quiet, width=max(120, Console().width))
+    console = fitted_console(stderr=to_stdout, quiet=quiet)
     if request.kind == "jsonl" and request.path is not None:  # a JSONL file that is not JSONL: one line
         problem = input_problem(request.path)
         if problem is not None:
@@ -251,6 +244,8 @@ def _request(
         raise click.BadParameter("required with --source langsmith: the project name", param_hint="--project")
     start = _parse_time("--from", window_from, kind)
     end = _parse_time("--to", window_to, kind, default=datetime.now(UTC))
+    if end <= start:  # a usage error, found before anything is read
+        raise click.BadParameter(f"{_iso(end)} is not after --from {_iso(start)}: an empty window", param_hint="--to")
     return _Request(kind, None, start, end, True if write_back is None else write_back, overrides)
 
 
@@ -288,6 +283,10 @@ def _parse_time(flag: str, value: str | None, kind: str, default: datetime | Non
             f"{value!r} is not an ISO 8601 time, e.g. 2026-11-20T00:00:00Z", param_hint=flag
         ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
 
 
 def _score(
@@ -373,12 +372,12 @@ def _finish(
     if parts.summary is not None:
         line, notes = parts.summary(counts.seen)
         if not quiet:
-            console.print(line, highlight=False)
+            console.print(line, highlight=False, soft_wrap=True)
         for note in notes:
             click.echo(f"note: {note}", err=True)
     if not quiet:
         where = f"; results in {out}" if out else ""
-        console.print(f"run {run.run_id} stored in {store_path}{where}", highlight=False)
+        console.print(f"run {run.run_id} stored in {store_path}{where}", highlight=False, soft_wrap=True)
     for rejection in run.write.rejected:
         click.echo(f"rejected: {rejection}", err=True)
     if run.stopped is not None:

@@ -10,6 +10,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from tracescore import catalog
 from tracescore.adapters import Adapter
 from tracescore.calibrate.carry import grounding_agreement
 from tracescore.catalog import Reasons
@@ -27,8 +28,21 @@ from tracescore.scorers.surface import surface_scorer
 from tracescore.store import Store
 from tracescore.store.linkcache import StoreLinkCache
 
-__all__ = ["Scoring", "ScoringOptions", "build_scoring", "without_judge"]
+__all__ = ["Scoring", "ScoringOptions", "build_scoring", "judged_scores", "without_judge"]
 
+
+
+def judged_scores() -> str:
+    """Every judged score of the catalog, a family whose scores are all judged as ``family.*`` (for help texts)."""
+    families: dict[str, list[catalog.Entry]] = {}
+    for entry in catalog.CATALOG:
+        families.setdefault(entry.name.split(".")[0], []).append(entry)
+    parts = []
+    for family, entries in families.items():
+        judged = [e.name for e in entries if e.judged]
+        if judged:
+            parts.append(f"{family}.*" if len(judged) == len(entries) else ", ".join(judged))
+    return ", ".join(parts)
 
 @dataclass(frozen=True)
 class ScoringOptions:
@@ -70,10 +84,11 @@ class Scoring:
             console.print(
                 f"links: {self.links.requests} HTTP requests, {self.link_cache.hits} answered from the store",
                 highlight=False,
+                soft_wrap=True,
             )
         if self.judge is None:
             return
-        console.print(self.judge.usage.line(), highlight=False)
+        console.print(self.judge.usage.line(), highlight=False, soft_wrap=True)  # one line a log can grep
         if self.unjudged:
             shown = ", ".join(self.unjudged[:10])
             more = f" (+{len(self.unjudged) - 10} more)" if len(self.unjudged) > 10 else ""

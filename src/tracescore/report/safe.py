@@ -11,7 +11,9 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-__all__ = ["console", "md_code", "md_text", "term", "visible"]
+__all__ = ["PIPED_WIDTH", "console", "fitted_console", "md_code", "md_text", "term", "visible"]
+
+PIPED_WIDTH = 100  # the fixed layout of tables written to a pipe or a file (a terminal gets its own width)
 
 # C0 and C1 controls (tab and newline too: every place these go is one line), DEL, the bidi marks, embeddings,
 # overrides and isolates, line and paragraph separators, BOM, the XML non-characters and lone surrogates
@@ -54,3 +56,11 @@ def console(**options: Any) -> Console:
     """A rich ``Console`` that reads no markup and no ``:emoji:`` codes in what it prints: a path or an id holding
     ``[/x]`` crashed ``score`` and ``report`` (rich's MarkupError); styles go in ``Text`` objects instead."""
     return Console(markup=False, emoji=False, **options)
+
+
+def fitted_console(**options: Any) -> Console:
+    """A ``console`` that fits what it writes to: a terminal's own width (tables wrap, a value is never cropped), or,
+    piped or to a file, the fixed ``PIPED_WIDTH`` layout (rich's guess of 80 columns, or a width forced to 120 and
+    then cut, read worse)."""
+    probe = console(**options)
+    return probe if probe.is_terminal else console(width=PIPED_WIDTH, **options)

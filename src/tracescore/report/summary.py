@@ -22,6 +22,7 @@ from tracescore.report.verdicts import STAGES, by_stage, field_value, score_stag
 
 __all__ = [
     "STAGES",
+    "WIDE",
     "JudgeUsage",
     "Report",
     "StageCount",
@@ -33,6 +34,7 @@ __all__ = [
     "field_value",
     "render_terminal",
     "report_to_json",
+    "score_table",
     "score_stage",
     "stage_verdicts",
     "summary_to_json",
@@ -233,6 +235,22 @@ def _fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
+WIDE = 100  # columns from which the score table has room for the top reason absent
+
+
+def score_table(title: str | None = None, *, reasons: bool = False) -> Table:
+    """The table of scores by stage: names and numbers are never wrapped (folded only on a console too narrow for
+    them, never cut with an ellipsis), headers and reasons wrap at words."""
+    table = Table(title=title)
+    table.add_column("stage", no_wrap=True, overflow="fold")
+    table.add_column("score", no_wrap=True, overflow="fold")
+    for column in ("present", "mean /\nshare true", "absent"):
+        table.add_column(column, justify="right", no_wrap=True, overflow="fold")
+    if reasons:
+        table.add_column("top reason absent", overflow="fold")
+    return table
+
+
 def render_terminal(summary: Summary, console: Console) -> None:
     """The contingency table (rows: stage verdicts, columns: answer right/wrong) and a per-stage summary."""
     table = Table(
@@ -259,19 +277,22 @@ def render_terminal(summary: Summary, console: Console) -> None:
         ))  # fmt: skip
     console.print(table)
 
-    stages = Table(title="Per-stage summary")
-    stages.add_column("stage", no_wrap=True)
-    stages.add_column("score", no_wrap=True, min_width=28)
-    for column in ("present", "mean / share true", "absent"):
-        stages.add_column(column, justify="right", no_wrap=True, min_width=len(column))
-    stages.add_column("top reason absent", overflow="ellipsis", no_wrap=True, max_width=46)
+    wide = console.width >= WIDE  # a narrower terminal gets the reasons as lines below the table, words whole
+    stages = score_table("Per-stage summary", reasons=wide)
+    below: list[str] = []
     for name in by_stage(summary.stats):
         stat = summary.stats[name]
         top = max(stat.absent.items(), key=lambda p: p[1])[0] if stat.absent else ""
-        stages.add_row(term(score_stage(name)), term(name), str(stat.present), _fmt(stat.mean), str(stat.absent_count),
-                       term(top))  # fmt: skip
+        values: list[Text | str] = [term(score_stage(name)), term(name), str(stat.present), _fmt(stat.mean)]
+        stages.add_row(*values, str(stat.absent_count), *([term(top)] if wide else []))
+        if top and not wide:
+            below.append(f"  {name}: {top}")
     console.print(stages)
+    if below:
+        console.print(Text("Top reason absent", style="bold"))
+        for line in below:
+            console.print(term(line), highlight=False)
     for message in summary.errors[:20]:
-        console.print(Text.assemble(("error ", "red"), visible(message)), highlight=False)
+        console.print(Text.assemble(("error ", "red"), visible(message)), highlight=False, soft_wrap=True)
     if len(summary.errors) > 20:
         console.print(f"… and {len(summary.errors) - 20} more errors (see the results file or the store)")

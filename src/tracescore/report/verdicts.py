@@ -13,6 +13,7 @@ __all__ = [
     "as_number",
     "by_stage",
     "field_value",
+    "full_path",
     "score_stage",
     "stage_verdicts",
     "verdicts_of",
@@ -80,6 +81,11 @@ def by_stage(names: Iterable[str]) -> list[str]:
     """Score names in the catalog's stage order (retrieval, grounding, citations, answer, …), by name within one."""
     order: dict[str, int] = {stage: i for i, stage in enumerate(catalog.STAGES)}
     return sorted(names, key=lambda n: (order.get(score_stage(n), len(order)), n))
+
+
+def full_path(path: str) -> str:
+    """The path ``field_value`` reads: a bare name (``provider``) is looked up in metadata (``metadata.provider``)."""
+    return path if path.split(".")[0] in _RESULT_KEYS else f"metadata.{path}"
 
 
 def field_value(result: Mapping[str, Any], path: str) -> str | None:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from tracescore.errors import InputError, NoResultsError
+from tracescore.errors import InputError, MissingInputError, NoResultsError
 from tracescore.sinks.parquet import is_parquet_spec, read_parquet_results
 from tracescore.sources.jsonl import read_jsonl
 from tracescore.store.db import Store
@@ -137,17 +138,39 @@ def _parquet_lines(spec: str) -> Iterator[dict[str, Any]]:
         raise NoResultsError(f"{spec} holds no scored trace ({held})")
 
 
-def resolve_run(store: Store, spec: str) -> str:
-    """The run id a ``run:`` spec names; the message lists what exists when it names none or several."""
+def _holds_results(store: Store, run_id: str) -> bool:
+    with closing(store.results(run_id)) as lines:  # type: ignore[type-var]  # a generator: it has close()
+        return next(lines, None) is not None
+
+
+def resolve_run(store: Store, spec: str, notes: list[str] | None = None) -> str:
+    """The run id a ``run:`` spec names; the message lists what exists when it names none or several.
+
+    ``run:latest~N`` counts the finished runs that scored something: a scheduled run that found every trace already
+    scored (no result line) is skipped, and ``notes`` (when given) gets a line naming the run taken instead."""
     wanted = spec.removeprefix(RUN_PREFIX)
     runs = [r for r in store.runs() if r["status"] == "done"]
     if wanted.startswith("latest"):
         back = wanted.removeprefix("latest").removeprefix("~") or "0"
         if not back.isdigit():
             raise InputError(f"bad run spec {spec!r}; expected run:latest or run:latest~N")
-        if int(back) >= len(runs):
-            raise InputError(f"{spec!r}: the store {str(store.path)!r} holds only {len(runs)} finished run(s)")
-        return str(runs[-1 - int(back)]["id"])
+        idle = 0
+        for run in reversed(runs):
+            if not _holds_results(store, str(run["id"])):
+                idle += 1
+                continue
+            if back == "0":
+                if idle and notes is not None:
+                    notes.append(
+                        f"{spec} is run {str(run['id'])[:12]} (started {run['started_at']}), the latest that scored"
+                        f" something: {idle} later finished run(s) scored no trace (nothing new to score)"
+                    )
+                return str(run["id"])
+            back = str(int(back) - 1)
+        raise InputError(
+            f"{spec!r}: the store {str(store.path)!r} holds only {len(runs) - idle} finished run(s) that scored"
+            f" something" + (f" ({idle} more scored no trace)" if idle else "")
+        )
     matches = [r["id"] for r in runs if str(r["id"]).startswith(wanted)]
     if len(matches) != 1:
         known = ", ".join(str(r["id"])[:8] for r in runs[-5:]) or "none"
@@ -161,20 +184,23 @@ def _is_sqlite(path: str) -> bool:
         return fh.read(16) == b"SQLite format 3\x00"
 
 
-def results_from(spec: str, store_path: str | Path) -> tuple[str, Iterator[dict[str, Any]]]:
-    """A label and the result lines for a spec (a result file, or ``run:…`` in the store at ``store_path``)."""
+def results_from(
+    spec: str, store_path: str | Path, notes: list[str] | None = None
+) -> tuple[str, Iterator[dict[str, Any]]]:
+    """A label and the result lines for a spec (a result file, or ``run:…`` in the store at ``store_path``);
+    ``notes`` gets the line ``resolve_run`` writes when ``run:latest`` skipped runs that scored nothing."""
     if not spec.startswith(RUN_PREFIX):
         if is_parquet_spec(spec):
             return spec, _parquet_lines(spec)
         if spec != "-" and not Path(spec).is_file():
-            raise InputError(f"no result file {spec!r}; give a results JSONL file (from --out) or run:latest")
+            raise MissingInputError(f"no result file {spec!r}; give a results JSONL file (from --out) or run:latest")
         if spec != "-" and _is_sqlite(spec):
             raise InputError(f"{spec!r} is a store, not a result file; use run:latest --store {spec}")
         return spec, read_results(spec)
     if not Path(store_path).is_file():
-        raise InputError(f"no store {str(store_path)!r} to read {spec!r} from; pass --store PATH")
+        raise MissingInputError(f"no store {str(store_path)!r} to read {spec!r} from; pass --store PATH")
     store = Store(store_path)
-    run_id = resolve_run(store, spec)
+    run_id = resolve_run(store, spec, notes)
 
     def lines() -> Iterator[dict[str, Any]]:
         count = scored = 0

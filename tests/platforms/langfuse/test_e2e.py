@@ -181,7 +181,8 @@ def test_a_source_failure_stops_cleanly_keeping_what_was_scored(fake: FakeLangfu
     fake.handle = second_page_fails  # type: ignore[method-assign]
     result = _run(fake, tmp_path, config="[langfuse]\npage_size = 100\nmax_attempts = 2\nbackoff = 0\n")
     assert result.exit_code == 4  # stopped on a source failure (the exit-code table)
-    assert "cannot read Langfuse observations (page 2" in result.output and "clickhouse unavailable" in result.output
+    assert "(observations page 2) from Langfuse at" in result.output and "clickhouse unavailable" in result.output
+    assert "after 2 attempts" in result.output
     with Store(tmp_path / "ts.db") as store:
         (run,) = store.runs()
         stored = list(store.results(run["id"]))

@@ -11,7 +11,6 @@ Ray is imported here only when a run starts (``pip install 'tracescore[ray]'``).
 from __future__ import annotations
 
 import logging
-import os
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -21,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from tracescore.adapters import Adapter
+from tracescore.engine.distributed.address import cluster_address, describe_init_error
 from tracescore.engine.distributed.cache import compact
 from tracescore.engine.distributed.judging import JudgeSpec, JudgeWorker, RemoteJudge
 from tracescore.engine.distributed.limiter import LimiterActor
 from tracescore.engine.pipeline import RunCounts, score_records
-from tracescore.errors import ConfigError, InputError
+from tracescore.errors import ConfigError, InputError, SourceError
 from tracescore.judge.protocol import Judge
 from tracescore.result import TraceResult
 from tracescore.scorers import Scorer, default_scorers
@@ -164,15 +164,17 @@ def _start(settings: RaySettings) -> bool:
         raise ConfigError(f"--engine ray needs Ray ({exc}): pip install 'tracescore[ray]'") from exc
     if ray.is_initialized():
         return False
-
-    address = settings.address or os.environ.get("RAY_ADDRESS")
-    ray.init(
-        address=address,
-        num_cpus=None if address else settings.workers,
-        include_dashboard=False,
-        logging_level=logging.WARNING,
-        log_to_driver=False,
-    )
+    address, origin = cluster_address(settings.address)  # an empty or unreachable address: one line, at once
+    try:
+        ray.init(
+            address=address,
+            num_cpus=None if address else settings.workers,
+            include_dashboard=False,
+            logging_level=logging.WARNING,
+            log_to_driver=False,
+        )
+    except (ConnectionError, ValueError, RuntimeError, TimeoutError) as exc:
+        raise SourceError(describe_init_error(address, origin, exc)) from exc
     return True
 
 

@@ -12,7 +12,7 @@ PLATFORM = Platform(
     factory="tracescore.platforms.langfuse.platform:build",
     sections={"langfuse": LangfuseSettings, "sinks": SinksSettings},
     sdk="langfuse",
-    summary="a Langfuse project (keys from LANGFUSE_PUBLIC_KEY/_SECRET_KEY/_HOST)",
+    summary="a Langfuse project (host from LANGFUSE_BASE_URL, keys from LANGFUSE_PUBLIC_KEY/_SECRET_KEY)",
 )
 
 EXPORT = Platform(

@@ -27,6 +27,7 @@ __all__ = [
     "LangfuseCredentials",
     "classify_error",
     "describe_error",
+    "failure_line",
     "make_client",
     "request_options",
     "retry_policy",
@@ -43,9 +44,15 @@ class LangfuseCredentials:
     public_key: str
     secret_key: str
     base_url: str
+    base_url_from: str = "LANGFUSE_BASE_URL"  # the variable the host came from (or "the default host")
 
     def __repr__(self) -> str:  # never show the secret
         return f"LangfuseCredentials(public_key={self.public_key!r}, base_url={self.base_url!r})"
+
+    @property
+    def where(self) -> str:
+        """``Langfuse at <host> (<the variable it came from>)``, for messages (a password in the URL redacted)."""
+        return redact(f"Langfuse at {self.base_url} ({self.base_url_from})")
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> LangfuseCredentials:
@@ -57,10 +64,11 @@ class LangfuseCredentials:
                 f"{' and '.join(missing)} not set; export the project's API keys (Langfuse → Settings → API keys)"
                 " and LANGFUSE_BASE_URL for a self-hosted or regional host"
             )
-        base_url = env.get("LANGFUSE_BASE_URL") or env.get("LANGFUSE_HOST") or DEFAULT_BASE_URL
+        origin = next((n for n in ("LANGFUSE_BASE_URL", "LANGFUSE_HOST") if env.get(n)), "the default host")
+        base_url = env.get(origin) or DEFAULT_BASE_URL
         if not base_url.startswith(("http://", "https://")):
-            raise ConfigError(f"LANGFUSE_BASE_URL {base_url!r} is not an http(s) URL, e.g. https://cloud.langfuse.com")
-        return cls(env["LANGFUSE_PUBLIC_KEY"], env["LANGFUSE_SECRET_KEY"], base_url.rstrip("/"))
+            raise ConfigError(f"{origin} {base_url!r} is not an http(s) URL, e.g. https://cloud.langfuse.com")
+        return cls(env["LANGFUSE_PUBLIC_KEY"], env["LANGFUSE_SECRET_KEY"], base_url.rstrip("/"), origin)
 
 
 @contextmanager
@@ -148,3 +156,23 @@ def describe_error(exc: BaseException) -> str:
             hint = "; check LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY and LANGFUSE_BASE_URL (region/host)"
         return redact(f"HTTP {exc.status_code}: {str(message)[:300]}{hint}")
     return redact(f"{type(exc).__name__}: {str(exc)[:300]}")
+
+
+def failure_line(doing: str, exc: BaseException, attempts: int, where: str = "Langfuse") -> str:
+    """One line for a request that failed for good: what was being done, where (``LangfuseCredentials.where``), how
+    many requests were sent, and the fix: rejected keys (401/403, never retried), a refused or unreachable host, or
+    the server's own message."""
+    import httpx
+    from langfuse.api.core.api_error import ApiError
+
+    sent = "the one request sent" if attempts == 1 else f"{attempts} attempts"
+    status = exc.status_code if isinstance(exc, ApiError) else None
+    if status in (401, 403):
+        return redact(
+            f"{where} rejected the API keys (HTTP {status}) after {sent}, to {doing}; check that LANGFUSE_PUBLIC_KEY"
+            " and LANGFUSE_SECRET_KEY are this project's keys (Langfuse → Settings → API keys) for that host"
+        )
+    if isinstance(exc, httpx.ConnectError):
+        what = "refused the connection" if "refused" in str(exc).lower() else f"could not be reached ({exc})"
+        return redact(f"cannot {doing}: {where} {what} after {sent}; check the host and that the server is up")
+    return redact(f"cannot {doing} from {where} after {sent}: {describe_error(exc)}")

@@ -39,9 +39,13 @@ def metadata_keys_to_expand(mapping: MappingConfig) -> list[str]:
 class LangfuseJobSource:
     """Whole traces whose root starts in ``[since, until)``, with the ``[langfuse]`` filters (or the overrides)."""
 
-    def __init__(self, client: LangfuseAPI, settings: LangfuseSettings, mapping: MappingConfig, **filters: Any) -> None:
+    def __init__(
+        self, client: LangfuseAPI, settings: LangfuseSettings, mapping: MappingConfig, where: str = "Langfuse",
+        **filters: Any,
+    ) -> None:
         self.client = client
         self.settings = settings
+        self.where = where  # the host and the variable it came from, for messages
         self.filters = filters
         self.expand = metadata_keys_to_expand(mapping)
         self.stats = ReadStats()
@@ -49,7 +53,7 @@ class LangfuseJobSource:
     def records(self, since: datetime, until: datetime | None = None) -> Iterator[Record]:
         window = LangfuseWindow.from_settings(since, until or datetime.now(UTC), self.settings, **self.filters)
         experiments = (
-            read_experiment_items(self.client, window, self.settings, stats=self.stats)
+            read_experiment_items(self.client, window, self.settings, stats=self.stats, where=self.where)
             if self.settings.experiment_labels
             else None
         )
@@ -60,6 +64,7 @@ class LangfuseJobSource:
             expand_metadata=self.expand,
             stats=self.stats,
             experiment_items=experiments,
+            where=self.where,
         )
 
 
@@ -88,7 +93,7 @@ def build(context: PlatformContext) -> Parts:
     keep_versions = bool(getattr(context.sections.get("sinks"), "keep_versions", False))
     score_sink = LangfuseScoreSink(client, settings, keep_versions=keep_versions)
     sink = LangfuseJobSink(score_sink) if context.write_back else None
-    source = LangfuseJobSource(client, settings, context.mapping, **overrides)
+    source = LangfuseJobSource(client, settings, context.mapping, credentials.where, **overrides)
 
     def summary(seen: int) -> tuple[str, list[str]]:
         read = source.stats

@@ -189,12 +189,14 @@ class LangfuseScoreSink:
         self.report.batches += 1
         bodies = [self._body(r) for r in batch]
         request = [CreateScoreRequest.model_validate(b) for b in bodies]
+        before = self.report.requests
         try:
             response = self._call(
                 lambda: self.client.scores.with_raw_response.create(request=request, request_options=self._options)
             )
         except Exception as exc:
-            reason = f"not delivered after {self._policy.max_attempts} attempts: {describe_error(exc)}"
+            sent = self.report.requests - before  # a 401 is not retried: one request, not max_attempts
+            reason = f"not delivered after {sent} attempt{'s' if sent != 1 else ''}: {describe_error(exc)}"
             for record in batch:
                 self.report.reject(record, reason, retryable=True)
             return

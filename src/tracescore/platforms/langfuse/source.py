@@ -19,7 +19,13 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from tracescore.errors import ConfigError, SourceError
-from tracescore.platforms.langfuse.client import classify_error, describe_error, request_options, retry_policy
+from tracescore.platforms.langfuse.client import (
+    classify_error,
+    describe_error,
+    failure_line,
+    request_options,
+    retry_policy,
+)
 from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.retry import Verdict, call_with_retries
 from tracescore.sources.base import Record
@@ -254,6 +260,7 @@ def read_langfuse(
     stats: ReadStats | None = None,
     sleep: Callable[[float], None] | None = None,
     experiment_items: Mapping[str, dict[str, Any]] | None = None,
+    where: str = "Langfuse",
 ) -> Iterator[Record]:
     """Yield one ``Record`` per whole trace of ``window``: payload ``{"id": trace_id, "observations": [rows]}``,
     plus ``"experiment_item"`` when ``experiment_items`` (see ``read_experiment_items``) has the trace.
@@ -280,19 +287,20 @@ def read_langfuse(
 
     while not pager.done:
         params = pager.next_params()
+        sent = [0]
 
-        def fetch(params: dict[str, Any] = params) -> Any:
+        def fetch(params: dict[str, Any] = params, sent: list[int] = sent) -> Any:
             stats.requests += 1
+            sent[0] += 1
             return client.observations.get_many(**params, request_options=options)
 
         extra = {"sleep": sleep} if sleep is not None else {}
         try:
             page = call_with_retries(fetch, classify=classify_error, policy=policy, on_retry=on_retry, **extra)
         except Exception as exc:
-            raise SourceError(
-                f"cannot read Langfuse observations (page {pager.pages + 1} of window {_iso(window.start)} .."
-                f" {_iso(window.end)}) after {policy.max_attempts} attempts: {describe_error(exc)}"
-            ) from exc
+            page_no = pager.pages + 1
+            doing = f"read the traces of {_iso(window.start)} .. {_iso(window.end)} (observations page {page_no})"
+            raise SourceError(failure_line(doing, exc, sent[0], where)) from exc
         stats.pages += 1
         rows = [o.dict(by_alias=True) if hasattr(o, "dict") else dict(o) for o in page.data]
         pager.update(page.meta.cursor)
@@ -316,6 +324,7 @@ def read_experiment_items(
     *,
     stats: ReadStats | None = None,
     sleep: Callable[[float], None] | None = None,
+    where: str = "Langfuse",
 ) -> dict[str, dict[str, Any]]:
     """trace id → experiment item (``expectedOutput``, ``experimentItemMetadata``, ids) for experiment traces of the
     window, read with ``GET /api/public/experiment-items`` (100 per page). A server without the endpoint (404/405,
@@ -333,9 +342,11 @@ def read_experiment_items(
         stats.retry_reasons.append(verdict.description)
 
     while True:
+        sent = [0]
 
-        def fetch(cursor: str | None = cursor) -> Any:
+        def fetch(cursor: str | None = cursor, sent: list[int] = sent) -> Any:
             stats.requests += 1
+            sent[0] += 1
             return client.experiments.list_items(
                 from_start_time=window.start,
                 to_start_time=window.end,
@@ -351,7 +362,11 @@ def read_experiment_items(
             if getattr(exc, "status_code", None) in (404, 405):
                 stats.notes.append(f"no experiment labels: no experiment-items API here ({describe_error(exc)})")
                 return {}
-            raise SourceError(f"cannot read Langfuse experiment items: {describe_error(exc)}") from exc
+            doing = (
+                f"read the traces of {_iso(window.start)} .. {_iso(window.end)} (first their dataset labels:"
+                " the experiment items)"
+            )
+            raise SourceError(failure_line(doing, exc, sent[0], where)) from exc
         for item in page.data:
             row = item.dict(by_alias=True)
             items.setdefault(str(row["traceId"]), row)

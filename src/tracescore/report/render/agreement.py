@@ -119,15 +119,15 @@ def render_figures_terminal(heading: str, lines: list[str], f: Mapping[str, Any]
     if not f.get("categories"):
         return
     matrix = Table(title="confusion (rows: human, columns: judge)", title_justify="left")
-    matrix.add_column("human \\ judge", no_wrap=True)
+    matrix.add_column("human \\ judge", overflow="fold")
     for c in f["categories"]:
-        matrix.add_column(c, justify="right", no_wrap=True)
+        matrix.add_column(c, justify="right", overflow="fold")
     for c, row in zip(f["categories"], f.get("confusion", []), strict=False):
         matrix.add_row(c, *map(str, row))
     console.print(matrix)
     per = Table()
     for n, h in enumerate(_PER_LABEL_HEADER):
-        per.add_column(h, justify="left" if n == 0 else "right", no_wrap=True)
+        per.add_column(h, justify="left" if n == 0 else "right", overflow="fold")
     for row in _per_label(f):
         per.add_row(*row)
     console.print(per)

@@ -13,7 +13,7 @@ from tracescore.report.render.surface import (
     surface_note,
     surface_table,
 )
-from tracescore.report.render.svg import bar_chart, line_chart
+from tracescore.report.render.svg import FEW, bar_chart, line_chart
 from tracescore.report.safe import visible
 from tracescore.report.summary import STAGES, Report, by_stage, score_stage, work_queue
 from tracescore.report.surface import SurfaceReport
@@ -24,7 +24,7 @@ __all__ = ["render_html"]
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:980px;color:#222}
 h1{font-size:22px}h2{font-size:17px;margin-top:28px}table{border-collapse:collapse;margin:8px 0}
-td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,th:first-child{text-align:left}
+td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,th,td.name{text-align:left}
 td.ids{text-align:left;font-family:ui-monospace,monospace;font-size:12px;max-width:560px}
 .muted{color:#666}svg.chart{display:block;margin:8px 0;background:#fafafa;border:1px solid #eee}
 li{margin:4px 0}code{font-size:12px}
@@ -64,9 +64,11 @@ def render_html(
     granularity, buckets = report.timeline()
     labels = [b for b, _ in buckets]
     points = {(st, b): counts[st].rate for b, counts in buckets for st in STAGES}
+    sizes = {(st, b): counts[st].decided for b, counts in buckets for st in STAGES}
     out.append(f"<h2>Stage pass rates over time (per {granularity})</h2>")
     if labels:
-        out.append(line_chart("chart-time", labels, STAGES, points))
+        out.append(line_chart("chart-time", labels, STAGES, points, sizes))
+        out.append(f'<p class="muted">Hover a point for its n; a hollow point rests on fewer than {FEW} traces.</p>')
     else:
         out.append('<p class="muted">No timestamps in these results.</p>')
 
@@ -76,7 +78,7 @@ def render_html(
         if not any(s.cells.get(cell) for _, s in columns):
             continue
         counts = "".join(f"<td>{len(s.cells.get(cell, []))}</td>" for _, s in columns)
-        ids = ", ".join(escape(i) for i in overall.cells.get(cell, []))
+        ids = _cell_ids(report, cell)
         out.append(f'<tr data-cell="{escape(cell)}"><td>{escape(cell)}</td>{counts}<td class="ids">{ids}</td></tr>')
     undiagnosed = "".join(f"<td>{sum(s.undiagnosed.values())}</td>" for _, s in columns)
     reasons = "; ".join(f"{n} × {escape(r)}" for r, n in sorted(overall.undiagnosed.items(), key=lambda p: -p[1]))
@@ -119,11 +121,23 @@ def render_html(
         stat = overall.stats[name]
         mean = "—" if stat.mean is None else f"{stat.mean:.3f}"
         out.append(
-            f"<tr><td>{escape(score_stage(name))}</td><td>{escape(name)}</td><td>{stat.present}</td><td>{mean}</td>"
+            f'<tr><td>{escape(score_stage(name))}</td><td class="name">{escape(name)}</td><td>{stat.present}</td>'
+            f"<td>{mean}</td>"
             f"<td>{stat.absent_count}</td></tr>"
         )
     out.append("</table></body></html>")
     return "\n".join(out) + "\n"
+
+
+def _cell_ids(report: Report, cell: str) -> str:
+    """The trace ids of a cell: one list, or in a grouped view one list per group, each named."""
+    if not report.group_by:
+        return ", ".join(escape(i) for i in report.overall.cells.get(cell, []))
+    return "".join(
+        f'<div data-group="{escape(name)}"><b>{escape(name)}</b>: {", ".join(escape(i) for i in ids)}</div>'
+        for name, summary in report.columns()
+        if (ids := summary.cells.get(cell))
+    )
 
 
 def _surface_html(surface: SurfaceReport) -> list[str]:

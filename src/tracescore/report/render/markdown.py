@@ -127,6 +127,17 @@ _RULE_TITLES = {
 _ICON = {"pass": "✅", "fail": "❌", "warn": "⚠️"}
 
 
+def _not_run(result: GateResult) -> list[str]:
+    """The rules that did not run and what turns them on (a gate with no baseline checks no regression)."""
+    ran = {c.rule for c in result.checks}
+    missing = []
+    if not result.baseline_runs:
+        missing += [f"{_RULE_TITLES[r]} (no --baseline given)" for r in ("regression", "newly_failing")]
+    if "threshold" not in ran:
+        missing.append(f"{_RULE_TITLES['threshold']} (no --min/--max or [gate.min]/[gate.max])")
+    return ["", f"Did not run: {'; '.join(missing)}."] if missing else []
+
+
 def _check_cases(check: GateCheck, limit: int) -> list[str]:
     out = [
         f"  - {md_code(c.case)} — stage **{c.stage}**"
@@ -150,6 +161,7 @@ def render_gate_markdown(result: GateResult, *, max_cases: int = 8) -> str:
         + (f", {result.unreadable} unreadable" if result.unreadable else "")
         + f"; {result.baseline_runs} baseline run(s)."
     )
+    lines += _not_run(result)
     banded = [(c.subject, c.band) for c in result.checks if c.band is not None]
     if banded:
         runs = max(b.runs for _, b in banded)

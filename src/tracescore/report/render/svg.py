@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 
-__all__ = ["PALETTE", "bar_chart", "line_chart"]
+__all__ = ["FEW", "PALETTE", "bar_chart", "line_chart"]
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 _W, _H, _LEFT, _TOP, _BOTTOM = 720, 300, 48, 36, 48
+FEW = 5  # a time point resting on fewer traces is drawn hollow: a rate of 3 traces says little
 
 
 def _axis(parts: list[str], plot_w: int, plot_h: int) -> None:
@@ -51,7 +52,7 @@ def _x_label(slot: float, index: int, text: str, size: int) -> str:
 
 
 def _close_chart(parts: list[str], series: Sequence[str], colors: dict[str, str]) -> str:
-    """The legend and the closing tag: the chart's SVG text."""
+    """The legend (only the series drawn: one without any value has no entry) and the closing tag: the SVG text."""
     _legend(parts, series, colors)
     parts.append("</svg>")
     return "".join(parts)
@@ -62,6 +63,7 @@ def bar_chart(
 ) -> str:
     """Grouped bars: one cluster per category (stage), one bar per series (group); ``values[(series, category)]``."""
     parts, colors, cluster, plot_h = _open_chart(chart_id, series, len(categories))
+    drawn = [s for s in series if any(values.get((s, c)) is not None for c in categories)]
     bar = min(48.0, (cluster - 16) / max(len(series), 1))
     for ci, category in enumerate(categories):
         x0 = _LEFT + ci * cluster + (cluster - bar * len(series)) / 2
@@ -82,18 +84,27 @@ def bar_chart(
                 f' height="{max(h, 0.0):.1f}" fill="{colors[name]}">'
                 f"<title>{escape(name)} · {escape(category)}: {value:.1%}</title></rect>"
             )
-    return _close_chart(parts, series, colors)
+    return _close_chart(parts, drawn, colors)
 
 
 def line_chart(
-    chart_id: str, buckets: Sequence[str], series: Sequence[str], values: Mapping[tuple[str, str], float | None]
+    chart_id: str,
+    buckets: Sequence[str],
+    series: Sequence[str],
+    values: Mapping[tuple[str, str], float | None],
+    counts: Mapping[tuple[str, str], int] | None = None,
 ) -> str:
-    """One line per series (stage) over the buckets (time); ``values[(series, bucket)]``; gaps break the line."""
+    """One line per series (stage) over the buckets (time); ``values[(series, bucket)]``; gaps break the line.
+
+    ``counts[(series, bucket)]`` is the n a point rests on: in its tooltip, and a point on fewer than ``FEW`` traces
+    is hollow."""
     parts, colors, step, plot_h = _open_chart(chart_id, series, len(buckets))
+    drawn = [s for s in series if any(values.get((s, b)) is not None for b in buckets)]
     label_every = max(1, len(buckets) // 8)
     for bi, bucket in enumerate(buckets):
         if bi % label_every == 0:
             parts.append(_x_label(step, bi, bucket, 10))
+    dots: list[str] = []  # drawn after every line, so a hollow point is not crossed by its own line
     for name in series:
         segment: list[str] = []
         segments: list[list[str]] = []
@@ -106,10 +117,17 @@ def line_chart(
                 continue
             x, y = _LEFT + (bi + 0.5) * step, _TOP + plot_h - plot_h * value
             segment.append(f"{x:.1f},{y:.1f}")
-            parts.append(
-                f'<circle class="point" data-stage="{escape(name)}" data-bucket="{escape(bucket)}"'
-                f' data-value="{value:.4f}" cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colors[name]}">'
-                f"<title>{escape(name)} · {escape(bucket)}: {value:.1%}</title></circle>"
+            n = counts.get((name, bucket)) if counts is not None else None
+            few = n is not None and n < FEW
+            paint = f'fill="#fff" stroke="{colors[name]}" stroke-width="2"' if few else f'fill="{colors[name]}"'
+            dots.append(
+                f'<circle class="point{" few" if few else ""}" data-stage="{escape(name)}"'
+                f' data-bucket="{escape(bucket)}" data-value="{value:.4f}"'
+                + (f' data-n="{n}"' if n is not None else "")
+                + f' cx="{x:.1f}" cy="{y:.1f}" r="4" {paint}>'
+                f"<title>{escape(name)} · {escape(bucket)}: {value:.1%}"
+                + (f" (n = {n}{', few traces' if few else ''})" if n is not None else "")
+                + "</title></circle>"
             )
         if segment:
             segments.append(segment)
@@ -118,4 +136,5 @@ def line_chart(
                 f'<polyline class="series" data-stage="{escape(name)}" points="{" ".join(points)}" fill="none"'
                 f' stroke="{colors[name]}" stroke-width="2.5"/>'
             )
-    return _close_chart(parts, series, colors)
+    parts += dots
+    return _close_chart(parts, drawn, colors)

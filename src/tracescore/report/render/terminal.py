@@ -16,7 +16,7 @@ from tracescore.report.render.surface import (
     surface_table,
 )
 from tracescore.report.safe import term, visible
-from tracescore.report.summary import STAGES, Report, by_stage, score_stage, work_queue
+from tracescore.report.summary import STAGES, Report, by_stage, score_stage, score_table, work_queue
 from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
 
@@ -46,9 +46,9 @@ def render_report_terminal(
         title += f" by {visible(report.group_by)}"
     console.print(Text(title, style="bold"), highlight=False)
     cells = Table()
-    cells.add_column("cell", no_wrap=True)
+    cells.add_column("cell", overflow="fold")
     for name, _ in columns:
-        cells.add_column(term(name), justify="right", no_wrap=True)
+        cells.add_column(term(name), justify="right", overflow="fold")
     for cell in CELLS:
         if any(s.cells.get(cell) for _, s in columns):
             cells.add_row(cell, *(str(len(s.cells.get(cell, []))) for _, s in columns))
@@ -57,9 +57,9 @@ def render_report_terminal(
 
     console.print(Text("Stage pass rates (passed / decided; undecided traces not counted)", style="bold"))
     rates = Table()
-    rates.add_column("stage", no_wrap=True)
+    rates.add_column("stage", overflow="fold")
     for name, _ in columns:
-        rates.add_column(term(name), justify="right", no_wrap=True)
+        rates.add_column(term(name), justify="right", overflow="fold")
     for stage in STAGES:
         row = []
         for _, s in columns:
@@ -69,11 +69,7 @@ def render_report_terminal(
     console.print(rates)
 
     console.print(Text("Scores (mean over present values; absent ones counted, never as 0)", style="bold"))
-    stats = Table()
-    stats.add_column("stage", no_wrap=True)
-    stats.add_column("score", no_wrap=True, min_width=28)
-    for column in ("present", "mean / share true", "absent"):
-        stats.add_column(column, justify="right", no_wrap=True)
+    stats = score_table()
     for name in by_stage(overall.stats):
         st = overall.stats[name]
         mean = "—" if st.mean is None else f"{st.mean:.3f}"
@@ -98,7 +94,7 @@ def render_report_terminal(
         if overall.cells.get(cell):
             ids = overall.cells[cell]
             line = term(f"  {cell} ({len(ids)}): {_ids(ids, limit=MAX_CELL_IDS)}")
-            console.print(line, highlight=False, soft_wrap=True)
+            console.print(line, highlight=False)
     console.print(Text("Work queue", style="bold"))
     queue = work_queue(overall)
     if not queue:
@@ -111,7 +107,7 @@ def render_report_terminal(
             highlight=False,
         )
     for message in overall.errors[:10]:
-        console.print(Text.assemble(("error ", "red"), visible(message)), highlight=False)
+        console.print(Text.assemble(("error ", "red"), visible(message)), highlight=False, soft_wrap=True)
     if len(overall.errors) > 10:
         console.print(f"… and {len(overall.errors) - 10} more errors", highlight=False)
 
@@ -125,11 +121,11 @@ def _surface(surface: SurfaceReport, console: Console) -> None:
     console.print(Text(SURFACE_TITLE, style="bold"))
     header, rows = surface_table(surface)
     table = Table()
-    table.add_column(term(header[0]), no_wrap=True)
+    table.add_column(term(header[0]), overflow="fold")
     for name in header[1:]:
-        table.add_column(term(name), justify="right", no_wrap=True)
+        table.add_column(term(name), justify="right", overflow="fold")
     for row in rows:
         table.add_row(*map(term, row))
     console.print(table)
     for line in complementarity_lines(surface):
-        console.print(term(line), highlight=False, soft_wrap=True)
+        console.print(term(line), highlight=False)
