@@ -79,14 +79,20 @@ def test_the_same_score_set_lands_in_both_platforms(samples: list[dict[str, Any]
         assert ls.exit_code == 0, ls.output
 
         in_langfuse: dict[str, dict[str, Any]] = {}
+        diagnosis_said: dict[str, tuple[str | None, str | None]] = {}  # per trace: Langfuse's comment, LangSmith's
         for s in langfuse.scores.values():
             in_langfuse.setdefault(s["traceId"], {})[s["name"]] = s["value"]
+            if s["name"] == "diagnosis":
+                diagnosis_said[s["traceId"]] = (s.get("comment"), None)
         source_trace = {r["id"]: r["extra"]["metadata"]["source_trace"] for r in langsmith.runs
                         if r["parent_run_id"] is None}
         in_langsmith: dict[str, dict[str, Any]] = {}
         for f in langsmith.feedback.values():
             value = f["value"] if f.get("value") is not None else f["score"]
             in_langsmith.setdefault(source_trace[f["run_id"]], {})[f["key"]] = value
+            if f["key"] == "diagnosis":
+                trace = source_trace[f["run_id"]]
+                diagnosis_said[trace] = (diagnosis_said.get(trace, (None, None))[0], f.get("comment"))
 
     assert set(in_langfuse) == set(in_langsmith) == {s["id"] for s in samples}
     for trace_id, scores in in_langfuse.items():
@@ -99,6 +105,11 @@ def test_the_same_score_set_lands_in_both_platforms(samples: list[dict[str, Any]
                 assert other == pytest.approx(round(float(value), 4), abs=1e-9), (trace_id, name)
     names = {n for scores in in_langfuse.values() for n in scores}
     assert {"retrieval.recall_at_5", "citation.coverage", "answer.correct", "diagnosis"} <= names
+    # the diagnosis says the same thing, in the same words, on both platforms: the cell and its next step
+    assert set(diagnosis_said) == {t for t, scores in in_langfuse.items() if "diagnosis" in scores}
+    for trace_id, (on_langfuse, on_langsmith) in diagnosis_said.items():
+        assert on_langfuse == on_langsmith, trace_id
+        assert on_langfuse is not None and on_langfuse.startswith(in_langfuse[trace_id]["diagnosis"] + ": "), trace_id
 
 
 # -- failed fetches and unreadable searches: the same trace scores the same from JSONL, Langfuse and LangSmith ------

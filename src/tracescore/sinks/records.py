@@ -24,6 +24,7 @@ from tracescore.scores import Score
 
 __all__ = [
     "COMMENT_LIMIT",
+    "DIAGNOSIS_ACTIONS",
     "SCORE_ID_NAMESPACE",
     "DataType",
     "Rejection",
@@ -141,8 +142,21 @@ def _utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
+DIAGNOSIS_ACTIONS: dict[str, str] = {
+    "retrieval_fail": "retrieval missed a required document: fix the search (query, index, ranking) first",
+    "ungrounded": "retrieval found the documents but the answer is not grounded in them: fix the prompt/model",
+    "grounded": "retrieved and grounded",
+    "retrieval_pass": "retrieval found the required documents (grounding not judged)",
+}
+"""The next step each diagnosis row points to: the one wording of the ``diagnosis`` comment on every platform."""
+
+
 def _comment(score: Score) -> str | None:
     text = score.comment
+    if score.name == "diagnosis" and isinstance(score.value, str):
+        stage, _, verdict = score.value.partition("/")
+        said = f"{score.value}: {DIAGNOSIS_ACTIONS.get(stage, score.value)}; answer {verdict}"
+        text = f"{said} ({text})" if text else said
     if not text:
         missing = score.metadata.get("missing")
         if isinstance(missing, list | tuple) and missing:

@@ -38,7 +38,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "CATEGORICAL_CONFIGS",
-    "DIAGNOSIS_ACTIONS",
     "LOOKUP_BATCH",
     "NO_SUCH_RUN",
     "LangSmithSink",
@@ -51,12 +50,6 @@ CATEGORICAL_CONFIGS: dict[str, dict[str, Any]] = {"diagnosis": catalog_config("d
 NO_SUCH_RUN = "POST /feedback -> 404: no such run in this LangSmith workspace (deleted, or read from another one)"
 """The one reason of every feedback for a run that does not exist, so that they are counted together."""
 
-DIAGNOSIS_ACTIONS: dict[str, str] = {
-    "retrieval_fail": "retrieval missed a required document: fix the search (query, index, ranking) first",
-    "ungrounded": "retrieval found the documents but the answer is not grounded in them: fix the prompt/model",
-    "grounded": "retrieved and grounded",
-    "retrieval_pass": "retrieval found the required documents (grounding not judged)",
-}
 _SOURCE_KEYS = ("scorer_version", "rubric_version", "judge_model", "k", "agreement")
 _STOP_AFTER_ATTEMPT = 1
 """The SDK's own retry loop is not used on top of the HTTP adapter's (which already retries 429/5xx/timeouts)."""
@@ -66,12 +59,8 @@ _log = logging.getLogger(__name__)
 
 
 def feedback_comment(record: ScoreRecord) -> str:
-    """What a person reading the feedback can act on: the scorer's comment, or the diagnosis' next step."""
-    if record.score == "diagnosis" and isinstance(record.value, str):
-        stage, _, verdict = record.value.partition("/")
-        action = DIAGNOSIS_ACTIONS.get(stage, record.value)
-        text = f"{record.value}: {action}; answer {verdict}"
-        return f"{text} ({record.comment})" if record.comment else text
+    """What a person reading the feedback can act on: the record's comment (the diagnosis' next step included, worded
+    as on every platform), else the value."""
     if record.comment:
         return record.comment
     return f"{record.name} = {record.value:g}" if isinstance(record.value, float) else f"{record.name} = {record.value}"
