@@ -24,7 +24,7 @@ from tracescore.report.safe import console as safe_console
 from tracescore.report.summary import build_report, report_to_json
 from tracescore.report.surface import SurfaceReport, fetch_tokens, surface_to_json
 from tracescore.store.db import Store
-from tracescore.store.runs import RUN_PREFIX, resolve_run, results_from
+from tracescore.store.runs import RUN_PREFIX, partial_reason, resolve_run, results_from
 
 __all__ = ["gate", "report"]
 
@@ -60,6 +60,9 @@ def report(
     judge's agreement with human labels from the calibrations in --store (when that store exists)."""
     try:
         label, lines = results_from(results, store_path)
+        partial = partial_reason(results, store_path)
+        if partial is not None:
+            click.echo(f"warning: {partial}", err=True)
         tokens = {}
         if results.startswith(RUN_PREFIX):  # fetch tokens per trace live in the store's score metadata
             with Store(store_path) as store:
@@ -115,6 +118,9 @@ def _limits(values: tuple[str, ...]) -> dict[str, float]:
 @click.option("--case-key", metavar="FIELD", help="Field naming the case across runs (default trace_id).")
 @click.option("--markdown", "markdown_out", type=click.Path(dir_okay=False), help="Write the Markdown summary here.")
 @click.option("--junit", "junit_out", type=click.Path(dir_okay=False), help="Write JUnit XML here.")
+@click.option(
+    "--allow-partial", is_flag=True, help="Gate the results of an interrupted run (or a .partial file) too (warn)."
+)
 @_store_option
 def gate(
     results: str,
@@ -128,6 +134,7 @@ def gate(
     markdown_out: str | None,
     junit_out: str | None,
     store_path: str,
+    allow_partial: bool = False,
 ) -> None:
     """Gate RESULTS stage by stage: thresholds, no newly failing case, no fabricated or unread citation."""
     mins, maxs = _limits(minimums), _limits(maximums)
@@ -138,6 +145,7 @@ def gate(
         config = base.merged(mins, maxs, allow_unread=allow_unread, tolerance=tolerance, case_key=case_key)
         label, current = results_from(results, store_path)
         loaded = [results_from(spec, store_path) for spec in baselines]
+        _partial(results, store_path, allow_partial)
         outcome = run_gate(
             current,
             [lines for _, lines in loaded],
@@ -156,3 +164,14 @@ def gate(
         _write(render_junit(outcome), junit_out)
     if not outcome.passed:
         sys.exit(EXIT_GATE_FAILED)
+
+
+def _partial(results: str, store_path: str, allow: bool) -> None:
+    """An interrupted run's results (or a ``.partial`` file) gate nothing unless ``--allow-partial`` (then a warning):
+    the traces it never reached would pass unseen."""
+    reason = partial_reason(results, store_path)
+    if reason is None:
+        return
+    if not allow:
+        fail(EXIT_GATE_ERROR, f"{reason}; pass --allow-partial to gate these results anyway")
+    click.echo(f"warning: {reason}", err=True)
