@@ -18,7 +18,9 @@ from types import FrameType
 
 from tracescore.errors import Interrupted
 
-__all__ = ["ABANDON_S", "SIGNALS", "end_pool", "ignore_in_worker", "listening", "on_signals", "received"]
+__all__ = [
+    "ABANDON_S", "SIGNALS", "end_pool", "ignore_in_worker", "keep_handlers", "listening", "on_signals", "received",
+]  # fmt: skip
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 ABANDON_S = 0.5
@@ -70,6 +72,22 @@ def listening(stop: threading.Event) -> Iterator[None]:
         yield
     finally:
         _events.remove(stop)
+
+
+@contextmanager
+def keep_handlers() -> Iterator[None]:
+    """Whatever a library inside sets for SIGINT/SIGTERM is undone on leaving (``ray.init`` makes SIGTERM exit with
+    code 15, which would end a command without its line, its store record or its exit code)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            if handler is not None:
+                signal.signal(sig, handler)
 
 
 def ignore_in_worker() -> None:

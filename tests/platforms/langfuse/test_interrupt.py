@@ -15,11 +15,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from tests.engine.test_interrupt import LINE, STOP_BOUND_S, latest_run, start, stop
+from tests.engine.test_interrupt import LINE, STOP_BOUND_S, latest_run, start, stop, write_traces
 from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.langfuse import FakeLangfuse, env_for
 from tests.platforms.langfuse.test_job import _add, _config, _expected_score_ids, _marked, _scored_traces
+from tracescore.cli import main
+from tracescore.cli.push import result_from_line
+from tracescore.sinks.records import records_from_result
 from tracescore.store.db import Store
 from tracescore.store.state import JobState
 
@@ -151,3 +155,47 @@ def start_job(
     args: list[str], cwd: Path, fake: FakeLangfuse, extra: dict[str, str] | None = None
 ) -> subprocess.Popen[str]:
     return start(args, cwd, env_for(fake) | (extra or {}))
+
+
+def test_push_interrupted_by_sigterm_stops_after_its_write_and_a_rerun_delivers_every_score(tmp_path: Path) -> None:
+    traces = tmp_path / "traces.jsonl"
+    write_traces(traces, 2000)
+    scored = CliRunner().invoke(
+        main, ["score", str(traces), "--out", str(tmp_path / "all.jsonl"), "--store", str(tmp_path / "s.db"), "-q"]
+    )
+    assert scored.exit_code == 0, scored.output
+    lines = (tmp_path / "all.jsonl").read_text(encoding="utf-8").splitlines()
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for n in range(10):  # 10 result files of 200 traces
+        (folder / f"part-{n}.jsonl").write_text("\n".join(lines[200 * n : 200 * (n + 1)]) + "\n", encoding="utf-8")
+    args = ["push", str(folder), "--to", "langfuse", "--store", "push.db", "--batch", "10"]
+    db = tmp_path / "push.db"
+    with FakeLangfuse(latency=0.01) as fake:
+        proc = start_job(args, tmp_path, fake)
+        deadline = time.monotonic() + 120
+        while len(fake.score_writes) < 1000:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.01)
+        err, took = stop(proc, signal.SIGTERM)
+        assert took <= STOP_BOUND_S and proc.returncode == 143, err
+        assert "Traceback" not in err
+        (line,) = err.strip().splitlines()
+        assert line.startswith("tracescore: interrupted after ") and line.endswith(
+            "re-run to finish: nothing is duplicated"
+        )
+        run = latest_run(db)
+        assert run["status"] == "interrupted" and run["summary"]["signal"] == "SIGTERM"  # type: ignore[index]
+        sent = len(fake.score_writes)
+        assert sent < 10 * 200 * 5
+        proc = start_job(args, tmp_path, fake)
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        assert latest_run(db)["status"] == "done"
+        expected = {
+            record.id
+            for text in lines
+            for record in records_from_result(result_from_line(json.loads(text)))[0]
+        }
+        assert {str(item["id"]) for item in fake.scores.values()} == expected  # every score, each once
+        assert len(fake.scores) == len(expected)

@@ -24,8 +24,9 @@ from tracescore.adapters import Adapter
 from tracescore.engine.distributed.cache import compact
 from tracescore.engine.distributed.judging import JudgeSpec, JudgeWorker, RemoteJudge
 from tracescore.engine.distributed.limiter import LimiterActor
+from tracescore.engine.interrupt import keep_handlers
 from tracescore.engine.pipeline import RunCounts, score_records
-from tracescore.errors import ConfigError, InputError
+from tracescore.errors import ConfigError, InputError, Interrupted
 from tracescore.judge.protocol import Judge
 from tracescore.result import TraceResult
 from tracescore.scorers import Scorer, default_scorers
@@ -163,13 +164,14 @@ def _start(settings: RaySettings) -> bool:
         return False
 
     address = settings.address or os.environ.get("RAY_ADDRESS")
-    ray.init(
-        address=address,
-        num_cpus=None if address else settings.workers,
-        include_dashboard=False,
-        logging_level=logging.WARNING,
-        log_to_driver=False,
-    )
+    with keep_handlers():  # SIGINT/SIGTERM stay the command's (``engine.interrupt``): ray.init sets SIGTERM's
+        ray.init(
+            address=address,
+            num_cpus=None if address else settings.workers,
+            include_dashboard=False,
+            logging_level=logging.WARNING,
+            log_to_driver=False,
+        )
     return True
 
 
@@ -241,6 +243,13 @@ def score_shards(
                 if on_shard is not None:
                     on_shard(outcome)
         _close(run, workers, limiter)
+    except Interrupted as exc:  # the shards in flight end with the driver; their files were never renamed in place
+        done = run.counts()
+        raise Interrupted(
+            exc.signum,
+            f"interrupted after {done.seen} traces ({done.scored + done.failed} written, {len(run.scored)} shard(s)"
+            " complete); re-run to finish: nothing is duplicated",
+        ) from None
     finally:
         for handle in [*workers, limiter]:
             if handle is not None:
