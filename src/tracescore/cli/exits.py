@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -25,8 +26,8 @@ EXIT_LOCKED = 3  # another run holds the store's lock
 EXIT_ABORTED = 4  # stopped on a source, sink, store or judge failure (every judge call failed)
 EXIT_GAPS = 5  # run --check-gaps found traces no run scored
 EXIT_GATE_ERROR = 6  # gate/report could not run: no such results or baseline, not a results file, nothing scored
-EXIT_SIGINT = 128 + 2  # stopped by SIGINT (Ctrl-C): ``Interrupted.exit_code``
-EXIT_SIGTERM = 128 + 15  # stopped by SIGTERM (a pod eviction, ``kill``)
+EXIT_SIGINT = 128 + signal.SIGINT  # 130: stopped by SIGINT (Ctrl-C), ``Interrupted.exit_code``
+EXIT_SIGTERM = 128 + signal.SIGTERM  # 143: stopped by SIGTERM (a pod eviction, ``kill``)
 
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",
