@@ -11,9 +11,15 @@ TracescoreError
 ├── StoreError           the local SQLite store cannot be opened, migrated or written
 ├── JudgeError           a judge call failed after the bounded retries (scores absent: ``judge_error``)
 └── LockError            another run holds the store's lock
+
+Interrupted              SIGINT or SIGTERM stopped the command (exit 130 / 143: ``exit_code``). Like
+                         ``KeyboardInterrupt`` it is a ``BaseException``, outside the tree: no handler of failures
+                         catches it (an interrupt is not a failure). What was committed before it stays committed.
 """
 
 from __future__ import annotations
+
+import signal
 
 from tracescore.secrets import redact
 
@@ -21,6 +27,7 @@ __all__ = [
     "AdapterError",
     "ConfigError",
     "InputError",
+    "Interrupted",
     "JudgeError",
     "LockError",
     "MissingInputError",
@@ -79,3 +86,14 @@ class LockError(TracescoreError):
 
 class NoResultsError(InputError):
     """A results file or run that holds no scored trace: empty, unreadable, or not a results file at all."""
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM stopped the command; ``exit_code`` is 128 + the signal (130 for SIGINT, 143 for SIGTERM)."""
+
+    exit_code = 128 + signal.SIGINT
+
+    def __init__(self, signum: int = signal.SIGINT, message: str = "") -> None:
+        self.signum = int(signum)
+        self.exit_code = 128 + self.signum
+        super().__init__(redact(message) if message else f"interrupted ({signal.Signals(self.signum).name})")

@@ -1,5 +1,5 @@
-"""``python -m tracescore.cli``."""
+"""``python -m tracescore.cli``: the same program as the ``tracescore`` command."""
 
-from tracescore.cli.main import main
+from tracescore.cli.main import entry
 
-main()
+entry()

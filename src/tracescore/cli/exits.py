@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -9,10 +10,11 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from tracescore.errors import ConfigError, InputError, TracescoreError
+from tracescore.engine.interrupt import on_signals
+from tracescore.errors import ConfigError, InputError, Interrupted, TracescoreError
 from tracescore.secrets import redact
 
-__all__ = ["ERROR_CODES", "EXIT_CODES", "exit_on_error", "fail", "rate_option", "store_option"]
+__all__ = ["ERROR_CODES", "EXIT_CODES", "exit_on_error", "exit_on_interrupt", "fail", "rate_option", "store_option"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -24,6 +26,8 @@ EXIT_LOCKED = 3  # another run holds the store's lock
 EXIT_ABORTED = 4  # stopped on a source, sink, store or judge failure (every judge call failed)
 EXIT_GAPS = 5  # run --check-gaps found traces no run scored
 EXIT_GATE_ERROR = 6  # nothing to do: gate/report on no scored trace or no finished run; calibrate: nothing judged
+EXIT_SIGINT = 128 + signal.SIGINT  # 130: stopped by SIGINT (Ctrl-C), ``Interrupted.exit_code``
+EXIT_SIGTERM = 128 + signal.SIGTERM  # 143: stopped by SIGTERM (a pod eviction, ``kill``)
 
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",
@@ -34,7 +38,9 @@ EXIT_CODES: dict[int, str] = {
     EXIT_ABORTED: "stopped on a source, sink, store or judge failure (what is written stays written)",
     EXIT_GAPS: "run --check-gaps found traces no run scored",
     EXIT_GATE_ERROR: "nothing to do: gate/report on no scored trace (not a results file, nothing scored) or no such"
-    " run; calibrate: nothing judged or labelled",
+    " run, or partial results without --allow-partial; calibrate: nothing judged or labelled",
+    EXIT_SIGINT: "interrupted by SIGINT (Ctrl-C): what was committed stays; partial output kept as FILE.partial",
+    EXIT_SIGTERM: "interrupted by SIGTERM: the same as 130",
 }
 
 
@@ -50,6 +56,17 @@ ERROR_CODES: tuple[tuple[type[TracescoreError], int], ...] = (
     (TracescoreError, EXIT_ABORTED),
 )
 """Which of our errors exits with which code (the first kind that matches): what ``exit_on_error`` applies."""
+
+
+@contextmanager
+def exit_on_interrupt() -> Iterator[None]:
+    """SIGINT/SIGTERM stop the command inside (``engine.interrupt``); ``Interrupted`` exits with its own code (130,
+    143) and its one line on stderr, without a traceback."""
+    try:
+        with on_signals():
+            yield
+    except Interrupted as exc:
+        fail(exc.exit_code, str(exc))
 
 
 @contextmanager

@@ -2,22 +2,38 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import gc
+import os
+import signal
+import sys
+from typing import NoReturn
 
 import click
 
 from tracescore import __version__
 from tracescore.cli.calibrate import calibrate
+from tracescore.cli.exits import EXIT_SIGINT, EXIT_SIGTERM, exit_on_interrupt
 from tracescore.cli.inspect import inspect
 from tracescore.cli.job import backfill, init, run
 from tracescore.cli.push import push
 from tracescore.cli.report import gate, report
 from tracescore.cli.score import score
+from tracescore.engine.interrupt import SIGNALS
 
 __all__ = ["entry", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group; SIGINT and SIGTERM stop any of its commands with exit 130 / 143 and one line."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        with exit_on_interrupt():
+            return super().invoke(ctx)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tracescore")
 def main() -> None:
     """Whose bug is it? Score search-agent traces stage by stage: retrieval, grounding, citations, answer."""
@@ -36,7 +52,31 @@ def entry() -> None:
     """
     gc.freeze()
     gc.set_threshold(10_000, 10, 10)
-    main()
+    try:
+        main()
+    except SystemExit as exc:
+        if exc.code in (EXIT_SIGINT, EXIT_SIGTERM):
+            _exit_at_once(exc.code)
+        _ignore_signals()  # the command is done: a signal in the teardown must not turn its exit status into -15
+        raise
+
+
+def _ignore_signals() -> None:
+    for sig in SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+
+
+def _exit_at_once(code: int) -> NoReturn:
+    """After SIGINT/SIGTERM, end the program now: what the command keeps is committed and closed by then, and the
+    exit handlers (``atexit``: a Ray driver's disconnect, logging's flush) still run, but the interpreter's teardown
+    (freeing every module and object; 0.7 to 1.9 s measured on 2 loaded cores) and its wait for threads abandoned in a
+    judge call are skipped. A second Ctrl-C meanwhile changes nothing."""
+    _ignore_signals()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    atexit._run_exitfuncs()
+    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,6 +18,8 @@ finishes: the ids are deterministic).
 from __future__ import annotations
 
 import json
+import signal
+import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -29,8 +31,9 @@ import click
 from tracescore.catalog import entry
 from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail, rate_option
 from tracescore.config import load_config
+from tracescore.engine.interrupt import listening, received
 from tracescore.engine.setup import build_platform
-from tracescore.errors import ConfigError, SinkError, TracescoreError
+from tracescore.errors import ConfigError, Interrupted, SinkError, TracescoreError
 from tracescore.limits import RateLimiter
 from tracescore.platforms.base import Parts
 from tracescore.result import TraceResult
@@ -113,6 +116,7 @@ class _Pushed:
     write: WriteReport = field(default_factory=WriteReport)
     bad: list[str] = field(default_factory=list)
     stopped: str | None = None
+    interrupted: str | None = None  # the signal that stopped it
 
     def add(self, report: WriteReport) -> None:
         self.write.accepted += report.accepted
@@ -149,7 +153,7 @@ def _results(root: ExportRoot, f: ExportFile, pushed: _Pushed) -> Iterator[Trace
 
 def _push_file(parts: Parts, root: ExportRoot, f: ExportFile, batch: int, pushed: _Pushed) -> None:
     """Every result of one file through the sink, ``batch`` traces per write; SinkError when scores stay
-    undelivered after the retries."""
+    undelivered after the retries; ``Interrupted`` after the write in progress once SIGINT/SIGTERM came."""
     assert parts.sink is not None
     pending: list[TraceResult] = []
     for result in _results(root, f, pushed):
@@ -158,6 +162,8 @@ def _push_file(parts: Parts, root: ExportRoot, f: ExportFile, batch: int, pushed
             pushed.traces += len(pending)
             pushed.add(parts.sink.write(pending))
             pending = []
+            if (signum := received()) is not None:
+                raise Interrupted(signum)
     if pending:
         pushed.traces += len(pending)
         pushed.add(parts.sink.write(pending))
@@ -222,26 +228,59 @@ def push(
         run_id = store.start_run("push", source=f"{target}: " + " ".join(results))
         if callable(attach := getattr(parts.sink, "attach", None)):
             attach(store, run_id)  # as in score/run: the written-score ledger, removals of superseded scores
-        for root, f in files:
-            key = f"{f.uri}|{f.size}|{f.mtime_ns}"
-            if state.marked(scope, key) == PUSHED:
-                pushed.skipped += 1
-                continue
-            try:
-                _push_file(parts, root, f, batch or job.write_batch, pushed)
-            except SinkError as exc:
-                pushed.stopped = f"{f.uri}: {exc}"
-                break
-            except TracescoreError as exc:
-                pushed.stopped = str(exc)
-                break
-            state.mark(scope, [(key, None, PUSHED)], run_id)
-            store.commit()
-            pushed.files += 1
-        summary = {"files": pushed.files, "skipped": pushed.skipped, "traces": pushed.traces,
-                   "requests": limiter.count, "write": pushed.write.as_dict(), "bad_lines": pushed.bad}
-        store.finish_run(run_id, summary, status="failed" if pushed.stopped else "done")
+        try:
+            with listening(threading.Event()):  # SIGINT/SIGTERM: stop after the write in progress
+                _push_files(parts, files, state, scope, run_id, batch or job.write_batch, pushed)
+        except Interrupted as exc:
+            pushed.interrupted = signal.Signals(exc.signum).name
+            _record(store, run_id, pushed, limiter)
+            raise Interrupted(
+                exc.signum,
+                f"interrupted after {pushed.traces} traces ({pushed.write.accepted} scores written);"
+                " re-run to finish: nothing is duplicated",
+            ) from None
+        _record(store, run_id, pushed, limiter)
     _finish(pushed, target, limiter)
+
+
+def _record(store: Store, run_id: str, pushed: _Pushed, limiter: RateLimiter) -> None:
+    """The push's summary and status in the store's run."""
+    summary = {"files": pushed.files, "skipped": pushed.skipped, "traces": pushed.traces, "requests": limiter.count,
+               "write": pushed.write.as_dict(), "bad_lines": pushed.bad}
+    if pushed.interrupted:
+        summary["signal"] = pushed.interrupted
+    status = "interrupted" if pushed.interrupted else "failed" if pushed.stopped else "done"
+    store.finish_run(run_id, summary, status=status)
+
+
+def _push_files(
+    parts: Parts,
+    files: list[tuple[ExportRoot, ExportFile]],
+    state: JobState,
+    scope: str,
+    run_id: str,
+    batch: int,
+    pushed: _Pushed,
+) -> None:
+    """Each file not pushed before, whole, then marked pushed; the first failure stops the push (``stopped``)."""
+    for root, f in files:
+        if (signum := received()) is not None:
+            raise Interrupted(signum)
+        key = f"{f.uri}|{f.size}|{f.mtime_ns}"
+        if state.marked(scope, key) == PUSHED:
+            pushed.skipped += 1
+            continue
+        try:
+            _push_file(parts, root, f, batch, pushed)
+        except SinkError as exc:
+            pushed.stopped = f"{f.uri}: {exc}"
+            return
+        except TracescoreError as exc:
+            pushed.stopped = str(exc)
+            return
+        state.mark(scope, [(key, None, PUSHED)], run_id)
+        state.store.commit()
+        pushed.files += 1
 
 
 def _finish(pushed: _Pushed, target: str, limiter: RateLimiter) -> None:

@@ -26,7 +26,7 @@ from tracescore.report.safe import fitted_console
 from tracescore.report.summary import build_report, report_to_json
 from tracescore.report.surface import SurfaceReport, fetch_tokens, surface_to_json
 from tracescore.store.db import Store
-from tracescore.store.runs import RUN_PREFIX, resolve_run, results_from
+from tracescore.store.runs import RUN_PREFIX, partial_reason, resolve_run, results_from
 
 __all__ = ["gate", "report"]
 
@@ -64,6 +64,9 @@ def report(
         notes: list[str] = []
         label, lines = results_from(results, store_path, notes)
         _warn([f"note: {note}" for note in notes])
+        partial = partial_reason(results, store_path)
+        if partial is not None:
+            click.echo(f"warning: {partial}", err=True)
         named = {"--group-by": group_by, "--case-key": case_key}
         fields = FieldCheck(label, {flag: path for flag, path in named.items() if path})
         lines = fields.tap(lines)
@@ -129,6 +132,9 @@ def _limits(values: tuple[str, ...]) -> dict[str, float]:
 @click.option("--case-key", metavar="FIELD", help="Field naming the case across runs (default trace_id).")
 @click.option("--markdown", "markdown_out", type=click.Path(dir_okay=False), help="Write the Markdown summary here.")
 @click.option("--junit", "junit_out", type=click.Path(dir_okay=False), help="Write JUnit XML here.")
+@click.option(
+    "--allow-partial", is_flag=True, help="Gate the results of an interrupted run (or a .partial file) too (warn)."
+)
 @_store_option
 def gate(
     results: str,
@@ -142,6 +148,7 @@ def gate(
     markdown_out: str | None,
     junit_out: str | None,
     store_path: str,
+    allow_partial: bool = False,
 ) -> None:
     """Gate RESULTS stage by stage: thresholds, no newly failing case, no fabricated or unread citation."""
     mins, maxs = _limits(minimums), _limits(maximums)
@@ -154,6 +161,7 @@ def gate(
         label, current = results_from(results, store_path, notes)
         loaded = [results_from(spec, store_path, notes) for spec in baselines]
         _warn([f"note: {note}" for note in notes])
+        _partial(results, store_path, allow_partial)
         key = {"--case-key": config.case_key} if config.case_key != DEFAULT_CASE_KEY else {}
         checks = [FieldCheck(name, key) for name, _ in [(label, current), *loaded]]
         outcome = run_gate(
@@ -178,3 +186,14 @@ def gate(
         _write(render_junit(outcome), junit_out)
     if not outcome.passed:
         sys.exit(EXIT_GATE_FAILED)
+
+
+def _partial(results: str, store_path: str, allow: bool) -> None:
+    """An interrupted run's results (or a ``.partial`` file) gate nothing unless ``--allow-partial`` (then a warning):
+    the traces it never reached would pass unseen."""
+    reason = partial_reason(results, store_path)
+    if reason is None:
+        return
+    if not allow:
+        fail(EXIT_GATE_ERROR, f"{reason}; pass --allow-partial to gate these results anyway")
+    click.echo(f"warning: {reason}", err=True)

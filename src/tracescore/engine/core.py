@@ -27,10 +27,11 @@ from typing import Any
 from tracescore.adapters import Adapter
 from tracescore.calibrate.required import human_required, with_human_required
 from tracescore.engine.counts import JobCounts, Limits, UsageMeter, Windows
+from tracescore.engine.interrupt import ABANDON_S, end_pool, ignore_in_worker, listening
 from tracescore.engine.stage import Plan, Scored, Stage
 from tracescore.engine.wire import Unread, pack_records, score_packed, unpack
 from tracescore.engine.writer import STOP, Writer
-from tracescore.errors import SourceError, TracescoreError
+from tracescore.errors import Interrupted, SourceError, TracescoreError
 from tracescore.platforms.base import BatchSink
 from tracescore.scorers import Scorer
 from tracescore.sinks.records import WriteReport
@@ -66,6 +67,7 @@ class _Item:
 
 
 _STOP = STOP
+_POLL_S = 0.1  # how long a scoring thread waits for work before it looks whether the run was interrupted
 
 
 class Engine:
@@ -103,6 +105,7 @@ class Engine:
         self._stage = Stage(self.adapter, scorers, "", oneshot)
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._abandon = threading.Event()  # SIGINT/SIGTERM: threads hand nothing more over, they only end
         self._fatal: BaseException | None = None
         self._threads = self.limits.workers  # scoring threads of the current run (each ends with one STOP)
 
@@ -123,8 +126,22 @@ class Engine:
         ``on_window`` runs inside the store transaction that commits the window's last results, so cursor state
         and results become durable together; ``on_results`` sees each batch of written results once it is
         committed (in input order when ``ordered``). Raises the first SourceError/SinkError/StoreError after the
-        threads stopped; everything committed before it stays done.
+        threads stopped; everything committed before it stays done. SIGINT/SIGTERM (``engine.interrupt``) stop it
+        between two committed batches with ``Interrupted``.
         """
+        with listening(self._stop):
+            return self._process(windows, scope, run_id, on_window, on_progress, on_results, ordered)
+
+    def _process(
+        self,
+        windows: Sequence[Window],
+        scope: str | None,
+        run_id: str,
+        on_window: Callable[[int, Window], None],
+        on_progress: Callable[[JobCounts], None] | None,
+        on_results: Callable[[list[Scored]], None] | None,
+        ordered: bool,
+    ) -> JobCounts:
         started = time.monotonic()
         tracker = Windows(len(windows))
         inbox: queue.Queue[Any] = queue.Queue(self.limits.queue_size)
@@ -161,11 +178,15 @@ class Engine:
         target: Any = _Inline(self, outbox, work) if inline else inbox
         # with processes, two chunks in flight per worker: the next one waits in the pool while this one comes back
         self._threads = 1 if inline else self.limits.workers * (2 if pool is not None else 1)
+        # daemon threads: after an interrupt, one blocked in a judge call or a platform page is abandoned, not awaited
         reader = threading.Thread(
-            target=self._read, args=(windows, scope, marks, tracker, target, in_flight), name="tracescore-reader"
+            target=self._read,
+            args=(windows, scope, marks, tracker, target, in_flight),
+            name="tracescore-reader",
+            daemon=True,
         )
         workers = [
-            threading.Thread(target=self._score, args=(inbox, outbox, work), name=f"tracescore-score-{i}")
+            threading.Thread(target=self._score, args=(inbox, outbox, work), name=f"tracescore-score-{i}", daemon=True)
             for i in range(0 if inline else self._threads)
         ]
         reader.start()
@@ -175,22 +196,38 @@ class Engine:
         try:
             writer.loop(windows, outbox, on_window, on_progress, started)
         except BaseException as exc:
+            if isinstance(exc, Interrupted):
+                self._abandon.set()
             self._stop.set()
-            self._fatal = self._fatal or exc
+            self._fatal = exc if isinstance(exc, Interrupted) else self._fatal or exc
             _drain(inbox, outbox)
         finally:
             self._stop.set()
-            reader.join()
-            for w in workers:
-                w.join()
-            if marks is not None:
-                marks.close()
-            if pool is not None:
-                pool.shutdown(cancel_futures=True)
+            self._end([reader, *workers], marks, pool)
             self._tally(started)
         if self._fatal is not None:
             raise self._fatal
         return self.counts
+
+    def _end(
+        self,
+        threads: list[threading.Thread],
+        marks: MarkReader | None,
+        pool: ProcessPoolExecutor | None,
+    ) -> None:
+        """Wait for the threads and the pool; after an interrupt, at most ``ABANDON_S`` (the rest are abandoned: their
+        traces were never written, so they stay unmarked) and the worker processes are ended at once."""
+        interrupted = self._abandon.is_set()
+        deadline = time.monotonic() + ABANDON_S
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()) if interrupted else None)
+        if marks is not None and not threads[0].is_alive():  # the reader may still hold the marks reader
+            marks.close()
+        if pool is not None:
+            if interrupted:
+                end_pool(pool)
+            else:
+                pool.shutdown(cancel_futures=True)
 
     # -- reader -------------------------------------------------------------------------------------------
     def _read(
@@ -253,7 +290,7 @@ class Engine:
             elif seen:
                 self._send(inbox, [], seen, tracker, chunk)
             for _ in range(self._threads):
-                _put(inbox, _STOP, None)
+                _put(inbox, _STOP, self._abandon)
 
     def _send(self, inbox: queue.Queue[Any], items: list[Any], seen: int, tracker: Windows, chunk: int) -> bool:
         """Count ``seen`` records read and ``items`` outstanding in their window (once per chunk, not per record,
@@ -269,9 +306,14 @@ class Engine:
     # -- scoring ------------------------------------------------------------------------------------------
     def _score(self, inbox: queue.Queue[Any], outbox: queue.Queue[Any], work: Callable[[Any], list[Scored]]) -> None:
         while True:
-            items = inbox.get()
+            try:
+                items = inbox.get(timeout=_POLL_S)
+            except queue.Empty:
+                if self._abandon.is_set():
+                    return
+                continue
             if items is _STOP:
-                _put(outbox, _STOP, None)
+                _put(outbox, _STOP, self._abandon)
                 return
             self._score_one(items, outbox, work)
 
@@ -284,7 +326,7 @@ class Engine:
             self._fatal = self._fatal or TracescoreError(f"scoring failed: {type(exc).__name__}: {exc}")
             self._stop.set()
             return
-        _put(outbox, done, None)
+        _put(outbox, done, self._abandon)  # an interrupted run drops it: the writer no longer takes any
 
     def _tally(self, started: float) -> None:
         self.counts.duration_s = time.monotonic() - started
@@ -309,7 +351,7 @@ class _Inline:
 
     def put(self, items: Any, timeout: float | None = None) -> None:
         if items is _STOP:
-            _put(self.outbox, _STOP, None)
+            _put(self.outbox, _STOP, self.engine._abandon)
         else:
             self.engine._score_one(items, self.outbox, self.work)
 
@@ -326,7 +368,9 @@ def _start_pool(workers: int) -> ProcessPoolExecutor:
 
 def _die_with_parent(parent: int) -> None:
     """In a worker: exit as soon as the job process is gone (SIGKILLed jobs must not leave workers behind; a forked
-    worker holds the pool's pipes open itself, so it would never see them close)."""
+    worker holds the pool's pipes open itself, so it would never see them close). SIGINT and SIGTERM, sent to the
+    whole process group, are the parent's to handle: it ends its workers itself."""
+    ignore_in_worker()
 
     def watch() -> None:
         while os.getppid() == parent:

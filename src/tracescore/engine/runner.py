@@ -13,6 +13,8 @@ after their window was done (never scored by ``run``) are reported.
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -20,10 +22,11 @@ from typing import Any
 
 from tracescore.engine.batch import BatchPrefill, window_prefill
 from tracescore.engine.core import Engine, JobCounts, Limits
+from tracescore.engine.interrupt import listening, received
 from tracescore.engine.pipeline import record_key
 from tracescore.engine.setup import JobSetup
 from tracescore.engine.stage import Plan, Scored
-from tracescore.errors import ConfigError, InputError, TracescoreError
+from tracescore.errors import ConfigError, InputError, Interrupted, TracescoreError
 from tracescore.platforms.base import Parts
 from tracescore.scorers import Scorer
 from tracescore.sinks.jsonl import JsonlSink
@@ -33,7 +36,9 @@ from tracescore.store.db import Store
 from tracescore.store.lock import StoreLock
 from tracescore.store.state import Backfill, JobState, MarkReader, to_text
 
-__all__ = ["GapReport", "OneShot", "Outcome", "backfill_job", "check_gaps", "run_job", "score_once"]
+__all__ = [
+    "GapReport", "OneShot", "Outcome", "backfill_job", "check_gaps", "interrupted_line", "run_job", "score_once",
+]  # fmt: skip
 
 log = logging.getLogger("tracescore.engine")
 Progress = Callable[[JobCounts], None]
@@ -83,7 +88,6 @@ def score_once(
     """
     start, end = window
     label = "" if end is None else f" {start.isoformat()}..{end.isoformat()}"
-    run_id = store.start_run("score", source=parts.describe + label)
     engine = Engine(
         source=_Counted(parts.source, counted),
         adapter=parts.adapter,
@@ -94,38 +98,60 @@ def score_once(
         processes=plan,
         oneshot=True,
     )
-    run = OneShot(run_id, engine.counts, engine.write_report)
-    if callable(attach := getattr(parts.sink, "attach", None)):
-        attach(store, run_id)  # the sink records what it wrote in the store and removes what this run supersedes
-    results_file = JsonlSink(out) if out else None
-    done = 0
+    # a signal from here until the output is complete interrupts the run (never the rename)
+    with listening(threading.Event()):
+        run_id = store.start_run("score", source=parts.describe + label)
+        run = OneShot(run_id, engine.counts, engine.write_report)
+        if callable(attach := getattr(parts.sink, "attach", None)):
+            attach(store, run_id)  # the sink records what it wrote in the store and removes what this run supersedes
+        results_file = JsonlSink(out) if out else None
+        done = 0
 
-    def written(batch: list[Scored]) -> None:
-        nonlocal done
-        done += len(batch)
-        if results_file is not None:
-            results_file.write_lines([scored.text for scored in batch])
-        if on_results is not None:
-            on_results(done, batch)
+        def written(batch: list[Scored]) -> None:
+            nonlocal done
+            done += len(batch)
+            if results_file is not None:
+                results_file.write_lines([scored.text for scored in batch])
+            if on_results is not None:
+                on_results(done, batch)
 
-    status = "failed"
-    try:
-        engine.process([(start, end or _FOREVER)], scope=None, run_id=run_id, on_results=written, ordered=True)
-        status = "done"
-    except InputError as exc:
-        run.input_error = str(exc)
-    except TracescoreError as exc:
-        run.stopped = str(exc)
-    finally:
-        if results_file is not None:
-            results_file.close()
-        summary: dict[str, Any] = _oneshot_counts(engine.counts) | {"results": out}
-        if hasattr(parts.stats, "as_dict"):
-            summary["read"] = parts.stats.as_dict()
-        if parts.sink is not None:
-            summary["write"] = engine.write_report.as_dict()
-        store.finish_run(run_id, summary | extra_summary(), status=status)
+        status = "failed"
+        stop: Interrupted | None = None
+        try:
+            engine.process([(start, end or _FOREVER)], scope=None, run_id=run_id, on_results=written, ordered=True)
+            status = "done"
+            if (signum := received()) is not None:  # it came after the last batch: the output is not complete yet
+                raise Interrupted(signum)
+        except Interrupted as exc:
+            status, stop = "interrupted", exc
+        except InputError as exc:
+            run.input_error = str(exc)
+        except TracescoreError as exc:
+            run.stopped = str(exc)
+        finally:
+            if results_file is not None:
+                results_file.close(complete=stop is None)
+            summary: dict[str, Any] = _oneshot_counts(engine.counts) | {"results": out}
+            if hasattr(parts.stats, "as_dict"):
+                summary["read"] = parts.stats.as_dict()
+            if parts.sink is not None:
+                summary["write"] = engine.write_report.as_dict()
+            if stop is not None:
+                summary["signal"] = signal.Signals(stop.signum).name
+            store.finish_run(run_id, summary | extra_summary(), status=status)
+    if stop is not None:
+        partial = results_file.partial if results_file is not None else None
+        kept = f"; results so far in {partial} ({out} untouched)" if partial is not None else ""
+        raise Interrupted(stop.signum, interrupted_line(engine.counts) + kept) from None
     return run
+
+
+def interrupted_line(counts: JobCounts) -> str:
+    """The one line an interrupted command ends with: traces read, traces written, and that a re-run finishes."""
+    return (
+        f"interrupted after {counts.seen} traces ({counts.scored + counts.failed} written);"
+        " re-run to finish: nothing is duplicated"
+    )
 
 
 def _oneshot_counts(counts: JobCounts) -> dict[str, int]:
@@ -284,20 +310,24 @@ def _execute(
     if callable(attach := getattr(setup.sink, "attach", None)):
         attach(store, run_id)  # the sink records what it wrote in the store and removes what this run supersedes
     status, error = "done", None
-    try:
-        engine.process(windows, scope=scope, run_id=run_id, on_window=on_window, on_progress=on_progress)
-    except BaseException as exc:
-        status, error = "aborted", str(exc) or type(exc).__name__
-        raise
-    finally:
-        summary |= engine.counts.as_dict() | {"status": status, "error": error}
-        if hasattr(setup.stats, "as_dict"):
-            summary["read"] = setup.stats.as_dict()  # what the source did (e.g. LangSmith's query backend)
-        if command == "run":
-            mark = JobState(store).watermark(setup.source_key)
-            summary["watermark"] = to_text(mark.watermark) if mark else None
-        store.finish_run(run_id, summary, status=status)
-        log.info("run summary", extra={"summary": summary})
+    with listening(threading.Event()):  # a signal once the engine is done waits for the run's summary to be stored
+        try:
+            engine.process(windows, scope=scope, run_id=run_id, on_window=on_window, on_progress=on_progress)
+        except Interrupted as exc:
+            status, summary["signal"] = "interrupted", signal.Signals(exc.signum).name
+            raise Interrupted(exc.signum, interrupted_line(engine.counts)) from None
+        except BaseException as exc:
+            status, error = "aborted", str(exc) or type(exc).__name__
+            raise
+        finally:
+            summary |= engine.counts.as_dict() | {"status": status, "error": error}
+            if hasattr(setup.stats, "as_dict"):
+                summary["read"] = setup.stats.as_dict()  # what the source did (e.g. LangSmith's query backend)
+            if command == "run":
+                mark = JobState(store).watermark(setup.source_key)
+                summary["watermark"] = to_text(mark.watermark) if mark else None
+            store.finish_run(run_id, summary, status=status)
+            log.info("run summary", extra={"summary": summary})
     return Outcome(run_id, status, summary)
 
 

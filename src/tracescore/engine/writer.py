@@ -11,8 +11,9 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from tracescore.engine.counts import FAILURES_KEPT, JobCounts, Limits, Windows
+from tracescore.engine.interrupt import received
 from tracescore.engine.stage import Scored
-from tracescore.errors import SinkError, TracescoreError
+from tracescore.errors import Interrupted, SinkError, TracescoreError
 from tracescore.platforms.base import BatchSink
 from tracescore.sinks.records import WriteReport
 from tracescore.store.db import Store, result_rows
@@ -22,6 +23,8 @@ __all__ = ["STOP", "Writer"]
 
 STOP = object()
 """What each scoring thread puts on the outbox when it is done."""
+_POLL_S = 0.1
+"""The longest the writer waits for scored items before it looks for a signal again."""
 
 Window = tuple[datetime, datetime]
 
@@ -80,8 +83,11 @@ class Writer:
         stopped = 0
         last_flush = time.monotonic()
         while stopped < engine._threads:
-            try:
-                got = outbox.get(timeout=limits.write_interval)
+            signum = received()
+            if signum is not None:  # SIGINT/SIGTERM: stop here, between two committed batches
+                raise Interrupted(signum)
+            try:  # a short wait, so that a signal is seen at once
+                got = outbox.get(timeout=min(limits.write_interval, _POLL_S))
             except queue.Empty:
                 got = None
             if got is STOP:
@@ -98,7 +104,7 @@ class Writer:
             if due and batch:
                 self._flush(batch)
                 batch = []
-            if due or got is None:
+            if due:
                 last_flush = time.monotonic()
                 self._complete(windows, on_window)
                 if on_progress is not None:

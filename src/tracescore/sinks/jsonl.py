@@ -13,7 +13,8 @@ __all__ = ["JsonlSink"]
 
 
 class JsonlSink:
-    """Writes ``TraceResult.to_json()`` lines; the file is replaced as a whole so a re-run never duplicates."""
+    """Writes ``TraceResult.to_json()`` lines to ``PATH.partial``; the file is replaced as a whole, once complete, so a
+    re-run never duplicates and an unfinished run never truncates it."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -39,9 +40,17 @@ class JsonlSink:
         if lines:
             self._fh.write("\n".join(lines) + "\n")
 
-    def close(self) -> None:
+    @property
+    def partial(self) -> Path | None:
+        """Where the lines go until the output is complete (``r.jsonl.partial``); None for stdout."""
+        return self._tmp
+
+    def close(self, complete: bool = True) -> None:
+        """Close the file; only a ``complete`` output replaces the previous one. An unfinished one (an interrupted
+        run) stays as ``.partial`` beside it, and the previous file is left as it was."""
         if self._tmp is None:
             self._fh.flush()
             return
         self._fh.close()
-        self._tmp.replace(self.path)
+        if complete:
+            self._tmp.replace(self.path)

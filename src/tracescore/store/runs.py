@@ -2,10 +2,11 @@
 
 A spec is a path to a JSONL result file (``-`` for stdin), Parquet results (a ``.parquet`` file or a folder of them,
 local or ``s3://``, as ``score --engine ray --out`` writes), or ``run:ID`` (an id or unique prefix), ``run:latest``
-or ``run:latest~N`` (the N-th run before the latest) in the store. A line that is not a result line (not JSON, binary,
-a trace line, anything else) becomes a result carrying only its error, so one bad line never stops a report; a file
-or run that yields no scored trace at all raises ``NoResultsError`` once it has been read to the end, so a report or
-a gate can never pass on nothing.
+or ``run:latest~N`` (the N-th run before the latest) in the store: a finished run, or one that was interrupted
+(``partial_reason`` says so, for such a run and for a ``.partial`` file). A line that is not a result line (not JSON,
+binary, a trace line, anything else) becomes a result carrying only its error, so one bad line never stops a report;
+a file or run that yields no scored trace at all raises ``NoResultsError`` once it has been read to the end, so a
+report or a gate can never pass on nothing.
 """
 
 from __future__ import annotations
@@ -21,9 +22,12 @@ from tracescore.sinks.parquet import is_parquet_spec, read_parquet_results
 from tracescore.sources.jsonl import read_jsonl
 from tracescore.store.db import Store
 
-__all__ = ["TRACE_KEYS", "is_scored", "read_results", "resolve_run", "results_from"]
+__all__ = ["TRACE_KEYS", "is_scored", "partial_reason", "read_results", "resolve_run", "results_from"]
 
 RUN_PREFIX = "run:"
+INTERRUPTED = "interrupted"  # the status of a run SIGINT or SIGTERM stopped (its results so far are kept)
+PARTIAL_SUFFIX = ".partial"  # the output of an interrupted ``score --out FILE`` stays as FILE.partial
+_READABLE = ("done", INTERRUPTED)  # the runs a run: spec can name
 TRACE_KEYS = ("steps", "question", "schema_version")  # a canonical trace line has these; a result line has ``scores``
 _FIRST_ERRORS = 3  # line errors quoted when a file holds nothing readable
 
@@ -149,7 +153,7 @@ def resolve_run(store: Store, spec: str, notes: list[str] | None = None) -> str:
     ``run:latest~N`` counts the finished runs that scored something: a scheduled run that found every trace already
     scored (no result line) is skipped, and ``notes`` (when given) gets a line naming the run taken instead."""
     wanted = spec.removeprefix(RUN_PREFIX)
-    runs = [r for r in store.runs() if r["status"] == "done"]
+    runs = [r for r in store.runs() if r["status"] in _READABLE]
     if wanted.startswith("latest"):
         back = wanted.removeprefix("latest").removeprefix("~") or "0"
         if not back.isdigit():
@@ -177,6 +181,31 @@ def resolve_run(store: Store, spec: str, notes: list[str] | None = None) -> str:
         what = "no finished run" if not matches else f"{len(matches)} runs"
         raise InputError(f"{spec!r} matches {what} in {str(store.path)!r}; latest runs: {known}")
     return str(matches[0])
+
+
+def partial_reason(spec: str, store_path: str | Path) -> str | None:
+    """Why the results of ``spec`` are partial (a ``.partial`` file, or a run that was interrupted), or None."""
+    if spec.startswith(RUN_PREFIX):
+        if not Path(store_path).is_file():
+            return None
+        with Store(store_path) as store:
+            run_id = resolve_run(store, spec)
+            run = next(r for r in store.runs() if r["id"] == run_id)
+        if run["status"] != INTERRUPTED:
+            return None
+        summary = run["summary"] or {}
+        why = f" by {summary['signal']}" if summary.get("signal") else ""
+        done = int(summary.get("scored", 0)) + int(summary.get("failed", 0))
+        return (
+            f"run {run_id[:12]} ({run['command']}) was interrupted{why} after {done} traces: its results are partial;"
+            " re-run the command to finish"
+        )
+    if spec.endswith(PARTIAL_SUFFIX):
+        return (
+            f"{spec} is the output of an interrupted run: it holds only the traces scored before the stop;"
+            " re-run the command to finish"
+        )
+    return None
 
 
 def _is_sqlite(path: str) -> bool:

@@ -24,8 +24,9 @@ from tracescore.engine.distributed.address import cluster_address, describe_init
 from tracescore.engine.distributed.cache import compact
 from tracescore.engine.distributed.judging import JudgeSpec, JudgeWorker, RemoteJudge
 from tracescore.engine.distributed.limiter import LimiterActor
+from tracescore.engine.interrupt import keep_handlers
 from tracescore.engine.pipeline import RunCounts, score_records
-from tracescore.errors import ConfigError, InputError, SourceError
+from tracescore.errors import ConfigError, InputError, Interrupted, SourceError
 from tracescore.judge.protocol import Judge
 from tracescore.result import TraceResult
 from tracescore.scorers import Scorer, default_scorers
@@ -166,13 +167,14 @@ def _start(settings: RaySettings) -> bool:
         return False
     address, origin = cluster_address(settings.address)  # an empty or unreachable address: one line, at once
     try:
-        ray.init(
-            address=address,
-            num_cpus=None if address else settings.workers,
-            include_dashboard=False,
-            logging_level=logging.WARNING,
-            log_to_driver=False,
-        )
+        with keep_handlers():  # SIGINT/SIGTERM stay the command's (``engine.interrupt``): ray.init sets SIGTERM's
+            ray.init(
+                address=address,
+                num_cpus=None if address else settings.workers,
+                include_dashboard=False,
+                logging_level=logging.WARNING,
+                log_to_driver=False,
+            )
     except (ConnectionError, ValueError, RuntimeError, TimeoutError) as exc:
         raise SourceError(describe_init_error(address, origin, exc)) from exc
     return True
@@ -246,6 +248,13 @@ def score_shards(
                 if on_shard is not None:
                     on_shard(outcome)
         _close(run, workers, limiter)
+    except Interrupted as exc:  # the shards in flight end with the driver; their files were never renamed in place
+        done = run.counts()
+        raise Interrupted(
+            exc.signum,
+            f"interrupted after {done.seen} traces ({done.scored + done.failed} written, {len(run.scored)} shard(s)"
+            " complete); re-run to finish: nothing is duplicated",
+        ) from None
     finally:
         for handle in [*workers, limiter]:
             if handle is not None:
