@@ -125,12 +125,12 @@ def score_once(
         except Interrupted as exc:
             status, stop = "interrupted", exc
         except InputError as exc:
-            run.input_error = str(exc)
+            run.input_error = str(exc) + _kept(results_file, out)
         except TracescoreError as exc:
-            run.stopped = str(exc)
+            run.stopped = str(exc) + _kept(results_file, out)
         finally:
-            if results_file is not None:
-                results_file.close(complete=stop is None)
+            if results_file is not None:  # only a complete output replaces the previous one
+                results_file.close(complete=status == "done")
             summary: dict[str, Any] = _oneshot_counts(engine.counts) | {"results": out}
             if hasattr(parts.stats, "as_dict"):
                 summary["read"] = parts.stats.as_dict()
@@ -140,10 +140,14 @@ def score_once(
                 summary["signal"] = signal.Signals(stop.signum).name
             store.finish_run(run_id, summary | extra_summary(), status=status)
     if stop is not None:
-        partial = results_file.partial if results_file is not None else None
-        kept = f"; results so far in {partial} ({out} untouched)" if partial is not None else ""
-        raise Interrupted(stop.signum, interrupted_line(engine.counts) + kept) from None
+        raise Interrupted(stop.signum, interrupted_line(engine.counts) + _kept(results_file, out)) from None
     return run
+
+
+def _kept(results_file: JsonlSink | None, out: str | None) -> str:
+    """Where an unfinished run's result lines are, and that the earlier ``--out`` file was left as it was."""
+    partial = results_file.partial if results_file is not None else None
+    return f"; results so far in {partial} ({out} untouched)" if partial is not None else ""
 
 
 def interrupted_line(counts: JobCounts) -> str:

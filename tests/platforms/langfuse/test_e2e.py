@@ -192,6 +192,36 @@ def test_a_source_failure_stops_cleanly_keeping_what_was_scored(fake: FakeLangfu
     assert {s["traceId"] for s in fake.scores.values()} == scored  # their scores were flushed, none lost
 
 
+def test_a_run_stopped_by_a_failure_leaves_the_earlier_results_file_as_it_was(fake: FakeLangfuse,
+                                                                              tmp_path: Path) -> None:
+    """Only a complete output replaces the previous one: a run that stopped on a source failure keeps its lines in
+    ``.partial`` and says so; the earlier ``--out`` file (a complete run) is byte-identical."""
+    out = tmp_path / "results.jsonl"
+    config = "[langfuse]\npage_size = 100\nmax_attempts = 2\nbackoff = 0\n"
+    first = _run(fake, tmp_path, "--no-write-back", "--out", str(out), config=config)
+    assert first.exit_code == 0, first.output
+    before = out.read_bytes()
+    assert len(before.splitlines()) == N
+    calls = {"n": 0}
+    handle = fake.handle
+
+    def second_page_fails(request):  # type: ignore[no-untyped-def]
+        if request.path == "/api/public/v2/observations":
+            calls["n"] += 1
+            if calls["n"] > 1:
+                return Response(500, {"message": "clickhouse unavailable"})
+        return handle(request)
+
+    fake.handle = second_page_fails  # type: ignore[method-assign]
+    result = _run(fake, tmp_path, "--no-write-back", "--out", str(out), config=config)
+    assert result.exit_code == 4, result.output
+    assert out.read_bytes() == before
+    partial = tmp_path / "results.jsonl.partial"
+    assert f"results so far in {partial} ({out} untouched)" in " ".join(result.output.split())
+    kept = partial.read_text().splitlines()
+    assert 0 < len(kept) < N  # the traces scored before the failure, not under the final name
+
+
 def test_cli_errors_name_the_fix(fake: FakeLangfuse, tmp_path: Path) -> None:
     no_from = CliRunner().invoke(main, ["score", "--source", "langfuse"], env=env_for(fake))
     assert no_from.exit_code == 2 and "--from" in no_from.output
