@@ -10,6 +10,7 @@ import re
 import string
 from collections import Counter
 from functools import lru_cache
+from types import MappingProxyType
 
 from tracescore.catalog import ANSWER_CORRECT, ANSWER_EXACT_MATCH, ANSWER_TOKEN_F1, Reasons
 from tracescore.scorers.scored import Scored, Scorer
@@ -33,22 +34,24 @@ _DROP_PUNCT = str.maketrans("", "", string.punctuation)
 _PUNCT_BYTES = string.punctuation.encode()
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _ARTICLE_WORDS = frozenset({"a", "an", "the"})
-_NUMBER_WORDS = {
-    w: str(i)
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-        "seventeen eighteen nineteen twenty".split()
-    )
-} | {
-    "thirty": "30",
-    "forty": "40",
-    "fifty": "50",
-    "sixty": "60",
-    "seventy": "70",
-    "eighty": "80",
-    "ninety": "90",
-    "hundred": "100",
-}
+_NUMBER_WORDS = MappingProxyType(
+    {
+        w: str(i)
+        for i, w in enumerate(
+            "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+            "seventeen eighteen nineteen twenty".split()
+        )
+    } | {
+        "thirty": "30",
+        "forty": "40",
+        "fifty": "50",
+        "sixty": "60",
+        "seventy": "70",
+        "eighty": "80",
+        "ninety": "90",
+        "hundred": "100",
+    }
+)
 _REFUSAL = re.compile(
     r"\b(i (do not|don't|cannot|can't|could not|couldn't) (know|find|answer|say|determine|confirm)|"
     r"(unable|not able) to (find|answer|determine|confirm)|no (relevant )?information (about|on|regarding)|"

@@ -137,9 +137,6 @@ def _truthy(field: Callable[[Hit], str | None], groups: list[list[Hit]]) -> set[
     return out
 
 
-_NOTHING_PARSED = ParsedAnswer([], {}, [])
-
-
 class _Rows:
     """One trace's citation rows and what the scores need of them, built (with the tallies) in one pass."""
 
@@ -147,7 +144,7 @@ class _Rows:
 
     def __init__(
         self,
-        parsed: ParsedAnswer = _NOTHING_PARSED,
+        parsed: ParsedAnswer,
         rows: list[CitationRow] | None = None,
         sources: dict[str, tuple[str, bool, bool]] | None = None,
         explicit_index: set[int] | None = None,

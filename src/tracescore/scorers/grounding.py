@@ -15,6 +15,7 @@ the labels (expected answer).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from tracescore.catalog import Reasons
@@ -66,7 +67,7 @@ JUDGED_SCORES = (
 )
 NO_JUDGE, JUDGE_ERROR = Reasons.NO_JUDGE.text, Reasons.JUDGE_ERROR.text
 BUDGET_REASON = Reasons.BUDGET.text.split(" (", 1)[0]  # how every budget reason starts
-_RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
+_RANK = MappingProxyType({"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0})
 LABELS = tuple(_RANK)
 """The verdicts this scorer maps: a rubric for it declares exactly these."""
 
