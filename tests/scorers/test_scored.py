@@ -1,5 +1,7 @@
 """A scorer's rows come back in its own ``Scored``: scoring two traces at once from many threads through the same
-scorer objects gives every trace its own citation rows, claims and notes (no slot shared between threads)."""
+scorer objects gives every trace its own citation rows, claims and notes, both in what each scorer returns and in the
+pipeline's result. (Before, scorers returned bare lists; citation rows reached the result through a module-level slot
+shared by every scoring thread, and claims rode in ``grounding.rate``'s metadata until the pipeline popped them.)"""
 
 from __future__ import annotations
 
