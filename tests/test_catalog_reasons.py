@@ -22,7 +22,7 @@ from tracescore.engine.pipeline import score_trace
 from tracescore.engine.setup import _judge, job_scorers
 from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.links import LinkStatus
-from tracescore.scorers import Scorer
+from tracescore.scorers import Scored, Scorer
 from tracescore.scorers.deadlinks import dead_link_scorer
 from tracescore.scorers.rubrics import Rubrics
 from tracescore.trace import Trace
@@ -176,7 +176,7 @@ def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
 
     seen["links"] = _reasons(traces, [dead_link_scorer(checker=unknown)])
 
-    def broken(trace: Trace) -> list[Any]:
+    def broken(trace: Trace) -> Scored:
         raise RuntimeError("a scorer bug")
 
     seen["scorer raised"] = _reasons(traces[:3], [broken])

@@ -1,4 +1,5 @@
-"""``TraceResult``: the scores of one trace (present and absent), its errors, notes, per-citation and per-claim rows."""
+"""``TraceResult``: the scores of one trace (present and absent), its errors, notes, per-citation and per-claim rows;
+and ``UrlRow``, the per-URL row of the surface stage."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from json.encoder import encode_basestring, encode_basestring_ascii
-from typing import Any
+from typing import Any, Literal
 
 from tracescore.scores import Score, ScoreValue
 
-__all__ = ["CitationRow", "ClaimRow", "TraceResult", "encoder"]
+__all__ = ["CitationRow", "ClaimRow", "Label", "TraceResult", "UrlRow", "encoder"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,33 @@ class ClaimRow:
 
     def as_dict(self) -> dict[str, Any]:
         """The row as plain JSON-able fields, for the store and reports."""
+        return asdict(self)
+
+
+Label = Literal["supports", "contradicts", "neither"]
+"""A surface's or a page's label against the gold answer (the ``surface`` rubric)."""
+
+
+@dataclass
+class UrlRow:
+    """One URL of one trace: its labels after quote verification, its partition cell and the quotes behind it."""
+
+    url: str | None
+    key: str
+    domain: str
+    rank: int | None
+    search: int | None
+    fetched: bool
+    surface: Label | None  # None: the URL was fetched without appearing in a search result
+    page: Label | None  # None: not fetched, or the fetch yielded no readable page
+    cell: str | None  # smart / missed / blind / noop; None without a surface
+    discovered: bool = False
+    surface_quote: str | None = None
+    page_quote: str | None = None
+    unverified: list[str] = field(default_factory=list)
+    call: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 

@@ -13,7 +13,7 @@ from tests.engine.helpers import CountingSink, DoublingSource, make_setup, write
 from tracescore.engine.runner import backfill_job, run_job
 from tracescore.errors import SinkError
 from tracescore.limits import RateLimiter
-from tracescore.scorers import default_scorers
+from tracescore.scorers import Scored, default_scorers
 from tracescore.sources.jsonl import JsonlSource
 from tracescore.store.db import Store
 from tracescore.store.state import JobState
@@ -50,7 +50,7 @@ def test_judge_calls_in_flight_are_bounded_and_overlap(tmp_path: Path) -> None:
     lock, state = threading.Lock(), {"now": 0, "peak": 0, "met": 0, "entered": 0}
     together = threading.Barrier(3)
 
-    def slow_judged(trace: Trace) -> list:  # type: ignore[type-arg]
+    def slow_judged(trace: Trace) -> Scored:
         with lock:
             state["now"] += 1
             state["peak"] = max(state["peak"], state["now"])
@@ -65,7 +65,7 @@ def test_judge_calls_in_flight_are_bounded_and_overlap(tmp_path: Path) -> None:
                 pass
         with lock:
             state["now"] -= 1
-        return []
+        return Scored(())
 
     setup = make_setup(tmp_path, JsonlSource(traces), workers=5, scorers=[*default_scorers(), slow_judged])
     outcome = backfill_job(setup, start=T0, stop=T0 + timedelta(hours=1))
@@ -81,13 +81,13 @@ def test_one_scoring_thread_never_overlaps_judge_calls(tmp_path: Path) -> None:
     together = threading.Barrier(2)
     broke: list[bool] = []
 
-    def judged(trace: Trace) -> list:  # type: ignore[type-arg]
+    def judged(trace: Trace) -> Scored:
         try:
             together.wait(timeout=0.2)
         except threading.BrokenBarrierError:
             broke.append(True)
             together.reset()
-        return []
+        return Scored(())
 
     setup = make_setup(tmp_path, JsonlSource(traces), workers=1, scorers=[*default_scorers(), judged])
     backfill_job(setup, start=T0, stop=T0 + timedelta(hours=1))

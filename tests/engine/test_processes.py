@@ -21,7 +21,7 @@ from tracescore.engine.runner import backfill_job
 from tracescore.engine.setup import build_setup, cores
 from tracescore.engine.stage import process_plan
 from tracescore.platforms.registry import get_adapter
-from tracescore.scorers import Scorer, default_scorers
+from tracescore.scorers import Scored, Scorer, default_scorers
 from tracescore.scores import Score
 from tracescore.sources.jsonl import JsonlSource
 from tracescore.store.db import Store
@@ -30,9 +30,9 @@ from tracescore.trace import Trace
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
-def pid_scorer(trace: Trace) -> list[Score]:
+def pid_scorer(trace: Trace) -> Scored:
     """Which process scored the trace (module level, so a worker process can rebuild it)."""
-    return [Score(name="test.pid", value=float(os.getpid()))]
+    return Scored((Score(name="test.pid", value=float(os.getpid())),))
 
 
 def _build(with_pid: bool) -> tuple[Adapter, list[Scorer]]:
@@ -128,11 +128,11 @@ def _pair(adapter: Adapter) -> tuple[Adapter, list[Scorer]]:
 _SIGNALS: list[Path] = []  # set before the pool forks, so the workers inherit it
 
 
-def signalling_scorer(trace: Trace) -> list[Score]:
+def signalling_scorer(trace: Trace) -> Scored:
     """In a worker: leave a file each time the trace ``dup`` is scored (the test waits for the second one)."""
     if trace.id == "dup" and _SIGNALS:
         (_SIGNALS[0] / f"{os.getpid()}-{time.monotonic_ns()}").touch()
-    return []
+    return Scored(())
 
 
 def _build_signalling() -> tuple[Adapter, list[Scorer]]:

@@ -1,6 +1,10 @@
-"""Absent scores of the judged stages: built once per reason and shared, while every trace gets its own list."""
+"""Absent scores of the judged stages: built once per reason and shared, in a value no caller can edit."""
 
 from __future__ import annotations
+
+import dataclasses
+
+import pytest
 
 from tracescore.scorers import grounding_scorer, semantic_scorer, surface_scorer
 from tracescore.scorers.absent import absent_for, all_absent
@@ -18,7 +22,7 @@ def test_absent_for_shares_one_tuple_per_reason_and_all_absent_carries_comment_a
     assert (fresh[0].reason, fresh[0].comment, fresh[0].metadata) == ("judge_error", "timeout", {"judge_model": "m"})
 
 
-def test_without_a_judge_each_trace_gets_its_own_list_of_the_same_absent_scores() -> None:
+def test_without_a_judge_every_trace_gets_the_same_absent_scores_which_no_caller_can_edit() -> None:
     trace = Trace(id="t", answer="Paris is big.", labels=Labels(gold_answer="Lyon"))
     for scorer, names in (
         (grounding_scorer(judge=None, no_judge_reason="off"), JUDGED_SCORES),
@@ -26,6 +30,8 @@ def test_without_a_judge_each_trace_gets_its_own_list_of_the_same_absent_scores(
         (semantic_scorer(judge=None, no_judge_reason="off"), ("answer.semantic_match",)),
     ):
         first = scorer(trace)
-        first.clear()  # a caller that edits the list it got cannot change the next trace's scores
+        with pytest.raises(dataclasses.FrozenInstanceError):  # a caller cannot change the next trace's scores
+            first.scores = ()  # type: ignore[misc]
+        assert isinstance(first.scores, tuple)
         again = scorer(trace)
         assert [(s.name, s.reason) for s in again] == [(n, "off") for n in names], scorer

@@ -297,13 +297,13 @@ def test_a_fetch_with_status_0_is_not_a_read_page() -> None:
     assert got["citation.unfetched_rate"] == 1.0
 
 
-def test_rows_are_built_once_per_trace_and_the_memo_does_not_keep_the_trace_alive() -> None:
+def test_the_rows_come_back_with_the_scores_and_nothing_keeps_the_trace_alive() -> None:
     trace = _trace("A [1].\n[1] https://a.example/x", ["https://a.example/x"], [])
-    first = citation_rows(trace)
-    assert citation_rows(trace) is first  # the pipeline's call reuses the scorer's rows
+    scored = citation_scorer()(trace)
+    assert list(scored.citations) == citation_rows(trace) and [r.target for r in scored.citations] == [
+        "https://a.example/x"
+    ]
     gone = weakref.ref(trace)
     del trace
     gc.collect()
-    assert gone() is None
-    other = _trace("A [1].\n[1] https://a.example/x", ["https://a.example/x"], [])
-    assert citation_rows(other) is not first and citation_rows(other) == first  # a new trace: rebuilt, same rows
+    assert gone() is None  # no memo holds a scored trace (its pages and hits)

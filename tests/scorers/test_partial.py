@@ -18,14 +18,19 @@ from tracescore.errors import ConfigError
 from tracescore.result import ClaimRow
 from tracescore.scorers.grounding import JUDGED_SCORES, grounding_scorer
 from tracescore.scorers.partial import merge_partial_verdicts
+from tracescore.scorers.scored import Scored
 from tracescore.store.db import Store
 
 PARTIAL = [_ev("D1", "partial", QUOTE_A)]
 
 
-def _scores(merge: str | None) -> dict[str, object]:
+def _scored(merge: str | None) -> Scored:
     judge = QueueJudge().enqueue(_judgement(c1=PARTIAL))
-    return {s.name: s for s in grounding_scorer(judge=judge, merge_partial=merge)(_trace())}
+    return grounding_scorer(judge=judge, merge_partial=merge)(_trace())
+
+
+def _scores(merge: str | None) -> dict[str, object]:
+    return {s.name: s for s in _scored(merge)}
 
 
 def test_off_by_default_partial_is_kept_apart_and_not_mentioned() -> None:
@@ -44,8 +49,8 @@ def test_merged_into_contradicted_counts_as_hallucination_and_says_so_on_every_j
     assert support.value == 0.0 and support.metadata["partial"] == 0  # type: ignore[attr-defined]
     for name in JUDGED_SCORES:
         assert "PARTIAL verdicts are counted as contradicted" in scores[name].metadata["merge_partial"]  # type: ignore[attr-defined]
-    (first, _) = scores["grounding.rate"].metadata["claims"]  # type: ignore[attr-defined]
-    assert first["verdict"] == "contradicted" and first["judge_verdict"] == "partial"  # the judge's word is kept
+    (first, _) = _scored("contradicted").claims
+    assert first.verdict == "contradicted" and first.judge_verdict == "partial"  # the judge's word is kept
 
 
 def test_merge_rewrites_rows_and_per_document_verdicts_and_refuses_other_targets() -> None:

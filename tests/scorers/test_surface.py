@@ -13,6 +13,7 @@ from tracescore.judge.cache import CachingJudge, MemoryJudgeCache
 from tracescore.scorers.surface import (
     SURFACE_SCORES,
     SurfaceJudgement,
+    UrlRow,
     collect_items,
     complementarity,
     oracle_requests,
@@ -20,7 +21,6 @@ from tracescore.scorers.surface import (
     support_rows,
     surface_requests,
     surface_scorer,
-    take_url_rows,
 )
 from tracescore.trace import BlindSpot, FetchStep, Hit, Labels, SearchStep, Trace
 
@@ -142,9 +142,9 @@ def test_complementarity_counts_a_question_no_provider_supported_and_ignores_abs
 
 def test_per_url_rows_carry_cells_quotes_and_discovery() -> None:
     judge = QueueJudge().enqueue(FIXED["brave"])
-    scores = {s.name: s for s in surface_scorer(judge=judge)(BRAVE)}
-    rows = take_url_rows(scores)
-    assert "urls" not in scores["surface.smart"].metadata
+    scored = surface_scorer(judge=judge)(BRAVE)
+    rows = scored.urls
+    assert [UrlRow(**r) for r in next(s for s in scored if s.name == "surface.smart").metadata["urls"]] == list(rows)
     assert [(r.domain, r.rank, r.cell, r.surface, r.page, r.discovered) for r in rows] == [
         ("a.example.com", 1, "smart", "supports", "supports", False),
         ("b.example.com", 2, "missed", "supports", None, False),
@@ -152,7 +152,7 @@ def test_per_url_rows_carry_cells_quotes_and_discovery() -> None:
         ("d.example.com", 4, "noop", "contradicts", None, False),
     ]
     assert rows[0].surface_quote == SUPPORT and rows[0].call == "k1"
-    assert scores["surface.missed"].comment == "supporting results never opened: https://b.example.com/everest"
+    assert {s.name: s for s in scored}["surface.missed"].comment == "supporting results never opened: https://b.example.com/everest"
 
 
 def test_a_fabricated_quote_downgrades_to_neither_and_is_counted() -> None:

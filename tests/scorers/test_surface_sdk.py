@@ -10,7 +10,7 @@ from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.anthropic_surface import fabricate, surface_oracle
 from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.judge.cache import CachingJudge, MemoryJudgeCache
-from tracescore.scorers.surface import SURFACE_SCORES, surface_scorer, take_url_rows
+from tracescore.scorers.surface import SURFACE_SCORES, surface_scorer
 from tracescore.scores import Score
 from tracescore.trace import FetchStep, Hit, Labels, SearchStep, Trace
 
@@ -93,12 +93,13 @@ def test_one_structured_request_per_trace_and_a_cache_hit_on_rescore(fake: FakeA
 def test_a_fabricated_quote_downgrades_the_label_and_is_counted(fake: FakeAnthropic) -> None:
     fake.tamper = fabricate("U1", "U10")  # the SMART item's surface and page quotes, and a MISSED one
     with AnthropicJudge(api_key="test-key", base_url=fake.url, wait_initial=0.001) as judge:
-        scores = {s.name: s for s in surface_scorer(judge=judge)(_trace())}
+        scored = surface_scorer(judge=judge)(_trace())
+    scores = {s.name: s for s in scored}
     values = {n: s.value for n, s in scores.items() if s.value is not None}
     assert (values["surface.smart"], values["surface.missed"], values["surface.blind"]) == (0.0, 1.0, 3.0)
     assert values["surface.first_support_rank"] == 2.0 and values["surface.fetch_yield"] == pytest.approx(1 / 3)
     assert scores["surface.smart"].metadata["unverified_quotes"] == 3
-    rows = {r.rank: r for r in take_url_rows(scores)}
+    rows = {r.rank: r for r in scored.urls}
     assert (rows[1].surface, rows[1].page, rows[1].cell) == ("neither", "neither", "blind")
     assert len(rows[1].unverified) == 2 and "1999" in rows[1].unverified[0]
     assert {n for n in SURFACE_SCORES} == set(scores)

@@ -124,13 +124,14 @@ def rejudge(
         if trace is None:
             skipped += [f"{item}: trace {trace_id} not among the traces given" for item, _ in wanted]
             continue
-        rate = next((s for s in scorer(trace) if s.name == "grounding.rate"), None)
+        scored = scorer(trace)
+        rate = next((s for s in scored if s.name == "grounding.rate"), None)
         if rate is None or rate.value is None:
             why = "no grounding score" if rate is None else (rate.reason or "not judged")
             why += f" ({rate.comment})" if rate is not None and rate.comment else ""
             skipped += [f"{item}: trace {trace_id} not judged: {why}" for item, _ in wanted]
             continue
-        rows = {_norm(r["text"]): r for r in rate.metadata.get("claims", [])}
+        rows = {_norm(r.text): r.as_dict() for r in scored.claims}
         for item, claim in wanted:
             row = rows.get(_norm(claim))
             if row is None:

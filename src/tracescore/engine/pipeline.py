@@ -15,8 +15,6 @@ from tracescore.adapters import Adapter
 from tracescore.errors import InputError
 from tracescore.result import TraceResult
 from tracescore.scorers import Scorer, diagnose
-from tracescore.scorers.citations import last_rows
-from tracescore.scorers.grounding import take_claim_rows
 from tracescore.sources.base import Record
 from tracescore.trace import Trace
 
@@ -38,23 +36,31 @@ class RunCounts:
 
 
 def score_trace(trace: Trace, scorers: Sequence[Scorer]) -> TraceResult:
-    """Run every scorer on ``trace``, then derive the diagnosis cell from their scores."""
+    """Run every scorer on ``trace``, then derive the diagnosis cell from their scores.
+
+    Each scorer's ``Scored`` brings its scores, its rows (claims, citations) and its notes: nothing else is read.
+    """
     result = TraceResult(trace_id=trace.id, timestamp=trace.timestamp, metadata=dict(trace.metadata))
     scores = result.scores
+    notes: list[str] = []
     for scorer in scorers:
         try:
-            for s in scorer(trace):  # a plain loop: on 3.11 it beats dict.update(zip(map(attrgetter)...)) 3x
-                scores[s.name] = s
+            scored = scorer(trace)
         except Exception as exc:  # noqa: BLE001 - a scorer bug must not stop the batch
             name = getattr(scorer, "__name__", repr(scorer))
             result.errors.append(f"scorer {name} failed: {type(exc).__name__}: {exc}")
-    result.claims = take_claim_rows(scores)
+            continue
+        for s in scored.scores:  # a plain loop: on 3.11 it beats dict.update(zip(map(attrgetter)...)) 3x
+            scores[s.name] = s
+        if scored.claims:
+            result.claims += scored.claims
+        if scored.citations:
+            result.citations += scored.citations
+        if scored.notes:
+            notes += scored.notes
     scores["diagnosis"] = diagnose(scores)
-    memo = last_rows(trace)  # the citation scorer's parse and rows of this trace, or built now
-    result.citations = memo.rows
-    unresolved = memo.parsed.unresolved_markers
-    if unresolved:
-        result.notes += [f"marker [{m}] has no reference in the answer's reference list" for m in unresolved]
+    if notes:
+        result.notes += notes
     return result
 
 

@@ -1,21 +1,20 @@
-"""Scorers: pure functions of a Trace that return named Scores (present, or absent with a reason)."""
+"""Scorers: pure functions of a Trace that return a ``Scored``: named Scores (present, or absent with a reason) and the
+rows and notes behind them."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 from tracescore.scorers.answer import answer_scorer
 from tracescore.scorers.citations import citation_scorer
 from tracescore.scorers.diagnosis import CELLS, diagnose
 from tracescore.scorers.grounding import grounding_scorer
 from tracescore.scorers.retrieval import retrieval_scorer
+from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.semantic import semantic_scorer
 from tracescore.scorers.surface import surface_scorer
-from tracescore.scores import Score
-from tracescore.trace import Trace
 
 __all__ = [
     "CELLS",
+    "Scored",
     "Scorer",
     "answer_scorer",
     "citation_scorer",
@@ -26,8 +25,6 @@ __all__ = [
     "semantic_scorer",
     "surface_scorer",
 ]
-
-Scorer = Callable[[Trace], list[Score]]
 
 
 def default_scorers(*, k: int = 5, final_answer_prefix: str | None = "FINAL ANSWER:") -> list[Scorer]:

@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from collections.abc import Callable
 from functools import lru_cache
+from types import MappingProxyType
 
 from tracescore.catalog import ANSWER_CORRECT, ANSWER_EXACT_MATCH, ANSWER_TOKEN_F1, Reasons
-from tracescore.scores import Score, absent, score
+from tracescore.scorers.scored import Scored, Scorer
+from tracescore.scores import absent, score
 from tracescore.trace import Trace
 
 __all__ = [
@@ -33,22 +34,24 @@ _DROP_PUNCT = str.maketrans("", "", string.punctuation)
 _PUNCT_BYTES = string.punctuation.encode()
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _ARTICLE_WORDS = frozenset({"a", "an", "the"})
-_NUMBER_WORDS = {
-    w: str(i)
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-        "seventeen eighteen nineteen twenty".split()
-    )
-} | {
-    "thirty": "30",
-    "forty": "40",
-    "fifty": "50",
-    "sixty": "60",
-    "seventy": "70",
-    "eighty": "80",
-    "ninety": "90",
-    "hundred": "100",
-}
+_NUMBER_WORDS = MappingProxyType(
+    {
+        w: str(i)
+        for i, w in enumerate(
+            "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+            "seventeen eighteen nineteen twenty".split()
+        )
+    } | {
+        "thirty": "30",
+        "forty": "40",
+        "fifty": "50",
+        "sixty": "60",
+        "seventy": "70",
+        "eighty": "80",
+        "ninety": "90",
+        "hundred": "100",
+    }
+)
 _REFUSAL = re.compile(
     r"\b(i (do not|don't|cannot|can't|could not|couldn't) (know|find|answer|say|determine|confirm)|"
     r"(unable|not able) to (find|answer|determine|confirm)|no (relevant )?information (about|on|regarding)|"
@@ -129,7 +132,7 @@ def _needle(needle: str) -> re.Pattern[str] | None:
     return re.compile(rf"(?<!\w){re.escape(norm)}(?!\w)") if norm else None
 
 
-def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Callable[[Trace], list[Score]]:
+def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Scorer:
     """Scorer factory for the answer stage; ``final_answer_prefix`` picks the answer out of a longer reply."""
     # the outcomes that depend on no text, built once (Scores are frozen; their metadata is only read downstream)
     refused = {True: score(ANSWER_CORRECT, True)}
@@ -144,7 +147,7 @@ def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Calla
     prefix = final_answer_prefix.lower() if final_answer_prefix else None
     cut = len(final_answer_prefix) if final_answer_prefix else 0
 
-    def score_answer(trace: Trace) -> list[Score]:
+    def score_answer(trace: Trace) -> Scored:
         labels = trace.labels
         final = answer = trace.answer
         if prefix is not None:  # extract_final_answer, with the prefix lower-cased once
@@ -169,14 +172,11 @@ def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Calla
             correct = unlabelled
         gold = labels.gold_answer
         if gold is None:
-            return [correct, *no_gold]
+            return Scored((correct, *no_gold))
         if not _answer_tokens(gold):  # "", "  ", "the", "!!!": nothing to compare with, not an answer that missed it
             reason = Reasons.EMPTY_GOLD.format(gold=gold)
-            return [correct, absent(ANSWER_TOKEN_F1, reason), absent(ANSWER_EXACT_MATCH, reason)]
-        return [
-            correct,
-            score(ANSWER_TOKEN_F1, token_f1(final, gold)),
-            score(ANSWER_EXACT_MATCH, exact_match(final, gold)),
-        ]
+            return Scored((correct, absent(ANSWER_TOKEN_F1, reason), absent(ANSWER_EXACT_MATCH, reason)))
+        f1, exact = score(ANSWER_TOKEN_F1, token_f1(final, gold)), score(ANSWER_EXACT_MATCH, exact_match(final, gold))
+        return Scored((correct, f1, exact))
 
     return score_answer

@@ -2,24 +2,25 @@
 
 Parses inline ``[n]`` markers with a reference list (``[n] URL``, ``[n]: URL``), markdown links and bare URLs,
 pairs each answer sentence with its citations, and scores ``citation.coverage``, ``citation.unfetched_rate`` and
-``citation.fabricated_count``. The per-citation rows go to the local store.
+``citation.fabricated_count``; the per-citation rows (for the local store) and a note per marker with no reference
+come back with them, in the scorer's ``Scored``.
 
 A sentence contains a word: list markers (``1.``, ``2)``, ``-``, ExpertQA's ``1[1].``), headings and reference-list
 lines are not answer sentences. A search the adapter could not read (``Trace.blind_spots``) makes
 ``citation.fabricated_count`` absent, an unreadable fetch ``citation.unfetched_rate``: never a number resting on a
 blind spot. Cost is linear in the trace: every regex scans each character a bounded number of times, the answer is
-parsed once (memoised) and its rows built once per trace, explicit citations find their sentence by dict lookup, and
+parsed and its rows built once per trace, explicit citations find their sentence by dict lookup, and
 a per-trace guard (``MAX_ANSWER_CHARS``, ``MAX_CITATIONS``, ``MAX_HITS``) scores what it read and says what it left.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from operator import attrgetter
 
 from tracescore.catalog import CITATION_COVERAGE, CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE, Reasons
 from tracescore.result import CitationRow
+from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import (
     MAX_ANSWER_CHARS,
     CitedSentence,
@@ -136,29 +137,20 @@ def _truthy(field: Callable[[Hit], str | None], groups: list[list[Hit]]) -> set[
     return out
 
 
-_NOTHING_PARSED = ParsedAnswer([], {}, [])
+class _Rows:
+    """One trace's citation rows and what the scores need of them, built (with the tallies) in one pass."""
 
-
-class _RowsMemo:
-    """The last trace's citation rows and what the scores need of them: the scorer and the pipeline ask for the same
-    trace's rows once each, so they are built (with the tallies) in one pass.
-
-    The trace is held weakly, so the memo never keeps a finished trace (its pages and hits) alive.
-    """
-
-    __slots__ = ("trace", "parsed", "rows", "sources", "explicit_index", "skipped_steps", "skipped_citations")
+    __slots__ = ("parsed", "rows", "sources", "explicit_index", "skipped_steps", "skipped_citations")
 
     def __init__(
         self,
-        trace: weakref.ref[Trace] | None = None,
-        parsed: ParsedAnswer = _NOTHING_PARSED,
+        parsed: ParsedAnswer,
         rows: list[CitationRow] | None = None,
         sources: dict[str, tuple[str, bool, bool]] | None = None,
         explicit_index: set[int] | None = None,
         skipped_steps: int = 0,
         skipped_citations: int = 0,
     ) -> None:
-        self.trace = trace
         self.parsed = parsed
         self.rows: list[CitationRow] = [] if rows is None else rows
         # cited URL/doc id keys (rows not of kind "text") -> (key, fetched, seen): both follow from the key
@@ -168,26 +160,12 @@ class _RowsMemo:
         self.skipped_citations = skipped_citations
 
 
-_LAST: list[_RowsMemo] = [_RowsMemo()]
-
-
 def citation_rows(trace: Trace, parsed: ParsedAnswer | None = None) -> list[CitationRow]:
-    """Every cited source of every sentence (plus the trace's explicit citations), checked against the steps.
-
-    Built once per trace (the last trace's rows are kept), so the scorer and the pipeline share them.
-    """
+    """Every cited source of every sentence (plus the trace's explicit citations), checked against the steps."""
     return _rows_of(trace, parsed).rows
 
 
-def last_rows(trace: Trace) -> _RowsMemo:
-    """The parsed answer and citation rows of ``trace`` (the last trace scored), built now if they were not."""
-    return _rows_of(trace)
-
-
-def _rows_of(trace: Trace, parsed: ParsedAnswer | None = None) -> _RowsMemo:
-    last = _LAST[0]
-    if last.trace is not None and last.trace() is trace:
-        return last
+def _rows_of(trace: Trace, parsed: ParsedAnswer | None = None) -> _Rows:
     parsed = parsed or parse_answer(trace.answer)
     surface = _Surface(trace)
     rows: list[CitationRow] = []
@@ -218,13 +196,7 @@ def _rows_of(trace: Trace, parsed: ParsedAnswer | None = None) -> _RowsMemo:
     if explicit:
         _explicit_rows(explicit[:MAX_CITATIONS], parsed, surface, checked, rows, sources, explicit_index)
     skipped = max(len(explicit) - MAX_CITATIONS, 0)
-    try:
-        ref: weakref.ref[Trace] | None = weakref.ref(trace)
-    except TypeError:  # a trace type without weak references: not memoised (built again when asked again)
-        ref = None
-    memo = _RowsMemo(ref, parsed, rows, sources, explicit_index, surface.skipped_steps, skipped)
-    _LAST[0] = memo
-    return memo
+    return _Rows(parsed, rows, sources, explicit_index, surface.skipped_steps, skipped)
 
 
 def _explicit_rows(
@@ -262,24 +234,24 @@ def _blind_spot_reason(trace: Trace, kind: str) -> str | None:
     return Reasons.STEPS_UNREADABLE.format(kind=kind, steps=shown + more, consequence=what)
 
 
-def citation_scorer() -> Callable[[Trace], list[Score]]:
+def citation_scorer() -> Scorer:
     """Scorer factory for ``citation.coverage``, ``citation.unfetched_rate`` and ``citation.fabricated_count``."""
     names = (CITATION_COVERAGE, CITATION_UNFETCHED_RATE, CITATION_FABRICATED_COUNT)
     # the outcomes that depend on no text, built once (Scores are frozen; their metadata is only read downstream)
-    empty = [absent(n, _EMPTY) for n in names]
-    no_sentences = [absent(n, _NO_SENTENCES) for n in names]
+    empty = tuple([absent(n, _EMPTY) for n in names])
+    no_sentences = tuple([absent(n, _NO_SENTENCES) for n in names])
     no_source = absent(CITATION_UNFETCHED_RATE, _NO_SOURCE)
     none_fabricated = score(CITATION_FABRICATED_COUNT, 0.0, fabricated=[])
 
-    def score_citations(trace: Trace) -> list[Score]:
+    def score_citations(trace: Trace) -> Scored:
+        memo = _rows_of(trace)  # an empty answer can still carry the trace's explicit citations: rows for the store
+        parsed = memo.parsed
         answer = trace.answer
         if not answer or answer.isspace():  # not answer.strip(), without copying the answer
-            return list(empty)
-        memo = _rows_of(trace)
-        parsed = memo.parsed
+            return _scored(empty, memo)
         sentences = parsed.sentences
         if not sentences:
-            return list(no_sentences)
+            return _scored(no_sentences, memo)
         guard = _guard_notes(parsed, memo) if parsed.truncated or memo.skipped_citations or memo.skipped_steps else []
         explicit_index = memo.explicit_index
         if explicit_index:
@@ -333,12 +305,19 @@ def citation_scorer() -> Callable[[Trace], list[Score]]:
                     _first("cited but never seen in any search result or fetch", fabricated),
                     {"fabricated": fabricated},
                 )
-        return [coverage, unfetched_rate, fabricated_count]
+        return _scored((coverage, unfetched_rate, fabricated_count), memo)
 
     return score_citations
 
 
-def _guard_notes(parsed: ParsedAnswer, memo: _RowsMemo) -> list[str]:
+def _scored(scores: tuple[Score, ...], memo: _Rows) -> Scored:
+    """The scores with the trace's citation rows, and a note for each marker the reference list does not resolve."""
+    unresolved = memo.parsed.unresolved_markers
+    notes = tuple([f"marker [{m}] has no reference in the answer's reference list" for m in unresolved])
+    return Scored(scores, citations=tuple(memo.rows), notes=notes)
+
+
+def _guard_notes(parsed: ParsedAnswer, memo: _Rows) -> list[str]:
     """What the per-trace guard left unread, in words (empty when the whole trace was read)."""
     notes = []
     if parsed.truncated:

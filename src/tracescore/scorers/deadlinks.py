@@ -7,12 +7,11 @@ decided. Read it beside ``citation.unfetched_rate``: "dead or unfetched".
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from tracescore.catalog import Reasons
 from tracescore.links import LinkCheck
 from tracescore.scorers.citations import citation_rows
-from tracescore.scores import Score, absent, score
+from tracescore.scorers.scored import Scored, Scorer
+from tracescore.scores import absent, score
 from tracescore.trace import Trace
 
 __all__ = ["SCORE", "dead_link_scorer"]
@@ -20,22 +19,22 @@ __all__ = ["SCORE", "dead_link_scorer"]
 SCORE = "citation.dead_rate"
 
 
-def dead_link_scorer(*, checker: LinkCheck) -> Callable[[Trace], list[Score]]:
+def dead_link_scorer(*, checker: LinkCheck) -> Scorer:
     """Scorer factory for ``citation.dead_rate`` over the URLs the answer cites, checked by ``checker``."""
 
-    def score_dead_links(trace: Trace) -> list[Score]:
+    def score_dead_links(trace: Trace) -> Scored:
         cited = list(dict.fromkeys(r.target for r in citation_rows(trace) if r.kind == "url"))
         if not cited:
-            return [absent(SCORE, Reasons.NO_CITED_URL.text)]
+            return Scored((absent(SCORE, Reasons.NO_CITED_URL.text),))
         statuses = list(checker(cited).values())
         dead = [s for s in statuses if s.state == "dead"]
         alive = [s for s in statuses if s.state == "alive"]
         unknown = {s.url: s.detail for s in statuses if s.state == "unknown"}
         meta = {"checked": len(statuses), "dead": len(dead), "alive": len(alive), "unknown": unknown}
         if not dead and not alive:
-            return [absent(SCORE, Reasons.LINKS_UNKNOWN.format(unknown=len(unknown)), **meta)]
+            return Scored((absent(SCORE, Reasons.LINKS_UNKNOWN.format(unknown=len(unknown)), **meta),))
         comment = "no longer resolve: " + "; ".join(f"{s.url} ({s.detail})" for s in dead[:3]) if dead else None
-        return [score(SCORE, len(dead) / (len(dead) + len(alive)), comment=comment, **meta)]
+        return Scored((score(SCORE, len(dead) / (len(dead) + len(alive)), comment=comment, **meta),))
 
     score_dead_links.__name__ = "dead_links"
     return score_dead_links

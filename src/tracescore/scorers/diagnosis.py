@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
+from types import MappingProxyType
 
 from tracescore.catalog import ANSWER_CORRECT, ANSWER_TOKEN_F1, DIAGNOSIS, GROUNDING_RATE, Reasons, entry, recall_name
 from tracescore.scores import Score, absent, score
@@ -40,7 +41,7 @@ def _recall(scores: Mapping[str, Score]) -> Score | None:
 # the outcomes that carry no per-trace text, built once (Scores are frozen; their metadata is only read downstream)
 _NOT_SCORED = absent(DIAGNOSIS, Reasons.RETRIEVAL_NOT_SCORED.text)
 _NO_LABEL = absent(DIAGNOSIS, Reasons.NO_ANSWER_DECIDED.text)
-_PLAIN = {cell: score(DIAGNOSIS, cell) for cell in CELLS}  # a cell without a comment
+_PLAIN = MappingProxyType({cell: score(DIAGNOSIS, cell) for cell in CELLS})  # a cell without a comment
 
 
 @lru_cache(maxsize=256)

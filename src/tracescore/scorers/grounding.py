@@ -14,8 +14,8 @@ the labels (expected answer).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from tracescore.catalog import Reasons
@@ -38,6 +38,7 @@ from tracescore.scorers.grounding_call import (
     grounding_request,
 )
 from tracescore.scorers.partial import merge_partial_definition, merge_partial_verdicts
+from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import ParsedAnswer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
@@ -55,7 +56,6 @@ __all__ = [
     "grounding_call",
     "grounding_request",
     "grounding_scorer",
-    "take_claim_rows",
 ]
 
 JUDGED_SCORES = (
@@ -67,7 +67,7 @@ JUDGED_SCORES = (
 )
 NO_JUDGE, JUDGE_ERROR = Reasons.NO_JUDGE.text, Reasons.JUDGE_ERROR.text
 BUDGET_REASON = Reasons.BUDGET.text.split(" (", 1)[0]  # how every budget reason starts
-_RANK = {"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0}
+_RANK = MappingProxyType({"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0})
 LABELS = tuple(_RANK)
 """The verdicts this scorer maps: a rubric for it declares exactly these."""
 
@@ -82,7 +82,7 @@ def grounding_scorer(
     agreement: dict[str, dict[str, Any]] | None = None,
     merge_partial: str | None = None,
     rubric: Rubric | None = None,
-) -> Callable[[Trace], list[Score]]:
+) -> Scorer:
     """Scorer factory for the judged stages (grounding, citation support and drift).
 
     ``judge=None`` makes every judged score absent with ``no_judge_reason``. ``max_cost`` (USD) is checked before
@@ -92,32 +92,30 @@ def grounding_scorer(
     ``rubric`` (default: the bundled ``grounding``) is what the judge receives; its name and version are recorded.
     """
     rubric = rubric or load_rubric("grounding")
-    no_judge = absent_for(JUDGED_SCORES, no_judge_reason)
+    no_judge = Scored(absent_for(JUDGED_SCORES, no_judge_reason))
 
-    def score_grounding(trace: Trace) -> list[Score]:
+    def score_grounding(trace: Trace) -> Scored:
         if judge is None:
-            return list(no_judge)
+            return no_judge
         if max_cost is not None and judge.usage.cost_usd >= max_cost:
-            return list(
-                absent_for(JUDGED_SCORES, Reasons.BUDGET.format(spent=judge.usage.cost_usd, limit=max_cost))
-            )
+            return Scored(absent_for(JUDGED_SCORES, Reasons.BUDGET.format(spent=judge.usage.cost_usd, limit=max_cost)))
         meta: dict[str, Any] = {"judge_model": judge.model, "rubric": rubric.name, "rubric_version": rubric.version}
         call = grounding_call(trace, max_share=max_share, rubric=rubric)
         if isinstance(call, str):
-            return list(absent_for(JUDGED_SCORES, call))
+            return Scored(absent_for(JUDGED_SCORES, call))
         try:
             reply = judge.judge(call.request)
         except JudgeError as exc:
-            return all_absent(JUDGED_SCORES, JUDGE_ERROR, comment=str(exc), **meta)
+            return Scored(tuple(all_absent(JUDGED_SCORES, JUDGE_ERROR, comment=str(exc), **meta)))
         meta["judge_usage"] = _usage(reply)
         judged = _verify(reply.output, call.labels, call.sentences, reply.key)
         if merge_partial:  # [judge] merge_partial: PARTIAL counted as another verdict, said on every judged score
             merge_partial_verdicts(judged.rows, judged.per_doc, merge_partial)
             meta["merge_partial"] = merge_partial_definition(merge_partial)
         if not judged.rows:
-            return all_absent(JUDGED_SCORES, Reasons.NO_CLAIM.text, **meta)
+            return Scored(tuple(all_absent(JUDGED_SCORES, Reasons.NO_CLAIM.text, **meta)))
         _add_citations(trace, call.parsed, judged, call.docs)
-        return _scores(judged, meta, agreement or {})
+        return Scored(_scores(judged, meta, agreement or {}), claims=tuple(judged.rows))
 
     score_grounding.__name__ = "grounding"
     return score_grounding
@@ -197,7 +195,7 @@ def _add_citations(trace: Trace, parsed: ParsedAnswer, judged: _Judged, docs: li
                     break
 
 
-def _scores(judged: _Judged, meta: dict[str, Any], agreement: dict[str, dict[str, Any]]) -> list[Score]:
+def _scores(judged: _Judged, meta: dict[str, Any], agreement: dict[str, dict[str, Any]]) -> tuple[Score, ...]:
     rows = judged.rows
     n = len(rows)
     count = {v: sum(1 for r in rows if r.verdict == v) for v in _RANK}
@@ -214,7 +212,7 @@ def _scores(judged: _Judged, meta: dict[str, Any], agreement: dict[str, dict[str
             "grounding.rate",
             count["supported"] / n,
             comment=_first("not supported by the evidence", bad) if bad else None,
-            **m("grounding.rate", claims=[r.as_dict() for r in rows], verdicts=count),
+            **m("grounding.rate", verdicts=count),
         ),
         score(
             "grounding.hallucination_rate",
@@ -231,7 +229,7 @@ def _scores(judged: _Judged, meta: dict[str, Any], agreement: dict[str, dict[str
     cited = [r for r in rows if r.cited]
     if not cited:
         out += [absent(name, Reasons.NO_CITED_CLAIM.text, **meta) for name in JUDGED_SCORES[3:]]
-        return out
+        return tuple(out)
     supported = sum(1 for r in cited if r.cited_verdict == "supported")
     partial = sum(1 for r in cited if r.cited_verdict == "partial")
     unsupported = [r.text for r in cited if r.cited_verdict not in ("supported", "partial")]
@@ -260,7 +258,7 @@ def _scores(judged: _Judged, meta: dict[str, Any], agreement: dict[str, dict[str
             **m("citation.drift_rate", cited_claims=len(cited), drift_to=sorted({r.drift_to or "" for r in drifted})),
         )
     )
-    return out
+    return tuple(out)
 
 
 def _first(label: str, items: list[str], limit: int = 3) -> str:
@@ -268,13 +266,3 @@ def _first(label: str, items: list[str], limit: int = 3) -> str:
     more = f" (+{len(items) - limit} more)" if len(items) > limit else ""
     return f"{label}: {shown}{more}"
 
-
-def take_claim_rows(scores: dict[str, Score]) -> list[ClaimRow]:
-    """Move the per-claim rows off ``grounding.rate``'s metadata (they go to their own store table, not twice)."""
-    rate = scores.get("grounding.rate")
-    if rate is None or "claims" not in rate.metadata:
-        return []
-    rows = [ClaimRow(**row) for row in rate.metadata["claims"]]
-    meta = {k: v for k, v in rate.metadata.items() if k != "claims"}
-    scores["grounding.rate"] = rate.with_metadata(meta)
-    return rows

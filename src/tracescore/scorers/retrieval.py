@@ -8,11 +8,11 @@ task, so recall is absent with that reason instead of a silent retrieval failure
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import lru_cache
 from operator import attrgetter
 
 from tracescore.catalog import RETRIEVAL_FIRST_HIT_RANK, RETRIEVAL_RETRIEVED_ANY, Reasons, recall_name
+from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Hit, SearchStep, Trace
 from tracescore.urls import URL_CACHE_SIZE, is_url, normalize_url
@@ -103,13 +103,13 @@ def _find(searches: list[SearchStep], wanted: set[str], urls: bool, k: int) -> _
     return found
 
 
-def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
+def retrieval_scorer(*, k: int = 5) -> Scorer:
     """Scorer factory for the retrieval stage; ``k`` is part of the score name so series never mix."""
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k!r}")
     recall = recall_name(k)
     none = Reasons.NO_SEARCH_STEP.text
-    no_search = [*_absent(recall, k, none), absent(RETRIEVAL_RETRIEVED_ANY, none)]
+    no_search = Scored((*_absent(recall, k, none), absent(RETRIEVAL_RETRIEVED_ANY, none)))
     no_label = _absent(recall, k, Reasons.NO_REQUIRED_LABEL.text)
     refusal = _absent(recall, k, Reasons.REFUSAL_RECALL.text)
     no_rank = absent(RETRIEVAL_FIRST_HIT_RANK, Reasons.NO_REQUIRED_HIT.text)
@@ -118,18 +118,18 @@ def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
     retrieved = {True: score(RETRIEVAL_RETRIEVED_ANY, True)}
     retrieved[False] = score(RETRIEVAL_RETRIEVED_ANY, False, comment="every search call came back empty")
 
-    def score_retrieval(trace: Trace) -> list[Score]:
+    def score_retrieval(trace: Trace) -> Scored:
         searches = trace.searches
         if not searches:
-            return list(no_search)
+            return no_search
         any_hit = retrieved[any(s.hits for s in searches)]
         required = trace.labels.required_doc_ids
         if required is None:
-            return [*no_label, any_hit]
+            return Scored((*no_label, any_hit))
         if not required:
-            return [*refusal, any_hit]
+            return Scored((*refusal, any_hit))
         if not all(r.strip() for r in required):  # an empty id can match no document: a broken label, not a miss
-            return [*_absent(recall, k, Reasons.EMPTY_REQUIRED_ID.format(required=required)), any_hit]
+            return Scored((*_absent(recall, k, Reasons.EMPTY_REQUIRED_ID.format(required=required)), any_hit))
         keys = [_key(r) for r in required]
         wanted = set(keys)
         urls = any(_is_url(r) for r in required)
@@ -148,10 +148,10 @@ def retrieval_scorer(*, k: int = 5) -> Callable[[Trace], list[Score]]:
             comment = f"missing required docs in top {k}: {', '.join(missing)}"
             first = score(recall, len(found.top) / len(wanted), comment=comment, k=k, missing=missing)
         if found.rank is None:
-            return [first, no_rank, any_hit]
+            return Scored((first, no_rank, any_hit))
         if found.rank not in ranks and found.rank <= _SHARED_RANKS:
             ranks[found.rank] = score(RETRIEVAL_FIRST_HIT_RANK, float(found.rank))
-        return [first, ranks.get(found.rank) or score(RETRIEVAL_FIRST_HIT_RANK, float(found.rank)), any_hit]
+        return Scored((first, ranks.get(found.rank) or score(RETRIEVAL_FIRST_HIT_RANK, float(found.rank)), any_hit))
 
     return score_retrieval
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 from tracescore.errors import ConfigError
 from tracescore.judge.rubrics import Rubric, check_labels, find_rubric, load_rubric
@@ -21,11 +22,13 @@ from tracescore.scorers.surface import LABELS as SURFACE_LABELS
 
 __all__ = ["RUBRIC_KEYS", "Rubrics", "choose_rubrics"]
 
-RUBRIC_KEYS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "rubric": ("grounding", GROUNDING_LABELS),
-    "surface_rubric": ("surface", SURFACE_LABELS),
-    "semantic_rubric": ("semantic", SEMANTIC_LABELS),
-}
+RUBRIC_KEYS: Mapping[str, tuple[str, tuple[str, ...]]] = MappingProxyType(
+    {
+        "rubric": ("grounding", GROUNDING_LABELS),
+        "surface_rubric": ("surface", SURFACE_LABELS),
+        "semantic_rubric": ("semantic", SEMANTIC_LABELS),
+    }
+)
 """``[judge]`` key → (its stage and bundled rubric, the verdicts that stage's scorer maps)."""
 
 

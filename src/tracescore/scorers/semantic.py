@@ -8,7 +8,6 @@ Exact match (SQuAD normalisation, number words as digits) is accepted without a 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
@@ -19,6 +18,7 @@ from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
 from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.scorers.absent import absent_for
 from tracescore.scorers.answer import exact_match, extract_final_answer
+from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 
@@ -67,7 +67,7 @@ def semantic_scorer(
     no_judge_reason: str = Reasons.NO_JUDGE.text,
     max_cost: float | None = None,
     rubric: Rubric | None = None,
-) -> Callable[[Trace], list[Score]]:
+) -> Scorer:
     """Scorer factory for ``answer.semantic_match`` (absent without ``gold_answer``; exact match needs no judge).
 
     Once the judge's estimated spend reaches ``max_cost`` (USD), a trace needing a call is left absent (budget reason).
@@ -75,34 +75,36 @@ def semantic_scorer(
     """
     rubric = rubric or load_rubric("semantic")
     # the outcomes that need no judge, built once (Scores are frozen; their metadata is only read downstream)
-    no_gold, exact = absent(SCORE, Reasons.NO_GOLD_LABEL.text), score(SCORE, True, how="exact")
-    empty, no_judge = score(SCORE, False, comment="empty answer", how="empty"), absent(SCORE, no_judge_reason)
+    no_gold, exact = Scored((absent(SCORE, Reasons.NO_GOLD_LABEL.text),)), Scored((score(SCORE, True, how="exact"),))
+    empty = Scored((score(SCORE, False, comment="empty answer", how="empty"),))
+    no_judge = Scored((absent(SCORE, no_judge_reason),))
 
-    def score_semantic(trace: Trace) -> list[Score]:
+    def score_semantic(trace: Trace) -> Scored:
         gold = trace.labels.gold_answer
         if gold is None or not gold.strip():
-            return [no_gold]
+            return no_gold
         final = extract_final_answer(trace.answer, final_answer_prefix).strip()
         if exact_match(final, gold):
-            return [exact]
+            return exact
         if not final:
-            return [empty]
+            return empty
         if judge is None:
-            return [no_judge]
+            return no_judge
         if max_cost is not None and judge.usage.cost_usd >= max_cost:
-            return list(absent_for((SCORE,), Reasons.BUDGET.format(spent=judge.usage.cost_usd, limit=max_cost)))
+            return Scored(absent_for((SCORE,), Reasons.BUDGET.format(spent=judge.usage.cost_usd, limit=max_cost)))
         meta: dict[str, Any] = {
             "judge_model": judge.model, "rubric": rubric.name, "rubric_version": rubric.version, "how": "judge"
         }
         try:
             reply = judge.judge(semantic_request(trace.question, gold, final, rubric=rubric))
         except JudgeError as exc:
-            return [Score(name=SCORE, reason=Reasons.JUDGE_ERROR.text, comment=str(exc), metadata=meta)]
+            return Scored((Score(name=SCORE, reason=Reasons.JUDGE_ERROR.text, comment=str(exc), metadata=meta),))
         spent = JudgeUsage()  # what this call cost (nothing from the cache), summed into the result line's judge
         if not reply.cached:
             spent.bill(reply)
         verdict: SemanticVerdict = reply.output
-        return [score(SCORE, verdict.match, comment=verdict.reason or None, judge_usage=spent.as_dict(), **meta)]
+        judged = score(SCORE, verdict.match, comment=verdict.reason or None, judge_usage=spent.as_dict(), **meta)
+        return Scored((judged,))
 
     score_semantic.__name__ = "semantic"
     return score_semantic

@@ -16,9 +16,8 @@ its status; a page that failed or came back empty is never labelled (it did not 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, get_args
+from collections.abc import Sequence
+from typing import Any, get_args
 
 from tracescore.catalog import Reasons
 from tracescore.errors import JudgeError
@@ -26,8 +25,10 @@ from tracescore.judge.passages import MAX_SHARE, approx_tokens
 from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
 from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import Rubric, load_rubric
+from tracescore.result import Label, UrlRow
 from tracescore.scorers.absent import absent_for, all_absent
 from tracescore.scorers.complementarity import Complementarity, complementarity, support_rows
+from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.surface_call import (
     MAX_CALL_TOKENS,
     SurfaceItem,
@@ -59,7 +60,6 @@ __all__ = [
     "surface_requests",
     "surface_scorer",
     "surface_scores",
-    "take_url_rows",
     "unscorable",
 ]
 
@@ -76,33 +76,8 @@ SURFACE_SCORES = (
 )
 CELLS = ("smart", "missed", "blind", "noop")
 NO_JUDGE, JUDGE_ERROR = Reasons.NO_JUDGE.text, Reasons.JUDGE_ERROR.text
-Label = Literal["supports", "contradicts", "neither"]
 LABELS: tuple[str, ...] = get_args(Label)
 """The labels this scorer maps: a rubric for it declares exactly these."""
-
-
-# -- per-URL rows ---------------------------------------------------------------------------------------------------
-@dataclass
-class UrlRow:
-    """One URL of one trace: its labels after quote verification, its partition cell and the quotes behind it."""
-
-    url: str | None
-    key: str
-    domain: str
-    rank: int | None
-    search: int | None
-    fetched: bool
-    surface: Label | None  # None: the URL was fetched without appearing in a search result
-    page: Label | None  # None: not fetched, or the fetch yielded no readable page
-    cell: str | None  # smart / missed / blind / noop; None without a surface
-    discovered: bool = False
-    surface_quote: str | None = None
-    page_quote: str | None = None
-    unverified: list[str] = field(default_factory=list)
-    call: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def partition(surface_supports: bool, fetched: bool) -> str:
@@ -244,27 +219,26 @@ def surface_scorer(
     max_share: float = MAX_SHARE,
     max_call_tokens: int = MAX_CALL_TOKENS,
     rubric: Rubric | None = None,
-) -> Callable[[Trace], list[Score]]:
+) -> Scorer:
     """Scorer factory for the surface stage: the per-URL oracle, the partition and the surface.* scores.
 
     Without a judge or a gold answer every surface.* score is absent with the reason; so is it when a search or a
     fetch could not be read (the partition would rest on a blind spot), when the trace has no search step, on a judge
-    error (``judge_error``) and once ``max_cost`` USD is spent. The per-URL rows ride on ``surface.smart``'s metadata
-    (``urls``) until ``take_url_rows`` moves them to their own table. ``rubric``: default the bundled ``surface``.
+    error (``judge_error``) and once ``max_cost`` USD is spent. The per-URL rows come back typed (``Scored.urls``) and,
+    as the local store keeps them, in ``surface.smart``'s metadata (``urls``). ``rubric``: default the bundled
+    ``surface``.
     """
     rubric = rubric or load_rubric("surface")
-    no_judge = absent_for(SURFACE_SCORES, no_judge_reason)
+    no_judge = Scored(absent_for(SURFACE_SCORES, no_judge_reason))
 
-    def score_surface(trace: Trace) -> list[Score]:
+    def score_surface(trace: Trace) -> Scored:
         if judge is None:
-            return list(no_judge)
+            return no_judge
         why, (gold, _) = unscorable(trace), gold_text(trace)
         if why is not None or gold is None:
-            return list(absent_for(SURFACE_SCORES, why or Reasons.NO_GOLD_OR_EXPECTED.text))
+            return Scored(absent_for(SURFACE_SCORES, why or Reasons.NO_GOLD_OR_EXPECTED.text))
         if max_cost is not None and judge.usage.cost_usd >= max_cost:
-            return list(
-                absent_for(SURFACE_SCORES, Reasons.BUDGET.format(spent=judge.usage.cost_usd, limit=max_cost))
-            )
+            return Scored(absent_for(SURFACE_SCORES, Reasons.BUDGET.format(spent=judge.usage.cost_usd, limit=max_cost)))
         meta: dict[str, Any] = {"judge_model": judge.model, "rubric": rubric.name, "rubric_version": rubric.version}
         items = collect_items(trace)
         rows: list[UrlRow] = []
@@ -277,7 +251,7 @@ def surface_scorer(
             try:
                 reply = judge.judge(request)
             except JudgeError as exc:
-                return all_absent(SURFACE_SCORES, JUDGE_ERROR, comment=str(exc), **meta)
+                return Scored(tuple(all_absent(SURFACE_SCORES, JUDGE_ERROR, comment=str(exc), **meta)))
             if not reply.cached:
                 spent.bill(reply)
             labelled, bad = _verified_labels(reply.output, ids, reply.key)
@@ -289,20 +263,12 @@ def surface_scorer(
             "surface.smart": {"urls": [r.as_dict() for r in rows]},
             "surface.fetch_yield": {"fetch_tokens": fetch_tokens},  # what the agent read, for the provider report
         }
-        return [
+        scores = (
             s.with_metadata(s.metadata | extra[s.name]) if s.name in extra else s
             for s in surface_scores(rows, meta, unverified)
-        ]
+        )
+        return Scored(tuple(scores), urls=tuple(rows))
 
     score_surface.__name__ = "surface"
     return score_surface
 
-
-def take_url_rows(scores: dict[str, Score]) -> list[UrlRow]:
-    """Move the per-URL rows off ``surface.smart``'s metadata (they go to their own store table, not twice)."""
-    smart = scores.get("surface.smart")
-    if smart is None or "urls" not in smart.metadata:
-        return []
-    rows = [UrlRow(**row) for row in smart.metadata["urls"]]
-    scores["surface.smart"] = smart.with_metadata({k: v for k, v in smart.metadata.items() if k != "urls"})
-    return rows
