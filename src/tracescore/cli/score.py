@@ -267,6 +267,7 @@ def _options(
         judge_model=judge_model or config.judge_model,
         max_cost=max_cost if max_cost is not None else scoring.max_cost,
         merge_partial=config.section("judge").merge_partial, rubrics=config.rubrics,
+        judge_concurrency=config.section("job").judge_concurrency,
     )
 
 
@@ -301,8 +302,8 @@ def _score(
 ) -> tuple[OneShot, Summary, Scoring]:
     """The one-shot run on the engine, folding each result into the stage table and the judge's budget list.
 
-    Without a judge (CPU-bound) and with ``workers`` > 1 it scores in that many processes; with a judge, in this one
-    (its usage, cache and budget are this process's)."""
+    Without a judge (CPU-bound) and with ``workers`` > 1 it scores in that many processes; with a judge, in
+    ``[job] judge_concurrency`` threads of this one, one judge each (as backfill: usage, cache, budget shared)."""
     summary = Summary()
     try:
         store = Store(store_path)
@@ -327,7 +328,7 @@ def _score(
                 unjudged.append(str(data["trace_id"]))
         progress.update(done)
 
-    plan = None
+    plan, threads = None, 1 if scoring.judge is None or scoring.links else options.judge_concurrency
     if scoring.judge is None and scoring.links is None and workers > 1:  # CPU-bound: no judge, no link checks
         build = functools.partial(without_judge, parts.adapter, options, scoring.no_judge_reason)
         plan = process_plan(build, digest=summarize)
@@ -337,7 +338,7 @@ def _score(
             (request.start, request.end),
             scoring.scorers,
             store,
-            workers=workers if plan is not None else 1,
+            workers=workers if plan is not None else threads,
             plan=plan,
             out=out,
             on_results=on_results,

@@ -14,6 +14,7 @@ from tracescore import catalog
 from tracescore.adapters import Adapter
 from tracescore.calibrate.carry import grounding_agreement
 from tracescore.catalog import Reasons
+from tracescore.engine.judging import JudgePool, StoreJudgeCache
 from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import DEFAULT_MODEL, AnthropicJudge
 from tracescore.judge.cache import CachingJudge
@@ -57,6 +58,7 @@ class ScoringOptions:
     check_links: bool = False
     merge_partial: str | None = None  # [judge] merge_partial
     rubrics: Rubrics = field(default_factory=Rubrics)  # [judge] rubric, surface_rubric, semantic_rubric
+    judge_concurrency: int = 1  # [job] judge_concurrency: traces scored at once with a judge (a thread each)
 
 
 @dataclass
@@ -118,11 +120,6 @@ class Scoring:
 def build_scoring(store: Store, options: ScoringOptions) -> Scoring:
     """Deterministic scorers plus the judged ones (judge cached in ``store``, or absent with the reason)."""
     judge, no_judge_reason = _build_judge(options, store)
-    if judge is not None and options.max_cost is not None and not judge.usage.priced:
-        raise ConfigError(
-            f"--max-cost needs a price for judge model {options.judge_model!r}, which is not in the price table;"
-            f" use a priced model (e.g. {DEFAULT_MODEL!r}) or drop --max-cost"
-        )
     agreement = grounding_agreement(store, judge.model, options.rubrics.grounding.version) if judge else None
     scorers = _scorers(options, judge, no_judge_reason, agreement)
     scoring = Scoring(scorers, judge, options.max_cost, no_judge_reason=no_judge_reason)
@@ -184,4 +181,16 @@ def _build_judge(options: ScoringOptions, store: Store) -> tuple[Judge | None, s
             return None, Reasons.NO_SDK.text
     for warning in caught:
         click.echo(f"warning: {warning.message}", err=True)
-    return CachingJudge(judge, store), NO_JUDGE
+    if options.max_cost is not None and not judge.usage.priced:
+        raise ConfigError(
+            f"--max-cost needs a price for judge model {options.judge_model!r}, which is not in the price table;"
+            f" use a priced model (e.g. {DEFAULT_MODEL!r}) or drop --max-cost"
+        )
+    if options.judge_concurrency <= 1:
+        return CachingJudge(judge, store), NO_JUDGE
+    made = [judge]  # the first thread takes the judge built here; each other thread gets its own, as backfill's do
+
+    def factory() -> Judge:
+        return made.pop() if made else AnthropicJudge(model=options.judge_model)
+
+    return JudgePool(factory, options.judge_model, StoreJudgeCache(store.path)), NO_JUDGE

@@ -242,7 +242,7 @@ class Engine:
         seq = 0
         pending: list[Any] = []
         seen = 0  # records read since the counts were last updated (once per chunk, not per record)
-        size = CHUNK if self.processes is not None or self.oneshot else 1
+        size = CHUNK if self.processes is not None or (self.oneshot and self.limits.workers == 1) else 1  # threads: 1
         held = 0  # bytes of the records pending
         chunk = 0
         try:

@@ -107,8 +107,9 @@ class JudgePool:
         return self.usage.as_dict() | {"model": self.model}
 
     def close(self) -> None:
+        """Close every thread's judge; their usage still counts (a run reports it after closing its judges)."""
         with self._lock:
-            judges, self._judges = self._judges, []
+            judges = list(self._judges)
         for judge in judges:
             close = getattr(judge, "close", None)
             if callable(close):
