@@ -11,10 +11,13 @@ Ray is imported here only when a run starts (``pip install 'tracescore[ray]'``).
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +27,7 @@ from tracescore.engine.distributed.address import cluster_address, describe_init
 from tracescore.engine.distributed.cache import compact
 from tracescore.engine.distributed.judging import JudgeSpec, JudgeWorker, RemoteJudge
 from tracescore.engine.distributed.limiter import LimiterActor
-from tracescore.engine.interrupt import keep_handlers
+from tracescore.engine.interrupt import keep_handlers, listening, received
 from tracescore.engine.pipeline import RunCounts, score_records
 from tracescore.errors import ConfigError, InputError, Interrupted, SourceError
 from tracescore.judge.protocol import Judge
@@ -214,7 +217,10 @@ def score_shards(
 
     workers: list[Any] = []
     limiter: Any = None
+    stop = threading.Event()  # a first SIGINT/SIGTERM sets it; the loop below raises Interrupted at its next wait
+    listen = ExitStack()
     try:
+        listen.enter_context(listening(stop))
         if judge is not None:
             cache = run.out / JUDGE_CACHE
             cache.mkdir(parents=True, exist_ok=True)
@@ -234,7 +240,7 @@ def score_shards(
                 shard, target = queue.popleft()
                 ref = task.remote(source, shard, adapter, spec, workers, model, str(target), threads)
                 waiting[ref] = ShardOutcome(shard.key, str(target))
-            ready, _ = ray.wait(list(waiting), num_returns=1)
+            ready = _ready(ray, list(waiting), stop)
             for ref in ready:
                 placeholder = waiting.pop(ref)
                 try:
@@ -248,20 +254,35 @@ def score_shards(
                 if on_shard is not None:
                     on_shard(outcome)
         _close(run, workers, limiter)
-    except Interrupted as exc:  # the shards in flight end with the driver; their files were never renamed in place
+    except (Interrupted, SystemError) as caught:  # the shards in flight end with the driver (never renamed in place)
+        stopped = caught if isinstance(caught, Interrupted) else caught.__cause__
+        if not isinstance(stopped, Interrupted):  # a second signal raised inside Ray's C code: it wraps ours
+            raise
         done = run.counts()
         raise Interrupted(
-            exc.signum,
+            stopped.signum,
             f"interrupted after {done.seen} traces ({done.scored + done.failed} written, {len(run.scored)} shard(s)"
             " complete); re-run to finish: nothing is duplicated",
         ) from None
     finally:
+        listen.close()
         for handle in [*workers, limiter]:
             if handle is not None:
                 ray.kill(handle)
         if started:
             ray.shutdown()
     return run
+
+
+def _ready(ray: Any, waiting: list[Any], stop: threading.Event) -> list[Any]:
+    """The next finished shard task(s), waiting in short steps so that a signal (``stop``) is seen within one: the
+    handler never raises inside Ray's own C code (there a raised ``Interrupted`` comes out as a ``SystemError``)."""
+    while True:
+        if stop.is_set():
+            raise Interrupted(received() or signal.SIGINT)
+        ready, _ = ray.wait(waiting, num_returns=1, timeout=0.2)
+        if ready:
+            return list(ready)
 
 
 def _close(run: RayRun, workers: list[Any], limiter: Any) -> None:
