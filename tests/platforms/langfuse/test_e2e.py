@@ -167,7 +167,8 @@ def test_no_write_back_goes_to_store_and_out_only(fake: FakeLangfuse, tmp_path: 
     assert len(lines) == N and {line["trace_id"] for line in lines} == {f"tr-{i:05d}" for i in range(N)}
 
 
-def test_a_source_failure_stops_cleanly_keeping_what_was_scored(fake: FakeLangfuse, tmp_path: Path) -> None:
+def _fail_from_the_second_page(fake: FakeLangfuse) -> None:
+    """Every observations page after the first answers 500 (the source fails part-way through the window)."""
     calls = {"n": 0}
     handle = fake.handle
 
@@ -179,6 +180,10 @@ def test_a_source_failure_stops_cleanly_keeping_what_was_scored(fake: FakeLangfu
         return handle(request)
 
     fake.handle = second_page_fails  # type: ignore[method-assign]
+
+
+def test_a_source_failure_stops_cleanly_keeping_what_was_scored(fake: FakeLangfuse, tmp_path: Path) -> None:
+    _fail_from_the_second_page(fake)
     result = _run(fake, tmp_path, config="[langfuse]\npage_size = 100\nmax_attempts = 2\nbackoff = 0\n")
     assert result.exit_code == 4  # stopped on a source failure (the exit-code table)
     assert "(observations page 2) from Langfuse at" in result.output and "clickhouse unavailable" in result.output
@@ -202,17 +207,7 @@ def test_a_run_stopped_by_a_failure_leaves_the_earlier_results_file_as_it_was(fa
     assert first.exit_code == 0, first.output
     before = out.read_bytes()
     assert len(before.splitlines()) == N
-    calls = {"n": 0}
-    handle = fake.handle
-
-    def second_page_fails(request):  # type: ignore[no-untyped-def]
-        if request.path == "/api/public/v2/observations":
-            calls["n"] += 1
-            if calls["n"] > 1:
-                return Response(500, {"message": "clickhouse unavailable"})
-        return handle(request)
-
-    fake.handle = second_page_fails  # type: ignore[method-assign]
+    _fail_from_the_second_page(fake)
     result = _run(fake, tmp_path, "--no-write-back", "--out", str(out), config=config)
     assert result.exit_code == 4, result.output
     assert out.read_bytes() == before
