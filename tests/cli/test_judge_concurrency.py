@@ -63,9 +63,9 @@ def test_score_with_a_judge_keeps_judge_concurrency_calls_in_flight_and_writes_t
     with _CountingJudge(LATENCY) as slow:
         elapsed, concurrent = _score(tmp_path, "concurrent", slow, "[job]\njudge_concurrency = 8\n")
     assert len(slow.messages()) == calls  # the same calls, none twice (each run has its own store: no cache)
-    assert slow.peak >= 4, slow.peak  # 8 threads, 38 traces: several calls at once (one at a time on main)
-    # one at a time needs calls x 0.5 s (>= 30 s); 8 in flight ~5 s. The bound is generous and still fails serially.
-    assert elapsed < calls * LATENCY * 0.8, elapsed
+    # 8 threads, 38 traces, each reply held 0.5 s: several calls at once (one at a time before). Counted at the fake,
+    # not timed: the wall time (5-9 s here, >= 34.5 s one at a time) goes in the closing note, never in an assertion.
+    assert slow.peak >= 4, (slow.peak, elapsed)
     # threads change the speed, never a score, a row or the order; only which trace's call wrote the shared prompt
     # prefix to the cache first (and so paid its creation) depends on timing: the per-trace cost moves, not the sum
     serial_lines, threaded_lines = _lines(one_at_a_time), _lines(concurrent)
