@@ -1,7 +1,7 @@
 """``tracescore.toml``, declared in one place: every section's schema, read the same way by every command.
 
 The core sections are declared here (``[source]``, ``[job]``, ``[scoring]``, ``[judge]``, ``[mapping]``, ``[gate]``);
-each platform declares its own (``[langfuse]``, ``[langsmith]``, …) in its folder and the registry hands them over.
+each platform declares its own (``[<platform>]``) in its folder and the registry hands them over.
 Nothing registers itself on import. A wrong section, key or value fails with the file, the dotted key and what is
 allowed. Credentials never live in the file: the platform clients read them from the environment.
 """
@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 import tomllib
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -24,8 +25,7 @@ from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import DEFAULT_MODEL
 from tracescore.judge.rubrics import load_rubric
 from tracescore.platforms import registry
-from tracescore.platforms.langfuse.settings import LangfuseSettings
-from tracescore.platforms.langsmith.settings import LangSmithSettings
+from tracescore.platforms.base import Platform
 from tracescore.scorers.rubrics import RUBRIC_KEYS, Rubrics, choose_rubrics
 from tracescore.sinks.removals import SinksSettings
 
@@ -36,8 +36,6 @@ __all__ = [
     "GateSettings",
     "JobSettings",
     "JudgeSettings",
-    "LangSmithSettings",
-    "LangfuseSettings",
     "ScoringSettings",
     "SourceSettings",
     "fingerprint",
@@ -61,14 +59,32 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
 
 
+def _kinds(has: Callable[[Platform], bool]) -> list[str]:
+    return [repr(n) for n, p in registry.platforms().items() if has(p)]
+
+
+def _option(platform: Platform, key: str) -> bool:
+    return any(o.key == key for o in platform.options)
+
+
+def _credentials() -> list[str]:
+    return [" / ".join(p.credentials) for p in registry.platforms().values() if p.credentials]
+
+
 class SourceSettings(BaseModel):
     """``[source]``: where the traces come from (scores are written back to the same platform)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: str = Field(default="jsonl", description="platform to read: " + ", ".join(repr(n) for n in registry.names()))
-    path: str | None = Field(default=None, description="the traces file, for kind = 'jsonl'")
-    project: str | None = Field(default=None, description="the LangSmith project name, for kind = 'langsmith'")
+    kind: str = Field(
+        default=registry.DEFAULT_SOURCE, description="platform to read: " + ", ".join(repr(n) for n in registry.names())
+    )
+    path: str | None = Field(
+        default=None, description="the traces file, for kind = " + " or ".join(_kinds(lambda p: p.file))
+    )
+    project: str | None = Field(
+        default=None, description="the project name, for kind = " + " or ".join(_kinds(lambda p: _option(p, "project")))
+    )
 
     @field_validator("kind")
     @classmethod
@@ -88,7 +104,7 @@ class JobSettings(BaseModel):
     settle: str = Field(default="1m", description="leave traces younger than this for the next run (still running)")
     judge_concurrency: int = Field(default=8, ge=1, le=256, description="traces scored at once (judge calls in flight)")
     requests_per_minute: float | None = Field(
-        default=None, gt=0, description="platform request rate (reads + writes); Langfuse Hobby allows 30/min"
+        default=None, gt=0, description="platform request rate (reads + writes) per minute: your plan's limit"
     )
     write_batch: int = Field(default=50, ge=1, le=1000, description="traces per write to the platform")
     queue_size: int = Field(default=64, ge=1, le=10_000, description="bound of each queue between the stages")
@@ -222,14 +238,6 @@ class Config:
         return self.section("mapping")  # type: ignore[no-any-return]
 
     @property
-    def langfuse(self) -> LangfuseSettings:
-        return self.section("langfuse")  # type: ignore[no-any-return]
-
-    @property
-    def langsmith(self) -> LangSmithSettings:
-        return self.section("langsmith")  # type: ignore[no-any-return]
-
-    @property
     def judge_model(self) -> str:
         """The judge's model: ``[judge] model`` when set, else ``[scoring] judge_model``."""
         return self.section("judge").model or self.section("scoring").judge_model  # type: ignore[no-any-return]
@@ -323,27 +331,33 @@ def fingerprint(config: Config) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
-def starter_config(kind: str = "langfuse", path: str | None = None, *, project: str | None = None) -> str:
+def starter_config(
+    kind: str = registry.DEFAULT_JOB_SOURCE, path: str | None = None, *, project: str | None = None
+) -> str:
     """A commented ``tracescore.toml``: the chosen source set, every other key shown with its default."""
+    platform = registry.get(kind)
     lines = [
         "# tracescore.toml: read by every command (`score`, `run`, `backfill`, `gate`) or given with --config.",
-        "# Credentials come only from the environment (LANGFUSE_BASE_URL / LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY,",
-        "# LANGSMITH_API_KEY / LANGSMITH_ENDPOINT, ANTHROPIC_API_KEY), never from this file.",
+        "# Credentials come only from the environment, never from this file:",
+        *(f"#   {names}" for names in _credentials()),
+        "#   ANTHROPIC_API_KEY (the judge)",
         "# Uncomment a key to change it; a wrong key or value stops the run with the key and what is allowed.",
         "",
         "[source]",
         f"kind = {json.dumps(kind)}",
     ]
-    if kind == "jsonl":
+    set_here = {"kind"}
+    if kind == registry.DEFAULT_SOURCE:
         lines.append(f"path = {json.dumps(path or 'traces.jsonl')}")
-    if kind == "langsmith":
-        lines.append(f"project = {json.dumps(project)}" if project else '# project = "<LangSmith project name>"')
+        set_here.add("path")
+    if _option(platform, "project"):
+        lines.append(f"project = {json.dumps(project)}" if project else f'# project = "<{kind} project name>"')
+        set_here.add("project")
     for name, model in (("source", SourceSettings), ("job", JobSettings), ("scoring", ScoringSettings)):
         if name != "source":
             lines += ["", f"[{name}]"]
         for key, info in model.model_fields.items():
-            if name == "source" and (key == "kind" or (key == "path" and kind == "jsonl") or
-                                     (key == "project" and kind == "langsmith")):
+            if name == "source" and key in set_here:
                 continue
             lines.append(f"# {info.description}")
             lines.append(f"# {key} = {_toml(info.default)}")

@@ -2,7 +2,7 @@
 
 A reviewer answers ``retrieval.required_doc_ids`` on an item (ids or URLs, separated by spaces or commas; ``none``
 for a question that should be refused); URLs are normalised as retrieval compares them. The latest answer for a
-trace wins. Precedence: a dataset item's label (the trace came from a Langfuse dataset item or a LangSmith example
+trace wins. Precedence: a dataset item's label (the trace came from a platform's dataset item or example
 and carries one) > the human label > the trace's own metadata. Each applied id is checked against the trace's hits:
 one that never came back is a real retrieval miss, reported (``never_retrieved``) and kept in the label. What was
 applied is recorded in the trace's metadata under ``label_sources`` so the result line says where its label came from.
@@ -77,8 +77,8 @@ def human_required(store: Store) -> dict[str, HumanRequired]:
 def _from_dataset(trace: Trace) -> str | None:
     """The dataset item / example a trace was run from, when it names one."""
     item = trace.metadata.get("dataset_item_id")
-    langsmith = trace.metadata.get("langsmith")
-    example = langsmith.get("reference_example_id") if isinstance(langsmith, Mapping) else None
+    platform = [v for v in trace.metadata.values() if isinstance(v, Mapping)]  # e.g. a run's own ids, by platform
+    example = next((str(v["reference_example_id"]) for v in platform if v.get("reference_example_id")), None)
     found = item or example
     return str(found) if found else None
 

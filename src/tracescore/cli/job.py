@@ -17,6 +17,7 @@ import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from tracescore.cli.exits import EXIT_ABORTED, EXIT_GAPS, EXIT_INPUT, EXIT_LOCKED, EXIT_USAGE, fail
+from tracescore.cli.platform_options import check_platform_options, platform_options
 from tracescore.config import load_config, starter_config
 from tracescore.engine.batch import BATCH_DISCOUNT
 from tracescore.engine.estimate import dry_run as estimate_dry_run
@@ -230,18 +231,19 @@ def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, jud
 
 def _removals(setup: JobSetup, trace_ids: list[str]) -> dict[str, Any] | None:
     """What the write-back would remove from the platform: our scores on these traces, those superseded for sure."""
-    preview = getattr(setup.sink, "preview", None)
-    if not callable(preview) or not Path(setup.store_path).exists():
+    if setup.sink is None or not Path(setup.store_path).exists():
         return None
     with Store(setup.store_path) as store:
-        found: dict[str, Any] = preview(store, trace_ids)
+        found = setup.sink.preview(store, trace_ids)
+    if found is None:  # a sink that never removes anything
+        return None
     click.echo(
         f"removals: {found['superseded']} of our {found['ours']} scores on these traces are superseded and would be"
         " removed once re-written; any that become absent on the re-score for a reason that does not apply (not a"
         " judge failure) would be removed too",
         err=True,
     )
-    return found
+    return dict(found)
 
 
 def _done_lookup(setup: JobSetup, start: datetime, stop: datetime) -> Any:
@@ -317,19 +319,20 @@ class _Bar:
     "--source",
     "kind",
     type=click.Choice(registry.names()),
-    default="langfuse",
+    default=registry.DEFAULT_JOB_SOURCE,
     show_default=True,
     help="Platform the job reads and writes back to.",
 )
-@click.option("--traces", "traces_path", help="The traces file, for --source jsonl.")
-@click.option("--project", help="The LangSmith project, for --source langsmith.")
+@click.option("--traces", "traces_path", help=f"The traces file, for --source {registry.DEFAULT_SOURCE}.")
+@platform_options("init")
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
-def init(path: str, kind: str, traces_path: str | None, project: str | None, force: bool) -> None:
+def init(path: str, kind: str, traces_path: str | None, force: bool, **platform: Any) -> None:
     """Write a commented starter tracescore.toml."""
+    check_platform_options(kind, platform, "init", require=False)
     target = Path(path)
     if target.exists() and not force:
         _fail(EXIT_BAD_CONFIG, f"{path} exists; pass --force to overwrite it")
-    target.write_text(starter_config(kind, traces_path, project=project), encoding="utf-8")
+    target.write_text(starter_config(kind, traces_path, project=platform.get("project")), encoding="utf-8")
     then = f"run `tracescore run --config {path}`"
     if registry.get(kind).file:  # a file source needs no platform credentials (the judge's key stays optional)
         click.echo(f"wrote {path}: {then} (no credentials needed; ANTHROPIC_API_KEY turns on the judged stages)")

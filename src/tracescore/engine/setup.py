@@ -24,7 +24,7 @@ from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import PRICES_PER_MTOK, AnthropicJudge
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
-from tracescore.platforms.base import Parts, PlatformContext
+from tracescore.platforms.base import Parts, PlatformContext, SourceStats
 from tracescore.scorers import Scorer, default_scorers
 from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
 from tracescore.scorers.rubrics import Rubrics
@@ -59,7 +59,7 @@ class JobSetup:
     settle_minutes: float = 0.0
     judge_off: str | None = None  # why the judged stages will be absent, when they will be
     describe: str = ""
-    stats: Any = None
+    stats: SourceStats | None = None
     plan: Callable[[str, str | None], Plan] | None = None  # no judge: score in ``limits.workers`` processes
     rubrics: Rubrics = field(default_factory=Rubrics)  # each judged stage's rubric ([judge] rubric, ...)
 
@@ -182,10 +182,11 @@ def build_platform(
     path: str | None = None,
     write_back: bool = True,
     overrides: dict[str, Any] | None = None,
+    push: bool = False,
 ) -> Parts:
     """Source, adapter and sink of the platform ``kind`` (default ``[source] kind``), from the registry; its clients
     close with ``resources``. ``path`` (a command-line file) is taken as given, ``[source] path`` relative to the
-    config file."""
+    config file; ``push``: the write-only sink of ``tracescore push`` (nothing is read)."""
     source_cfg: SourceSettings = config.section("source")
     kind = kind or source_cfg.kind
     platform = registry.get(kind)
@@ -199,6 +200,7 @@ def build_platform(
         write_back=write_back,
         resources=resources,
         overrides=dict(overrides or {}),
+        push=push,
     )
     try:
         return registry.build(kind, context)

@@ -14,7 +14,7 @@ from tracescore.engine.counts import FAILURES_KEPT, JobCounts, Limits, Windows
 from tracescore.engine.interrupt import received
 from tracescore.engine.stage import Scored
 from tracescore.errors import Interrupted, SinkError, TracescoreError
-from tracescore.platforms.base import BatchSink
+from tracescore.sinks.base import Sink
 from tracescore.sinks.records import WriteReport
 from tracescore.store.db import Store, result_rows
 from tracescore.store.state import JobState
@@ -34,7 +34,7 @@ class Engine(Protocol):
 
     counts: JobCounts
     limits: Limits
-    sink: BatchSink | None
+    sink: Sink | None
     store: Store
     state: JobState
     write_report: WriteReport
