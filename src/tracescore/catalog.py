@@ -171,17 +171,17 @@ REASONS: tuple[Reason, ...] = tuple(v for v in vars(Reasons).values() if isinsta
 
 
 # -- the reasons a score of each stage can be absent for (each entry says its own) ---------------------------------
-_J = Reasons
-ANY_SCORE: tuple[Reason, ...] = (_J.SETUP_DROPPED, _J.UNGIVEN)
+_WHY = Reasons
+ANY_SCORE: tuple[Reason, ...] = (_WHY.SETUP_DROPPED, _WHY.UNGIVEN)
 """The reasons any score can be absent for: its scorer no longer runs (the mirror), or it carries no reason."""
-_JUDGED = (_J.NO_JUDGE, _J.JUDGE_OFF, _J.JUDGE_OFF_FLAG, _J.NO_SDK, _J.JUDGE_ERROR, _J.BUDGET)
-_RETRIEVAL = (_J.NO_SEARCH_STEP, _J.NO_REQUIRED_LABEL, _J.REFUSAL_RECALL, _J.EMPTY_REQUIRED_ID)
-_TEXT = (_J.EMPTY_ANSWER, _J.NO_SENTENCES)
-_GROUNDED = (*_JUDGED, *_TEXT, _J.NO_CLAIM)
-_CITED = (*_GROUNDED, _J.NO_CITED_CLAIM)
-_SURFACE = (*_JUDGED, _J.SURFACE_REFUSAL, _J.NO_GOLD_OR_EXPECTED, _J.SURFACE_NO_SEARCH, _J.STEP_UNREADABLE)
-_SURFACED = (*_SURFACE, _J.NO_SUPPORTING_SURFACE)
-_GOLD = (_J.NO_GOLD_LABEL, _J.EMPTY_GOLD)
+_JUDGED = (_WHY.NO_JUDGE, _WHY.JUDGE_OFF, _WHY.JUDGE_OFF_FLAG, _WHY.NO_SDK, _WHY.JUDGE_ERROR, _WHY.BUDGET)
+_RETRIEVAL = (_WHY.NO_SEARCH_STEP, _WHY.NO_REQUIRED_LABEL, _WHY.REFUSAL_RECALL, _WHY.EMPTY_REQUIRED_ID)
+_TEXT = (_WHY.EMPTY_ANSWER, _WHY.NO_SENTENCES)
+_GROUNDED = (*_JUDGED, *_TEXT, _WHY.NO_CLAIM)
+_CITED = (*_GROUNDED, _WHY.NO_CITED_CLAIM)
+_SURFACE = (*_JUDGED, _WHY.SURFACE_REFUSAL, _WHY.NO_GOLD_OR_EXPECTED, _WHY.SURFACE_NO_SEARCH, _WHY.STEP_UNREADABLE)
+_SURFACED = (*_SURFACE, _WHY.NO_SUPPORTING_SURFACE)
+_GOLD = (_WHY.NO_GOLD_LABEL, _WHY.EMPTY_GOLD)
 
 
 @dataclass(frozen=True)
@@ -216,12 +216,12 @@ _V = Versions
 
 CATALOG: tuple[Entry, ...] = (
     _e(RETRIEVAL_RECALL_AT_K, "retrieval", "NUMERIC", 1, "retrieval", _V.RETRIEVAL, False,
-       "share of required_doc_ids among the first k hits of any search call", (*_RETRIEVAL, _J.STALE_LABEL)),
+       "share of required_doc_ids among the first k hits of any search call", (*_RETRIEVAL, _WHY.STALE_LABEL)),
     _e(RETRIEVAL_FIRST_HIT_RANK, "retrieval", "NUMERIC", -1, "retrieval", _V.RETRIEVAL, False,
        "best rank, within its own search call, of any required doc; absent when none came back",
-       (*_RETRIEVAL, _J.NO_REQUIRED_HIT), *_RANK),
+       (*_RETRIEVAL, _WHY.NO_REQUIRED_HIT), *_RANK),
     _e(RETRIEVAL_RETRIEVED_ANY, "retrieval", "BOOLEAN", 1, "retrieval", _V.RETRIEVAL, False,
-       "any hit came back at all", (_J.NO_SEARCH_STEP,)),
+       "any hit came back at all", (_WHY.NO_SEARCH_STEP,)),
     _e(GROUNDING_RATE, "grounding", "NUMERIC", 1, "grounding", _V.GROUNDING, True,
        "supported claims / claims", _GROUNDED),
     _e(GROUNDING_HALLUCINATION_RATE, "grounding", "NUMERIC", -1, "grounding", _V.GROUNDING, True,
@@ -232,24 +232,24 @@ CATALOG: tuple[Entry, ...] = (
        "answer sentences that carry a citation / answer sentences", _TEXT),
     _e(CITATION_UNFETCHED_RATE, "citations", "NUMERIC", -1, "citations", _V.CITATIONS, False,
        "cited URLs the agent never fetched / cited URLs; absent when a fetch could not be read",
-       (*_TEXT, _J.NOTHING_CITED, _J.STEPS_UNREADABLE)),
+       (*_TEXT, _WHY.NOTHING_CITED, _WHY.STEPS_UNREADABLE)),
     _e(CITATION_FABRICATED_COUNT, "citations", "NUMERIC", -1, "citations", _V.CITATIONS, False,
        "cited URLs that never appeared in any search result or fetch; absent when a search could not be read",
-       (*_TEXT, _J.STEPS_UNREADABLE, _J.OVER_GUARD), *_COUNT),
+       (*_TEXT, _WHY.STEPS_UNREADABLE, _WHY.OVER_GUARD), *_COUNT),
     _e(CITATION_SUPPORT_RATE, "citations", "NUMERIC", 1, "grounding", _V.GROUNDING, True,
        "cited claims whose cited source supports them", _CITED),
     _e(CITATION_DRIFT_RATE, "citations", "NUMERIC", -1, "grounding", _V.GROUNDING, True,
        "cited claims supported by another fetched source but not by the one cited", _CITED),
     _e(ANSWER_CORRECT, "answer", "BOOLEAN", 1, "answer", _V.ANSWER, False,
        "expected_answer_contains all present (or refusal when expected)",
-       (_J.NO_ANSWER_LABEL, _J.EMPTY_EXPECTED_ENTRY)),
+       (_WHY.NO_ANSWER_LABEL, _WHY.EMPTY_EXPECTED_ENTRY)),
     _e(ANSWER_TOKEN_F1, "answer", "NUMERIC", 1, "answer", _V.ANSWER, False,
        "SQuAD-style normalised token F1 against gold_answer", _GOLD),
     _e(ANSWER_EXACT_MATCH, "answer", "BOOLEAN", 1, "answer", _V.ANSWER, False,
        "SQuAD-style normalised exact match against gold_answer", _GOLD),
     _e(DIAGNOSIS, "diagnosis", "CATEGORICAL", 0, "diagnosis", _V.DIAGNOSIS, False,
        "the stage contingency cell (retrieval_fail/ungrounded/grounded × right/wrong)",
-       (_J.RETRIEVAL_NOT_SCORED, _J.RETRIEVAL_UNDECIDED, _J.NO_ANSWER_DECIDED)),
+       (_WHY.RETRIEVAL_NOT_SCORED, _WHY.RETRIEVAL_UNDECIDED, _WHY.NO_ANSWER_DECIDED)),
     _e(SURFACE_SUPPORT_ANY, "surface", "BOOLEAN", 1, "surface", _V.SURFACE, True,
        "some search result's surface (title, URL, snippet, metadata) supports the gold answer before any fetch",
        _SURFACE),
@@ -269,16 +269,16 @@ CATALOG: tuple[Entry, ...] = (
        _SURFACED, *_COUNT),
     _e(SURFACE_FETCH_YIELD, "surface", "NUMERIC", 1, "surface", _V.SURFACE, True,
        "fetched pages that support the gold answer / pages fetched; absent when nothing was fetched",
-       (*_SURFACE, _J.NO_PAGE_FETCHED)),
+       (*_SURFACE, _WHY.NO_PAGE_FETCHED)),
     _e(SURFACE_DISCOVERED_SUPPORT, "surface", "NUMERIC", 0, "surface", _V.SURFACE, True,
        "fetched pages that support the gold answer while their surface did not (post-fetch discovery)",
        _SURFACE, *_COUNT),
     _e(ANSWER_SEMANTIC_MATCH, "answer", "BOOLEAN", 1, "semantic", _V.SEMANTIC, True,
        "the final answer is gold_answer up to harmless formatting and naming variants (exact match needs no call)",
-       (*_JUDGED, _J.NO_GOLD_LABEL)),
+       (*_JUDGED, _WHY.NO_GOLD_LABEL)),
     _e(CITATION_DEAD_RATE, "citations", "NUMERIC", -1, "links", _V.LINKS, False,
        "cited URLs that no longer resolve (404/410/DNS/timeout) / cited URLs decided; --check-links only",
-       (_J.NO_CITED_URL, _J.LINKS_UNKNOWN)),
+       (_WHY.NO_CITED_URL, _WHY.LINKS_UNKNOWN)),
 )
 
 
