@@ -14,6 +14,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from tracescore.catalog import GROUNDING_RATE, Reasons, declared_reason
 from tracescore.cli.distributed import score_ray
 from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail, rate_option, store_option
 from tracescore.cli.progress import Progress, input_problem
@@ -29,7 +30,6 @@ from tracescore.platforms.base import EVERYTHING, Parts
 from tracescore.report.safe import fitted_console
 from tracescore.report.summary import Summary, render_terminal
 from tracescore.report.tally import summarize
-from tracescore.scorers.grounding import BUDGET_REASON
 from tracescore.store import Store
 
 __all__ = ["score"]
@@ -323,8 +323,8 @@ def _score(
                     summary.merge(scored.digest)
                 continue
             add(data)
-            reason = data["missing"].get("grounding.rate")
-            if reason is not None and reason.startswith(BUDGET_REASON):
+            reason = data["missing"].get(GROUNDING_RATE)
+            if reason is not None and declared_reason(reason) == Reasons.BUDGET:
                 unjudged.append(str(data["trace_id"]))
         progress.update(done)
 
