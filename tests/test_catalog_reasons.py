@@ -16,7 +16,16 @@ import pytest
 
 from tests.fakes.anthropic import FakeAnthropic, overloaded
 from tests.fakes.langsmith_runs import load_samples
-from tracescore.catalog import DOES_NOT_APPLY, NOT_COMPUTED, REASONS, absence_kind, declared_reason
+from tracescore.catalog import (
+    CATALOG,
+    DOES_NOT_APPLY,
+    NOT_COMPUTED,
+    REASONS,
+    Reason,
+    absence_kind,
+    declared_reason,
+    entry,
+)
 from tracescore.config import ScoringSettings
 from tracescore.engine.pipeline import score_trace
 from tracescore.engine.setup import _judge, job_scorers
@@ -121,9 +130,12 @@ def _traces() -> list[Trace]:
     return [Trace.model_validate(v) for v in samples + varied]
 
 
-def _reasons(traces: Sequence[Trace], scorers: Sequence[Scorer]) -> set[str]:
+def _reasons(traces: Sequence[Trace], scorers: Sequence[Scorer], pairs: set[tuple[str, str]]) -> set[str]:
+    """The absence reasons written over ``traces``; (score name, reason) added to ``pairs``."""
     results = [score_trace(t, scorers) for t in traces]
-    return {s.reason or "not computed" for r in results for s in r.scores.values() if not s.present}
+    these = {(s.name, s.reason or "not computed") for r in results for s in r.scores.values() if not s.present}
+    pairs |= these
+    return {reason for _, reason in these}
 
 
 def _no_judge(scoring: ScoringSettings, tmp_path: Path) -> str:
@@ -138,6 +150,7 @@ def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
 ) -> None:
     traces = _traces()
     seen: dict[str, set[str]] = {}
+    pairs: set[tuple[str, str]] = set()
     # no judge: the config turns it off, no key, no SDK, --no-judge
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     offs = [_no_judge(ScoringSettings(judge=False), tmp_path), _no_judge(ScoringSettings(), tmp_path)]
@@ -154,7 +167,8 @@ def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
                     "judge unavailable: anthropic SDK not installed (pip install 'tracescore[judge]')",
                     "judge turned off (--no-judge)"]  # fmt: skip
     for off in offs:
-        seen[f"no judge: {off}"] = _reasons(traces, job_scorers(ScoringSettings(), None, off, None, None, Rubrics()))
+        scorers = job_scorers(ScoringSettings(), None, off, None, None, Rubrics())
+        seen[f"no judge: {off}"] = _reasons(traces, scorers, pairs)
 
     # a judge (the real SDK against the fake): it answers, answers no claim, fails every call, runs out of budget
     def no_claims(output: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
@@ -167,19 +181,19 @@ def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
             judge = AnthropicJudge(base_url=fake.url, max_attempts=1)
             budget = 1e-9 if mode == "budget" else None
             scorers = job_scorers(ScoringSettings(max_cost=budget), judge, "", None, None, Rubrics())  # type: ignore[arg-type]
-            seen[mode] = _reasons(traces, scorers)
+            seen[mode] = _reasons(traces, scorers, pairs)
             judge.close()
 
     # the link checker: nothing cited, every link unknown; a scorer that raised (retrieval not scored)
     def unknown(urls: Sequence[str]) -> dict[str, LinkStatus]:
         return {u: LinkStatus(u, "unknown", "timeout") for u in urls}
 
-    seen["links"] = _reasons(traces, [dead_link_scorer(checker=unknown)])
+    seen["links"] = _reasons(traces, [dead_link_scorer(checker=unknown)], pairs)
 
     def broken(trace: Trace) -> Scored:
         raise RuntimeError("a scorer bug")
 
-    seen["scorer raised"] = _reasons(traces[:3], [broken])
+    seen["scorer raised"] = _reasons(traces[:3], [broken], pairs)
 
     everything = set().union(*seen.values())
     undeclared = sorted(r for r in everything if declared_reason(r) is None)
@@ -187,3 +201,10 @@ def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
     produced = {declared_reason(r).text for r in everything}  # type: ignore[union-attr]
     assert produced == set(CLASSES) - NOT_ON_A_LINE  # every declared reason is one the scorers really write
     assert "judge_error" in seen["529"] and any(r.startswith("judge budget spent (") for r in seen["budget"])
+    # each score is absent only for the reasons its catalog entry declares, and for every one of them
+    written: dict[str, set[Reason]] = {e.name: set() for e in CATALOG}
+    for name, reason in pairs:
+        found = entry(name)
+        assert found is not None and declared_reason(reason) in found.reasons, (name, reason)
+        written[found.name].add(declared_reason(reason))  # type: ignore[arg-type]
+    assert written == {e.name: set(e.reasons) for e in CATALOG}

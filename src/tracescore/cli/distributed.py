@@ -13,7 +13,7 @@ from rich.console import Console
 
 from tracescore.adapters import Adapter
 from tracescore.calibrate.carry import grounding_agreement
-from tracescore.cli.exits import EXIT_INPUT, exit_on_error
+from tracescore.cli.exits import EXIT_INPUT, end
 from tracescore.cli.scoring import ScoringOptions
 from tracescore.config import Config
 from tracescore.engine.distributed import JudgeSpec, RayRun, RaySettings, ScorerSpec, score_shards
@@ -57,7 +57,7 @@ def score_ray(
         raise click.BadParameter("not supported with --engine ray (the budget is per machine); drop it",
                                  param_hint="--max-cost")
     console = fitted_console(quiet=quiet)
-    with exit_on_error(), ExitStack() as resources:
+    with ExitStack() as resources:
         source, adapter = _sharded(config, kind, traces, resources)
         spec, judge = _scoring(options, store_path, in_flight)
         run = score_shards(source, adapter, out, spec, judge,
@@ -120,4 +120,4 @@ def _finish(run: RayRun, console: Console, *, quiet: bool) -> None:
     if counts.failed:
         click.echo(f"{counts.failed} of {counts.seen} lines could not be scored (see above)", err=True)
     if run.failed or counts.failed:
-        raise SystemExit(EXIT_INPUT)
+        end(EXIT_INPUT)

@@ -4,7 +4,6 @@ source, adapter and sink as ``run``/``backfill``; results go to the store, ``--o
 from __future__ import annotations
 
 import functools
-import sys
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -14,8 +13,9 @@ from typing import Any
 import click
 from rich.console import Console
 
+from tracescore.catalog import GROUNDING_RATE, Reasons, declared_reason
 from tracescore.cli.distributed import score_ray
-from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail, rate_option, store_option
+from tracescore.cli.exits import EXIT_INPUT, end, rate_option, store_option
 from tracescore.cli.platform_options import check_platform_options, platform_options
 from tracescore.cli.progress import Progress, input_problem
 from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring, judged_scores, without_judge
@@ -23,14 +23,13 @@ from tracescore.config import Config, load_config
 from tracescore.engine.runner import OneShot, score_once
 from tracescore.engine.setup import build_platform, cores
 from tracescore.engine.stage import Scored, process_plan
-from tracescore.errors import ConfigError, TracescoreError
+from tracescore.errors import InputError, JudgeError, TracescoreError
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import EVERYTHING, Parts
 from tracescore.report.safe import fitted_console
 from tracescore.report.summary import Summary, render_terminal
 from tracescore.report.tally import summarize
-from tracescore.scorers.grounding import BUDGET_REASON
 from tracescore.store import Store
 
 __all__ = ["score"]
@@ -161,10 +160,7 @@ def score(
     """
     overrides = {"environment": environment, "trace_name": trace_name, "tags": tags, **platform}
     request = _request(source, traces, window_from, window_to, write_back, overrides)
-    try:
-        config = load_config(config_path)
-    except ConfigError as exc:
-        fail(EXIT_USAGE, str(exc))
+    config = load_config(config_path)
     options = _options(config, k, final_answer_prefix, no_judge, judge_model, max_cost)
     options = replace(options, check_links=check_links)  # off by default: it makes network requests
     if engine == "ray" or judge_rps is not None:
@@ -183,22 +179,17 @@ def score(
     if request.kind == registry.DEFAULT_SOURCE and request.path is not None:  # a JSONL file that is not: one line
         problem = input_problem(request.path)
         if problem is not None:
-            fail(EXIT_INPUT, problem)
+            raise InputError(problem)
     with ExitStack() as resources:
-        try:
-            parts = build_platform(
-                config,
-                RateLimiter(None),
-                resources,
-                kind=request.kind,
-                path=request.path,
-                write_back=request.write_back,
-                overrides=request.overrides,
-            )
-        except ConfigError as exc:
-            fail(EXIT_USAGE, str(exc))
-        except TracescoreError as exc:
-            fail(EXIT_ABORTED, str(exc))
+        parts = build_platform(
+            config,
+            RateLimiter(None),
+            resources,
+            kind=request.kind,
+            path=request.path,
+            write_back=request.write_back,
+            overrides=request.overrides,
+        )
         run, summary, scoring = _score(
             parts, request, options, store_path=store_path, out=out, quiet=quiet, workers=workers or cores()
         )
@@ -294,13 +285,8 @@ def _score(
     Without a judge (CPU-bound) and with ``workers`` > 1 it scores in that many processes; with a judge, in
     ``[job] judge_concurrency`` threads of this one, one judge each (as backfill: usage, cache, budget shared)."""
     summary = Summary()
-    try:
-        store = Store(store_path)
-        scoring = build_scoring(store, options)
-    except ConfigError as exc:
-        fail(EXIT_USAGE, str(exc))
-    except TracescoreError as exc:
-        fail(EXIT_ABORTED, str(exc))
+    store = Store(store_path)
+    scoring = build_scoring(store, options)
     progress = Progress(request.path, quiet=quiet)
 
     def on_results(done: int, batch: list[Scored]) -> None:
@@ -312,8 +298,8 @@ def _score(
                     summary.merge(scored.digest)
                 continue
             add(data)
-            reason = data["missing"].get("grounding.rate")
-            if reason is not None and reason.startswith(BUDGET_REASON):
+            reason = data["missing"].get(GROUNDING_RATE)
+            if reason is not None and declared_reason(reason) == Reasons.BUDGET:
                 unjudged.append(str(data["trace_id"]))
         progress.update(done)
 
@@ -355,7 +341,7 @@ def _finish(
     """Tables, the platform's read/write line, rejections, the judge line; then the exit code of the table."""
     counts = run.counts
     if run.input_error is not None:
-        fail(EXIT_INPUT, run.input_error)
+        raise InputError(run.input_error)
     if not quiet:  # a quiet console renders every table and then drops it: skip the work (~70 ms at 20k traces)
         render_terminal(summary, console)
     scoring.print_usage(console)
@@ -371,10 +357,10 @@ def _finish(
     for rejection in run.write.rejected:
         click.echo(f"rejected: {rejection}", err=True)
     if run.stopped is not None:
-        fail(EXIT_ABORTED, run.stopped)
+        raise TracescoreError(run.stopped)
     judge_failed = scoring.all_failed()
     if judge_failed is not None:
-        fail(EXIT_ABORTED, judge_failed)
+        raise JudgeError(judge_failed)
     if counts.seen == 0 and parts.summary is None:
         click.echo(f"warning: {parts.describe.partition(':')[2]} holds no trace: nothing scored", err=True)
     if counts.failed:
@@ -385,5 +371,5 @@ def _finish(
         platform = parts.describe.split(":")[0]
         click.echo(f"{len(run.write.rejected)} score(s) rejected by {platform} (see above)", err=True)
     if counts.failed or run.write.rejected:
-        sys.exit(EXIT_INPUT)
+        end(EXIT_INPUT)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from tracescore.catalog import entry
+from tracescore.catalog import DIAGNOSIS, entry
 from tracescore.result import TraceResult
 from tracescore.scores import Score
 
@@ -150,7 +150,7 @@ DIAGNOSIS_ACTIONS: dict[str, str] = {
 
 def _comment(score: Score) -> str | None:
     text = score.comment
-    if score.name == "diagnosis" and isinstance(score.value, str):
+    if score.name == DIAGNOSIS and isinstance(score.value, str):
         stage, _, verdict = score.value.partition("/")
         said = f"{score.value}: {DIAGNOSIS_ACTIONS.get(stage, score.value)}; answer {verdict}"
         text = f"{said} ({text})" if text else said
