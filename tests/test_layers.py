@@ -1,6 +1,6 @@
-"""The import graph of ``src/tracescore``: no cycle between modules, and no import from a lower layer to a higher
-one (cli → report → engine → config → platforms → store → sinks → scorers → judge/sources/adapters → contract), no
-module over 400 lines, and imports at module top except the optional SDKs."""
+"""The import graph of ``src/tracescore``: no cycle between modules or between packages, and no import from a lower
+layer to a higher one (cli → report → engine → config → platforms → sinks → store → scorers → judge/sources/adapters →
+contract), no module over 400 lines, and imports at module top except the optional SDKs."""
 
 from __future__ import annotations
 
@@ -129,6 +129,29 @@ def test_no_import_cycle() -> None:
 def test_the_cycle_check_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def _packages(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The package graph of a module graph: each top-level subpackage or module is a node, and one imports another
+    when any of its modules imports any of the other's."""
+    out: dict[str, set[str]] = {_top(m): set() for m in graph}
+    for module, targets in graph.items():
+        out[_top(module)] |= {_top(t) for t in targets} - {_top(module)}
+    return out
+
+
+def test_no_package_cycle() -> None:
+    """Packages import one way: a cycle between two packages (``sinks`` → ``store`` → ``sinks``) is one even when
+    no module-level cycle closes it."""
+    assert _cycle(_packages(GRAPH)) is None
+
+
+def test_the_package_check_finds_a_planted_cycle() -> None:
+    assert _packages({"a.x": {"b.y"}, "b.y": set(), "b.z": {"a.w"}, "a.w": set()}) == {"a": {"b"}, "b": {"a"}}
+    assert _cycle(_packages({"a.x": {"b.y"}, "b.z": {"a.w"}})) == ["a", "b", "a"]
+    planted = {**GRAPH, "store.db": GRAPH["store.db"] | {"sinks.records"}}  # the store importing a sink
+    cycle = _cycle(_packages(planted))
+    assert cycle is not None and sorted(set(cycle)) == ["sinks", "store"]
 
 
 def _is_package(module: str) -> bool:
