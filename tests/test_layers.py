@@ -164,6 +164,63 @@ def test_no_module_over_400_lines(module: str) -> None:
     assert lines <= 400, f"{module}: {lines} lines"
 
 
+def _private_names(tree: ast.AST) -> set[str]:
+    """The ``_names`` a module defines: methods, class attributes and ``self._x`` assignments (a ``Protocol``'s
+    declarations are no definition: declaring another class's private fields is how one reaches into them)."""
+    found: set[str] = set()
+
+    def walk(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef) and any(ast.unparse(b).endswith("Protocol") for b in child.bases):
+                continue
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                found.add(child.name)
+            targets = child.targets if isinstance(child, ast.Assign) else [getattr(child, "target", None)]
+            for target in targets:
+                if isinstance(target, ast.Name) or isinstance(target, ast.Attribute) and _is_self(target.value):
+                    found.add(target.id if isinstance(target, ast.Name) else target.attr)
+            walk(child)
+
+    walk(tree)
+    return {name for name in found if name.startswith("_") and not name.startswith("__")}
+
+
+def _is_self(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id in ("self", "cls")
+
+
+def _foreign_privates(sources: dict[str, str]) -> list[str]:
+    """``module: line: expr`` for each read of another object's ``_name`` that only other modules define (a module
+    may use the privates of what it defines itself, and of the standard library, such as ``os._exit``)."""
+    trees = {module: ast.parse(source) for module, source in sources.items()}
+    defined = {module: _private_names(tree) for module, tree in trees.items()}
+    everywhere = set().union(*defined.values())
+    return sorted(
+        f"{module}: {node.lineno}: {ast.unparse(node)}"
+        for module, tree in trees.items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and not _is_self(node.value)
+        and node.attr in everywhere - defined[module]
+    )  # fmt: skip
+
+
+def test_no_module_reads_another_modules_privates() -> None:
+    """A module works with another through its public names: the engine's writer gets a narrow public ``Flight``,
+    not a Protocol of the engine's private fields."""
+    assert _foreign_privates({m: p.read_text(encoding="utf-8") for m, p in _modules().items()}) == []
+
+
+def test_the_privates_check_finds_a_reach_inside() -> None:
+    owner = "class Engine:\n    def __init__(self):\n        self._lock = 1\n    def _tally(self):\n        pass\n"
+    reader = (
+        "from typing import Protocol\nimport os\nclass E(Protocol):\n    _lock: int\n    def _tally(self): ...\n"
+        "def loop(engine):\n    engine._tally()\n    os._exit(0)\n    return engine._lock\n"
+    )
+    found = _foreign_privates({"core": owner, "writer": reader})
+    assert found == ["writer: 7: engine._tally", "writer: 9: engine._lock"]
+    assert _foreign_privates({"core": owner + "def f(other):\n    return other._lock\n"}) == []
+
+
 # Imported where used, so that ``import tracescore`` never pays for (or needs) them.
 OPTIONAL = frozenset(
     {"anthropic", "langfuse", "langsmith", "pyarrow", "ray", "s3fs", "fsspec", "pandas", "httpx", "httpx2", "rapidfuzz"}
