@@ -37,9 +37,9 @@ from tracescore.platforms.langfuse.client import LangfuseCredentials, make_clien
 from tracescore.platforms.langfuse.queue import LangfuseLabelQueue
 from tracescore.platforms.langsmith.queue import LangSmithLabelQueue
 from tracescore.platforms.langsmith.source import make_client as langsmith_client
+from tracescore.report.runs import resolve_run
 from tracescore.sources.jsonl import read_jsonl
 from tracescore.store.db import Store
-from tracescore.store.runs import resolve_run
 from tracescore.trace import Trace
 
 __all__ = ["calibrate"]

@@ -199,6 +199,7 @@ def build_platform(
         write_back=write_back,
         resources=resources,
         overrides=dict(overrides or {}),
+        keep_versions=config.section("sinks").keep_versions,
     )
     try:
         return registry.build(kind, context)

@@ -303,7 +303,7 @@ class Store:
             raise StoreError(f"cannot write {len(batch)} result(s) from {first!r} to {self.path}: {exc}") from exc
 
     def write(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        """Queue rows of another module's table (job state) in the open transaction, committed with the results."""
+        """Queue rows of another module's table (job state, ledger) in the open transaction; ``commit()`` ends it."""
         if not self._in_tx:
             self._execute("BEGIN")
             self._in_tx = True

@@ -1,7 +1,8 @@
 """Job state in the local store: watermarks per source, per-trace "scored and written" marks, backfill progress.
 
-Cursor state lives only here, and only the pipeline advances it, in the same SQLite transaction as the results it
-covers, after the platform sink has committed. Times are stored as fixed-width UTC text so they sort as they compare.
+Cursor state lives only here, and only the pipeline advances it: a window's progress commits in a transaction of its
+own, after the transactions holding every result and mark of the window (each committed after the platform sink took
+its batch). Times are stored as fixed-width UTC text so they sort as they compare.
 """
 
 from __future__ import annotations
