@@ -68,6 +68,8 @@ def _setup(config_path: str | None) -> JobSetup:
     except ConfigError as exc:
         _fail(EXIT_BAD_CONFIG, str(exc))
     click.get_current_context().call_on_close(setup.close)
+    for note in setup.notes:  # the recipe's warnings, as ``score`` prints them
+        click.echo(f"warning: {note}", err=True)
     return setup
 
 
