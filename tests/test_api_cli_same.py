@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 import tracescore
@@ -18,6 +20,7 @@ from tracescore.calibrate.labels import Label, add_labels
 from tracescore.calibrate.required import LABEL
 from tracescore.calibrate.sampling import Candidate, Item, Picked, Sample, item_id, record_sample
 from tracescore.cli import main
+from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.store.db import Store
 
@@ -110,3 +113,41 @@ def test_a_lone_surrogate_in_a_dicts_text_is_reported_on_its_trace_as_score_repo
     assert bad.errors == ["line 1 (t-bad): holds text that is not valid Unicode (a lone surrogate, such as a JSON"
                           " \\ud800 escape)"] and not bad.scores  # fmt: skip
     assert good.scores and not good.errors
+
+
+def _paths(tmp_path: Path, extra: str = "") -> tuple[list[str], list[str]]:
+    """``score`` and ``backfill`` of the same file, store and config (``extra`` TOML appended)."""
+    (tmp_path / "t.jsonl").write_bytes(SAMPLES.read_bytes().splitlines()[0] + b"\n")
+    config = tmp_path / "tracescore.toml"
+    config.write_text(f'[source]\nkind = "jsonl"\npath = "t.jsonl"\n\n[job]\nstore = "{tmp_path / "s.db"}"\n{extra}')
+    score = ["score", str(tmp_path / "t.jsonl"), "--store", str(tmp_path / "s.db"), "--config", str(config), "-q"]
+    backfill = ["backfill", "--config", str(config), "--from", "2026-01-01", "--to", "2027-01-01", "-q"]
+    return score, backfill
+
+
+def _said(args: list[str], needle: str) -> tuple[int, list[str]]:
+    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}  # never reached
+    ran = CliRunner().invoke(main, args, env=env)
+    return ran.exit_code, [line for line in ran.output.splitlines() if needle in line]
+
+
+def test_the_budget_refusal_reads_the_same_on_score_backfill_and_the_api(tmp_path: Path) -> None:
+    score, backfill = _paths(tmp_path, '\n[scoring]\nmax_cost = 1.0\n\n[judge]\nmodel = "claude-sonnet-5-5"\n')
+    said = [_said(args, "needs a price") for args in (score, backfill)]
+    assert said[0][0] == said[1][0] == 2 and len(said[0][1]) == 1
+    assert said[0][1] == said[1][1]  # one line, whichever command (the CLI's flag and the config key both named)
+    judge = AnthropicJudge(model="claude-sonnet-5-5", api_key="test-key", base_url="http://127.0.0.1:9")
+    with pytest.raises(ConfigError) as refused:
+        tracescore.score_traces([], judge=judge, max_cost=1.0)
+    judge.close()
+    assert said[0][1] == [f"tracescore: {refused.value}"]
+
+
+def test_a_missing_anthropic_sdk_is_said_the_same_on_score_and_backfill(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    score, backfill = _paths(tmp_path)
+    monkeypatch.setitem(sys.modules, "anthropic", None)  # type: ignore[arg-type]  # the SDK not installed
+    said = [_said(args, "anthropic SDK") for args in (score, backfill)]
+    assert said[0][0] == said[1][0] == 0
+    assert said[0][1] == said[1][1] and len(said[0][1]) == 1 and said[0][1][0].startswith("warning: the judge needs")

@@ -18,7 +18,7 @@ from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail, rat
 from tracescore.cli.progress import Progress, input_problem
 from tracescore.cli.scoring import Scoring, judged_scores
 from tracescore.config import load_config
-from tracescore.engine.recipe import Options, build_recipe, cores, options
+from tracescore.engine.recipe import Options, build_recipe, cores, labelled, options
 from tracescore.engine.runner import OneShot, score_once
 from tracescore.engine.setup import build_platform
 from tracescore.engine.stage import Scored
@@ -296,6 +296,7 @@ def _score(
     for note in recipe.notes:
         click.echo(f"warning: {note}", err=True)
     scoring = Scoring(recipe)
+    parts.adapter = labelled(parts.adapter, store_path)  # reviewer-entered labels (#12), as on every path
     progress = Progress(request.path, quiet=quiet)
 
     def on_results(done: int, batch: list[Scored]) -> None:

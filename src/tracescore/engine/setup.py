@@ -15,7 +15,7 @@ from tracescore.adapters import Adapter
 from tracescore.config import Config, JobSettings, SourceSettings, fingerprint
 from tracescore.engine.core import Limits, Sink, UsageMeter
 from tracescore.engine.judging import JudgePool
-from tracescore.engine.recipe import build_recipe, cores, options
+from tracescore.engine.recipe import build_recipe, cores, labelled, options
 from tracescore.engine.stage import Plan
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
@@ -84,11 +84,12 @@ def build_setup(
         raise
     resources.callback(recipe.close)
     pool = recipe.judge
-    plan = recipe.processes(parts.adapter)
+    adapter = labelled(parts.adapter, job.store)  # reviewer-entered labels (#12), read once, now
+    plan = recipe.processes(adapter)
     return JobSetup(
         source=parts.source,
         source_key=parts.key,
-        adapter=parts.adapter,
+        adapter=adapter,
         scorers=recipe.scorers,
         usage=pool.usage_dict if pool is not None else None,
         judge_model=config.judge_model,
