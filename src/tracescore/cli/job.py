@@ -59,6 +59,8 @@ _config_option = click.option(
 def _setup(config_path: str | None) -> JobSetup:
     setup = build_setup(load_config(config_path))
     click.get_current_context().call_on_close(setup.close)
+    for note in setup.notes:  # the recipe's warnings, as ``score`` prints them
+        click.echo(f"warning: {note}", err=True)
     return setup
 
 

@@ -26,7 +26,6 @@ from datetime import datetime
 from typing import Any
 
 from tracescore.adapters import Adapter
-from tracescore.calibrate.required import human_required, with_human_required
 from tracescore.engine.counts import JobCounts, Limits, UsageMeter, Windows
 from tracescore.engine.interrupt import ABANDON_S, end_pool, ignore_in_worker, listening
 from tracescore.engine.stage import Plan, Scored, Stage
@@ -90,7 +89,7 @@ class Engine:
     ) -> None:
         self.before_window = before_window
         self.source = source
-        self.adapter = with_human_required(store, adapter)  # reviewer-entered required doc ids (#12)
+        self.adapter = adapter  # reviewer-entered labels already applied (engine/recipe.py ``labelled``)
         self.scorers = scorers
         self.store = store
         self.sink = sink
@@ -143,7 +142,6 @@ class Engine:
         outbox: queue.Queue[Any] = queue.Queue(self.limits.queue_size)
         marks = MarkReader(self.store) if scope is not None else None
         stage = Stage(self.adapter, self.scorers, run_id, self.oneshot, self.sink is not None)
-        human = human_required(self.store) if self.processes is not None else {}
         pool = None
         if self.processes is not None:
             plan = self.processes(run_id, scope)
@@ -152,7 +150,7 @@ class Engine:
             # a digest only where every scored line is written as scored: no sink (it may reject a score and change
             # the line) and no scope (the writer may drop a line another window already wrote)
             digest = plan.digest if not sink and scope is None else None
-            plan = Plan(plan.build, run_id, plan.oneshot, store_path, scope, human, sink, digest)
+            plan = Plan(plan.build, run_id, plan.oneshot, store_path, scope, sink, digest)
             pool = _start_pool(self.limits.workers)
 
             def work(items: Any) -> list[Scored]:
