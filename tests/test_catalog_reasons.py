@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +25,13 @@ from tracescore.catalog import (
     declared_reason,
     entry,
 )
-from tracescore.config import ScoringSettings
+from tracescore.config import Config, parse_sections
 from tracescore.engine.pipeline import score_trace
-from tracescore.engine.setup import _judge, job_scorers
+from tracescore.engine.recipe import ScorerPlan, build_recipe, options
 from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.links import LinkStatus
 from tracescore.scorers import Scored, Scorer
 from tracescore.scorers.deadlinks import dead_link_scorer
-from tracescore.scorers.rubrics import Rubrics
 from tracescore.trace import Trace
 
 D, N = DOES_NOT_APPLY, NOT_COMPUTED
@@ -138,11 +136,10 @@ def _reasons(traces: Sequence[Trace], scorers: Sequence[Scorer], pairs: set[tupl
     return {reason for _, reason in these}
 
 
-def _no_judge(scoring: ScoringSettings, tmp_path: Path) -> str:
-    with ExitStack() as resources:
-        pool, reason = _judge(scoring, "claude-sonnet-4-6", tmp_path / "s.db", resources)
-    assert pool is None
-    return reason
+def _no_judge(scoring: dict[str, Any], tmp_path: Path, *, no_judge: bool = False) -> str:
+    recipe = build_recipe(options(Config(parse_sections({"scoring": scoring})), no_judge=no_judge), tmp_path / "s.db")
+    assert recipe.judge is None
+    return recipe.no_judge_reason
 
 
 def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
@@ -153,22 +150,17 @@ def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
     pairs: set[tuple[str, str]] = set()
     # no judge: the config turns it off, no key, no SDK, --no-judge
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    offs = [_no_judge(ScoringSettings(judge=False), tmp_path), _no_judge(ScoringSettings(), tmp_path)]
+    offs = [_no_judge({"judge": False}, tmp_path), _no_judge({}, tmp_path)]
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     with monkeypatch.context() as m:
         m.setitem(sys.modules, "anthropic", None)  # type: ignore[arg-type]  # the SDK not installed
-        offs.append(_no_judge(ScoringSettings(), tmp_path))
-    from tracescore.cli.scoring import ScoringOptions, build_scoring
-    from tracescore.store.db import Store
-
-    with Store(tmp_path / "o.db") as store:
-        offs.append(build_scoring(store, ScoringOptions(no_judge=True)).no_judge_reason)
+        offs.append(_no_judge({}, tmp_path))
+    offs.append(_no_judge({}, tmp_path, no_judge=True))
     assert offs == ["judge turned off ([scoring] judge = false)", "no judge configured",
                     "judge unavailable: anthropic SDK not installed (pip install 'tracescore[judge]')",
                     "judge turned off (--no-judge)"]  # fmt: skip
     for off in offs:
-        scorers = job_scorers(ScoringSettings(), None, off, None, None, Rubrics())
-        seen[f"no judge: {off}"] = _reasons(traces, scorers, pairs)
+        seen[f"no judge: {off}"] = _reasons(traces, ScorerPlan(no_judge_reason=off).scorers(None), pairs)
 
     # a judge (the real SDK against the fake): it answers, answers no claim, fails every call, runs out of budget
     def no_claims(output: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
@@ -180,7 +172,7 @@ def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
                 fake.faults.add("/v1/messages", *[overloaded()] * 10_000)
             judge = AnthropicJudge(base_url=fake.url, max_attempts=1)
             budget = 1e-9 if mode == "budget" else None
-            scorers = job_scorers(ScoringSettings(max_cost=budget), judge, "", None, None, Rubrics())  # type: ignore[arg-type]
+            scorers = ScorerPlan(no_judge_reason="", max_cost=budget).scorers(judge)
             seen[mode] = _reasons(traces, scorers, pairs)
             judge.close()
 

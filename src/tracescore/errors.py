@@ -64,8 +64,8 @@ class ConfigError(TracescoreError):
 
 
 class MissingInputError(ConfigError):
-    """An input file, folder or store named on the command line that does not exist: a bad argument, nothing ran
-    (the same exit code for every command)."""
+    """An input file, folder or store named on the command line that does not exist or cannot be opened: a bad
+    argument, nothing ran (the same exit code for every command)."""
 
     exit_code: ClassVar[int] = 2
 

@@ -67,6 +67,19 @@ def test_a_missing_input_file_is_exit_2_for_every_command(tmp_path: Path) -> Non
         assert "Traceback" not in result.output
 
 
+def test_an_input_that_exists_but_cannot_be_opened_is_exit_2_not_a_verdict(tmp_path: Path) -> None:
+    """A folder given as the traces file (open() fails with IsADirectoryError, not FileNotFoundError) is a bad
+    argument: 2, never 1, which ``calibrate check`` uses for "drifted" and ``score`` for "some traces unreadable"."""
+    _results(tmp_path)  # the store exists
+    folder = tmp_path / "traces.jsonl"
+    folder.mkdir()
+    store = ["--store", str(tmp_path / "s.db")]
+    for args in (["calibrate", "check", str(folder), *store], ["score", str(folder), *store]):
+        result = _cli(*args)
+        assert result.exit_code == ConfigError.exit_code, (args, result.exit_code, result.output)
+        assert "traces.jsonl" in result.output and "Traceback" not in result.output, result.output
+
+
 def test_a_reversed_window_is_a_usage_error_before_anything_runs(tmp_path: Path) -> None:
     with FakeLangfuse() as fake:
         args = ["--from", "2026-11-21T00:00:00Z", "--to", "2026-11-20T00:00:00Z"]

@@ -27,7 +27,8 @@ from tests.fakes.base import Request, Response
 from tests.fakes.exports import UNFINISHED, write_langfuse_export, write_langsmith_export
 from tracescore.adapters import trace_from_json
 from tracescore.cli import main
-from tracescore.engine.distributed import JudgeSpec, RaySettings, ScorerSpec, score_shards
+from tracescore.engine.distributed import JudgeSpec, RaySettings, score_shards
+from tracescore.engine.recipe import ScorerPlan
 from tracescore.scorers.grounding import grounding_call
 from tracescore.sinks.parquet import read_parquet_results
 from tracescore.sources.folder import FolderSource
@@ -219,7 +220,7 @@ def test_a_bad_line_is_reported_with_its_shard_and_line_and_the_rest_is_scored(c
     shard_folder(tmp_path / "traces")
     with (tmp_path / "traces" / "day=02" / "b.jsonl").open("a") as fh:
         fh.write('{"id": "broken", "question": 3}\n')
-    run = score_shards(FolderSource(tmp_path / "traces"), trace_from_json, tmp_path / "out", ScorerSpec(), None,
+    run = score_shards(FolderSource(tmp_path / "traces"), trace_from_json, tmp_path / "out", ScorerPlan(), None,
                        RaySettings(workers=2))
     counts = run.counts()
     assert (counts.seen, counts.scored, counts.failed) == (39, 38, 1)
@@ -259,7 +260,7 @@ def test_a_killed_run_resumes_without_scoring_a_shard_twice_or_repeating_an_answ
 
     with Judge() as second:
         spec = JudgeSpec(MODEL, "test-key", second.url, in_flight=4)
-        run = score_shards(FolderSource(tmp_path / "traces"), trace_from_json, out, ScorerSpec(), spec,
+        run = score_shards(FolderSource(tmp_path / "traces"), trace_from_json, out, ScorerPlan(), spec,
                            RaySettings(workers=2))
         resent = [content(r) for r in second.messages()]
 
@@ -301,7 +302,7 @@ def rate_run(tmp_path: Path, per_second: float | None, reject: int | None) -> tu
                 trace["labels"] = {k: v for k, v in labels.items() if k != "gold_answer"}  # grounding only
                 fh.write(json.dumps(trace) + "\n")
     with Judge(limit=40, reject=reject) as judge:
-        run = score_shards(FolderSource(folder), trace_from_json, tmp_path / "out", ScorerSpec(),
+        run = score_shards(FolderSource(folder), trace_from_json, tmp_path / "out", ScorerPlan(),
                            JudgeSpec(MODEL, "test-key", judge.url, in_flight=8),
                            RaySettings(workers=2, judge_workers=2, requests_per_second=per_second))
     arrivals = sorted(judge.arrivals)

@@ -37,9 +37,9 @@ from tracescore.errors import NothingToDoError, TracescoreError
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import LabelQueue, QueueContext
+from tracescore.report.runs import resolve_run
 from tracescore.sources.jsonl import read_jsonl
 from tracescore.store.db import Store
-from tracescore.store.runs import resolve_run
 from tracescore.trace import Trace
 
 __all__ = ["calibrate"]

@@ -28,7 +28,7 @@ from tracescore.errors import ConfigError, LockError, TracescoreError
 from tracescore.platforms import registry
 from tracescore.report.safe import console as safe_console
 from tracescore.store.db import Store
-from tracescore.store.state import Backfill, JobState, MarkReader
+from tracescore.store.state import JobState, MarkReader
 
 __all__ = ["backfill", "init", "run"]
 
@@ -60,6 +60,8 @@ _config_option = click.option(
 def _setup(config_path: str | None) -> JobSetup:
     setup = build_setup(load_config(config_path))
     click.get_current_context().call_on_close(setup.close)
+    for note in setup.notes:  # the recipe's warnings, as ``score`` prints them
+        click.echo(f"warning: {note}", err=True)
     return setup
 
 
@@ -180,7 +182,7 @@ def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, jud
     if start is None or stop is None or start >= stop:
         raise ConfigError("--dry-run needs --from and --to, with --from before --to")
     assert start is not None and stop is not None
-    windows = Backfill("", setup.source_key, "", start, stop, setup.chunks, start, "").windows()
+    windows = [(start, stop)]  # one listing of the window: read slice by slice it would cost a request per slice
     seen: list[str] = []
     with _stopped("dry run stopped"):
         done = _done_lookup(setup, start, stop)

@@ -22,11 +22,11 @@ from tracescore.report.render import (
     render_markdown,
     render_report_terminal,
 )
+from tracescore.report.runs import RUN_PREFIX, partial_reason, resolve_run, results_from
 from tracescore.report.safe import fitted_console
 from tracescore.report.summary import build_report, report_to_json
 from tracescore.report.surface import SurfaceReport, fetch_tokens, surface_to_json
 from tracescore.store.db import Store
-from tracescore.store.runs import RUN_PREFIX, partial_reason, resolve_run, results_from
 
 __all__ = ["gate", "report"]
 

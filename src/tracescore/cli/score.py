@@ -3,9 +3,8 @@ source, adapter and sink as ``run``/``backfill``; results go to the store, ``--o
 
 from __future__ import annotations
 
-import functools
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,11 +17,12 @@ from tracescore.cli.distributed import score_ray
 from tracescore.cli.exits import EXIT_INPUT, end, rate_option, store_option
 from tracescore.cli.platform_options import check_platform_options, platform_options
 from tracescore.cli.progress import Progress, input_problem
-from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring, judged_scores, without_judge
-from tracescore.config import Config, load_config
+from tracescore.cli.scoring import Scoring, judged_scores
+from tracescore.config import load_config
+from tracescore.engine.recipe import Options, build_recipe, cores, labelled, options
 from tracescore.engine.runner import OneShot, score_once
-from tracescore.engine.setup import build_platform, cores
-from tracescore.engine.stage import Scored, process_plan
+from tracescore.engine.setup import build_platform
+from tracescore.engine.stage import Scored
 from tracescore.errors import InputError, JudgeError, TracescoreError
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
@@ -161,14 +161,14 @@ def score(
     overrides = {"environment": environment, "trace_name": trace_name, "tags": tags, **platform}
     request = _request(source, traces, window_from, window_to, write_back, overrides)
     config = load_config(config_path)
-    options = _options(config, k, final_answer_prefix, no_judge, judge_model, max_cost)
-    options = replace(options, check_links=check_links)  # off by default: it makes network requests
+    recipe_options = options(config, k=k, final_answer_prefix=final_answer_prefix, no_judge=no_judge,
+                             judge_model=judge_model, max_cost=max_cost, check_links=check_links)
     if engine == "ray" or judge_rps is not None:
         if engine != "ray" or not registry.get(source).shards:
             files = ", ".join(n for n in registry.names() if registry.get(n).shards)
             raise click.BadParameter(f"--engine ray scores a folder of JSONL files or an export (--source {files});"
                                      " --judge-rps goes with it", param_hint="--engine")
-        score_ray(traces, out, options, config=config, kind=source, store_path=store_path, quiet=quiet,
+        score_ray(traces, out, recipe_options, config=config, kind=source, store_path=store_path, quiet=quiet,
                   in_flight=config.section("job").judge_concurrency, judge_rps=judge_rps)
         return
     for given, flag in ((traces if request.kind == registry.DEFAULT_SOURCE else None, "TRACES"), (out, "--out")):
@@ -191,7 +191,7 @@ def score(
             overrides=request.overrides,
         )
         run, summary, scoring = _score(
-            parts, request, options, store_path=store_path, out=out, quiet=quiet, workers=workers or cores()
+            parts, request, recipe_options, store_path=store_path, out=out, quiet=quiet, workers=workers or cores()
         )
     _finish(run, summary, scoring, parts, console, quiet=quiet, store_path=store_path, out=out)
 
@@ -229,28 +229,6 @@ def _request(
     return _Request(kind, None, start, end, True if write_back is None else write_back, overrides)
 
 
-def _options(
-    config: Config,
-    k: int | None,
-    prefix: str | None,
-    no_judge: bool,
-    judge_model: str | None,
-    max_cost: float | None,
-) -> ScoringOptions:
-    """Command-line values win over ``[scoring]``/``[judge]``, which win over the defaults."""
-    scoring = config.section("scoring")
-    return ScoringOptions(
-        k=k if k is not None else scoring.k,
-        final_answer_prefix=prefix if prefix is not None else scoring.final_answer_prefix,
-        no_judge=no_judge,
-        judge_off_reason=None if scoring.judge else "judge turned off ([scoring] judge = false)",
-        judge_model=judge_model or config.judge_model,
-        max_cost=max_cost if max_cost is not None else scoring.max_cost,
-        merge_partial=config.section("judge").merge_partial, rubrics=config.rubrics,
-        judge_concurrency=config.section("job").judge_concurrency,
-    )
-
-
 def _parse_time(flag: str, value: str | None, kind: str, default: datetime | None = None) -> datetime:
     """ISO 8601 date or datetime; no zone means UTC (the unit the platforms store)."""
     if value is None:
@@ -273,7 +251,7 @@ def _iso(moment: datetime) -> str:
 def _score(
     parts: Parts,
     request: _Request,
-    options: ScoringOptions,
+    options: Options,
     *,
     store_path: str,
     out: str | None,
@@ -286,7 +264,11 @@ def _score(
     ``[job] judge_concurrency`` threads of this one, one judge each (as backfill: usage, cache, budget shared)."""
     summary = Summary()
     store = Store(store_path)
-    scoring = build_scoring(store, options)
+    recipe = build_recipe(options, store_path, opened=store)
+    for note in recipe.notes:
+        click.echo(f"warning: {note}", err=True)
+    scoring = Scoring(recipe)
+    parts.adapter = labelled(parts.adapter, store_path)  # reviewer-entered labels (#12), as on every path
     progress = Progress(request.path, quiet=quiet)
 
     def on_results(done: int, batch: list[Scored]) -> None:
@@ -303,17 +285,14 @@ def _score(
                 unjudged.append(str(data["trace_id"]))
         progress.update(done)
 
-    plan, threads = None, 1 if scoring.judge is None or scoring.links else options.judge_concurrency
-    if scoring.judge is None and scoring.links is None and workers > 1:  # CPU-bound: no judge, no link checks
-        build = functools.partial(without_judge, parts.adapter, options, scoring.no_judge_reason)
-        plan = process_plan(build, digest=summarize)
+    plan = recipe.processes(parts.adapter, digest=summarize) if workers > 1 else None  # CPU-bound: no judge
     try:
         run = score_once(
             parts,
             (request.start, request.end),
-            scoring.scorers,
+            recipe.scorers,
             store,
-            workers=workers if plan is not None else threads,
+            workers=workers if plan is not None else recipe.threads,
             plan=plan,
             out=out,
             on_results=on_results,
@@ -323,7 +302,7 @@ def _score(
     finally:
         progress.close()
         store.close()
-        scoring.close()
+        recipe.close()
     return run, summary, scoring
 
 

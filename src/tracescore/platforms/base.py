@@ -63,6 +63,7 @@ class PlatformContext:
     resources: ExitStack
     overrides: dict[str, Any] = field(default_factory=dict)
     push: bool = False  # built by ``tracescore push``: write-only, nothing is read
+    keep_versions: bool = False  # ``[sinks] keep_versions``: the sink writes versioned names, old versions kept
 
     def where(self) -> str:
         return f" in {self.config_dir / 'tracescore.toml'}" if self.config_dir else ""

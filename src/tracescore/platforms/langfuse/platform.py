@@ -22,7 +22,6 @@ from tracescore.platforms.langfuse.sink import LangfuseScoreSink
 from tracescore.platforms.langfuse.source import LangfuseWindow, ReadStats, read_experiment_items, read_langfuse
 from tracescore.secrets import redact
 from tracescore.sinks.base import BatchWriter
-from tracescore.sinks.removals import SinksSettings
 from tracescore.sources.base import Record
 from tracescore.trace import Labels
 
@@ -92,8 +91,7 @@ def build(context: PlatformContext) -> Parts:
     ]
     where = redact(f"langfuse:{credentials.base_url}")  # a password in the URL is neither stored nor shown
     key = where + ("|" + ",".join(map(str, filters)) if any(filters) else "")
-    sinks: SinksSettings = context.sections["sinks"]
-    score_sink = LangfuseScoreSink(client, settings, keep_versions=sinks.keep_versions)
+    score_sink = LangfuseScoreSink(client, settings, keep_versions=context.keep_versions)
     sink = LangfuseJobSink(score_sink) if context.write_back else None
     source = LangfuseJobSource(client, settings, context.mapping, credentials.where, **overrides)
 

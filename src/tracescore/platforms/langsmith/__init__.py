@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from tracescore.platforms.base import Option, Platform
 from tracescore.platforms.langsmith.settings import LangSmithSettings
-from tracescore.sinks.removals import SinksSettings
 
 PLATFORM = Platform(
     name="langsmith",
     adapter="tracescore.platforms.langsmith.adapter:langsmith_adapter",
     factory="tracescore.platforms.langsmith.platform:build",
-    sections={"langsmith": LangSmithSettings, "sinks": SinksSettings},
+    sections={"langsmith": LangSmithSettings},
     sdk="langsmith",
     push=True,
     credentials=("LANGSMITH_API_KEY", "LANGSMITH_ENDPOINT"),

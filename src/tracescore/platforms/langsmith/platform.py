@@ -23,7 +23,6 @@ from tracescore.platforms.langsmith.sink import LangSmithSink
 from tracescore.platforms.langsmith.source import LangSmithSource, make_client
 from tracescore.secrets import redact
 from tracescore.sinks.base import BatchWriter
-from tracescore.sinks.removals import SinksSettings
 
 __all__ = ["LangSmithJobSink", "build", "describe_server", "label_queue"]
 
@@ -60,7 +59,6 @@ def build(context: PlatformContext) -> Parts:
         context.resources.callback(client.close)
     _limit(client, context.limiter)
     sink = None
-    sinks: SinksSettings = context.sections["sinks"]
     if context.write_back:
         retention = context.overrides.get("extend_trace_retention")
         sink = LangSmithJobSink(
@@ -68,7 +66,7 @@ def build(context: PlatformContext) -> Parts:
                 client,
                 extend_trace_retention=settings.extend_trace_retention if retention is None else retention,
                 feedback_source_type=settings.feedback_source_type,
-                keep_versions=sinks.keep_versions,
+                keep_versions=context.keep_versions,
             )
         )
         context.resources.callback(sink.sink.close)
