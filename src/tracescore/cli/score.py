@@ -321,6 +321,8 @@ def _finish(
     counts = run.counts
     if run.input_error is not None:
         raise InputError(run.input_error)
+    if run.stopped is not None and counts.seen == 0:  # nothing was read: no empty tables before the reason
+        raise TracescoreError(run.stopped)
     if not quiet:  # a quiet console renders every table and then drops it: skip the work (~70 ms at 20k traces)
         render_terminal(summary, console)
     scoring.print_usage(console)
