@@ -118,7 +118,8 @@ def apply_required(trace: Trace, human: Mapping[str, HumanRequired]) -> Trace:
         ids = list(entered.doc_ids)
         labels = replace(labels, required_doc_ids=ids)
     retrieved = _retrieved(trace)
-    note["never_retrieved"] = [i for i in ids if _key(i) not in retrieved]
+    # a group of alternatives never came back when none of its members did
+    note["never_retrieved"] = [i for i in ids if retrieved.isdisjoint(map(_key, [i] if isinstance(i, str) else i))]
     sources = dict(trace.metadata.get("label_sources") or {}) | {"required_doc_ids": note}
     return replace(trace, labels=labels, metadata=trace.metadata | {"label_sources": sources})
 
