@@ -1,9 +1,10 @@
-"""``answer.semantic_match`` with several gold answers (#34): passes when any matches."""
+"""``answer.semantic_match`` and the surface oracle with several gold answers (#34): passes when any matches."""
 
 from __future__ import annotations
 
 from tests.fakes.judge import QueueJudge
 from tracescore.scorers.semantic import needed_request, semantic_scorer
+from tracescore.scorers.surface_call import gold_text
 from tracescore.trace import Labels, Trace
 
 
@@ -37,3 +38,8 @@ def test_no_gold_matches_is_no_match_after_asking_about_each() -> None:
     judge = QueueJudge().enqueue({"match": False, "reason": "a"}).enqueue({"match": False, "reason": "b"})
     (result,) = semantic_scorer(judge=judge)(_trace("FINAL ANSWER: $7m", gold_answers=["$4m", "$5m"]))
     assert result.value is False and result.metadata["judge_usage"]["calls"] == 2 and len(judge.requests) == 2
+
+
+def test_the_surface_oracle_is_given_every_gold_answer() -> None:
+    assert gold_text(_trace("x", gold_answers=["$5m", " ", "five million"])) == ("$5m OR five million", None)
+    assert gold_text(_trace("x", gold_answer="$5m")) == ("$5m", None)  # one gold: as before
