@@ -138,8 +138,9 @@ class Labels(_Model):
         """One clear message for an entry that is neither an id nor a non-empty flat list of ids."""
         for i, entry in enumerate(value if isinstance(value, list) else ()):
             if (fault := _group_fault(entry)) is not None:
+                shown = text if len(text := repr(entry)) <= 80 else text[:77] + "..."
                 raise ValueError(
-                    f"required_doc_ids[{i}] {fault} ({entry!r}); an entry is an id or a non-empty list of ids"
+                    f"required_doc_ids[{i}] {fault} ({shown}); an entry is an id or a non-empty list of ids"
                     " (alternatives: any one will do)"
                 )
         return value

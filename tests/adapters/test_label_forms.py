@@ -73,3 +73,9 @@ def test_score_reports_a_hostile_line_by_number_and_scores_the_others(tmp_path: 
         assert rows[1]["scores"] == {} and len(rows[1]["errors"]) == 1
         assert rows[1]["errors"][0].startswith("line 2: wrong value at labels.required_doc_ids: Value error, ")
         assert rows[2]["scores"]["answer.exact_match"] is True  # gold_answers alone is a gold label
+
+
+def test_a_huge_hostile_entry_is_shown_cut_short() -> None:
+    line = _labels(required_doc_ids=[["a", ["b" * 50] * 1000]])
+    kind, error = outcome(trace_from_json, line)
+    assert kind == "error" and "nests deeper than one list of alternatives (['a', [" in error and len(error) < 400
