@@ -14,8 +14,13 @@ Two bounds are printed beside them, so a target can be checked against what the 
 - ``N cpu``: the CPU time of the N-worker run (all processes) over the 1-process run's. On N cores the wall-clock
   speed-up cannot exceed N divided by it.
 
+``--compare CHECKOUT`` (a worktree of an older commit) runs that checkout's code beside this one for light and heavy
+traces, 1 and N workers, the two taken in turn run for run (so the load of a shared machine falls on both alike), and
+prints this checkout's CPU time, wall clock (both net of each one's start-up) and store size as ratios to its.
+
     python benchmarks/throughput.py                      # 20,000 light, 2,000 heavy, N = the cores
     python benchmarks/throughput.py --light 5000 --heavy 500 --workers 2
+    git worktree add /tmp/base 7d9c36a && python benchmarks/throughput.py --light 10000 --heavy 1000 --compare /tmp/base
 """
 
 from __future__ import annotations
@@ -232,47 +237,90 @@ def machine_parallelism(workers: int) -> float:
     return alone / together
 
 
+def interleaved(
+    path: Path, work: Path, workers: int, src: str, repeat: int = 3
+) -> tuple[dict[str, float], dict[str, float]]:
+    """This checkout's and ``src``'s runs of ``path`` taken in turn, ``repeat`` times: each one's least CPU and least
+    wall clock (the least disturbed), so the machine's load moves both alike."""
+    ours: list[dict[str, float]] = []
+    theirs: list[dict[str, float]] = []
+    for _ in range(repeat):
+        ours.append(score_child(path, work, workers))
+        theirs.append(score_child(path, work, workers, src))
+    return _least(ours), _least(theirs)
+
+
+def _least(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {key: min(run[key] for run in runs) for key in runs[0]}
+
+
+def startups(work: Path, src: str | None, repeat: int = 3) -> tuple[dict[str, float], dict[str, float]]:
+    """The start-up run of this checkout and of ``src`` (this one again without it), taken in turn."""
+    ours: list[dict[str, float]] = []
+    theirs: list[dict[str, float]] = []
+    for _ in range(repeat):
+        ours.append(startup_child(work))
+        if src is not None:
+            theirs.append(startup_child(work, src))
+    return _least(ours), _least(theirs or ours)
+
+
+def _ratios(label: str, ours: dict[str, float], theirs: dict[str, float], base: dict[str, float],
+            old_base: dict[str, float]) -> str:  # fmt: skip
+    """One line of the comparison: CPU and wall clock net of each checkout's start-up, and store size, as ratios."""
+    cpu, old_cpu = ours["cpu"] - base["cpu"], theirs["cpu"] - old_base["cpu"]
+    wall, old_wall = ours["wall"] - base["wall"], theirs["wall"] - old_base["wall"]
+    return (f"{label:>20} {cpu:>7.2f} {old_cpu:>7.2f} {cpu / max(old_cpu, 1e-9):>6.3f}x {wall:>7.2f} {old_wall:>7.2f}"
+            f" {wall / max(old_wall, 1e-9):>6.3f}x {ours['store']:>7.2f} {theirs['store']:>7.2f}"
+            f" {ours['store'] / max(theirs['store'], 1e-9):>6.3f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--light", type=int, default=20_000)
     parser.add_argument("--heavy", type=int, default=2_000)
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
-    parser.add_argument("--compare", metavar="CHECKOUT", help="also time this checkout's code (1 process), e.g. main")
+    parser.add_argument("--compare", metavar="CHECKOUT", help="also time this checkout's code, run for run, e.g. main")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each kind; the least is taken (default 3)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        base = min((startup_child(work) for _ in range(3)), key=lambda run: run["cpu"])
-        old_base = base
-        if args.compare:
-            old_base = min((startup_child(work, args.compare) for _ in range(3)), key=lambda run: run["cpu"])
+        base, old_base = startups(work, args.compare, args.repeat)
         print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; start-up {base['cpu']:.2f} s")
         print(f"{'file':>14} {'MB':>5} {'loads s':>8} {'1 proc cpu s':>13} {'ratio':>6} {'scorers':>8} "
               f"{'1 proc wall':>12} {f'{args.workers} wkr wall':>11} {'speed-up':>9} {f'{args.workers} cpu':>6}"
               f" {'peak RSS MiB':>13} {'store MB':>9}")
         small = max(args.light // 10, 1)
         runs = (("light", args.light, write_light_file), ("heavy", args.heavy, write_file))
+        compared: list[str] = []
         for index, (kind, n, write) in enumerate((*runs, ("light", small, write_light_file))):
             path = work / f"{kind}-{n}.jsonl"
             size = write(path, n)
             parse = parse_seconds(path)
             scorers = scoring_seconds(path)
-            one = best_child(path, work, 1)
-            many = best_child(path, work, args.workers) if index < len(runs) else one
+            if args.compare and index < len(runs):  # both checkouts in the same runs, taken in turn
+                one, old_one = interleaved(path, work, 1, args.compare, args.repeat)
+                many, old_many = interleaved(path, work, args.workers, args.compare, args.repeat)
+                compared.append(_ratios(f"{kind} {n}, 1 wkr", one, old_one, base, old_base))
+                compared.append(_ratios(f"{kind} {n}, {args.workers} wkr", many, old_many, base, old_base))
+            else:
+                one = best_child(path, work, 1, repeat=args.repeat)
+                many = best_child(path, work, args.workers, repeat=args.repeat) if index < len(runs) else one
             cpu = one["cpu"] - base["cpu"]
             speed = (one["wall"] - base["wall"]) / max(many["wall"] - base["wall"], 1e-9)
             spent = (many["cpu"] - base["cpu"]) / max(cpu, 1e-9)  # all processes' CPU, N workers over 1
             print(f"{kind + ' ' + str(n):>14} {size / 1e6:>5.0f} {parse:>8.2f} {cpu:>13.2f} {cpu / parse:>5.1f}x "
                   f"{scorers / parse:>7.1f}x {one['wall']:>12.2f} {many['wall']:>11.2f} {speed:>8.2f}x {spent:>5.2f}x"
                   f" {one['rss']:>13.1f} {one['store']:>9.1f}")
-            if args.compare and index < len(runs):
-                old = best_child(path, work, 1, args.compare)
-                print(f"{'  ' + args.compare[-12:]:>14} {'':>5} {'':>8} {old['cpu'] - old_base['cpu']:>13.2f}"
-                      f" {(old['cpu'] - old_base['cpu']) / parse:>5.1f}x {'':>8} {old['wall']:>12.2f} {'':>11} {'':>9}"
-                      f" {'':>6} {old['rss']:>13.1f} {old['store']:>9.1f}")
             path.unlink()
+        if compared:
+            print(f"this checkout vs {args.compare}, run for run (least of {args.repeat} each, net of start-up;"
+                  " ratio = this / that, under 1 is faster or smaller):")
+            print(f"{'':>20} {'cpu s':>7} {'that':>7} {'ratio':>7} {'wall s':>7} {'that':>7} {'ratio':>7}"
+                  f" {'store MB':>7} {'that':>7} {'ratio':>7}")
+            print("\n".join(compared))
         print(f"load average after: {os.getloadavg()[0]:.2f}; the same machine gives pure arithmetic a"
               f" {machine_parallelism(args.workers):.2f}x speed-up with {args.workers} processes now")
-
 
 if __name__ == "__main__":
     main()
