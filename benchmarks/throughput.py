@@ -16,7 +16,8 @@ Two bounds are printed beside them, so a target can be checked against what the 
 
 ``--compare CHECKOUT`` (a worktree of an older commit) runs that checkout's code beside this one for light and heavy
 traces, 1 and N workers, the two taken in turn run for run (so the load of a shared machine falls on both alike), and
-prints this checkout's CPU time, wall clock (both net of each one's start-up) and store size as ratios to its.
+prints this checkout's CPU time and wall clock from the end of the child's imports (measured in the child itself: a
+separate start-up run adds its own noise) and store size, as ratios to its.
 
     python benchmarks/throughput.py                      # 20,000 light, 2,000 heavy, N = the cores
     python benchmarks/throughput.py --light 5000 --heavy 500 --workers 2
@@ -176,18 +177,20 @@ def best_child(path: Path, work: Path, workers: int, src: str | None = None, rep
 
 
 def score_child(path: Path, work: Path, workers: int, src: str | None = None) -> dict[str, float]:
-    """Score ``path`` with the CLI in a child process: its wall seconds, CPU seconds (user+sys) and peak RSS (MiB)."""
+    """Score ``path`` with the CLI in a child process: its wall seconds (after the imports), CPU seconds (user+sys, its
+    worker processes' included), peak RSS (MiB), store size (MB) and ``run``: the CPU seconds after the imports."""
     store = work / f"store-{time.time_ns()}.db"
     code = (
         "import resource, sys, time\n"
         "from tracescore.cli.main import main\n"
         "entry = getattr(sys.modules['tracescore.cli.main'], 'entry', main)\n"  # the program (older checkouts: main)
         "sys.argv = ['tracescore', *sys.argv[1:]]\n"
+        "i = resource.getrusage(resource.RUSAGE_SELF)\n"  # the imports done: what the run itself spends starts here
         "t = time.perf_counter()\n"
         "try:\n    entry()\nexcept SystemExit:\n    pass\n"
         "r = resource.getrusage(resource.RUSAGE_SELF); c = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
         "print(time.perf_counter() - t, r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime,"
-        " r.ru_maxrss / 1024, file=sys.stderr)\n"
+        " r.ru_maxrss / 1024, i.ru_utime + i.ru_stime, file=sys.stderr)\n"
     )
     args = ["score", str(path), "--out", str(work / "out.jsonl"), "--store", str(store), "--no-judge", "-q"]
     env = dict(os.environ)
@@ -199,12 +202,12 @@ def score_child(path: Path, work: Path, workers: int, src: str | None = None) ->
     child = subprocess.run(
         [sys.executable, "-c", code, *args, *extra], capture_output=True, text=True, check=True, env=env
     )
-    wall, cpu, rss = (float(x) for x in child.stderr.split()[-3:])
+    wall, cpu, rss, imports = (float(x) for x in child.stderr.split()[-4:])
     size = 0
     for leftover in work.glob(store.name + "*"):
         size += leftover.stat().st_size
         leftover.unlink()
-    return {"wall": wall, "cpu": cpu, "rss": rss, "store": size / 1e6}
+    return {"wall": wall, "cpu": cpu, "rss": rss, "store": size / 1e6, "run": cpu - imports}
 
 
 def startup_child(work: Path, src: str | None = None) -> dict[str, float]:
@@ -254,25 +257,13 @@ def _least(runs: list[dict[str, float]]) -> dict[str, float]:
     return {key: min(run[key] for run in runs) for key in runs[0]}
 
 
-def startups(work: Path, src: str | None, repeat: int = 3) -> tuple[dict[str, float], dict[str, float]]:
-    """The start-up run of this checkout and of ``src`` (this one again without it), taken in turn."""
-    ours: list[dict[str, float]] = []
-    theirs: list[dict[str, float]] = []
-    for _ in range(repeat):
-        ours.append(startup_child(work))
-        if src is not None:
-            theirs.append(startup_child(work, src))
-    return _least(ours), _least(theirs or ours)
-
-
-def _ratios(label: str, ours: dict[str, float], theirs: dict[str, float], base: dict[str, float],
-            old_base: dict[str, float]) -> str:  # fmt: skip
-    """One line of the comparison: CPU and wall clock net of each checkout's start-up, and store size, as ratios."""
-    cpu, old_cpu = ours["cpu"] - base["cpu"], theirs["cpu"] - old_base["cpu"]
-    wall, old_wall = ours["wall"] - base["wall"], theirs["wall"] - old_base["wall"]
-    return (f"{label:>20} {cpu:>7.2f} {old_cpu:>7.2f} {cpu / max(old_cpu, 1e-9):>6.3f}x {wall:>7.2f} {old_wall:>7.2f}"
-            f" {wall / max(old_wall, 1e-9):>6.3f}x {ours['store']:>7.2f} {theirs['store']:>7.2f}"
-            f" {ours['store'] / max(theirs['store'], 1e-9):>6.3f}x")
+def _ratios(label: str, ours: dict[str, float], theirs: dict[str, float]) -> str:
+    """One line of the comparison: CPU after the imports (measured in the same child, so no separate start-up run's
+    noise), wall clock and store size, with their ratios."""
+    line = f"{label:>20}"
+    for key in ("run", "wall", "store"):
+        line += f" {ours[key]:>7.2f} {theirs[key]:>7.2f} {ours[key] / max(theirs[key], 1e-9):>6.3f}x"
+    return line
 
 
 def main() -> None:
@@ -285,7 +276,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        base, old_base = startups(work, args.compare, args.repeat)
+        base = min((startup_child(work) for _ in range(3)), key=lambda run: run["cpu"])
         print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; start-up {base['cpu']:.2f} s")
         print(f"{'file':>14} {'MB':>5} {'loads s':>8} {'1 proc cpu s':>13} {'ratio':>6} {'scorers':>8} "
               f"{'1 proc wall':>12} {f'{args.workers} wkr wall':>11} {'speed-up':>9} {f'{args.workers} cpu':>6}"
@@ -301,8 +292,8 @@ def main() -> None:
             if args.compare and index < len(runs):  # both checkouts in the same runs, taken in turn
                 one, old_one = interleaved(path, work, 1, args.compare, args.repeat)
                 many, old_many = interleaved(path, work, args.workers, args.compare, args.repeat)
-                compared.append(_ratios(f"{kind} {n}, 1 wkr", one, old_one, base, old_base))
-                compared.append(_ratios(f"{kind} {n}, {args.workers} wkr", many, old_many, base, old_base))
+                compared.append(_ratios(f"{kind} {n}, 1 wkr", one, old_one))
+                compared.append(_ratios(f"{kind} {n}, {args.workers} wkr", many, old_many))
             else:
                 one = best_child(path, work, 1, repeat=args.repeat)
                 many = best_child(path, work, args.workers, repeat=args.repeat) if index < len(runs) else one
@@ -314,8 +305,8 @@ def main() -> None:
                   f" {one['rss']:>13.1f} {one['store']:>9.1f}")
             path.unlink()
         if compared:
-            print(f"this checkout vs {args.compare}, run for run (least of {args.repeat} each, net of start-up;"
-                  " ratio = this / that, under 1 is faster or smaller):")
+            print(f"this checkout vs {args.compare}, run for run (least of {args.repeat} each; CPU and wall clock from"
+                  " the end of the imports; ratio = this / that, under 1 is faster or smaller):")
             print(f"{'':>20} {'cpu s':>7} {'that':>7} {'ratio':>7} {'wall s':>7} {'that':>7} {'ratio':>7}"
                   f" {'store MB':>7} {'that':>7} {'ratio':>7}")
             print("\n".join(compared))
