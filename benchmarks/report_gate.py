@@ -16,8 +16,8 @@ import tracemalloc
 from pathlib import Path
 
 from tracescore.report.gate import GateConfig, run_gate
+from tracescore.report.runs import read_results
 from tracescore.report.summary import build_report
-from tracescore.store.runs import read_results
 
 CELLS = ("retrieval_fail/right", "retrieval_fail/wrong", "grounded/right", "grounded/wrong", "ungrounded/wrong")
 

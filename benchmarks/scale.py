@@ -31,8 +31,9 @@ sys.path.insert(0, str(REPO))
 
 from tests.fakes.anthropic import FakeAnthropic  # noqa: E402
 from tracescore.adapters import trace_from_json  # noqa: E402
-from tracescore.engine.distributed import JudgeSpec, RaySettings, ScorerSpec, score_shards  # noqa: E402
+from tracescore.engine.distributed import JudgeSpec, RaySettings, score_shards  # noqa: E402
 from tracescore.engine.pipeline import RunCounts, score_records  # noqa: E402
+from tracescore.engine.recipe import ScorerPlan  # noqa: E402
 from tracescore.sources.folder import FolderSource  # noqa: E402
 
 SAMPLES = REPO / "cookbook" / "data" / "traces.jsonl"
@@ -58,7 +59,7 @@ def write_shards(root: Path, shards: int, per_shard: int) -> int:
 def local_cost(root: Path) -> float:
     """Seconds of one thread per trace, deterministic stages, in this process (no Ray)."""
     source = FolderSource(root)
-    scorers = ScorerSpec().build(None)
+    scorers = ScorerPlan().scorers(None)
     counts = RunCounts()
     started = time.perf_counter()
     for shard in source.shards():
@@ -76,15 +77,15 @@ def ray_runs(big: Path, root: Path, workers: int, latency: float, in_flight: int
     try:
         settings = RaySettings(workers=workers)
         # warm-up (not timed): start the worker processes and import tracescore in them
-        score_shards(FolderSource(root), trace_from_json, work / f"warm-{workers}", ScorerSpec(), None, settings)
+        score_shards(FolderSource(root), trace_from_json, work / f"warm-{workers}", ScorerPlan(), None, settings)
         started = time.perf_counter()
-        run = score_shards(FolderSource(big), trace_from_json, work / f"det-{workers}", ScorerSpec(), None, settings)
+        run = score_shards(FolderSource(big), trace_from_json, work / f"det-{workers}", ScorerPlan(), None, settings)
         det = time.perf_counter() - started
         assert not run.failed and run.counts().scored > 0
         with FakeAnthropic(latency=latency) as fake:
             spec = JudgeSpec(MODEL, "bench-key", fake.url, in_flight=in_flight)
             started = time.perf_counter()
-            run = score_shards(FolderSource(root), trace_from_json, work / f"judge-{workers}", ScorerSpec(), spec,
+            run = score_shards(FolderSource(root), trace_from_json, work / f"judge-{workers}", ScorerPlan(), spec,
                                settings)
             judged = time.perf_counter() - started
             calls = len(fake.messages())

@@ -157,10 +157,10 @@ def parse_seconds(path: Path, repeat: int = 3) -> float:
 def scoring_seconds(path: Path, repeat: int = 3) -> float:
     """CPU seconds to decode and score every line in this process, writing nothing (the best of ``repeat``)."""
     from tracescore.adapters.jsonl import trace_from_json
-    from tracescore.cli.scoring import ScoringOptions, without_judge
     from tracescore.engine.pipeline import score_trace
+    from tracescore.engine.recipe import ScorerPlan
 
-    _, scorers = without_judge(trace_from_json, ScoringOptions(), "judge turned off (--no-judge)")
+    scorers = ScorerPlan(no_judge_reason="judge turned off (--no-judge)").scorers(None)
     best = float("inf")
     for _ in range(repeat):
         start = time.process_time()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +15,23 @@ import pytest
 
 from tests.fakes.anthropic import FakeAnthropic, overloaded
 from tests.fakes.langsmith_runs import load_samples
-from tracescore.catalog import DOES_NOT_APPLY, NOT_COMPUTED, REASONS, absence_kind, declared_reason
-from tracescore.config import ScoringSettings
+from tracescore.catalog import (
+    CATALOG,
+    DOES_NOT_APPLY,
+    NOT_COMPUTED,
+    REASONS,
+    Reason,
+    absence_kind,
+    declared_reason,
+    entry,
+)
+from tracescore.config import Config, parse_sections
 from tracescore.engine.pipeline import score_trace
-from tracescore.engine.setup import _judge, job_scorers
+from tracescore.engine.recipe import ScorerPlan, build_recipe, options
 from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.links import LinkStatus
 from tracescore.scorers import Scored, Scorer
 from tracescore.scorers.deadlinks import dead_link_scorer
-from tracescore.scorers.rubrics import Rubrics
 from tracescore.trace import Trace
 
 D, N = DOES_NOT_APPLY, NOT_COMPUTED
@@ -121,16 +128,18 @@ def _traces() -> list[Trace]:
     return [Trace.model_validate(v) for v in samples + varied]
 
 
-def _reasons(traces: Sequence[Trace], scorers: Sequence[Scorer]) -> set[str]:
+def _reasons(traces: Sequence[Trace], scorers: Sequence[Scorer], pairs: set[tuple[str, str]]) -> set[str]:
+    """The absence reasons written over ``traces``; (score name, reason) added to ``pairs``."""
     results = [score_trace(t, scorers) for t in traces]
-    return {s.reason or "not computed" for r in results for s in r.scores.values() if not s.present}
+    these = {(s.name, s.reason or "not computed") for r in results for s in r.scores.values() if not s.present}
+    pairs |= these
+    return {reason for _, reason in these}
 
 
-def _no_judge(scoring: ScoringSettings, tmp_path: Path) -> str:
-    with ExitStack() as resources:
-        pool, reason = _judge(scoring, "claude-sonnet-4-6", tmp_path / "s.db", resources)
-    assert pool is None
-    return reason
+def _no_judge(scoring: dict[str, Any], tmp_path: Path, *, no_judge: bool = False) -> str:
+    recipe = build_recipe(options(Config(parse_sections({"scoring": scoring})), no_judge=no_judge), tmp_path / "s.db")
+    assert recipe.judge is None
+    return recipe.no_judge_reason
 
 
 def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
@@ -138,23 +147,20 @@ def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
 ) -> None:
     traces = _traces()
     seen: dict[str, set[str]] = {}
+    pairs: set[tuple[str, str]] = set()
     # no judge: the config turns it off, no key, no SDK, --no-judge
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    offs = [_no_judge(ScoringSettings(judge=False), tmp_path), _no_judge(ScoringSettings(), tmp_path)]
+    offs = [_no_judge({"judge": False}, tmp_path), _no_judge({}, tmp_path)]
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     with monkeypatch.context() as m:
         m.setitem(sys.modules, "anthropic", None)  # type: ignore[arg-type]  # the SDK not installed
-        offs.append(_no_judge(ScoringSettings(), tmp_path))
-    from tracescore.cli.scoring import ScoringOptions, build_scoring
-    from tracescore.store.db import Store
-
-    with Store(tmp_path / "o.db") as store:
-        offs.append(build_scoring(store, ScoringOptions(no_judge=True)).no_judge_reason)
+        offs.append(_no_judge({}, tmp_path))
+    offs.append(_no_judge({}, tmp_path, no_judge=True))
     assert offs == ["judge turned off ([scoring] judge = false)", "no judge configured",
                     "judge unavailable: anthropic SDK not installed (pip install 'tracescore[judge]')",
                     "judge turned off (--no-judge)"]  # fmt: skip
     for off in offs:
-        seen[f"no judge: {off}"] = _reasons(traces, job_scorers(ScoringSettings(), None, off, None, None, Rubrics()))
+        seen[f"no judge: {off}"] = _reasons(traces, ScorerPlan(no_judge_reason=off).scorers(None), pairs)
 
     # a judge (the real SDK against the fake): it answers, answers no claim, fails every call, runs out of budget
     def no_claims(output: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
@@ -166,20 +172,20 @@ def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
                 fake.faults.add("/v1/messages", *[overloaded()] * 10_000)
             judge = AnthropicJudge(base_url=fake.url, max_attempts=1)
             budget = 1e-9 if mode == "budget" else None
-            scorers = job_scorers(ScoringSettings(max_cost=budget), judge, "", None, None, Rubrics())  # type: ignore[arg-type]
-            seen[mode] = _reasons(traces, scorers)
+            scorers = ScorerPlan(no_judge_reason="", max_cost=budget).scorers(judge)
+            seen[mode] = _reasons(traces, scorers, pairs)
             judge.close()
 
     # the link checker: nothing cited, every link unknown; a scorer that raised (retrieval not scored)
     def unknown(urls: Sequence[str]) -> dict[str, LinkStatus]:
         return {u: LinkStatus(u, "unknown", "timeout") for u in urls}
 
-    seen["links"] = _reasons(traces, [dead_link_scorer(checker=unknown)])
+    seen["links"] = _reasons(traces, [dead_link_scorer(checker=unknown)], pairs)
 
     def broken(trace: Trace) -> Scored:
         raise RuntimeError("a scorer bug")
 
-    seen["scorer raised"] = _reasons(traces[:3], [broken])
+    seen["scorer raised"] = _reasons(traces[:3], [broken], pairs)
 
     everything = set().union(*seen.values())
     undeclared = sorted(r for r in everything if declared_reason(r) is None)
@@ -187,3 +193,10 @@ def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
     produced = {declared_reason(r).text for r in everything}  # type: ignore[union-attr]
     assert produced == set(CLASSES) - NOT_ON_A_LINE  # every declared reason is one the scorers really write
     assert "judge_error" in seen["529"] and any(r.startswith("judge budget spent (") for r in seen["budget"])
+    # each score is absent only for the reasons its catalog entry declares, and for every one of them
+    written: dict[str, set[Reason]] = {e.name: set() for e in CATALOG}
+    for name, reason in pairs:
+        found = entry(name)
+        assert found is not None and declared_reason(reason) in found.reasons, (name, reason)
+        written[found.name].add(declared_reason(reason))  # type: ignore[arg-type]
+    assert written == {e.name: set(e.reasons) for e in CATALOG}

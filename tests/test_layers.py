@@ -1,6 +1,6 @@
-"""The import graph of ``src/tracescore``: no cycle between modules, and no import from a lower layer to a higher
-one (cli → report → engine → config → platforms → store → sinks → scorers → judge/sources/adapters → contract), no
-module over 400 lines, and imports at module top except the optional SDKs."""
+"""The import graph of ``src/tracescore``: no cycle between modules or between packages, and no import from a lower
+layer to a higher one (cli → report → engine → config → platforms → sinks → store → scorers → judge/sources/adapters →
+contract), no module over 400 lines, and imports at module top except the optional SDKs."""
 
 from __future__ import annotations
 
@@ -131,6 +131,29 @@ def test_the_cycle_check_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
 
 
+def _packages(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The package graph of a module graph: each top-level subpackage or module is a node, and one imports another
+    when any of its modules imports any of the other's."""
+    out: dict[str, set[str]] = {_top(m): set() for m in graph}
+    for module, targets in graph.items():
+        out[_top(module)] |= {_top(t) for t in targets} - {_top(module)}
+    return out
+
+
+def test_no_package_cycle() -> None:
+    """Packages import one way: a cycle between two packages (``sinks`` → ``store`` → ``sinks``) is one even when
+    no module-level cycle closes it."""
+    assert _cycle(_packages(GRAPH)) is None
+
+
+def test_the_package_check_finds_a_planted_cycle() -> None:
+    assert _packages({"a.x": {"b.y"}, "b.y": set(), "b.z": {"a.w"}, "a.w": set()}) == {"a": {"b"}, "b": {"a"}}
+    assert _cycle(_packages({"a.x": {"b.y"}, "b.z": {"a.w"}})) == ["a", "b", "a"]
+    planted = {**GRAPH, "store.db": GRAPH["store.db"] | {"sinks.records"}}  # the store importing a sink
+    cycle = _cycle(_packages(planted))
+    assert cycle is not None and sorted(set(cycle)) == ["sinks", "store"]
+
+
 def _is_package(module: str) -> bool:
     return _modules()[module].name == "__init__.py"
 
@@ -139,6 +162,63 @@ def _is_package(module: str) -> bool:
 def test_no_module_over_400_lines(module: str) -> None:
     lines = len(_modules()[module].read_text(encoding="utf-8").splitlines())
     assert lines <= 400, f"{module}: {lines} lines"
+
+
+def _private_names(tree: ast.AST) -> set[str]:
+    """The ``_names`` a module defines: methods, class attributes and ``self._x`` assignments (a ``Protocol``'s
+    declarations are no definition: declaring another class's private fields is how one reaches into them)."""
+    found: set[str] = set()
+
+    def walk(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef) and any(ast.unparse(b).endswith("Protocol") for b in child.bases):
+                continue
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                found.add(child.name)
+            targets = child.targets if isinstance(child, ast.Assign) else [getattr(child, "target", None)]
+            for target in targets:
+                if isinstance(target, ast.Name) or isinstance(target, ast.Attribute) and _is_self(target.value):
+                    found.add(target.id if isinstance(target, ast.Name) else target.attr)
+            walk(child)
+
+    walk(tree)
+    return {name for name in found if name.startswith("_") and not name.startswith("__")}
+
+
+def _is_self(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id in ("self", "cls")
+
+
+def _foreign_privates(sources: dict[str, str]) -> list[str]:
+    """``module: line: expr`` for each read of another object's ``_name`` that only other modules define (a module
+    may use the privates of what it defines itself, and of the standard library, such as ``os._exit``)."""
+    trees = {module: ast.parse(source) for module, source in sources.items()}
+    defined = {module: _private_names(tree) for module, tree in trees.items()}
+    everywhere = set().union(*defined.values())
+    return sorted(
+        f"{module}: {node.lineno}: {ast.unparse(node)}"
+        for module, tree in trees.items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and not _is_self(node.value)
+        and node.attr in everywhere - defined[module]
+    )  # fmt: skip
+
+
+def test_no_module_reads_another_modules_privates() -> None:
+    """A module works with another through its public names: the engine's writer gets a narrow public ``Flight``,
+    not a Protocol of the engine's private fields."""
+    assert _foreign_privates({m: p.read_text(encoding="utf-8") for m, p in _modules().items()}) == []
+
+
+def test_the_privates_check_finds_a_reach_inside() -> None:
+    owner = "class Engine:\n    def __init__(self):\n        self._lock = 1\n    def _tally(self):\n        pass\n"
+    reader = (
+        "from typing import Protocol\nimport os\nclass E(Protocol):\n    _lock: int\n    def _tally(self): ...\n"
+        "def loop(engine):\n    engine._tally()\n    os._exit(0)\n    return engine._lock\n"
+    )
+    found = _foreign_privates({"core": owner, "writer": reader})
+    assert found == ["writer: 7: engine._tally", "writer: 9: engine._lock"]
+    assert _foreign_privates({"core": owner + "def f(other):\n    return other._lock\n"}) == []
 
 
 # Imported where used, so that ``import tracescore`` never pays for (or needs) them.

@@ -8,7 +8,6 @@ import re
 import tracescore
 from tests.conftest import REPO
 from tracescore.catalog import CATALOG, entry
-from tracescore.cli.exits import EXIT_CODES
 from tracescore.trace import json_schema
 
 
@@ -65,12 +64,6 @@ def test_every_name_a_scorer_emits_on_the_samples_is_in_the_catalog() -> None:
     emitted |= {name for r in tracescore.score_traces(traces, k=3) for name in r.scores}
     assert {"retrieval.recall_at_3", "grounding.rate", "diagnosis"} <= emitted  # judged names too (absent)
     assert sorted(n for n in emitted if entry(n) is None) == []
-
-
-def test_the_readme_lists_the_exit_code_table() -> None:
-    readme = (REPO / "README.md").read_text()
-    for code in EXIT_CODES:
-        assert re.search(rf"^\| {code} \|", readme, re.M), f"exit code {code} is not in the README's table"
 
 
 def test_the_readme_python_api_example_runs() -> None:

@@ -8,21 +8,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, cast
 
 import msgspec
 
-from tracescore.engine.pipeline import score_records
+from tracescore.engine.recipe import Options, build_recipe, labelled, score_stage
+from tracescore.engine.stage import Stage
 from tracescore.errors import ConfigError
 from tracescore.judge.protocol import Judge
 from tracescore.platforms.jsonl.platform import adapter
 from tracescore.report.summary import Report, build_report
 from tracescore.result import TraceResult
-from tracescore.scorers import default_scorers
-from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
+from tracescore.scorers.grounding import NO_JUDGE
 from tracescore.scorers.rubrics import Rubrics
-from tracescore.scorers.semantic import semantic_scorer
-from tracescore.scorers.surface import surface_scorer
 from tracescore.sources.base import Record
 from tracescore.trace import Trace
 
@@ -30,37 +30,45 @@ __all__ = ["report", "score_traces", "to_pandas"]
 
 
 def score_traces(
-    traces: Iterable[Trace | Mapping[str, Any]],
+    traces: Iterable[Trace | Mapping[str, Any] | str | bytes],
     judge: Judge | None = None,
     k: int = 5,
     final_answer_prefix: str | None = "FINAL ANSWER:",
     *,
     rubrics: Rubrics | None = None,
+    max_cost: float | None = None,
+    merge_partial: str | None = None,
+    store: str | Path | None = None,
 ) -> list[TraceResult]:
-    """Score each trace (a ``Trace`` or a dict in the canonical format) with every stage; the judged stages run
-    when ``judge`` is given (e.g. ``tracescore.judge.anthropic.AnthropicJudge()``) and are absent otherwise.
-    ``rubrics`` (default: the bundled ones) is each judged stage's rubric, e.g. ``load_config(path).rubrics``.
+    """Score each trace (a ``Trace``, a dict in the canonical format or a JSONL line) with every stage, as
+    ``tracescore score`` does (the same recipe and stage: the same result lines); the judged stages run when
+    ``judge`` is given (e.g. ``tracescore.judge.anthropic.AnthropicJudge()``) and are absent otherwise.
 
-    A dict that is not a valid trace gives a result carrying the error (its position as ``line``), never an exception.
+    ``rubrics`` (default: the bundled ones) is each judged stage's rubric, e.g. ``load_config(path).rubrics``;
+    ``max_cost`` (USD) stops judging once the judge's estimated spend reaches it; ``merge_partial`` is
+    ``[judge] merge_partial``. ``store`` (a local store, e.g. ``tracescore.db``) brings what ``score --store`` reads
+    from it: reviewer-entered required doc ids, the agreement of the judge's latest calibration, and the judge cache.
+
+    A dict or line that is not a valid trace gives a result carrying the error (its position as ``line``), never an
+    exception.
     """
-    scorers = default_scorers(k=k, final_answer_prefix=final_answer_prefix or None)
-    rubrics = rubrics or Rubrics()
-    scorers.append(grounding_scorer(judge=judge, no_judge_reason=NO_JUDGE, rubric=rubrics.grounding))
-    scorers.append(surface_scorer(judge=judge, no_judge_reason=NO_JUDGE, rubric=rubrics.surface))
-    scorers.append(
-        semantic_scorer(
-            judge=judge,
-            final_answer_prefix=final_answer_prefix or None,
-            no_judge_reason=NO_JUDGE,
-            rubric=rubrics.semantic,
-        )
-    )
+    options = Options(k=k, final_answer_prefix=final_answer_prefix or "", max_cost=max_cost,
+                      merge_partial=merge_partial, rubrics=rubrics or Rubrics())  # fmt: skip
+    # no judge given: absent with the reason, never one built from the environment
+    recipe = build_recipe(options if judge is not None else replace(options, judge_off=NO_JUDGE), store, judge=judge)
+    stage = Stage(labelled(adapter(), store), recipe.scorers, "", oneshot=True)
     records = (Record(payload=_plain(t), line=n) for n, t in enumerate(traces, start=1))
-    return list(score_records(records, adapter(), scorers))
+    try:
+        return list(score_stage(stage, records))
+    finally:
+        recipe.close()
 
 
-def _plain(trace: Trace | Mapping[str, Any]) -> dict[str, Any]:
-    """A trace as a canonical dict: a pydantic ``Trace``, the struct ``trace_from_json`` decodes, or a mapping."""
+def _plain(trace: Trace | Mapping[str, Any] | str | bytes) -> dict[str, Any] | str | bytes:
+    """A trace as a canonical dict (a pydantic ``Trace``, the struct ``trace_from_json`` decodes, a mapping) or its
+    JSON line, left to the adapter as ``score`` leaves a file's line."""
+    if isinstance(trace, str | bytes):
+        return trace
     if isinstance(trace, Trace):
         return trace.model_dump(mode="json")
     if isinstance(trace, msgspec.Struct):

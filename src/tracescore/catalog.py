@@ -1,13 +1,16 @@
-"""The score catalog: every score once — name, stage, type, direction, producing scorer and version, definition —
-and every reason a score can be absent for, with its class.
+"""The score catalog: every score once — name, stage, type, direction, range, producing scorer and version,
+definition and the reasons it can be absent for — and every absence reason, with its class.
 
-It is the public contract. Gate directions, sink data types, score versions, report sections, the README table and
-the package tests read it; a score name that a user types (``--min``, ``[gate]``) is checked against it.
+It is the public contract and the one place a score name is written: scorers, sinks, reports and the gate import
+the names below (``GROUNDING_RATE``) or read the entries; gate directions, sink data types, score versions, report
+sections, the README table and the package tests read it; a score name that a user types (``--min``, ``[gate]``) is
+checked against it.
 
 An absence is either **does not apply** (a fact about the trace now, or the configuration no longer produces the
 score: the platform sinks remove an earlier score of ours) or **not computed** (this run could not: the earlier score
 stays, on the platform and as the current value in the store, marked stale). The scorers write the reasons declared
-here (``REASONS``); a reason not declared is treated as not computed, the safe side.
+here (``Reasons``), each score only its own (``Entry.reasons``, plus ``ANY_SCORE``); a reason not declared is treated
+as not computed, the safe side.
 """
 
 from __future__ import annotations
@@ -21,176 +24,62 @@ from functools import lru_cache
 from typing import Literal
 
 __all__ = [
-    "ANSWER_CORRECT",
-    "ANSWER_EXACT_MATCH",
-    "ANSWER_TOKEN_F1",
-    "CATALOG",
-    "CITATION_COVERAGE",
-    "CITATION_FABRICATED_COUNT",
-    "CITATION_UNFETCHED_RATE",
-    "DIAGNOSIS",
-    "DOES_NOT_APPLY",
-    "GROUNDING_RATE",
-    "NOT_COMPUTED",
-    "REASONS",
-    "RETRIEVAL_FIRST_HIT_RANK",
-    "RETRIEVAL_RETRIEVED_ANY",
-    "STAGES",
-    "Absence",
-    "Entry",
-    "Reason",
-    "Reasons",
-    "absence_kind",
-    "closest",
-    "declared_reason",
-    "entry",
-    "is_known",
-    "recall_name",
-]
+    "ANSWER_CORRECT", "ANSWER_EXACT_MATCH", "ANSWER_SEMANTIC_MATCH", "ANSWER_TOKEN_F1", "ANY_SCORE", "CATALOG",
+    "CITATION_COVERAGE", "CITATION_DEAD_RATE", "CITATION_DRIFT_RATE", "CITATION_FABRICATED_COUNT",
+    "CITATION_SUPPORT_RATE", "CITATION_UNFETCHED_RATE", "DIAGNOSIS", "DOES_NOT_APPLY", "GROUNDING_HALLUCINATION_RATE",
+    "GROUNDING_RATE", "GROUNDING_UNVERIFIED_QUOTES", "NOT_COMPUTED", "REASONS", "RECALL_PREFIX",
+    "RETRIEVAL_FIRST_HIT_RANK", "RETRIEVAL_RECALL_AT_K", "RETRIEVAL_RETRIEVED_ANY", "STAGES", "SURFACE_BLIND",
+    "SURFACE_CONTRADICTION_RATIO", "SURFACE_DISCOVERED_SUPPORT", "SURFACE_FETCH_YIELD", "SURFACE_FIRST_SUPPORT_RANK",
+    "SURFACE_MISSED", "SURFACE_NOOP", "SURFACE_SMART", "SURFACE_SUPPORT_ANY", "Absence", "Entry", "Reason", "Reasons",
+    "Versions", "absence_kind", "closest", "declared_reason", "entry", "is_known", "names_of", "recall_name",
+]  # fmt: skip
 
 Stage = Literal["retrieval", "grounding", "citations", "answer", "diagnosis", "surface"]
 Kind = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL"]
 STAGES: tuple[Stage, ...] = ("retrieval", "grounding", "citations", "answer", "surface", "diagnosis")
 
-# the names the deterministic scorers write: declared here once, used by the scorer and by this table
+# -- the score names: written here once; everything else imports them ----------------------------------------------
+RETRIEVAL_RECALL_AT_K = "retrieval.recall_at_{k}"  # k is part of the name: recall_name(k)
+RECALL_PREFIX = RETRIEVAL_RECALL_AT_K.partition("{k}")[0]  # every recall name starts so
 RETRIEVAL_FIRST_HIT_RANK = "retrieval.first_hit_rank"
 RETRIEVAL_RETRIEVED_ANY = "retrieval.retrieved_any"
 GROUNDING_RATE = "grounding.rate"
+GROUNDING_HALLUCINATION_RATE = "grounding.hallucination_rate"
+GROUNDING_UNVERIFIED_QUOTES = "grounding.unverified_quotes"
 CITATION_COVERAGE = "citation.coverage"
 CITATION_UNFETCHED_RATE = "citation.unfetched_rate"
 CITATION_FABRICATED_COUNT = "citation.fabricated_count"
+CITATION_SUPPORT_RATE = "citation.support_rate"
+CITATION_DRIFT_RATE = "citation.drift_rate"
+CITATION_DEAD_RATE = "citation.dead_rate"
 ANSWER_CORRECT = "answer.correct"
 ANSWER_TOKEN_F1 = "answer.token_f1"
 ANSWER_EXACT_MATCH = "answer.exact_match"
+ANSWER_SEMANTIC_MATCH = "answer.semantic_match"
 DIAGNOSIS = "diagnosis"
+SURFACE_SUPPORT_ANY = "surface.support_any"
+SURFACE_FIRST_SUPPORT_RANK = "surface.first_support_rank"
+SURFACE_SMART = "surface.smart"
+SURFACE_MISSED = "surface.missed"
+SURFACE_BLIND = "surface.blind"
+SURFACE_NOOP = "surface.noop"
+SURFACE_CONTRADICTION_RATIO = "surface.contradiction_ratio"
+SURFACE_FETCH_YIELD = "surface.fetch_yield"
+SURFACE_DISCOVERED_SUPPORT = "surface.discovered_support"
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One score of the catalog. ``direction``: +1 higher is better, -1 lower is better, 0 neither (no regression).
-    ``low``/``high``: the range its values (and so a run's mean) lie in: rates and booleans 0..1, counts ≥ 0, ranks
-    ≥ 1; a gate limit outside it, or at the edge it can never cross, could never fail."""
+class Versions:
+    """Every score version, and the only place one lives: a score's version is its entry's (``Entry.version``),
+    written with each score (sinks, store); bump it here when what a scorer computes changes meaning."""
 
-    name: str
-    stage: Stage
-    kind: Kind
-    direction: int
-    scorer: str
-    version: str
-    judged: bool
-    definition: str
-    low: float = 0.0
-    high: float = 1.0
-
-    def matches(self, name: str) -> bool:
-        """Whether ``name`` is this entry's score (``retrieval.recall_at_{k}`` matches any k)."""
-        if "{k}" in self.name:
-            return re.fullmatch(re.escape(self.name).replace(r"\{k\}", r"[1-9][0-9]*"), name) is not None
-        return name == self.name
-
-
-def _e(
-    name: str,
-    stage: Stage,
-    kind: Kind,
-    direction: int,
-    scorer: str,
-    version: str,
-    judged: bool,
-    definition: str,
-    low: float = 0.0,
-    high: float = 1.0,
-) -> Entry:
-    return Entry(name, stage, kind, direction, scorer, version, judged, definition, low, high)
-
-
-_COUNT, _RANK = (0.0, math.inf), (1.0, math.inf)
-
-
-_R, _C, _A, _D = "retrieval-1", "citations-1", "answer-1", "diagnosis-1"
-_G = "grounding-1"  # the rubric version of scorers/grounding.toml; a judged score's metadata carries the live one
-_S, _M, _L = "surface-1", "semantic-1", "links-1"  # scorers/surface.toml, scorers/semantic.toml, the link checker
-
-CATALOG: tuple[Entry, ...] = (
-    _e("retrieval.recall_at_{k}", "retrieval", "NUMERIC", 1, "retrieval", _R, False,
-       "share of required_doc_ids among the first k hits of any search call"),
-    _e(RETRIEVAL_FIRST_HIT_RANK, "retrieval", "NUMERIC", -1, "retrieval", _R, False,
-       "best rank, within its own search call, of any required doc; absent when none came back", *_RANK),
-    _e(RETRIEVAL_RETRIEVED_ANY, "retrieval", "BOOLEAN", 1, "retrieval", _R, False,
-       "any hit came back at all"),
-    _e(GROUNDING_RATE, "grounding", "NUMERIC", 1, "grounding", _G, True,
-       "supported claims / claims"),
-    _e("grounding.hallucination_rate", "grounding", "NUMERIC", -1, "grounding", _G, True,
-       "(unsupported + contradicted) / claims"),
-    _e("grounding.unverified_quotes", "grounding", "NUMERIC", -1, "grounding", _G, True,
-       "supported verdicts whose quote was not found in the named document (downgraded)", *_COUNT),
-    _e(CITATION_COVERAGE, "citations", "NUMERIC", 1, "citations", _C, False,
-       "answer sentences that carry a citation / answer sentences"),
-    _e(CITATION_UNFETCHED_RATE, "citations", "NUMERIC", -1, "citations", _C, False,
-       "cited URLs the agent never fetched / cited URLs; absent when a fetch could not be read"),
-    _e(CITATION_FABRICATED_COUNT, "citations", "NUMERIC", -1, "citations", _C, False,
-       "cited URLs that never appeared in any search result or fetch; absent when a search could not be read", *_COUNT),
-    _e("citation.support_rate", "citations", "NUMERIC", 1, "grounding", _G, True,
-       "cited claims whose cited source supports them"),
-    _e("citation.drift_rate", "citations", "NUMERIC", -1, "grounding", _G, True,
-       "cited claims supported by another fetched source but not by the one cited"),
-    _e(ANSWER_CORRECT, "answer", "BOOLEAN", 1, "answer", _A, False,
-       "expected_answer_contains all present (or refusal when expected)"),
-    _e(ANSWER_TOKEN_F1, "answer", "NUMERIC", 1, "answer", _A, False,
-       "SQuAD-style normalised token F1 against gold_answer"),
-    _e(ANSWER_EXACT_MATCH, "answer", "BOOLEAN", 1, "answer", _A, False,
-       "SQuAD-style normalised exact match against gold_answer"),
-    _e(DIAGNOSIS, "diagnosis", "CATEGORICAL", 0, "diagnosis", _D, False,
-       "the stage contingency cell (retrieval_fail/ungrounded/grounded × right/wrong)"),
-    _e("surface.support_any", "surface", "BOOLEAN", 1, "surface", _S, True,
-       "some search result's surface (title, URL, snippet, metadata) supports the gold answer before any fetch"),
-    _e("surface.first_support_rank", "surface", "NUMERIC", -1, "surface", _S, True,
-       "best rank, within its own search call, of a result whose surface supports; absent when none does", *_RANK),
-    _e("surface.smart", "surface", "NUMERIC", 0, "surface", _S, True,
-       "URLs whose surface supports the gold answer and that the agent fetched", *_COUNT),
-    _e("surface.missed", "surface", "NUMERIC", -1, "surface", _S, True,
-       "URLs whose surface supports the gold answer and that the agent never fetched", *_COUNT),
-    _e("surface.blind", "surface", "NUMERIC", -1, "surface", _S, True,
-       "URLs whose surface does not support the gold answer and that the agent fetched", *_COUNT),
-    _e("surface.noop", "surface", "NUMERIC", 0, "surface", _S, True,
-       "URLs whose surface does not support the gold answer and that the agent did not fetch", *_COUNT),
-    _e("surface.contradiction_ratio", "surface", "NUMERIC", -1, "surface", _S, True,
-       "results whose surface contradicts the gold answer / results whose surface supports it; absent when none",
-       *_COUNT),
-    _e("surface.fetch_yield", "surface", "NUMERIC", 1, "surface", _S, True,
-       "fetched pages that support the gold answer / pages fetched; absent when nothing was fetched"),
-    _e("surface.discovered_support", "surface", "NUMERIC", 0, "surface", _S, True,
-       "fetched pages that support the gold answer while their surface did not (post-fetch discovery)", *_COUNT),
-    _e("answer.semantic_match", "answer", "BOOLEAN", 1, "semantic", _M, True,
-       "the final answer is gold_answer up to harmless formatting and naming variants (exact match needs no call)"),
-    _e("citation.dead_rate", "citations", "NUMERIC", -1, "links", _L, False,
-       "cited URLs that no longer resolve (404/410/DNS/timeout) / cited URLs decided; --check-links only"),
-)
-
-
-def entry(name: str) -> Entry | None:
-    """The catalog entry of a score name (``retrieval.recall_at_3`` → the recall entry), or None."""
-    for e in CATALOG:
-        if e.matches(name):
-            return e
-    return None
-
-
-def is_known(name: str) -> bool:
-    """Whether ``name`` is a catalog score (a versioned name ``x@v`` counts as ``x``)."""
-    return entry(name.split("@", 1)[0]) is not None
-
-
-def closest(name: str) -> str | None:
-    """The catalog name closest to a misspelt one, for "did you mean …?" (recall shown with k = 5)."""
-    names = [e.name.replace("{k}", "5") for e in CATALOG]
-    found = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
-    return found[0] if found else None
-
-
-def recall_name(k: int) -> str:
-    """The recall score's name at cut-off ``k`` (k is part of the name so series never mix)."""
-    return f"retrieval.recall_at_{k}"
+    RETRIEVAL = "retrieval-1"
+    CITATIONS = "citations-1"
+    ANSWER = "answer-1"
+    DIAGNOSIS = "diagnosis-1"
+    GROUNDING = "grounding-1"  # scorers/grounding.toml; a judged score's metadata carries the live rubric version
+    SURFACE = "surface-1"  # scorers/surface.toml
+    SEMANTIC = "semantic-1"  # scorers/semantic.toml
+    LINKS = "links-1"  # the link checker
 
 
 # -- absence reasons ----------------------------------------------------------------------------------------------
@@ -278,8 +167,152 @@ class Reasons:
     RETRIEVAL_UNDECIDED = Reason("retrieval undecided: {reason}", None)
 
 
-
 REASONS: tuple[Reason, ...] = tuple(v for v in vars(Reasons).values() if isinstance(v, Reason))
+
+
+# -- the reasons a score of each stage can be absent for (each entry says its own) ---------------------------------
+_WHY = Reasons
+ANY_SCORE: tuple[Reason, ...] = (_WHY.SETUP_DROPPED, _WHY.UNGIVEN)
+"""The reasons any score can be absent for: its scorer no longer runs (the mirror), or it carries no reason."""
+_JUDGED = (_WHY.NO_JUDGE, _WHY.JUDGE_OFF, _WHY.JUDGE_OFF_FLAG, _WHY.NO_SDK, _WHY.JUDGE_ERROR, _WHY.BUDGET)
+_RETRIEVAL = (_WHY.NO_SEARCH_STEP, _WHY.NO_REQUIRED_LABEL, _WHY.REFUSAL_RECALL, _WHY.EMPTY_REQUIRED_ID)
+_TEXT = (_WHY.EMPTY_ANSWER, _WHY.NO_SENTENCES)
+_GROUNDED = (*_JUDGED, *_TEXT, _WHY.NO_CLAIM)
+_CITED = (*_GROUNDED, _WHY.NO_CITED_CLAIM)
+_SURFACE = (*_JUDGED, _WHY.SURFACE_REFUSAL, _WHY.NO_GOLD_OR_EXPECTED, _WHY.SURFACE_NO_SEARCH, _WHY.STEP_UNREADABLE)
+_SURFACED = (*_SURFACE, _WHY.NO_SUPPORTING_SURFACE)
+_GOLD = (_WHY.NO_GOLD_LABEL, _WHY.EMPTY_GOLD)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One score of the catalog. ``direction``: +1 higher is better, -1 lower is better, 0 neither (no regression).
+    ``low``/``high``: the range its values (and so a run's mean) lie in: rates and booleans 0..1, counts ≥ 0, ranks
+    ≥ 1; a gate limit outside it, or at the edge it can never cross, could never fail. ``reasons``: what it can be
+    absent for (besides ``ANY_SCORE``)."""
+
+    name: str
+    stage: Stage
+    kind: Kind
+    direction: int
+    scorer: str
+    version: str
+    judged: bool
+    definition: str
+    reasons: tuple[Reason, ...]
+    low: float = 0.0
+    high: float = 1.0
+
+    def matches(self, name: str) -> bool:
+        """Whether ``name`` is this entry's score (``retrieval.recall_at_{k}`` matches any k)."""
+        if "{k}" in self.name:
+            return re.fullmatch(re.escape(self.name).replace(r"\{k\}", r"[1-9][0-9]*"), name) is not None
+        return name == self.name
+
+
+_e = Entry
+_COUNT, _RANK = (0.0, math.inf), (1.0, math.inf)
+_V = Versions
+
+CATALOG: tuple[Entry, ...] = (
+    _e(RETRIEVAL_RECALL_AT_K, "retrieval", "NUMERIC", 1, "retrieval", _V.RETRIEVAL, False,
+       "share of required_doc_ids among the first k hits of any search call", (*_RETRIEVAL, _WHY.STALE_LABEL)),
+    _e(RETRIEVAL_FIRST_HIT_RANK, "retrieval", "NUMERIC", -1, "retrieval", _V.RETRIEVAL, False,
+       "best rank, within its own search call, of any required doc; absent when none came back",
+       (*_RETRIEVAL, _WHY.NO_REQUIRED_HIT), *_RANK),
+    _e(RETRIEVAL_RETRIEVED_ANY, "retrieval", "BOOLEAN", 1, "retrieval", _V.RETRIEVAL, False,
+       "any hit came back at all", (_WHY.NO_SEARCH_STEP,)),
+    _e(GROUNDING_RATE, "grounding", "NUMERIC", 1, "grounding", _V.GROUNDING, True,
+       "supported claims / claims", _GROUNDED),
+    _e(GROUNDING_HALLUCINATION_RATE, "grounding", "NUMERIC", -1, "grounding", _V.GROUNDING, True,
+       "(unsupported + contradicted) / claims", _GROUNDED),
+    _e(GROUNDING_UNVERIFIED_QUOTES, "grounding", "NUMERIC", -1, "grounding", _V.GROUNDING, True,
+       "supported verdicts whose quote was not found in the named document (downgraded)", _GROUNDED, *_COUNT),
+    _e(CITATION_COVERAGE, "citations", "NUMERIC", 1, "citations", _V.CITATIONS, False,
+       "answer sentences that carry a citation / answer sentences", _TEXT),
+    _e(CITATION_UNFETCHED_RATE, "citations", "NUMERIC", -1, "citations", _V.CITATIONS, False,
+       "cited URLs the agent never fetched / cited URLs; absent when a fetch could not be read",
+       (*_TEXT, _WHY.NOTHING_CITED, _WHY.STEPS_UNREADABLE)),
+    _e(CITATION_FABRICATED_COUNT, "citations", "NUMERIC", -1, "citations", _V.CITATIONS, False,
+       "cited URLs that never appeared in any search result or fetch; absent when a search could not be read",
+       (*_TEXT, _WHY.STEPS_UNREADABLE, _WHY.OVER_GUARD), *_COUNT),
+    _e(CITATION_SUPPORT_RATE, "citations", "NUMERIC", 1, "grounding", _V.GROUNDING, True,
+       "cited claims whose cited source supports them", _CITED),
+    _e(CITATION_DRIFT_RATE, "citations", "NUMERIC", -1, "grounding", _V.GROUNDING, True,
+       "cited claims supported by another fetched source but not by the one cited", _CITED),
+    _e(ANSWER_CORRECT, "answer", "BOOLEAN", 1, "answer", _V.ANSWER, False,
+       "expected_answer_contains all present (or refusal when expected)",
+       (_WHY.NO_ANSWER_LABEL, _WHY.EMPTY_EXPECTED_ENTRY)),
+    _e(ANSWER_TOKEN_F1, "answer", "NUMERIC", 1, "answer", _V.ANSWER, False,
+       "SQuAD-style normalised token F1 against gold_answer", _GOLD),
+    _e(ANSWER_EXACT_MATCH, "answer", "BOOLEAN", 1, "answer", _V.ANSWER, False,
+       "SQuAD-style normalised exact match against gold_answer", _GOLD),
+    _e(DIAGNOSIS, "diagnosis", "CATEGORICAL", 0, "diagnosis", _V.DIAGNOSIS, False,
+       "the stage contingency cell (retrieval_fail/ungrounded/grounded × right/wrong)",
+       (_WHY.RETRIEVAL_NOT_SCORED, _WHY.RETRIEVAL_UNDECIDED, _WHY.NO_ANSWER_DECIDED)),
+    _e(SURFACE_SUPPORT_ANY, "surface", "BOOLEAN", 1, "surface", _V.SURFACE, True,
+       "some search result's surface (title, URL, snippet, metadata) supports the gold answer before any fetch",
+       _SURFACE),
+    _e(SURFACE_FIRST_SUPPORT_RANK, "surface", "NUMERIC", -1, "surface", _V.SURFACE, True,
+       "best rank, within its own search call, of a result whose surface supports; absent when none does",
+       _SURFACED, *_RANK),
+    _e(SURFACE_SMART, "surface", "NUMERIC", 0, "surface", _V.SURFACE, True,
+       "URLs whose surface supports the gold answer and that the agent fetched", _SURFACE, *_COUNT),
+    _e(SURFACE_MISSED, "surface", "NUMERIC", -1, "surface", _V.SURFACE, True,
+       "URLs whose surface supports the gold answer and that the agent never fetched", _SURFACE, *_COUNT),
+    _e(SURFACE_BLIND, "surface", "NUMERIC", -1, "surface", _V.SURFACE, True,
+       "URLs whose surface does not support the gold answer and that the agent fetched", _SURFACE, *_COUNT),
+    _e(SURFACE_NOOP, "surface", "NUMERIC", 0, "surface", _V.SURFACE, True,
+       "URLs whose surface does not support the gold answer and that the agent did not fetch", _SURFACE, *_COUNT),
+    _e(SURFACE_CONTRADICTION_RATIO, "surface", "NUMERIC", -1, "surface", _V.SURFACE, True,
+       "results whose surface contradicts the gold answer / results whose surface supports it; absent when none",
+       _SURFACED, *_COUNT),
+    _e(SURFACE_FETCH_YIELD, "surface", "NUMERIC", 1, "surface", _V.SURFACE, True,
+       "fetched pages that support the gold answer / pages fetched; absent when nothing was fetched",
+       (*_SURFACE, _WHY.NO_PAGE_FETCHED)),
+    _e(SURFACE_DISCOVERED_SUPPORT, "surface", "NUMERIC", 0, "surface", _V.SURFACE, True,
+       "fetched pages that support the gold answer while their surface did not (post-fetch discovery)",
+       _SURFACE, *_COUNT),
+    _e(ANSWER_SEMANTIC_MATCH, "answer", "BOOLEAN", 1, "semantic", _V.SEMANTIC, True,
+       "the final answer is gold_answer up to harmless formatting and naming variants (exact match needs no call)",
+       (*_JUDGED, _WHY.NO_GOLD_LABEL)),
+    _e(CITATION_DEAD_RATE, "citations", "NUMERIC", -1, "links", _V.LINKS, False,
+       "cited URLs that no longer resolve (404/410/DNS/timeout) / cited URLs decided; --check-links only",
+       (_WHY.NO_CITED_URL, _WHY.LINKS_UNKNOWN)),
+)
+
+
+def entry(name: str) -> Entry | None:
+    """The catalog entry of a score name (``retrieval.recall_at_3`` → the recall entry), or None."""
+    for e in CATALOG:
+        if e.matches(name):
+            return e
+    return None
+
+
+def names_of(scorer: str) -> tuple[str, ...]:
+    """The names a scorer writes, in catalog order (recall as its ``{k}`` template)."""
+    return tuple(e.name for e in CATALOG if e.scorer == scorer)
+
+
+def is_known(name: str) -> bool:
+    """Whether ``name`` is a catalog score (a versioned name ``x@v`` counts as ``x``)."""
+    return entry(name.split("@", 1)[0]) is not None
+
+
+def closest(name: str) -> str | None:
+    """The catalog name closest to a misspelt one, for "did you mean …?" (recall shown with k = 5)."""
+    names = [e.name.replace("{k}", "5") for e in CATALOG]
+    found = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
+    return found[0] if found else None
+
+
+def recall_name(k: int) -> str:
+    """The recall score's name at cut-off ``k`` (k is part of the name so series never mix)."""
+    return RETRIEVAL_RECALL_AT_K.format(k=k)
+
+
+# -- reading a written reason ---------------------------------------------------------------------------------------
 _FIXED = {r.text: r for r in REASONS if "{" not in r.text}
 _TEMPLATED = sorted((r for r in REASONS if "{" in r.text), key=lambda r: -len(r.text.split("{", 1)[0]))
 _PATTERNS = [(r, r.pattern) for r in _TEMPLATED]

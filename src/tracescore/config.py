@@ -1,7 +1,8 @@
 """``tracescore.toml``, declared in one place: every section's schema, read the same way by every command.
 
-The core sections are declared here (``[source]``, ``[job]``, ``[scoring]``, ``[judge]``, ``[mapping]``, ``[gate]``);
-each platform declares its own (``[langfuse]``, ``[langsmith]``, …) in its folder and the registry hands them over.
+The core sections are declared here (``[source]``, ``[job]``, ``[scoring]``, ``[judge]``, ``[mapping]``, ``[gate]``,
+``[sinks]``); each platform declares its own (``[langfuse]``, ``[langsmith]``, …) in its folder and the registry
+hands them over.
 Nothing registers itself on import. A wrong section, key or value fails with the file, the dotted key and what is
 allowed. Credentials never live in the file: the platform clients read them from the environment.
 """
@@ -27,7 +28,6 @@ from tracescore.platforms import registry
 from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.platforms.langsmith.settings import LangSmithSettings
 from tracescore.scorers.rubrics import RUBRIC_KEYS, Rubrics, choose_rubrics
-from tracescore.sinks.removals import SinksSettings
 
 __all__ = [
     "CORE_SECTIONS",
@@ -39,6 +39,7 @@ __all__ = [
     "LangSmithSettings",
     "LangfuseSettings",
     "ScoringSettings",
+    "SinksSettings",
     "SourceSettings",
     "fingerprint",
     "load_config",
@@ -178,6 +179,17 @@ class GateSettings(BaseModel):
         ge=-1,
         le=1,
         description="a judged score may fail the gate only when its judge's calibration reaches this kappa",
+    )
+
+
+class SinksSettings(BaseModel):
+    """``[sinks]``: how the platform sinks mirror the scoring."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    keep_versions: bool = Field(
+        default=False,
+        description="write versioned names (grounding.rate@grounding-1) and keep old versions beside new ones",
     )
 
 

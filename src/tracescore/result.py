@@ -12,6 +12,7 @@ from datetime import datetime
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any, Literal
 
+from tracescore.catalog import DIAGNOSIS
 from tracescore.scores import Score, ScoreValue
 
 __all__ = ["CitationRow", "ClaimRow", "Label", "TraceResult", "UrlRow", "encoder"]
@@ -120,7 +121,7 @@ class TraceResult:
 
     @property
     def diagnosis(self) -> str | None:
-        cell = self.scores.get("diagnosis")
+        cell = self.scores.get(DIAGNOSIS)
         return str(cell.value) if cell is not None and cell.value is not None else None
 
     def to_json(self) -> dict[str, Any]:

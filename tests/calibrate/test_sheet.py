@@ -17,7 +17,7 @@ from tracescore.calibrate.agreement import VERDICTS, measure
 from tracescore.calibrate.labels import VERDICT_LABEL, add_labels, latest_calibration, measure_and_record
 from tracescore.calibrate.sampling import Item, candidates, queued_ids, record_sample, sample
 from tracescore.calibrate.sheet import read_agreement_sheet, read_sheet, write_sheet
-from tracescore.errors import InputError
+from tracescore.errors import InputError, MissingInputError
 
 NOW = datetime(2026, 11, 30, 20, 0, tzinfo=UTC)
 
@@ -120,7 +120,7 @@ def test_missing_columns_are_named(tmp_path: Path) -> None:
         read_sheet(sheet, now=NOW)
     with pytest.raises(InputError, match=r"lacks column\(s\) item_id, human, judge"):
         read_agreement_sheet(sheet)
-    with pytest.raises(InputError, match="cannot read sheet"):
+    with pytest.raises(MissingInputError, match="cannot read sheet"):  # a bad argument: exit 2, as for any command
         read_sheet(tmp_path / "absent.csv", now=NOW)
 
 

@@ -124,7 +124,7 @@ def test_usage_errors_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     too_small = _cli("sample", "--to", str(tmp_path / "x.csv"), "--n", "2", "--store", str(db))
     assert too_small.exit_code == 2 and "strata" in too_small.output
     bad_run = _cli("sample", "--to", str(tmp_path / "x.csv"), "--run", "nope", "--store", str(db))
-    assert bad_run.exit_code == 1 and "'nope'" in bad_run.output
+    assert bad_run.exit_code == 6 and "'nope'" in bad_run.output  # a run spec naming no run: 6, as for gate/report
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 from tests.conftest import REPO
 from tests.fakes.langfuse import FakeLangfuse, env_for
 from tracescore.cli import main
-from tracescore.cli.exits import EXIT_ABORTED, EXIT_GATE_ERROR, EXIT_USAGE
+from tracescore.errors import ConfigError, NothingToDoError, SourceError
 
 SAMPLES = REPO / "cookbook" / "data" / "traces.jsonl"
 WINDOW = ["--from", "2026-11-20T00:00:00Z", "--to", "2026-11-21T00:00:00Z"]
@@ -43,7 +43,13 @@ def test_a_missing_input_file_is_exit_2_for_every_command(tmp_path: Path) -> Non
     results = _results(tmp_path)
     nope = str(tmp_path / "nope.jsonl")
     store = ["--store", str(tmp_path / "s.db")]
+    config = tmp_path / "nope.toml"  # a job whose [source] file is not there
+    config.write_text(f'[source]\nkind = "jsonl"\npath = "{nope}"\n\n[job]\nstore = "{tmp_path / "j.db"}"\n')
     for args in (
+        ["run", "--config", str(config)],
+        ["backfill", "--config", str(config), "--from", "2026-11-01", "--to", "2026-11-02", "-q"],
+        ["calibrate", "check", nope, *store],
+        ["calibrate", "agreement", nope],
         ["score", nope, *store],
         ["score", str(tmp_path), *store],  # a folder where a file is expected
         ["report", nope, *store],
@@ -56,9 +62,22 @@ def test_a_missing_input_file_is_exit_2_for_every_command(tmp_path: Path) -> Non
         ["inspect", nope],
     ):
         result = _cli(*args)
-        assert result.exit_code == EXIT_USAGE, (args, result.exit_code, result.output)
+        assert result.exit_code == ConfigError.exit_code, (args, result.exit_code, result.output)
         assert "nope" in result.output or "no.db" in result.output or "folder" in result.output, result.output
         assert "Traceback" not in result.output
+
+
+def test_an_input_that_exists_but_cannot_be_opened_is_exit_2_not_a_verdict(tmp_path: Path) -> None:
+    """A folder given as the traces file (open() fails with IsADirectoryError, not FileNotFoundError) is a bad
+    argument: 2, never 1, which ``calibrate check`` uses for "drifted" and ``score`` for "some traces unreadable"."""
+    _results(tmp_path)  # the store exists
+    folder = tmp_path / "traces.jsonl"
+    folder.mkdir()
+    store = ["--store", str(tmp_path / "s.db")]
+    for args in (["calibrate", "check", str(folder), *store], ["score", str(folder), *store]):
+        result = _cli(*args)
+        assert result.exit_code == ConfigError.exit_code, (args, result.exit_code, result.output)
+        assert "traces.jsonl" in result.output and "Traceback" not in result.output, result.output
 
 
 def test_a_reversed_window_is_a_usage_error_before_anything_runs(tmp_path: Path) -> None:
@@ -66,11 +85,11 @@ def test_a_reversed_window_is_a_usage_error_before_anything_runs(tmp_path: Path)
         args = ["--from", "2026-11-21T00:00:00Z", "--to", "2026-11-20T00:00:00Z"]
         result = _cli("score", "--source", "langfuse", *args, "--store", str(tmp_path / "s.db"), env=env_for(fake))
         assert fake.requests == []  # nothing was read
-    assert result.exit_code == EXIT_USAGE, result.output
+    assert result.exit_code == ConfigError.exit_code, result.output
     assert "2026-11-20T00:00:00Z is not after --from 2026-11-21T00:00:00Z" in result.output
     assert "Stage contingency" not in result.output and not (tmp_path / "s.db").exists()
     backfill = _cli("backfill", *args)
-    assert backfill.exit_code == EXIT_USAGE and "is not after --from" in backfill.output
+    assert backfill.exit_code == ConfigError.exit_code and "is not after --from" in backfill.output
 
 
 @pytest.mark.parametrize("variable", ["LANGFUSE_BASE_URL", "LANGFUSE_HOST"])
@@ -81,7 +100,7 @@ def test_a_refused_connection_names_the_host_its_variable_and_the_operation(tmp_
     env: dict[str, str | None] = {"LANGFUSE_PUBLIC_KEY": "pk-lf-1", "LANGFUSE_SECRET_KEY": "sk-lf-1", variable: url}
     result = _cli("score", "--source", "langfuse", *WINDOW, "--config", str(config), "-q",
                   "--store", str(tmp_path / "s.db"), env=env)  # fmt: skip
-    assert result.exit_code == EXIT_ABORTED
+    assert result.exit_code == SourceError.exit_code
     (line,) = result.stderr.strip().splitlines()
     assert f"Langfuse at {url} ({variable}) refused the connection after 2 attempts" in line
     assert "cannot read the traces of 2026-11-20T00:00:00Z .. 2026-11-21T00:00:00Z" in line
@@ -93,7 +112,7 @@ def test_rejected_keys_are_named_after_the_one_request_sent(tmp_path: Path) -> N
         env: dict[str, str | None] = {**env_for(fake), "LANGFUSE_SECRET_KEY": "sk-lf-wrong"}
         result = _cli("score", "--source", "langfuse", *WINDOW, "-q", "--store", str(tmp_path / "s.db"), env=env)
         sent = len(fake.requests)
-    assert result.exit_code == EXIT_ABORTED
+    assert result.exit_code == SourceError.exit_code
     assert sent == 1  # a 401 is not retried
     (line,) = result.stderr.strip().splitlines()
     assert "rejected the API keys (HTTP 401) after the one request sent" in line
@@ -107,14 +126,14 @@ def test_a_bad_ray_address_is_one_line(tmp_path: Path) -> None:
     (shards / "a.jsonl").write_text(SAMPLES.read_text().splitlines()[0] + "\n")
     args = ["score", str(shards), "--engine", "ray", "--out", str(tmp_path / "out"), "--store", str(tmp_path / "s.db")]
     empty = _cli(*args, env={"RAY_ADDRESS": ""})
-    assert empty.exit_code == EXIT_USAGE and "Traceback" not in empty.output
+    assert empty.exit_code == ConfigError.exit_code and "Traceback" not in empty.output
     assert empty.stderr.strip().splitlines() == [
         "tracescore: RAY_ADDRESS is set but empty; unset it (unset RAY_ADDRESS) to start a local Ray cluster on this"
         " machine, or set it to the cluster's head, e.g. ray://head:10001 or head:6379"
     ]
     address = f"127.0.0.1:{_closed_port()}"
     unreachable = _cli(*args, env={"RAY_ADDRESS": address})
-    assert unreachable.exit_code == EXIT_ABORTED
+    assert unreachable.exit_code == SourceError.exit_code
     (line,) = unreachable.stderr.strip().splitlines()
     assert f"cannot join the Ray cluster at {address} (RAY_ADDRESS)" in line
 
@@ -147,7 +166,7 @@ def test_report_and_gate_on_parquet_results_without_pyarrow_name_the_extra(tmp_p
             [sys.executable, "-m", "tracescore.cli", command, str(folder), "--store", str(tmp_path / "x.db")],
             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
         )  # fmt: skip
-        assert done.returncode == EXIT_USAGE, (command, done.stderr)
+        assert done.returncode == ConfigError.exit_code, (command, done.stderr)
         assert done.stderr.strip().splitlines() == [
             f"tracescore: reading the Parquet results {str(folder)!r} needs pyarrow, which is not installed:"
             " pip install 'tracescore[export]'"
@@ -158,6 +177,6 @@ def test_calibrate_sample_with_nothing_judged_says_why_and_exits_6(tmp_path: Pat
     _results(tmp_path)  # a finished run, scored without the judge
     sheet = tmp_path / "sheet.csv"
     result = _cli("calibrate", "sample", "--to", str(sheet), "--store", str(tmp_path / "s.db"))
-    assert result.exit_code == EXIT_GATE_ERROR
+    assert result.exit_code == NothingToDoError.exit_code
     assert "nothing to sample: the run(s) hold no judged claim" in result.stderr and "--no-judge" in result.stderr
     assert "queued 0" not in result.output and not sheet.exists()

@@ -150,5 +150,5 @@ def test_the_store_migration_for_the_judge_is_appended(tmp_path: Path) -> None:
 def test_max_cost_with_an_unpriced_model_is_refused_with_the_fix(fake: FakeAnthropic, tmp_path: Path) -> None:
     code, output, _ = _run(tmp_path, _env(fake), "--judge-model", "claude-sonnet-5-5", "--max-cost", "1")
     assert code == 2  # a bad option: the exit-code table (cli/exits.py)
-    assert "--max-cost needs a price for judge model 'claude-sonnet-5-5'" in output
+    assert "--max-cost / [scoring] max_cost needs a price for judge model 'claude-sonnet-5-5'" in output
     assert fake.messages() == []

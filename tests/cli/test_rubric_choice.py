@@ -19,7 +19,7 @@ from tracescore.catalog import CATALOG
 from tracescore.cli import main
 from tracescore.config import load_config
 from tracescore.engine.batch import judge_requests
-from tracescore.engine.distributed import ScorerSpec
+from tracescore.engine.recipe import ScorerPlan
 from tracescore.engine.setup import build_setup
 from tracescore.store.db import Store
 from tracescore.trace import Trace
@@ -219,12 +219,12 @@ def test_a_run_and_a_batch_backfill_build_the_configured_rubrics(tmp_path: Path)
 
 
 def test_the_ray_engine_scorers_send_the_configured_rubrics(tmp_path: Path) -> None:
-    """``--engine ray`` builds its scorers from ``ScorerSpec`` in each task: the rubrics travel with it."""
+    """``--engine ray`` builds its scorers from the recipe's ``ScorerPlan`` in each task: the rubrics travel with it."""
     rubrics = load_config(_team_config(tmp_path)).rubrics
     judge = QueueJudge().enqueue({"claims": []}, {"labels": []}, {"match": False, "reason": "no"})
     trace = next(t for t in (Trace.model_validate_json(x) for x in SAMPLES.read_text().splitlines())
                  if t.labels.gold_answer and t.answer.strip())  # fmt: skip
-    for scorer in ScorerSpec(rubrics=rubrics).build(judge):
+    for scorer in ScorerPlan(rubrics=rubrics).scorers(judge):
         scorer(trace)
     sent = [(r.rubric.name, r.rubric.version, r.rubric.system.split(":")[0]) for r in judge.requests]
     stages = ("grounding", "surface", "semantic")

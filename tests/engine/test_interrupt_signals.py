@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tracescore.cli.exits import exit_on_interrupt
+from tracescore.cli.main import exit_on_failure
 from tracescore.engine.interrupt import listening, on_signals, received
 from tracescore.errors import Interrupted
 
@@ -39,12 +39,12 @@ def test_inside_an_engine_the_first_signal_only_asks_it_to_stop_and_a_second_one
 
 
 def test_an_interrupt_exits_with_its_code_and_its_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as stopped, exit_on_interrupt():
+    with pytest.raises(SystemExit) as stopped, exit_on_failure():
         _signal_self(signal.SIGTERM)
     assert stopped.value.code == 143
     assert capsys.readouterr().err == "tracescore: interrupted (SIGTERM)\n"
     message = "interrupted after 3 traces (2 written); re-run to finish: nothing is duplicated"
-    with pytest.raises(SystemExit) as stopped, exit_on_interrupt():
+    with pytest.raises(SystemExit) as stopped, exit_on_failure():
         raise Interrupted(signal.SIGINT, message)
     assert stopped.value.code == 130
     assert capsys.readouterr().err == f"tracescore: {message}\n"

@@ -101,19 +101,6 @@ def test_compact_turns_a_killed_runs_write_ahead_file_into_parquet_dropping_a_to
     assert cache.loaded == 1 and cache.judge_cache_get("k2") is None
 
 
-def test_the_ray_scorers_are_the_local_engines(tmp_path: Path) -> None:
-    """``ScorerSpec`` mirrors cli/scoring.py ``build_scoring``: a scorer added there and not here fails this test."""
-    from tracescore.cli.scoring import ScoringOptions, build_scoring
-    from tracescore.engine.distributed import ScorerSpec
-    from tracescore.store import Store
-
-    with Store(tmp_path / "t.db") as store:
-        local = build_scoring(store, ScoringOptions(no_judge=True))
-    names = [getattr(s, "__name__", repr(s)) for s in local.scorers]
-    assert [getattr(s, "__name__", repr(s)) for s in ScorerSpec().build(None)] == names
-    assert len(names) >= 5
-
-
 def test_scoring_a_jsonl_file_imports_neither_ray_nor_pyarrow(tmp_path: Path) -> None:
     import subprocess
     import sys

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from tests.conftest import SAMPLES
 from tracescore.cli import main
 from tracescore.errors import InputError, MissingInputError, NoResultsError
+from tracescore.report.runs import results_from
 from tracescore.sinks.parquet import is_parquet_spec, read_parquet_results, shard_file, write_results
-from tracescore.store.runs import results_from
 
 pytest.importorskip("pyarrow")
 

@@ -2,7 +2,7 @@
 that could not compute it leaves it current, marked stale (``stale_since``, ``reason``); a fact of absence replaces
 it; a score a later clean run no longer produces leaves the view. A store from before the migration gets its
 not-computed absences from the reasons known then. ``results.not_computed`` holds those absences' reasons, each once
-(migration 0015; 0013 held their names, one per score)."""
+(migration 0016; 0013 held their names, one per score)."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def test_a_store_from_before_the_migration_marks_the_absences_that_were_not_comp
     db.close()
     with Store(tmp_path / "old.db") as store:
         marked = store.query("SELECT run_id, not_computed FROM results ORDER BY id")
-        assert marked == [("r1", None), ("r2", '["judge_error","no judge configured"]')]  # 0013 then 0015
+        assert marked == [("r1", None), ("r2", '["judge_error","no judge configured"]')]  # 0013 then 0016
         now = _current(store)
         assert now["grounding.rate"][:4] == (0.7, "judge_error", "r1", "2026-11-02")
         assert now["surface.smart"][:4] == (2.0, "no judge configured", "r1", "2026-11-02")
@@ -120,7 +120,7 @@ def test_not_computed_holds_each_reason_once_not_each_name(tmp_path: Path) -> No
 
 
 def test_a_store_with_the_names_of_0013_gets_the_reasons_and_keeps_its_stale_scores(tmp_path: Path) -> None:
-    db = store_before(tmp_path / "old.db", "0015_not_computed_reasons")
+    db = store_before(tmp_path / "old.db", "0016_not_computed_reasons")
     db.execute("INSERT INTO runs (id, started_at, command) VALUES ('r1', '2026-11-01', 'run'),"
                " ('r2', '2026-11-02', 'run')")  # fmt: skip
     lines = [("r1", _result(score("grounding.rate", 0.7), score("surface.smart", 2.0)), None),

@@ -57,10 +57,32 @@ def test_backfill_is_resumed_by_source_setup_and_window(tmp_path: Path) -> None:
         store.commit()
         again, resumed = state.open_backfill("src", "fp1", T0, T0 + timedelta(hours=4), 4)
         assert resumed and again.id == job.id
-        assert again.windows() == [
-            (T0 + timedelta(hours=2), T0 + timedelta(hours=3)),
-            (T0 + timedelta(hours=3), T0 + timedelta(hours=4)),
+        assert again.windows() == [  # newest first: the two newest slices are done
+            (T0 + timedelta(hours=1), T0 + timedelta(hours=2)),
+            (T0, T0 + timedelta(hours=1)),
         ]
+        state.backfill_progress(job.id, T0 + timedelta(hours=3), "running")  # never moved back up
+        store.commit()
+        assert state.open_backfill("src", "fp1", T0, T0 + timedelta(hours=4), 4)[0].windows()[0][1] == T0 + timedelta(
+            hours=2
+        )
         other, resumed = state.open_backfill("src", "fp2", T0, T0 + timedelta(hours=4), 4)
         assert not resumed and other.id != job.id
         assert state.latest_unfinished_backfill("src") is not None
+
+
+def test_a_backfill_done_oldest_first_before_the_upgrade_resumes_with_what_is_left(tmp_path: Path) -> None:
+    """A backfill begun by a release that did slices oldest first (``done_until``) keeps what it did."""
+    with Store(tmp_path / "s.db") as store:
+        state = JobState(store)
+        job, _ = state.open_backfill("src", "fp1", T0, T0 + timedelta(hours=4), 4)
+        store.write("UPDATE backfills SET done_until = ? WHERE id = ?", [(to_text(T0 + timedelta(hours=2)), job.id)])
+        store.commit()
+        again, resumed = state.open_backfill("src", "fp1", T0, T0 + timedelta(hours=4), 4)
+        assert resumed and again.windows() == [
+            (T0 + timedelta(hours=3), T0 + timedelta(hours=4)),
+            (T0 + timedelta(hours=2), T0 + timedelta(hours=3)),
+        ]
+        state.backfill_progress(job.id, T0 + timedelta(hours=2), "done")
+        store.commit()
+        assert state.open_backfill("src", "fp1", T0, T0 + timedelta(hours=4), 4)[0].windows() == []

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from tracescore.calibrate.agreement import Agreement, Pair, measure
 from tracescore.calibrate.labels import VERDICT_LABEL, Calibration, label_spec, labelled_pairs, latest_calibration
+from tracescore.catalog import GROUNDING_RATE
 from tracescore.judge.protocol import Judge
 from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.scorers.grounding import grounding_scorer
@@ -125,7 +126,7 @@ def rejudge(
             skipped += [f"{item}: trace {trace_id} not among the traces given" for item, _ in wanted]
             continue
         scored = scorer(trace)
-        rate = next((s for s in scored if s.name == "grounding.rate"), None)
+        rate = next((s for s in scored if s.name == GROUNDING_RATE), None)
         if rate is None or rate.value is None:
             why = "no grounding score" if rate is None else (rate.reason or "not judged")
             why += f" ({rate.comment})" if rate is not None and rate.comment else ""

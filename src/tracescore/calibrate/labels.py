@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from tracescore.calibrate.agreement import VERDICTS, Agreement, Pair, human_pairs, measure
+from tracescore.catalog import ANSWER_CORRECT
 from tracescore.store.db import Store
 
 __all__ = [
@@ -88,7 +89,7 @@ LABELS: tuple[LabelSpec, ...] = (
         description="does the cited source support the claim?",
     ),
     LabelSpec(
-        "answer.correct",
+        ANSWER_CORRECT,
         "boolean",
         ("true", "false"),
         positive="true",

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from tracescore.calibrate.labels import VERDICT_LABEL
+from tracescore.catalog import GROUNDING_RATE
 from tracescore.errors import ConfigError
 from tracescore.judge.passages import MAX_SHARE, chunk_text, select_passages
 from tracescore.scorers.grounding import collect_evidence
@@ -123,7 +124,7 @@ def candidates(store: Store, run_id: str) -> list[Candidate]:
     }
     judge: dict[str, tuple[str | None, str | None]] = {}
     for tid, meta in store.query(
-        "SELECT trace_id, metadata FROM scores WHERE run_id = ? AND name = 'grounding.rate'", (run_id,)
+        "SELECT trace_id, metadata FROM scores WHERE run_id = ? AND name = ?", (run_id, GROUNDING_RATE)
     ):
         m = json.loads(meta or "{}")
         judge[tid] = (m.get("judge_model"), m.get("rubric_version"))

@@ -18,7 +18,7 @@ from pathlib import Path
 from tracescore.calibrate.agreement import Pair
 from tracescore.calibrate.labels import LABELS, Label, LabelSpec
 from tracescore.calibrate.sampling import Item
-from tracescore.errors import InputError
+from tracescore.errors import InputError, MissingInputError
 
 __all__ = [
     "ITEM_COLUMNS",
@@ -90,6 +90,8 @@ def _rows(path: str | Path, required: Sequence[str]) -> tuple[list[tuple[int, di
                 (number, {(k or "").strip(): (v or "") for k, v in row.items() if k is not None})
                 for number, row in enumerate(reader, start=2)
             ]
+    except FileNotFoundError as exc:  # a bad argument, as for every command
+        raise MissingInputError(f"cannot read sheet {str(path)!r}: {exc}") from exc
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise InputError(f"cannot read sheet {str(path)!r}: {exc}") from exc
     return rows, []

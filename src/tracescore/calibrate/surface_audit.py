@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tracescore.calibrate.agreement import wilson_interval
+from tracescore.catalog import SURFACE_SMART
 from tracescore.scorers.surface import UrlRow
 from tracescore.store.db import Store
 
@@ -156,7 +157,7 @@ def stored_url_rows(store: Store, run_id: str, *, provider_key: str = "provider"
         providers[str(trace_id)] = str(meta.get(provider_key, "(none)"))
     out: list[tuple[str, str, UrlRow]] = []
     for trace_id, metadata in store.query(
-        "SELECT trace_id, metadata FROM scores WHERE run_id = ? AND name = 'surface.smart'", (run_id,)
+        "SELECT trace_id, metadata FROM scores WHERE run_id = ? AND name = ?", (run_id, SURFACE_SMART)
     ):
         for row in json.loads(metadata or "{}").get("urls", []):
             out.append((str(trace_id), providers.get(str(trace_id), "(none)"), UrlRow(**row)))

@@ -29,25 +29,17 @@ from tracescore.calibrate.sampling import (
 )
 from tracescore.calibrate.sheet import read_sheet, write_sheet
 from tracescore.cli.calibrate_measure import agreement, check, measure
-from tracescore.cli.exits import (
-    EXIT_ABORTED,
-    EXIT_GATE_ERROR,
-    EXIT_INPUT,
-    EXIT_USAGE,
-    exit_on_error,
-    fail,
-    store_option,
-)
+from tracescore.cli.exits import EXIT_INPUT, end, store_option
 from tracescore.config import load_config
-from tracescore.errors import ConfigError, InputError, TracescoreError
+from tracescore.errors import ConfigError, NothingToDoError, TracescoreError
 from tracescore.platforms.base import LabelQueue
 from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client
 from tracescore.platforms.langfuse.queue import LangfuseLabelQueue
 from tracescore.platforms.langsmith.queue import LangSmithLabelQueue
 from tracescore.platforms.langsmith.source import make_client as langsmith_client
+from tracescore.report.runs import resolve_run
 from tracescore.sources.jsonl import read_jsonl
 from tracescore.store.db import Store
-from tracescore.store.runs import resolve_run
 from tracescore.trace import Trace
 
 __all__ = ["calibrate"]
@@ -112,13 +104,8 @@ for _command in (measure, check, agreement):  # measure the labels, watch for dr
 @_store_option
 def setup(target: str, queue_name: str, project: str | None, config_path: str | None, store_path: str) -> None:
     """Create the label schema (same names and categories as the judged scores) and the queue, once."""
-    try:
-        with _queue(target, Store(store_path), queue_name, project, config_path) as queue:
-            ref = queue.setup()
-    except ConfigError as exc:
-        fail(EXIT_USAGE, str(exc))
-    except TracescoreError as exc:
-        fail(EXIT_ABORTED, str(exc))
+    with _queue(target, Store(store_path), queue_name, project, config_path) as queue:
+        ref = queue.setup()
     click.echo(f"{target} queue {ref.name!r} ({ref.queue_id}) ready with labels: {', '.join(ref.configs)}")
 
 
@@ -133,7 +120,7 @@ def _pool(store: Store, runs: tuple[str, ...], since: datetime | None, until: da
             and (until is None or datetime.fromisoformat(r["started_at"]) < until)
         ]
         if not ids:
-            raise InputError(f"no finished run in the store {str(store.path)!r} started in that window")
+            raise NothingToDoError(f"no finished run in the store {str(store.path)!r} started in that window")
     else:
         ids = [resolve_run(store, spec) for spec in (runs or ("latest",))]
     pool: dict[str, Candidate] = {}
@@ -201,10 +188,10 @@ def sample_command(
     now = datetime.now(UTC)
     store = Store(store_path)
     key = _key(target, queue_name)
-    with exit_on_error():
+    with store:
         pool = attach_documents(_pool(store, runs, _when(since), _when(until)), _traces(traces_path))
         if not pool:  # nothing to do is not a success that queued 0 items
-            fail(EXIT_GATE_ERROR, _NOTHING_JUDGED)
+            raise NothingToDoError(_NOTHING_JUDGED)
         budget_left = None if budget_per_day is None else budget_per_day - queued_on(store, now)
         drawn = sample(
             pool,
@@ -247,7 +234,7 @@ def pull(
     now = datetime.now(UTC)
     store = Store(store_path)
     errors: list[str] = []
-    with exit_on_error():
+    with store:
         if _is_sheet(target):
             read = read_sheet(target, now=now, known_items=queued_ids(store))
             labels, errors = read.labels, read.errors
@@ -262,4 +249,4 @@ def pull(
     for error in errors:
         click.echo(f"  skipped {error}", err=True)
     if errors:
-        raise SystemExit(EXIT_INPUT)
+        end(EXIT_INPUT)

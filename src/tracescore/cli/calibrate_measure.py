@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from contextlib import ExitStack
 from datetime import UTC, datetime
 
@@ -29,10 +28,10 @@ from tracescore.calibrate.labels import (
 )
 from tracescore.calibrate.sheet import read_agreement_sheet
 from tracescore.calibrate.trust import partial_above_chance
-from tracescore.cli.exits import EXIT_GATE_ERROR, EXIT_GATE_FAILED, EXIT_USAGE, fail
+from tracescore.cli.exits import EXIT_GATE_FAILED, EXIT_UNDECIDED, end
 from tracescore.config import Config, load_config
 from tracescore.engine.setup import build_platform
-from tracescore.errors import ConfigError, InputError, TracescoreError
+from tracescore.errors import ConfigError, InputError, NothingToDoError
 from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.judge.cache import CachingJudge
 from tracescore.limits import RateLimiter
@@ -60,8 +59,8 @@ def _now() -> datetime:
 
 def _open_store(path: str) -> Store:
     if not os.path.isfile(path):
-        fail(
-            EXIT_GATE_ERROR, f"no store {path!r}: label a sample first (`tracescore calibrate sample`), or pass --store"
+        raise NothingToDoError(
+            f"no store {path!r}: label a sample first (`tracescore calibrate sample`), or pass --store"
         )
     return Store(path)
 
@@ -88,7 +87,7 @@ def measure(store_path: str, judge_model: str | None, labels: tuple[str, ...], s
         judges = [j for j in _judged(store) if judge_model is None or j[0] == judge_model]
         if not judges:
             whose = f" of judge {judge_model!r}" if judge_model else ""
-            fail(EXIT_GATE_ERROR, f"no human label on any sampled item{whose} in {store_path!r}: nothing to measure")
+            raise NothingToDoError(f"no human label on any sampled item{whose} in {store_path!r}: nothing to measure")
         recorded: list[Calibration] = []
         skipped: list[str] = []
         now = _now()
@@ -185,44 +184,39 @@ def check(
     fmt: str,
 ) -> None:
     """Re-judge the labelled items with the configured judge; exit 1 when kappa falls below the stored interval."""
-    try:
-        config = load_config(config_path)
-        kind = kind or config.section("source").kind
-        file_source = registry.get(kind).file
-        if file_source and traces is None and config.section("source").path is None:
-            raise click.UsageError(f"missing TRACES: give the {kind} file the labelled traces were scored from")
-        start = EVERYTHING if file_source else _when("--from", window_from)
-        if start is None:
-            raise click.UsageError(f"--source {kind} reads a window: give --from (and --to)")
-        model = judge_model or config.judge_model
-        with _open_store(store_path) as store:
-            wanted = {
-                str(r[0])
-                for r in store.query(
-                    "SELECT DISTINCT i.trace_id FROM calibration_items i JOIN calibration_labels l"
-                    " ON l.item_id = i.item_id WHERE i.slice = 'random'"
-                )
-            }
-            found, problems = _traces(config, kind, traces, start, _when("--to", window_to), wanted)
-            judge = CachingJudge(AnthropicJudge(model=model), store)
-            try:
-                merge = config.section("judge").merge_partial
-                result = check_drift(
-                    store, found, judge, label=label, against=against, seed=seed, merge_partial=merge,
-                    rubric=config.rubrics.grounding,
-                )
-            finally:
-                judge.close()
-            requests = judge.usage.calls
-    except ConfigError as exc:
-        fail(EXIT_USAGE, str(exc))
-    except TracescoreError as exc:
-        fail(EXIT_GATE_ERROR, str(exc))
+    config = load_config(config_path)
+    kind = kind or config.section("source").kind
+    file_source = registry.get(kind).file
+    if file_source and traces is None and config.section("source").path is None:
+        raise click.UsageError(f"missing TRACES: give the {kind} file the labelled traces were scored from")
+    start = EVERYTHING if file_source else _when("--from", window_from)
+    if start is None:
+        raise click.UsageError(f"--source {kind} reads a window: give --from (and --to)")
+    model = judge_model or config.judge_model
+    with _open_store(store_path) as store:
+        wanted = {
+            str(r[0])
+            for r in store.query(
+                "SELECT DISTINCT i.trace_id FROM calibration_items i JOIN calibration_labels l"
+                " ON l.item_id = i.item_id WHERE i.slice = 'random'"
+            )
+        }
+        found, problems = _traces(config, kind, traces, start, _when("--to", window_to), wanted)
+        judge = CachingJudge(AnthropicJudge(model=model), store)
+        try:
+            merge = config.section("judge").merge_partial
+            result = check_drift(
+                store, found, judge, label=label, against=against, seed=seed, merge_partial=merge,
+                rubric=config.rubrics.grounding,
+            )
+        finally:
+            judge.close()
+        requests = judge.usage.calls
     _print_check(result, requests, problems, fmt)
     if result.status == "drift":
-        sys.exit(EXIT_GATE_FAILED)
+        end(EXIT_GATE_FAILED)
     if result.status == "unknown":
-        sys.exit(EXIT_GATE_ERROR)
+        end(EXIT_UNDECIDED)
 
 
 def _print_check(result: DriftResult, requests: int, problems: list[str], fmt: str) -> None:
@@ -268,10 +262,8 @@ def agreement(sheet: str, label: str, seed: int, fmt: str) -> None:
             positive=spec.positive,
             seed=seed,
         )
-    except TracescoreError as exc:
-        fail(EXIT_GATE_ERROR, str(exc))
     except ValueError as exc:
-        fail(EXIT_USAGE, f"{sheet}: {exc}; pick the --label whose values the sheet holds")
+        raise ConfigError(f"{sheet}: {exc}; pick the --label whose values the sheet holds") from exc
     for problem in read.errors:
         click.echo(f"{sheet}: {problem}", err=True)
     data = figures.as_dict()
@@ -282,4 +274,4 @@ def agreement(sheet: str, label: str, seed: int, fmt: str) -> None:
         partial = partial_above_chance(Calibration.of(figures, "sheet", "-", now)) if label == VERDICT_LABEL else None
         render_figures_terminal(f"{sheet} · {label}", figure_lines(data, partial), data, _console())
     if not read.pairs:
-        fail(EXIT_GATE_ERROR, f"{sheet}: no readable row: nothing to measure")
+        raise NothingToDoError(f"{sheet}: no readable row: nothing to measure")

@@ -13,20 +13,17 @@ import click
 from rich.console import Console
 
 from tracescore.adapters import Adapter, trace_from_json
-from tracescore.calibrate.carry import grounding_agreement
-from tracescore.cli.exits import EXIT_INPUT, exit_on_error
-from tracescore.cli.scoring import ScoringOptions
+from tracescore.cli.exits import EXIT_INPUT, end
 from tracescore.config import Config
-from tracescore.engine.distributed import JudgeSpec, RayRun, RaySettings, ScorerSpec, score_shards
+from tracescore.engine.distributed import JudgeSpec, RayRun, RaySettings, score_shards
+from tracescore.engine.recipe import Options, ScorerPlan, judge_off, labelled, scorer_plan
 from tracescore.engine.setup import build_platform
 from tracescore.errors import ConfigError
 from tracescore.limits import RateLimiter
 from tracescore.report.safe import fitted_console
 from tracescore.report.summary import Summary, render_terminal
-from tracescore.scorers.grounding import NO_JUDGE
 from tracescore.sources.base import ShardedSource
 from tracescore.sources.folder import FolderSource
-from tracescore.store import Store
 
 __all__ = ["score_ray"]
 
@@ -34,7 +31,7 @@ __all__ = ["score_ray"]
 def score_ray(
     traces: str | None,
     out: str | None,
-    options: ScoringOptions,
+    options: Options,
     *,
     config: Config,
     kind: str,
@@ -59,8 +56,9 @@ def score_ray(
         raise click.BadParameter("not supported with --engine ray (the budget is per machine); drop it",
                                  param_hint="--max-cost")
     console = fitted_console(quiet=quiet)
-    with exit_on_error(), ExitStack() as resources:
+    with ExitStack() as resources:
         source, adapter = _sharded(config, kind, traces, resources)
+        adapter = labelled(adapter, store_path)  # reviewer-entered labels, as on every path
         spec, judge = _scoring(options, store_path, in_flight)
         run = score_shards(source, adapter, out, spec, judge,
                            RaySettings(workers=os.cpu_count() or 1, requests_per_second=judge_rps))
@@ -78,20 +76,19 @@ def _sharded(config: Config, kind: str, traces: str, resources: ExitStack) -> tu
     return cast(ShardedSource, parts.source), parts.adapter
 
 
-def _scoring(options: ScoringOptions, store_path: str, in_flight: int) -> tuple[ScorerSpec, JudgeSpec | None]:
-    """The scorers' options and the judge the workers build (absent with its reason when off or without a key)."""
-    reason = "judge turned off (--no-judge)" if options.no_judge else options.judge_off_reason
-    key = os.environ.get("ANTHROPIC_API_KEY")
+def _scoring(options: Options, store_path: str, in_flight: int) -> tuple[ScorerPlan, JudgeSpec | None]:
+    """The recipe's scorers as plain values and the judge the workers build (absent with the recipe's reason when
+    off, without a key or without the SDK)."""
+    notes: list[str] = []
+    reason = judge_off(options, notes)
+    for note in notes:
+        click.echo(f"warning: {note}", err=True)
     judge = None
-    if reason is None and key:
+    if reason is None:
+        key = os.environ["ANTHROPIC_API_KEY"]
         judge = JudgeSpec(options.judge_model, key, os.environ.get("ANTHROPIC_BASE_URL"), in_flight=in_flight)
-    agreement = None
-    if judge is not None:
-        with Store(store_path) as store:
-            agreement = grounding_agreement(store, judge.model, options.rubrics.grounding.version)
-    spec = ScorerSpec(options.k, options.final_answer_prefix or None, reason or NO_JUDGE, agreement,
-                      options.merge_partial, options.rubrics)
-    return spec, judge
+    plan = scorer_plan(options, reason, judge.model if judge is not None else None, Path(store_path))
+    return plan, judge
 
 
 def _finish(run: RayRun, console: Console, *, quiet: bool) -> None:
@@ -124,4 +121,4 @@ def _finish(run: RayRun, console: Console, *, quiet: bool) -> None:
     if counts.failed:
         click.echo(f"{counts.failed} of {counts.seen} lines could not be scored (see above)", err=True)
     if run.failed or counts.failed:
-        raise SystemExit(EXIT_INPUT)
+        end(EXIT_INPUT)

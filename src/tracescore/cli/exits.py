@@ -1,85 +1,50 @@
-"""The one exit-code table of every ``tracescore`` command (the README repeats it), and how a command exits."""
+"""How a command ends when nothing failed: the outcome codes (the README's exit-code table lists them beside the
+error classes' codes), and the options every command shares.
+
+A failure is an error of ``tracescore.errors``, raised: each class carries its exit code and ``cli/main.py`` turns it
+into one line on stderr. What is here is the other kind of ending: the command did its work, and the code says what
+it found (a gate that failed, traces it could not read, gaps), for CI and cron to read.
+"""
 
 from __future__ import annotations
 
-import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
 import click
 
-from tracescore.engine.interrupt import on_signals
-from tracescore.errors import ConfigError, InputError, Interrupted, TracescoreError
 from tracescore.secrets import redact
 
-__all__ = ["ERROR_CODES", "EXIT_CODES", "exit_on_error", "exit_on_interrupt", "fail", "rate_option", "store_option"]
+__all__ = ["EXIT_GAPS", "EXIT_GATE_FAILED", "EXIT_INPUT", "EXIT_UNDECIDED", "OUTCOMES", "end", "rate_option",
+           "store_option"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-EXIT_OK = 0
-EXIT_INPUT = 1  # score/run/backfill/push done, but some traces could not be read or scored, or scores were rejected
-EXIT_GATE_FAILED = 1  # gate: it ran on scored results and a rule failed (CI's "red")
-EXIT_USAGE = 2  # bad option, bad config, no such input file, missing credentials or optional SDK: nothing ran
-EXIT_LOCKED = 3  # another run holds the store's lock
-EXIT_ABORTED = 4  # stopped on a source, sink, store or judge failure (every judge call failed)
-EXIT_GAPS = 5  # run --check-gaps found traces no run scored
-EXIT_GATE_ERROR = 6  # nothing to do: gate/report on no scored trace or no finished run; calibrate: nothing judged
-EXIT_SIGINT = 128 + signal.SIGINT  # 130: stopped by SIGINT (Ctrl-C), ``Interrupted.exit_code``
-EXIT_SIGTERM = 128 + signal.SIGTERM  # 143: stopped by SIGTERM (a pod eviction, ``kill``)
+EXIT_INPUT = 1  # score/run/backfill/push/inspect/calibrate pull: done, but some traces, rows or records could not be
+# read or scored, or scores were rejected (each listed)
+EXIT_GATE_FAILED = 1  # gate: a rule failed (CI's "red"); calibrate check: the judge drifted
+EXIT_GAPS = 5  # run --check-gaps found traces no run scored (or no completed run to check against)
+EXIT_UNDECIDED = 6  # calibrate check: cannot tell (no calibration, no item re-judged)
 
-EXIT_CODES: dict[int, str] = {
-    EXIT_OK: "success",
-    1: "score/run/backfill/push: done, but some traces could not be read or scored, or scores were rejected"
-    " (listed); gate: a rule failed",
-    EXIT_USAGE: "bad option, bad config, no such input file, missing credentials or optional SDK: nothing ran",
-    EXIT_LOCKED: "another run holds the store's lock",
-    EXIT_ABORTED: "stopped on a source, sink, store or judge failure (what is written stays written)",
+OUTCOMES: dict[int, str] = {
+    0: "success",
+    EXIT_INPUT: "done, but some traces could not be read or scored, or scores were rejected; gate: a rule failed;"
+    " calibrate check: the judge drifted",
     EXIT_GAPS: "run --check-gaps found traces no run scored",
-    EXIT_GATE_ERROR: "nothing to do: gate/report on no scored trace (not a results file, nothing scored) or no such"
-    " run, or partial results without --allow-partial; calibrate: nothing judged or labelled",
-    EXIT_SIGINT: "interrupted by SIGINT (Ctrl-C): what was committed stays; partial output kept as FILE.partial",
-    EXIT_SIGTERM: "interrupted by SIGTERM: the same as 130",
+    EXIT_UNDECIDED: "calibrate check: cannot tell",
 }
+"""The codes a command may end with when nothing failed (0 included): the only codes ``end`` takes."""
 
 
-def fail(code: int, message: str) -> NoReturn:
-    """Print ``tracescore: message`` on stderr and exit with ``code`` (one line, no traceback)."""
-    click.echo(f"tracescore: {redact(message)}", err=True)
+def end(code: int, message: str | None = None) -> NoReturn:
+    """End the command with the outcome ``code`` (one of ``OUTCOMES``), after ``tracescore: message`` on stderr when
+    given. Not for failures: raise the error class, whose ``exit_code`` ``cli/main.py`` applies."""
+    if code not in OUTCOMES:
+        raise ValueError(f"exit code {code} is not an outcome ({sorted(OUTCOMES)}); raise the error class instead")
+    if message:
+        click.echo(f"tracescore: {redact(message)}", err=True)
     sys.exit(code)
-
-
-ERROR_CODES: tuple[tuple[type[TracescoreError], int], ...] = (
-    (ConfigError, EXIT_USAGE),
-    (InputError, EXIT_INPUT),
-    (TracescoreError, EXIT_ABORTED),
-)
-"""Which of our errors exits with which code (the first kind that matches): what ``exit_on_error`` applies."""
-
-
-@contextmanager
-def exit_on_interrupt() -> Iterator[None]:
-    """SIGINT/SIGTERM stop the command inside (``engine.interrupt``); ``Interrupted`` exits with its own code (130,
-    143) and its one line on stderr, without a traceback."""
-    try:
-        with on_signals():
-            yield
-    except Interrupted as exc:
-        fail(exc.exit_code, str(exc))
-
-
-@contextmanager
-def exit_on_error(codes: Sequence[tuple[type[TracescoreError], int]] = ERROR_CODES) -> Iterator[None]:
-    """Turn our errors into their exit codes (``codes``; by default bad config 2, bad input 1, any other failure 4)
-    with one line on stderr; an error of no listed kind propagates."""
-    try:
-        yield
-    except TracescoreError as exc:
-        code = next((code for kind, code in codes if isinstance(exc, kind)), None)
-        if code is None:
-            raise
-        fail(code, str(exc))
 
 
 def store_option(help: str) -> Callable[[_F], _F]:

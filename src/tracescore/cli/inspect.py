@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from tracescore.cli.exits import EXIT_INPUT, EXIT_USAGE, fail
+from tracescore.cli.exits import EXIT_INPUT, end
 from tracescore.config import load_config
+from tracescore.errors import ConfigError
 from tracescore.platforms.inspect import inspect_record, render_report
 from tracescore.platforms.registry import get_adapter, names, server_line
 
@@ -29,7 +30,7 @@ def inspect(record_file: str, source: str, line: int, config_path: str | None, a
     when the record cannot be adapted at all.
     """
     if source not in names():
-        fail(EXIT_USAGE, f"unknown source {source!r}; expected one of {', '.join(repr(n) for n in names())}")
+        raise ConfigError(f"unknown source {source!r}; expected one of {', '.join(repr(n) for n in names())}")
     text = Path(record_file).read_text(encoding="utf-8-sig", errors="replace")
     native: object = None
     if line == 1:
@@ -40,7 +41,7 @@ def inspect(record_file: str, source: str, line: int, config_path: str | None, a
     if native is None:
         lines = [x for x in text.splitlines() if x.strip()]
         if line > len(lines):
-            fail(EXIT_USAGE, f"{record_file} has {len(lines)} record line(s); --line {line} is past the end")
+            raise ConfigError(f"{record_file} has {len(lines)} record line(s); --line {line} is past the end")
         native = lines[line - 1]
     mapping = load_config(config_path).mapping if config_path else None
     report = inspect_record(native, get_adapter(source, mapping))
@@ -49,4 +50,4 @@ def inspect(record_file: str, source: str, line: int, config_path: str | None, a
     if server:
         click.echo(server, err=as_json)  # beside the JSON, never inside it
     if report.error:
-        raise SystemExit(EXIT_INPUT)
+        end(EXIT_INPUT)

@@ -1,7 +1,7 @@
 """``tracescore run``, ``backfill`` and ``init``: the production job, thin over ``tracescore.engine``.
 
-Exit status: the table in ``cli/exits.py`` (the same for every command). The last line on stderr says why in one
-line; the run summary is one JSON line on stdout.
+Exit status: the error classes' codes and the outcomes of ``cli/exits.py`` (the same for every command). The last
+line on stderr says why in one line; the run summary is one JSON line on stdout.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-from tracescore.cli.exits import EXIT_ABORTED, EXIT_GAPS, EXIT_INPUT, EXIT_LOCKED, EXIT_USAGE, fail
+from tracescore.cli.exits import EXIT_GAPS, EXIT_INPUT, end
 from tracescore.config import load_config, starter_config
 from tracescore.engine.batch import BATCH_DISCOUNT
 from tracescore.engine.estimate import dry_run as estimate_dry_run
@@ -27,12 +27,9 @@ from tracescore.errors import ConfigError, LockError, TracescoreError
 from tracescore.platforms import registry
 from tracescore.report.safe import console as safe_console
 from tracescore.store.db import Store
-from tracescore.store.state import Backfill, JobState, MarkReader
+from tracescore.store.state import JobState, MarkReader
 
 __all__ = ["backfill", "init", "run"]
-
-EXIT_TRACE_FAILURES = EXIT_INPUT
-EXIT_BAD_CONFIG = EXIT_USAGE
 
 
 class _When(click.ParamType):  # type: ignore[type-arg,unused-ignore]
@@ -59,15 +56,11 @@ _config_option = click.option(
 )
 
 
-_fail = fail
-
-
 def _setup(config_path: str | None) -> JobSetup:
-    try:
-        setup = build_setup(load_config(config_path))
-    except ConfigError as exc:
-        _fail(EXIT_BAD_CONFIG, str(exc))
+    setup = build_setup(load_config(config_path))
     click.get_current_context().call_on_close(setup.close)
+    for note in setup.notes:  # the recipe's warnings, as ``score`` prints them
+        click.echo(f"warning: {note}", err=True)
     return setup
 
 
@@ -79,8 +72,8 @@ def _finish(outcome: Any) -> None:
     _emit(outcome.summary)
     s = outcome.summary
     if outcome.counts_failed:
-        _fail(
-            EXIT_TRACE_FAILURES,
+        end(
+            EXIT_INPUT,
             f"{s.get('failed', 0)} traces unreadable and {s.get('scores_rejected', 0)} scores rejected"
             f" of {s.get('seen', 0)} traces seen (ids and reasons in the summary and the store, run {outcome.run_id})",
         )
@@ -95,12 +88,9 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
     """Score traces newer than the stored watermark minus the lookback, write back, advance the watermark."""
     setup = _setup(config_path)
     if check_gaps:
-        try:
-            report = find_gaps(setup, since=since)
-        except TracescoreError as exc:
-            _fail(EXIT_ABORTED, str(exc))
+        report = find_gaps(setup, since=since)
         if report.window is None:
-            _fail(EXIT_GAPS, f"no completed run of {setup.source_key} yet: nothing to check")
+            end(EXIT_GAPS, f"no completed run of {setup.source_key} yet: nothing to check")
         for trace_id, moment in report.gaps:
             _emit({"gap": trace_id, "timestamp": moment.isoformat() if moment else None})
         for reason in report.unreadable:
@@ -117,13 +107,13 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
             }
         )
         if report.gaps or report.unreadable:
-            _fail(
+            end(
                 EXIT_GAPS,
                 f"{len(report.gaps) + len(report.unreadable)} traces older than the lookback were never"
                 " scored; score them with `tracescore backfill --from … --to …` or raise [job] lookback",
             )
         return
-    with _exits("run stopped"):
+    with _stopped("run stopped"):
         outcome = run_job(setup, since=since)
     if not outcome.summary.get("seen"):
         window = outcome.summary.get("window") or ["?", "?"]
@@ -137,16 +127,16 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
 
 
 @contextmanager
-def _exits(stopped: str) -> Iterator[None]:
-    """Job errors as exit codes cron can read: lock held 3, bad config 2, anything else stopped 4."""
+def _stopped(what: str) -> Iterator[None]:
+    """A failure that stopped the job says so first (``stopped: …``); its class keeps its exit code (``cli/main.py``).
+    A held lock and a bad config stopped nothing: their message is left as it is."""
     try:
         yield
-    except LockError as exc:
-        _fail(EXIT_LOCKED, str(exc))
-    except ConfigError as exc:
-        _fail(EXIT_BAD_CONFIG, str(exc))
+    except (LockError, ConfigError):
+        raise
     except TracescoreError as exc:
-        _fail(EXIT_ABORTED, f"{stopped}: {exc}")
+        exc.args = (f"{what}: {exc}",)
+        raise
 
 
 @click.command()
@@ -174,7 +164,7 @@ def backfill(
         _dry_run(setup, start, stop, judge_batch)
         return
     bar = _Bar(quiet)
-    with _exits("backfill stopped (run it again to resume)"), bar:
+    with _stopped("backfill stopped (run it again to resume)"), bar:
         outcome = backfill_job(
             setup,
             start=start,
@@ -189,11 +179,11 @@ def backfill(
 
 def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, judge_batch: bool) -> None:
     if start is None or stop is None or start >= stop:
-        _fail(EXIT_BAD_CONFIG, "--dry-run needs --from and --to, with --from before --to")
+        raise ConfigError("--dry-run needs --from and --to, with --from before --to")
     assert start is not None and stop is not None
-    windows = Backfill("", setup.source_key, "", start, stop, setup.chunks, start, "").windows()
+    windows = [(start, stop)]  # one listing of the window: read slice by slice it would cost a request per slice
     seen: list[str] = []
-    try:
+    with _stopped("dry run stopped"):
         done = _done_lookup(setup, start, stop)
 
         def counted(trace_id: str) -> bool:
@@ -209,8 +199,6 @@ def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, jud
             model=setup.judge_model,
             rubrics=setup.rubrics,
         )
-    except TracescoreError as exc:
-        _fail(EXIT_ABORTED, f"dry run stopped: {exc}")
     removals = _removals(setup, seen)
     if judge_batch and estimate.cost_usd is not None:
         estimate.cost_usd *= BATCH_DISCOUNT
@@ -328,7 +316,7 @@ def init(path: str, kind: str, traces_path: str | None, project: str | None, for
     """Write a commented starter tracescore.toml."""
     target = Path(path)
     if target.exists() and not force:
-        _fail(EXIT_BAD_CONFIG, f"{path} exists; pass --force to overwrite it")
+        raise ConfigError(f"{path} exists; pass --force to overwrite it")
     target.write_text(starter_config(kind, traces_path, project=project), encoding="utf-8")
     then = f"run `tracescore run --config {path}`"
     if registry.get(kind).file:  # a file source needs no platform credentials (the judge's key stays optional)

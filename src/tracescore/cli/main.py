@@ -1,4 +1,9 @@
-"""The ``tracescore`` command group: one module per command group, exit codes in ``cli/exits.py``."""
+"""The ``tracescore`` command group: one module per command group, and the one place a failure becomes an exit.
+
+A command fails by raising an error of ``tracescore.errors``; each class carries its exit code (``exit_code``, as
+click's exceptions do) and ``exit_on_failure`` turns it into one line on stderr and that code. A command that did its
+work ends with an outcome code of ``cli/exits.py`` (a gate that failed, unreadable traces, gaps).
+"""
 
 from __future__ import annotations
 
@@ -8,28 +13,46 @@ import gc
 import os
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NoReturn
 
 import click
 
 from tracescore import __version__
 from tracescore.cli.calibrate import calibrate
-from tracescore.cli.exits import EXIT_SIGINT, EXIT_SIGTERM, exit_on_interrupt
 from tracescore.cli.inspect import inspect
 from tracescore.cli.job import backfill, init, run
 from tracescore.cli.push import push
 from tracescore.cli.report import gate, report
 from tracescore.cli.score import score
-from tracescore.engine.interrupt import SIGNALS
+from tracescore.engine.interrupt import SIGNALS, on_signals
+from tracescore.errors import Interrupted, TracescoreError
+from tracescore.secrets import redact
 
-__all__ = ["entry", "main"]
+__all__ = ["entry", "exit_on_failure", "main"]
+
+_SIGNAL_EXITS = frozenset(Interrupted(sig).exit_code for sig in SIGNALS)  # 130, 143
+
+
+@contextmanager
+def exit_on_failure() -> Iterator[None]:
+    """Run a command: SIGINT/SIGTERM stop it inside (``engine.interrupt``); an error of ``tracescore.errors`` or an
+    ``Interrupted`` ends it with ``tracescore: <message>`` on stderr (credentials redacted), no traceback, and the
+    exit code of its class. Any other exception is a bug and keeps its traceback."""
+    try:
+        with on_signals():
+            yield
+    except (TracescoreError, Interrupted) as exc:
+        click.echo(f"tracescore: {redact(str(exc))}", err=True)
+        sys.exit(exc.exit_code)
 
 
 class _Commands(click.Group):
-    """The command group; SIGINT and SIGTERM stop any of its commands with exit 130 / 143 and one line."""
+    """The command group; a failure of any of its commands exits through ``exit_on_failure``."""
 
     def invoke(self, ctx: click.Context) -> object:
-        with exit_on_interrupt():
+        with exit_on_failure():
             return super().invoke(ctx)
 
 
@@ -55,7 +78,7 @@ def entry() -> None:
     try:
         main()
     except SystemExit as exc:
-        if exc.code in (EXIT_SIGINT, EXIT_SIGTERM):
+        if exc.code in _SIGNAL_EXITS:
             _exit_at_once(exc.code)
         _ignore_signals()  # the command is done: a signal in the teardown must not turn its exit status into -15
         raise

@@ -12,7 +12,7 @@ from typing import IO
 
 import click
 
-from tracescore.cli.exits import EXIT_USAGE, fail
+from tracescore.errors import MissingInputError
 from tracescore.sources.base import Record
 
 __all__ = ["Progress", "input_problem"]
@@ -31,7 +31,7 @@ def input_problem(path: str) -> str | None:
         with open(path, "rb") as fh:
             head = fh.read(_HEAD)
     except FileNotFoundError:
-        fail(EXIT_USAGE, f"no traces file {path!r}; give a JSONL file of traces (or '-' for stdin)")
+        raise MissingInputError(f"no traces file {path!r}; give a JSONL file of traces (or '-' for stdin)") from None
     except OSError:
         return None
     if not head.strip():

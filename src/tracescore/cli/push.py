@@ -29,7 +29,7 @@ from typing import Any
 import click
 
 from tracescore.catalog import entry
-from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail, rate_option
+from tracescore.cli.exits import EXIT_INPUT, end, rate_option
 from tracescore.config import load_config
 from tracescore.engine.interrupt import listening, received
 from tracescore.engine.setup import build_platform
@@ -204,25 +204,17 @@ def push(
     Resumable: files already pushed are skipped (markers in the store); scores carry the sinks' deterministic ids,
     so pushing the same results again creates nothing new.
     """
-    try:
-        config = load_config(config_path)
-    except ConfigError as exc:
-        fail(EXIT_USAGE, str(exc))
+    config = load_config(config_path)
     job = config.section("job")
     limiter = RateLimiter(requests_per_minute or job.requests_per_minute)
     pushed = _Pushed()
     with ExitStack() as resources:
-        try:
-            files = [item for spec in results for item in _files(spec)]
-            overrides = {"project": _PUSH_PROJECT} if target == "langsmith" else {}
-            parts = build_platform(
-                config, limiter, resources, kind=target, path=None, write_back=True, overrides=overrides
-            )
-            store = Store(store_path or job.store)
-        except ConfigError as exc:
-            fail(EXIT_USAGE, str(exc))
-        except TracescoreError as exc:
-            fail(EXIT_ABORTED, str(exc))
+        files = [item for spec in results for item in _files(spec)]
+        overrides = {"project": _PUSH_PROJECT} if target == "langsmith" else {}
+        parts = build_platform(
+            config, limiter, resources, kind=target, path=None, write_back=True, overrides=overrides
+        )
+        store = Store(store_path or job.store)
         resources.callback(store.close)
         state, scope = JobState(store), f"push:{parts.key}"
         run_id = store.start_run("push", source=f"{target}: " + " ".join(results))
@@ -296,7 +288,7 @@ def _finish(pushed: _Pushed, target: str, limiter: RateLimiter) -> None:
     for line in rejection_lines(refused):
         click.echo(line, err=True)
     if pushed.stopped is not None:
-        fail(EXIT_ABORTED, f"stopped: {pushed.stopped}; re-run the same push to finish (ids are deterministic)")
+        raise TracescoreError(f"stopped: {pushed.stopped}; re-run the same push to finish (ids are deterministic)")
     if refused or pushed.bad:
-        raise SystemExit(EXIT_INPUT)
+        end(EXIT_INPUT)
 

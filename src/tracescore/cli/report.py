@@ -9,8 +9,8 @@ import sys
 import click
 from rich.markdown import Markdown
 
-from tracescore.cli.exits import EXIT_GATE_ERROR, EXIT_GATE_FAILED, EXIT_USAGE, fail, store_option
-from tracescore.errors import ConfigError, TracescoreError
+from tracescore.cli.exits import EXIT_GATE_FAILED, end, store_option
+from tracescore.errors import NothingToDoError, TracescoreError
 from tracescore.report.agreement import agreement_section, agreement_to_json, judges_of
 from tracescore.report.gate import GateConfig, load_gate_config, parse_limit, run_gate
 from tracescore.report.gate_config import DEFAULT_CASE_KEY
@@ -22,11 +22,11 @@ from tracescore.report.render import (
     render_markdown,
     render_report_terminal,
 )
+from tracescore.report.runs import RUN_PREFIX, partial_reason, resolve_run, results_from
 from tracescore.report.safe import fitted_console
 from tracescore.report.summary import build_report, report_to_json
 from tracescore.report.surface import SurfaceReport, fetch_tokens, surface_to_json
 from tracescore.store.db import Store
-from tracescore.store.runs import RUN_PREFIX, partial_reason, resolve_run, results_from
 
 __all__ = ["gate", "report"]
 
@@ -43,7 +43,7 @@ def _write(text: str, out: str | None) -> None:
         with open(out, "w", encoding="utf-8") as fh:
             fh.write(text)
     except OSError as exc:
-        fail(EXIT_GATE_ERROR, f"cannot write {out!r}: {exc.strerror}")
+        raise NothingToDoError(f"cannot write {out!r}: {exc.strerror}") from exc
 
 
 @click.command()
@@ -60,27 +60,24 @@ def report(
 ) -> None:
     """Report a result file or stored run (run:latest, run:ID): stage cells with ids, rates, the work queue, and the
     judge's agreement with human labels from the calibrations in --store (when that store exists)."""
-    try:
-        notes: list[str] = []
-        label, lines = results_from(results, store_path, notes)
-        _warn([f"note: {note}" for note in notes])
-        partial = partial_reason(results, store_path)
-        if partial is not None:
-            click.echo(f"warning: {partial}", err=True)
-        named = {"--group-by": group_by, "--case-key": case_key}
-        fields = FieldCheck(label, {flag: path for flag, path in named.items() if path})
-        lines = fields.tap(lines)
-        tokens = {}
-        if results.startswith(RUN_PREFIX):  # fetch tokens per trace live in the store's score metadata
-            with Store(store_path) as store:
-                tokens = fetch_tokens(store, resolve_run(store, results))
-        surface = SurfaceReport(group_by=group_by or None, case_key=case_key, tokens=tokens)
-        judges: set[tuple[str, str]] = set()
-        built = build_report(judges_of(surface.tap(lines), judges), group_by=group_by, source=label)
-        _warn(fields.verify())
-        agreement = agreement_section(Store(store_path), judges) if os.path.isfile(store_path) else None
-    except TracescoreError as exc:
-        fail(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_GATE_ERROR, str(exc))
+    notes: list[str] = []
+    label, lines = results_from(results, store_path, notes)
+    _warn([f"note: {note}" for note in notes])
+    partial = partial_reason(results, store_path)
+    if partial is not None:
+        click.echo(f"warning: {partial}", err=True)
+    named = {"--group-by": group_by, "--case-key": case_key}
+    fields = FieldCheck(label, {flag: path for flag, path in named.items() if path})
+    lines = fields.tap(lines)
+    tokens = {}
+    if results.startswith(RUN_PREFIX):  # fetch tokens per trace live in the store's score metadata
+        with Store(store_path) as store:
+            tokens = fetch_tokens(store, resolve_run(store, results))
+    surface = SurfaceReport(group_by=group_by or None, case_key=case_key, tokens=tokens)
+    judges: set[tuple[str, str]] = set()
+    built = build_report(judges_of(surface.tap(lines), judges), group_by=group_by, source=label)
+    _warn(fields.verify())
+    agreement = agreement_section(Store(store_path), judges) if os.path.isfile(store_path) else None
     if fmt == "terminal":
         if out:
             with open(out, "w", encoding="utf-8") as fh:
@@ -152,29 +149,26 @@ def gate(
 ) -> None:
     """Gate RESULTS stage by stage: thresholds, no newly failing case, no fabricated or unread citation."""
     mins, maxs = _limits(minimums), _limits(maximums)
-    try:
-        if config_path is None and os.path.isfile("tracescore.toml"):
-            config_path = "tracescore.toml"
-        base = load_gate_config(config_path) if config_path else GateConfig()
-        config = base.merged(mins, maxs, allow_unread=allow_unread, tolerance=tolerance, case_key=case_key)
-        notes: list[str] = []
-        label, current = results_from(results, store_path, notes)
-        loaded = [results_from(spec, store_path, notes) for spec in baselines]
-        _warn([f"note: {note}" for note in notes])
-        _partial(results, store_path, allow_partial)
-        key = {"--case-key": config.case_key} if config.case_key != DEFAULT_CASE_KEY else {}
-        checks = [FieldCheck(name, key) for name, _ in [(label, current), *loaded]]
-        outcome = run_gate(
-            checks[0].tap(current),
-            [check.tap(lines) for check, (_, lines) in zip(checks[1:], loaded, strict=True)],
-            config,
-            source=label,
-            baseline_names=[n for n, _ in loaded],
-            store=Store(store_path) if os.path.isfile(store_path) else None,  # judge calibrations, when any
-        )
-        _warn([line for check in checks for line in check.verify()])
-    except TracescoreError as exc:
-        fail(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_GATE_ERROR, str(exc))
+    if config_path is None and os.path.isfile("tracescore.toml"):
+        config_path = "tracescore.toml"
+    base = load_gate_config(config_path) if config_path else GateConfig()
+    config = base.merged(mins, maxs, allow_unread=allow_unread, tolerance=tolerance, case_key=case_key)
+    notes: list[str] = []
+    label, current = results_from(results, store_path, notes)
+    loaded = [results_from(spec, store_path, notes) for spec in baselines]
+    _warn([f"note: {note}" for note in notes])
+    _partial(results, store_path, allow_partial)
+    key = {"--case-key": config.case_key} if config.case_key != DEFAULT_CASE_KEY else {}
+    checks = [FieldCheck(name, key) for name, _ in [(label, current), *loaded]]
+    outcome = run_gate(
+        checks[0].tap(current),
+        [check.tap(lines) for check, (_, lines) in zip(checks[1:], loaded, strict=True)],
+        config,
+        source=label,
+        baseline_names=[n for n, _ in loaded],
+        store=Store(store_path) if os.path.isfile(store_path) else None,  # judge calibrations, when any
+    )
+    _warn([line for check in checks for line in check.verify()])
     summary = render_gate_markdown(outcome)
     if sys.stdout.isatty():  # a person reads it: render the Markdown, not its ** and backticks
         fitted_console().print(Markdown(summary))
@@ -185,7 +179,7 @@ def gate(
     if junit_out:
         _write(render_junit(outcome), junit_out)
     if not outcome.passed:
-        sys.exit(EXIT_GATE_FAILED)
+        end(EXIT_GATE_FAILED)
 
 
 def _partial(results: str, store_path: str, allow: bool) -> None:
@@ -195,5 +189,5 @@ def _partial(results: str, store_path: str, allow: bool) -> None:
     if reason is None:
         return
     if not allow:
-        fail(EXIT_GATE_ERROR, f"{reason}; pass --allow-partial to gate these results anyway")
+        raise NothingToDoError(f"{reason}; pass --allow-partial to gate these results anyway")
     click.echo(f"warning: {reason}", err=True)

@@ -3,10 +3,8 @@ source, adapter and sink as ``run``/``backfill``; results go to the store, ``--o
 
 from __future__ import annotations
 
-import functools
-import sys
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,22 +12,23 @@ from typing import Any
 import click
 from rich.console import Console
 
+from tracescore.catalog import GROUNDING_RATE, Reasons, declared_reason
 from tracescore.cli.distributed import score_ray
-from tracescore.cli.exits import EXIT_ABORTED, EXIT_INPUT, EXIT_USAGE, fail, rate_option, store_option
+from tracescore.cli.exits import EXIT_INPUT, end, rate_option, store_option
 from tracescore.cli.progress import Progress, input_problem
-from tracescore.cli.scoring import Scoring, ScoringOptions, build_scoring, judged_scores, without_judge
-from tracescore.config import Config, load_config
+from tracescore.cli.scoring import Scoring, judged_scores
+from tracescore.config import load_config
+from tracescore.engine.recipe import Options, build_recipe, cores, labelled, options
 from tracescore.engine.runner import OneShot, score_once
-from tracescore.engine.setup import build_platform, cores
-from tracescore.engine.stage import Scored, process_plan
-from tracescore.errors import ConfigError, TracescoreError
+from tracescore.engine.setup import build_platform
+from tracescore.engine.stage import Scored
+from tracescore.errors import InputError, JudgeError, TracescoreError
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import EVERYTHING, Parts
 from tracescore.report.safe import fitted_console
 from tracescore.report.summary import Summary, render_terminal
 from tracescore.report.tally import summarize
-from tracescore.scorers.grounding import BUDGET_REASON
 from tracescore.store import Store
 
 __all__ = ["score"]
@@ -173,18 +172,15 @@ def score(
         "extend_trace_retention": extend_trace_retention,
     }
     request = _request(source, traces, window_from, window_to, write_back, overrides)
-    try:
-        config = load_config(config_path)
-    except ConfigError as exc:
-        fail(EXIT_USAGE, str(exc))
-    options = _options(config, k, final_answer_prefix, no_judge, judge_model, max_cost)
-    options = replace(options, check_links=check_links)  # off by default: it makes network requests
+    config = load_config(config_path)
+    recipe_options = options(config, k=k, final_answer_prefix=final_answer_prefix, no_judge=no_judge,
+                             judge_model=judge_model, max_cost=max_cost, check_links=check_links)
     if engine == "ray" or judge_rps is not None:
         if engine != "ray" or not registry.get(source).file:
             raise click.BadParameter("--engine ray scores a folder of JSONL files or an export (--source jsonl,"
                                      " langfuse-export, langsmith-export); --judge-rps goes with it",
                                      param_hint="--engine")
-        score_ray(traces, out, options, config=config, kind=source, store_path=store_path, quiet=quiet,
+        score_ray(traces, out, recipe_options, config=config, kind=source, store_path=store_path, quiet=quiet,
                   in_flight=config.section("job").judge_concurrency, judge_rps=judge_rps)
         return
     for given, flag in ((traces if request.kind == "jsonl" else None, "TRACES"), (out, "--out")):
@@ -195,24 +191,19 @@ def score(
     if request.kind == "jsonl" and request.path is not None:  # a JSONL file that is not JSONL: one line
         problem = input_problem(request.path)
         if problem is not None:
-            fail(EXIT_INPUT, problem)
+            raise InputError(problem)
     with ExitStack() as resources:
-        try:
-            parts = build_platform(
-                config,
-                RateLimiter(None),
-                resources,
-                kind=request.kind,
-                path=request.path,
-                write_back=request.write_back,
-                overrides=request.overrides,
-            )
-        except ConfigError as exc:
-            fail(EXIT_USAGE, str(exc))
-        except TracescoreError as exc:
-            fail(EXIT_ABORTED, str(exc))
+        parts = build_platform(
+            config,
+            RateLimiter(None),
+            resources,
+            kind=request.kind,
+            path=request.path,
+            write_back=request.write_back,
+            overrides=request.overrides,
+        )
         run, summary, scoring = _score(
-            parts, request, options, store_path=store_path, out=out, quiet=quiet, workers=workers or cores()
+            parts, request, recipe_options, store_path=store_path, out=out, quiet=quiet, workers=workers or cores()
         )
     _finish(run, summary, scoring, parts, console, quiet=quiet, store_path=store_path, out=out)
 
@@ -249,28 +240,6 @@ def _request(
     return _Request(kind, None, start, end, True if write_back is None else write_back, overrides)
 
 
-def _options(
-    config: Config,
-    k: int | None,
-    prefix: str | None,
-    no_judge: bool,
-    judge_model: str | None,
-    max_cost: float | None,
-) -> ScoringOptions:
-    """Command-line values win over ``[scoring]``/``[judge]``, which win over the defaults."""
-    scoring = config.section("scoring")
-    return ScoringOptions(
-        k=k if k is not None else scoring.k,
-        final_answer_prefix=prefix if prefix is not None else scoring.final_answer_prefix,
-        no_judge=no_judge,
-        judge_off_reason=None if scoring.judge else "judge turned off ([scoring] judge = false)",
-        judge_model=judge_model or config.judge_model,
-        max_cost=max_cost if max_cost is not None else scoring.max_cost,
-        merge_partial=config.section("judge").merge_partial, rubrics=config.rubrics,
-        judge_concurrency=config.section("job").judge_concurrency,
-    )
-
-
 def _parse_time(flag: str, value: str | None, kind: str, default: datetime | None = None) -> datetime:
     """ISO 8601 date or datetime; no zone means UTC (the unit Langfuse and LangSmith store)."""
     if value is None:
@@ -293,7 +262,7 @@ def _iso(moment: datetime) -> str:
 def _score(
     parts: Parts,
     request: _Request,
-    options: ScoringOptions,
+    options: Options,
     *,
     store_path: str,
     out: str | None,
@@ -305,13 +274,12 @@ def _score(
     Without a judge (CPU-bound) and with ``workers`` > 1 it scores in that many processes; with a judge, in
     ``[job] judge_concurrency`` threads of this one, one judge each (as backfill: usage, cache, budget shared)."""
     summary = Summary()
-    try:
-        store = Store(store_path)
-        scoring = build_scoring(store, options)
-    except ConfigError as exc:
-        fail(EXIT_USAGE, str(exc))
-    except TracescoreError as exc:
-        fail(EXIT_ABORTED, str(exc))
+    store = Store(store_path)
+    recipe = build_recipe(options, store_path, opened=store)
+    for note in recipe.notes:
+        click.echo(f"warning: {note}", err=True)
+    scoring = Scoring(recipe)
+    parts.adapter = labelled(parts.adapter, store_path)  # reviewer-entered labels (#12), as on every path
     progress = Progress(request.path, quiet=quiet)
 
     def on_results(done: int, batch: list[Scored]) -> None:
@@ -323,22 +291,19 @@ def _score(
                     summary.merge(scored.digest)
                 continue
             add(data)
-            reason = data["missing"].get("grounding.rate")
-            if reason is not None and reason.startswith(BUDGET_REASON):
+            reason = data["missing"].get(GROUNDING_RATE)
+            if reason is not None and declared_reason(reason) == Reasons.BUDGET:
                 unjudged.append(str(data["trace_id"]))
         progress.update(done)
 
-    plan, threads = None, 1 if scoring.judge is None or scoring.links else options.judge_concurrency
-    if scoring.judge is None and scoring.links is None and workers > 1:  # CPU-bound: no judge, no link checks
-        build = functools.partial(without_judge, parts.adapter, options, scoring.no_judge_reason)
-        plan = process_plan(build, digest=summarize)
+    plan = recipe.processes(parts.adapter, digest=summarize) if workers > 1 else None  # CPU-bound: no judge
     try:
         run = score_once(
             parts,
             (request.start, request.end),
-            scoring.scorers,
+            recipe.scorers,
             store,
-            workers=workers if plan is not None else threads,
+            workers=workers if plan is not None else recipe.threads,
             plan=plan,
             out=out,
             on_results=on_results,
@@ -348,7 +313,7 @@ def _score(
     finally:
         progress.close()
         store.close()
-        scoring.close()
+        recipe.close()
     return run, summary, scoring
 
 
@@ -366,7 +331,7 @@ def _finish(
     """Tables, the platform's read/write line, rejections, the judge line; then the exit code of the table."""
     counts = run.counts
     if run.input_error is not None:
-        fail(EXIT_INPUT, run.input_error)
+        raise InputError(run.input_error)
     if not quiet:  # a quiet console renders every table and then drops it: skip the work (~70 ms at 20k traces)
         render_terminal(summary, console)
     scoring.print_usage(console)
@@ -382,10 +347,10 @@ def _finish(
     for rejection in run.write.rejected:
         click.echo(f"rejected: {rejection}", err=True)
     if run.stopped is not None:
-        fail(EXIT_ABORTED, run.stopped)
+        raise TracescoreError(run.stopped)
     judge_failed = scoring.all_failed()
     if judge_failed is not None:
-        fail(EXIT_ABORTED, judge_failed)
+        raise JudgeError(judge_failed)
     if counts.seen == 0 and parts.summary is None:
         click.echo(f"warning: {parts.describe.partition(':')[2]} holds no trace: nothing scored", err=True)
     if counts.failed:
@@ -396,5 +361,5 @@ def _finish(
         platform = parts.describe.split(":")[0]
         click.echo(f"{len(run.write.rejected)} score(s) rejected by {platform} (see above)", err=True)
     if counts.failed or run.write.rejected:
-        sys.exit(EXIT_INPUT)
+        end(EXIT_INPUT)
 

@@ -4,10 +4,11 @@ One reader thread pulls native records window by window. With threads (a judge: 
 and drops those already done (marks in the store) or already in flight (duplicate pages), and ``workers`` threads
 score (so at most ``workers`` judge calls are in flight). With processes (``Engine(processes=Plan)``: CPU-bound
 scoring, no judge) it sends chunks of raw records to ``workers`` processes that adapt, check the marks, score and
-serialise them; at most ``workers`` chunks are in flight, so memory stays flat. The calling thread writes batches to
-the platform sink, then, in one store transaction, the results, the per-trace marks and the window progress. A
-window is complete once the reader has finished it and every one of its traces is written; only complete, contiguous
-windows advance the cursor. ``ordered`` writes results in input order (``score``: its output follows the file).
+serialise them; at most ``workers`` chunks are in flight, so memory stays flat. The calling thread (``Writer``) writes
+each batch to the platform sink, then commits its results and per-trace marks in one store transaction. A window is
+complete once the reader has finished it and every one of its traces is committed; only complete, contiguous windows
+advance the cursor, in a transaction of its own after those results. ``ordered`` writes results in input order
+(``score``: its output follows the file).
 A run without a ``scope`` (``score``) neither skips marked traces nor drops repeated ids.
 """
 
@@ -25,19 +26,18 @@ from datetime import datetime
 from typing import Any
 
 from tracescore.adapters import Adapter
-from tracescore.calibrate.required import human_required, with_human_required
 from tracescore.engine.counts import JobCounts, Limits, UsageMeter, Windows
 from tracescore.engine.interrupt import ABANDON_S, end_pool, ignore_in_worker, listening
 from tracescore.engine.stage import Plan, Scored, Stage
 from tracescore.engine.wire import Unread, pack_records, score_packed, unpack
-from tracescore.engine.writer import STOP, Writer
+from tracescore.engine.writer import STOP, Flight, Writer
 from tracescore.errors import Interrupted, SourceError, TracescoreError
 from tracescore.platforms.base import BatchSink
 from tracescore.scorers import Scorer
 from tracescore.sinks.records import WriteReport
 from tracescore.sources.base import Record, Source
 from tracescore.store.db import Store
-from tracescore.store.state import JobState, MarkReader
+from tracescore.store.state import MarkReader
 from tracescore.trace import Trace
 
 __all__ = ["CHUNK", "CHUNK_BYTES", "Engine", "JobCounts", "Limits", "Sink", "UsageMeter"]
@@ -66,7 +66,6 @@ class _Item:
     error: str | None = None
 
 
-_STOP = STOP
 _POLL_S = 0.1  # how long a scoring thread waits for work before it looks whether the run was interrupted
 
 
@@ -90,10 +89,9 @@ class Engine:
     ) -> None:
         self.before_window = before_window
         self.source = source
-        self.adapter = with_human_required(store, adapter)  # reviewer-entered required doc ids (#12)
+        self.adapter = adapter  # reviewer-entered labels already applied (engine/recipe.py ``labelled``)
         self.scorers = scorers
         self.store = store
-        self.state = JobState(store)
         self.sink = sink
         self.limits = limits or Limits()
         self.usage = usage
@@ -102,12 +100,8 @@ class Engine:
         self._requests = requests
         self.counts = JobCounts()
         self.write_report = WriteReport()  # the sink's reports summed over batches
-        self._stage = Stage(self.adapter, scorers, "", oneshot)
-        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._abandon = threading.Event()  # SIGINT/SIGTERM: threads hand nothing more over, they only end
-        self._fatal: BaseException | None = None
-        self._threads = self.limits.workers  # scoring threads of the current run (each ends with one STOP)
 
     # -- public -------------------------------------------------------------------------------------------
     def process(
@@ -123,11 +117,11 @@ class Engine:
     ) -> JobCounts:
         """Score every not-yet-done trace of ``windows`` (oldest first) and call ``on_window`` as each completes.
 
-        ``on_window`` runs inside the store transaction that commits the window's last results, so cursor state
-        and results become durable together; ``on_results`` sees each batch of written results once it is
-        committed (in input order when ``ordered``). Raises the first SourceError/SinkError/StoreError after the
-        threads stopped; everything committed before it stays done. SIGINT/SIGTERM (``engine.interrupt``) stop it
-        between two committed batches with ``Interrupted``.
+        ``on_window`` runs once the window's last results and marks are committed; what it queues in the store (the
+        cursor) commits right after it, in a transaction of its own. ``on_results`` sees each batch of written
+        results once it is committed (in input order when ``ordered``). Raises the first SourceError/SinkError/
+        StoreError after the threads stopped; everything committed before it stays done. SIGINT/SIGTERM
+        (``engine.interrupt``) stop it between two committed batches with ``Interrupted``.
         """
         with listening(self._stop):
             return self._process(windows, scope, run_id, on_window, on_progress, on_results, ordered)
@@ -147,9 +141,7 @@ class Engine:
         inbox: queue.Queue[Any] = queue.Queue(self.limits.queue_size)
         outbox: queue.Queue[Any] = queue.Queue(self.limits.queue_size)
         marks = MarkReader(self.store) if scope is not None else None
-        in_flight: set[str] = set()
-        stage = self._stage = Stage(self.adapter, self.scorers, run_id, self.oneshot, self.sink is not None)
-        human = human_required(self.store) if self.processes is not None else {}
+        stage = Stage(self.adapter, self.scorers, run_id, self.oneshot, self.sink is not None)
         pool = None
         if self.processes is not None:
             plan = self.processes(run_id, scope)
@@ -158,7 +150,7 @@ class Engine:
             # a digest only where every scored line is written as scored: no sink (it may reject a score and change
             # the line) and no scope (the writer may drop a line another window already wrote)
             digest = plan.digest if not sink and scope is None else None
-            plan = Plan(plan.build, run_id, plan.oneshot, store_path, scope, human, sink, digest)
+            plan = Plan(plan.build, run_id, plan.oneshot, store_path, scope, sink, digest)
             pool = _start_pool(self.limits.workers)
 
             def work(items: Any) -> list[Scored]:
@@ -175,38 +167,40 @@ class Engine:
         # one scoring thread and no processes: the reader scores each chunk itself (two threads taking turns on the
         # GIL per chunk cost more CPU than the scoring they overlapped)
         inline = self.processes is None and self.limits.workers == 1
-        target: Any = _Inline(self, outbox, work) if inline else inbox
         # with processes, two chunks in flight per worker: the next one waits in the pool while this one comes back
-        self._threads = 1 if inline else self.limits.workers * (2 if pool is not None else 1)
+        flight = Flight(scope, run_id, tracker, 1 if inline else self.limits.workers * (2 if pool is not None else 1))
+        target: Any = _Inline(self, outbox, work, flight) if inline else inbox
         # daemon threads: after an interrupt, one blocked in a judge call or a platform page is abandoned, not awaited
         reader = threading.Thread(
-            target=self._read,
-            args=(windows, scope, marks, tracker, target, in_flight),
-            name="tracescore-reader",
-            daemon=True,
+            target=self._read, args=(windows, flight, stage, marks, target), name="tracescore-reader", daemon=True
         )
         workers = [
-            threading.Thread(target=self._score, args=(inbox, outbox, work), name=f"tracescore-score-{i}", daemon=True)
-            for i in range(0 if inline else self._threads)
+            threading.Thread(
+                target=self._score, args=(inbox, outbox, work, flight), name=f"tracescore-score-{i}", daemon=True
+            )
+            for i in range(0 if inline else flight.threads)
         ]
         reader.start()
         for w in workers:
             w.start()
-        writer = Writer(self, scope, run_id, tracker, in_flight, on_results, ordered)
+        writer = Writer(
+            flight, self.store, self.sink, self.limits, self.counts, self.write_report, recheck=pool is not None,
+            tally=lambda: self._tally(started), on_results=on_results, ordered=ordered,
+        )  # fmt: skip
         try:
-            writer.loop(windows, outbox, on_window, on_progress, started)
+            writer.loop(windows, outbox, on_window, on_progress)
         except BaseException as exc:
             if isinstance(exc, Interrupted):
                 self._abandon.set()
             self._stop.set()
-            self._fatal = exc if isinstance(exc, Interrupted) else self._fatal or exc
+            flight.fatal = exc if isinstance(exc, Interrupted) else flight.fatal or exc
             _drain(inbox, outbox)
         finally:
             self._stop.set()
             self._end([reader, *workers], marks, pool)
             self._tally(started)
-        if self._fatal is not None:
-            raise self._fatal
+        if flight.fatal is not None:
+            raise flight.fatal
         return self.counts
 
     def _end(
@@ -231,14 +225,9 @@ class Engine:
 
     # -- reader -------------------------------------------------------------------------------------------
     def _read(
-        self,
-        windows: Sequence[Window],
-        scope: str | None,
-        marks: MarkReader | None,
-        tracker: Windows,
-        inbox: queue.Queue[Any],
-        in_flight: set[str],
+        self, windows: Sequence[Window], flight: Flight, stage: Stage, marks: MarkReader | None, inbox: queue.Queue[Any]
     ) -> None:
+        scope, tracker, in_flight = flight.scope, flight.tracker, flight.in_flight
         seq = 0
         pending: list[Any] = []
         seen = 0  # records read since the counts were last updated (once per chunk, not per record)
@@ -257,9 +246,9 @@ class Engine:
                     if self.processes is not None:  # the worker process adapts it and checks the marks
                         pending.append((seq, chunk, record))
                     else:
-                        trace, key, error = self._stage.adapt(record)
+                        trace, key, error = stage.adapt(record)
                         if scope is not None and marks is not None:
-                            with self._lock:
+                            with flight.lock:
                                 if key in in_flight:
                                     self.counts.duplicates += 1
                                     continue
@@ -271,40 +260,42 @@ class Engine:
                     seq += 1
                     held += record.size
                     if len(pending) >= size or held >= CHUNK_BYTES:
-                        sent = self._send(inbox, pending, seen, tracker, chunk)
+                        sent = self._send(inbox, pending, seen, flight, chunk)
                         pending, seen, held = [], 0, 0
                         if not sent:
                             return
-                sent = self._send(inbox, pending, seen, tracker, chunk)
+                sent = self._send(inbox, pending, seen, flight, chunk)
                 pending, seen, held = [], 0, 0
                 if not sent:
                     return
                 tracker.close(chunk)
         except TracescoreError as exc:  # what was read before the failure is still scored and written
-            self._fatal = self._fatal or exc
+            flight.fail(exc)
         except Exception as exc:  # noqa: BLE001 - an SDK bug in a source ends the run with its reason, not a hang
-            self._fatal = self._fatal or SourceError(f"reading failed: {type(exc).__name__}: {exc}")
+            flight.fail(SourceError(f"reading failed: {type(exc).__name__}: {exc}"))
         finally:
             if pending and not self._stop.is_set():
-                self._send(inbox, pending, seen, tracker, chunk)
+                self._send(inbox, pending, seen, flight, chunk)
             elif seen:
-                self._send(inbox, [], seen, tracker, chunk)
-            for _ in range(self._threads):
-                _put(inbox, _STOP, self._abandon)
+                self._send(inbox, [], seen, flight, chunk)
+            for _ in range(flight.threads):
+                _put(inbox, STOP, self._abandon)
 
-    def _send(self, inbox: queue.Queue[Any], items: list[Any], seen: int, tracker: Windows, chunk: int) -> bool:
+    def _send(self, inbox: queue.Queue[Any], items: list[Any], seen: int, flight: Flight, chunk: int) -> bool:
         """Count ``seen`` records read and ``items`` outstanding in their window (once per chunk, not per record,
         and before the writer can see them done), then pass the items on; False when the run stopped."""
         if seen:
-            with self._lock:
+            with flight.lock:
                 self.counts.seen += seen
         if not items:
             return True
-        tracker.add(chunk, len(items))
+        flight.tracker.add(chunk, len(items))
         return _put(inbox, items, self._stop)
 
     # -- scoring ------------------------------------------------------------------------------------------
-    def _score(self, inbox: queue.Queue[Any], outbox: queue.Queue[Any], work: Callable[[Any], list[Scored]]) -> None:
+    def _score(
+        self, inbox: queue.Queue[Any], outbox: queue.Queue[Any], work: Callable[[Any], list[Scored]], flight: Flight
+    ) -> None:
         while True:
             try:
                 items = inbox.get(timeout=_POLL_S)
@@ -312,48 +303,42 @@ class Engine:
                 if self._abandon.is_set():
                     return
                 continue
-            if items is _STOP:
-                _put(outbox, _STOP, self._abandon)
+            if items is STOP:
+                _put(outbox, STOP, self._abandon)
                 return
-            self._score_one(items, outbox, work)
+            self._score_one(items, outbox, work, flight)
 
-    def _score_one(self, items: Any, outbox: queue.Queue[Any], work: Callable[[Any], list[Scored]]) -> None:
+    def _score_one(
+        self, items: Any, outbox: queue.Queue[Any], work: Callable[[Any], list[Scored]], flight: Flight
+    ) -> None:
         if self._stop.is_set():
             return
         try:
             done = work(items)
         except Exception as exc:  # noqa: BLE001 - a dead worker process ends the run with its reason
-            self._fatal = self._fatal or TracescoreError(f"scoring failed: {type(exc).__name__}: {exc}")
+            flight.fail(TracescoreError(f"scoring failed: {type(exc).__name__}: {exc}"))
             self._stop.set()
             return
         _put(outbox, done, self._abandon)  # an interrupted run drops it: the writer no longer takes any
 
     def _tally(self, started: float) -> None:
-        self.counts.duration_s = time.monotonic() - started
-        if self._requests is not None:
-            self.counts.requests = self._requests()
-        else:
-            self.counts.requests = self.counts.sink_requests
-        if self.usage is not None:
-            spent = self.usage()
-            self.counts.judge_calls = spent.get("calls", 0)
-            self.counts.judge_cache_hits = spent.get("cache_hits", 0)
-            self.counts.judge_input_tokens = spent.get("input_tokens", 0)
-            self.counts.judge_output_tokens = spent.get("output_tokens", 0)
-            self.counts.judge_cost_usd = float(spent.get("cost_usd", 0.0))
+        requests = self._requests() if self._requests is not None else self.counts.sink_requests
+        self.counts.tally(time.monotonic() - started, requests, self.usage)
 
 
 class _Inline:
     """The reader's inbox when it scores itself: ``put`` scores a chunk and passes it to the writer."""
 
-    def __init__(self, engine: Engine, outbox: queue.Queue[Any], work: Callable[[Any], list[Scored]]) -> None:
-        self.engine, self.outbox, self.work = engine, outbox, work
+    def __init__(
+        self, engine: Engine, outbox: queue.Queue[Any], work: Callable[[Any], list[Scored]], flight: Flight
+    ) -> None:
+        self.engine, self.outbox, self.work, self.flight = engine, outbox, work, flight
 
     def put(self, items: Any, timeout: float | None = None) -> None:
-        if items is _STOP:
-            _put(self.outbox, _STOP, self.engine._abandon)
+        if items is STOP:
+            _put(self.outbox, STOP, self.engine._abandon)
         else:
-            self.engine._score_one(items, self.outbox, self.work)
+            self.engine._score_one(items, self.outbox, self.work, self.flight)
 
 
 def _start_pool(workers: int) -> ProcessPoolExecutor:

@@ -52,6 +52,17 @@ class JobCounts:
     failures: list[str] = field(default_factory=list)
     rejections: list[str] = field(default_factory=list)
 
+    def tally(self, duration_s: float, requests: int, usage: UsageMeter | None) -> None:
+        """Bring the totals up to date: the run's duration so far, the requests made, the judge's spend."""
+        self.duration_s, self.requests = duration_s, requests
+        if usage is not None:
+            spent = usage()
+            self.judge_calls = spent.get("calls", 0)
+            self.judge_cache_hits = spent.get("cache_hits", 0)
+            self.judge_input_tokens = spent.get("input_tokens", 0)
+            self.judge_output_tokens = spent.get("output_tokens", 0)
+            self.judge_cost_usd = float(spent.get("cost_usd", 0.0))
+
     def fail(self, message: str) -> None:
         self.failed += 1
         if len(self.failures) < FAILURES_KEPT:

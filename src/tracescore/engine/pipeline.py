@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from tracescore.adapters import Adapter
+from tracescore.catalog import DIAGNOSIS
 from tracescore.errors import InputError
 from tracescore.result import TraceResult
 from tracescore.scorers import Scorer, diagnose
@@ -58,7 +59,7 @@ def score_trace(trace: Trace, scorers: Sequence[Scorer]) -> TraceResult:
             result.citations += scored.citations
         if scored.notes:
             notes += scored.notes
-    scores["diagnosis"] = diagnose(scores)
+    scores[DIAGNOSIS] = diagnose(scores)
     if notes:
         result.notes += notes
     return result

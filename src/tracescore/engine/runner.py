@@ -6,7 +6,8 @@ delivered.
 
 ``run``: window ``[watermark - lookback, now)`` (the first run starts one lookback back), traces already marked are
 skipped, the watermark advances to ``now`` once every trace of the window is written. ``backfill``: ``[from, to)``
-in slices, resumable by slice and by per-trace marks. ``check_gaps``: traces older than the lookback that arrived
+in slices, newest first, cut from one paged listing of the window (``engine.slices``), resumable by slice and by
+per-trace marks. ``check_gaps``: traces older than the lookback that arrived
 after their window was done (never scored by ``run``) are reported.
 """
 
@@ -25,6 +26,7 @@ from tracescore.engine.core import Engine, JobCounts, Limits
 from tracescore.engine.interrupt import listening, received
 from tracescore.engine.pipeline import record_key
 from tracescore.engine.setup import JobSetup
+from tracescore.engine.slices import SlicedScan
 from tracescore.engine.stage import Plan, Scored
 from tracescore.errors import ConfigError, InputError, Interrupted, TracescoreError
 from tracescore.platforms.base import Parts
@@ -218,7 +220,7 @@ def backfill_job(
     on_progress: Progress | None = None,
     on_start: Callable[[Backfill, bool], None] | None = None,
 ) -> Outcome:
-    """Score ``[start, stop)`` in slices; an unfinished backfill of the same window and setup is resumed.
+    """Score ``[start, stop)`` in slices, newest first; an unfinished backfill of the same window and setup is resumed.
 
     With ``judge_batch`` each slice's judge calls go through the Message Batches API before the slice is scored.
     """
@@ -243,12 +245,12 @@ def backfill_job(
         windows = job.windows()
 
         def on_window(index: int, window: tuple[datetime, datetime]) -> None:
-            state.backfill_progress(job.id, window[1], "done" if window[1] >= job.stop else "running")
+            state.backfill_progress(job.id, window[0], "done" if index == len(windows) - 1 else "running")
 
         extra: dict[str, Any] = {
             "backfill_id": job.id,
             "window": [to_text(job.start), to_text(job.stop)],
-            "resumed_from": to_text(job.done_until) if resumed else None,
+            "resumed_from": to_text(windows[0][1] if windows else job.start) if resumed else None,
             "slices_left": len(windows),
         }
         before = None
@@ -265,14 +267,16 @@ def backfill_job(
                 poll_seconds=setup.batch_poll_seconds,
                 rubrics=setup.rubrics,
             )
+            scan = SlicedScan(setup.source, windows[-1][0] if windows else job.start)  # the prefill's own listing
             before = window_prefill(
-                prefill, setup.source.records, setup.adapter, lambda key: marks.marked(job.scope, key) is not None
+                prefill, scan.records, setup.adapter, lambda key: marks.marked(job.scope, key) is not None
             )
             extra["judge_batch"] = True
             extra["judge_batches"] = prefill.summary  # kept current by the prefill, so the stored summary has it too
         try:
+            sliced = SlicedScan(setup.source, windows[-1][0] if windows else job.start)
             outcome = _execute(
-                setup, store, run_id, "backfill", windows, job.scope, on_window, on_progress, extra, before
+                setup, store, run_id, "backfill", windows, job.scope, on_window, on_progress, extra, before, sliced
             )
         finally:
             marks.close()
@@ -297,10 +301,11 @@ def _execute(
     on_progress: Progress | None,
     extra: dict[str, Any],
     before_window: Callable[[datetime, datetime], None] | None = None,
+    source: Source | None = None,
 ) -> Outcome:
     engine = Engine(
         before_window=before_window,
-        source=setup.source,
+        source=source or setup.source,
         adapter=setup.adapter,
         scorers=setup.scorers,
         store=store,

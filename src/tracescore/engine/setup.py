@@ -5,8 +5,6 @@ The platform comes from the registry (``platforms/``); its SDK is imported only 
 
 from __future__ import annotations
 
-import functools
-import os
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -14,26 +12,19 @@ from pathlib import Path
 from typing import Any
 
 from tracescore.adapters import Adapter
-from tracescore.calibrate.carry import grounding_agreement
-from tracescore.catalog import Reasons
-from tracescore.config import Config, JobSettings, ScoringSettings, SourceSettings, fingerprint
+from tracescore.config import Config, JobSettings, SourceSettings, fingerprint
 from tracescore.engine.core import Limits, Sink, UsageMeter
-from tracescore.engine.judging import JudgePool, StoreJudgeCache
-from tracescore.engine.stage import Plan, process_plan
-from tracescore.errors import ConfigError
-from tracescore.judge.anthropic import PRICES_PER_MTOK, AnthropicJudge
+from tracescore.engine.judging import JudgePool
+from tracescore.engine.recipe import build_recipe, cores, labelled, options
+from tracescore.engine.stage import Plan
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import Parts, PlatformContext
-from tracescore.scorers import Scorer, default_scorers
-from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
+from tracescore.scorers import Scorer
 from tracescore.scorers.rubrics import Rubrics
-from tracescore.scorers.semantic import semantic_scorer
-from tracescore.scorers.surface import surface_scorer
 from tracescore.sources.base import Source
-from tracescore.store import Store
 
-__all__ = ["JobSetup", "build_platform", "build_setup"]
+__all__ = ["JobSetup", "build_platform", "build_setup", "cores"]
 
 
 @dataclass
@@ -62,7 +53,7 @@ class JobSetup:
     stats: Any = None
     plan: Callable[[str, str | None], Plan] | None = None  # no judge: score in ``limits.workers`` processes
     rubrics: Rubrics = field(default_factory=Rubrics)  # each judged stage's rubric ([judge] rubric, ...)
-
+    notes: list[str] = field(default_factory=list)  # the recipe's warnings (missing SDK, deprecated judge model)
 
     def close(self) -> None:
         """Close the platform clients."""
@@ -78,33 +69,28 @@ def build_setup(
     overrides: dict[str, Any] | None = None,
 ) -> JobSetup:
     """The run described by ``config`` (``kind``/``path``/``write_back``/``overrides`` from the command line win);
-    ConfigError names the bad key and the fix."""
+    ConfigError names the bad key and the fix. Its scoring is the recipe's (``engine/recipe.py``)."""
     job: JobSettings = config.section("job")
-    scoring: ScoringSettings = config.section("scoring")
     limiter = RateLimiter(job.requests_per_minute)
     resources = ExitStack()
     write_back = job.write_back if write_back is None else write_back
     parts = build_platform(
         config, limiter, resources, kind=kind, path=path, write_back=write_back, overrides=overrides
     )
-    source, key, adapter, sink = parts.source, parts.key, parts.adapter, parts.sink
-    pool, no_judge_reason = _judge(scoring, config.judge_model, Path(job.store), resources)
-    rubrics = config.rubrics
-    agreement = None
-    if pool is not None:
-        agreement = grounding_agreement(Store(job.store), config.judge_model, rubrics.grounding.version)
-    merge_partial = config.section("judge").merge_partial
-    scorers = job_scorers(scoring, pool, no_judge_reason, agreement, merge_partial, rubrics)
-    plan = None
-    if pool is None:  # CPU-bound: score in worker processes when the adapter can be sent to one
-        plan = process_plan(
-            functools.partial(_without_judge, adapter, scoring, no_judge_reason, merge_partial, rubrics)
-        )
+    try:
+        recipe = build_recipe(options(config), job.store)
+    except BaseException:
+        resources.close()
+        raise
+    resources.callback(recipe.close)
+    pool = recipe.judge
+    adapter = labelled(parts.adapter, job.store)  # reviewer-entered labels (#12), read once, now
+    plan = recipe.processes(adapter)
     return JobSetup(
-        source=source,
-        source_key=key,
+        source=parts.source,
+        source_key=parts.key,
         adapter=adapter,
-        scorers=scorers,
+        scorers=recipe.scorers,
         usage=pool.usage_dict if pool is not None else None,
         judge_model=config.judge_model,
         describe=parts.describe,
@@ -112,65 +98,23 @@ def build_setup(
         judge=pool,
         batch_poll_seconds=job.batch_poll_seconds,
         settle_minutes=job.settle_delta.total_seconds() / 60,
-        judge_off=None if pool is not None else no_judge_reason,
-        sink=sink if write_back else None,
+        judge_off=None if pool is not None else recipe.no_judge_reason,
+        sink=parts.sink if write_back else None,
         store_path=Path(job.store),
         limits=Limits(
-            workers=job.judge_concurrency if plan is None else cores(),
+            workers=recipe.threads if plan is None else cores(),
             queue_size=job.queue_size,
             write_batch=job.write_batch,
         ),
         plan=plan,
-        rubrics=rubrics,
+        rubrics=recipe.options.rubrics,
         lookback_minutes=job.lookback_delta.total_seconds() / 60,
         chunks=job.backfill_chunks,
         fingerprint=fingerprint(config),
         limiter=limiter,
         resources=resources,
+        notes=recipe.notes,
     )
-
-
-def job_scorers(
-    scoring: ScoringSettings,
-    judge: JudgePool | None,
-    no_judge_reason: str,
-    agreement: Any,
-    merge_partial: str | None,
-    rubrics: Rubrics,
-) -> list[Scorer]:
-    """The scorers of a run or backfill: the deterministic stages, then grounding, surface and semantic."""
-    scorers = default_scorers(k=scoring.k, final_answer_prefix=scoring.final_answer_prefix or None)
-    scorers.append(
-        grounding_scorer(judge=judge, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost, agreement=agreement,
-                         merge_partial=merge_partial, rubric=rubrics.grounding)
-    )
-    scorers.append(
-        surface_scorer(
-            judge=judge, no_judge_reason=no_judge_reason, max_cost=scoring.max_cost, rubric=rubrics.surface
-        )
-    )
-    scorers.append(
-        semantic_scorer(
-            judge=judge,
-            final_answer_prefix=scoring.final_answer_prefix or None,
-            no_judge_reason=no_judge_reason,
-            max_cost=scoring.max_cost,
-            rubric=rubrics.semantic,
-        )
-    )
-    return scorers
-
-
-def _without_judge(
-    adapter: Adapter, scoring: ScoringSettings, no_judge_reason: str, merge_partial: str | None, rubrics: Rubrics
-) -> tuple[Adapter, list[Scorer]]:
-    """The adapter and scorers of a run without a judge, built again in each worker process."""
-    return adapter, job_scorers(scoring, None, no_judge_reason, None, merge_partial, rubrics)
-
-
-def cores() -> int:
-    """The CPU cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def build_platform(
@@ -199,31 +143,10 @@ def build_platform(
         write_back=write_back,
         resources=resources,
         overrides=dict(overrides or {}),
+        keep_versions=config.section("sinks").keep_versions,
     )
     try:
         return registry.build(kind, context)
     except BaseException:
         resources.close()
         raise
-
-
-def _judge(
-    scoring: ScoringSettings, model: str, store: Path, resources: ExitStack
-) -> tuple[JudgePool | None, str]:
-    """One Anthropic judge per scoring thread with the store's cache, or None and why the judged scores are absent."""
-    if not scoring.judge:
-        return None, Reasons.JUDGE_OFF.text
-    if not os.environ.get("ANTHROPIC_API_KEY"):
-        return None, NO_JUDGE
-    try:
-        import anthropic  # noqa: F401 - only to say clearly that the SDK is missing
-    except ImportError:
-        return None, Reasons.NO_SDK.text
-    if scoring.max_cost is not None and model not in PRICES_PER_MTOK:
-        raise ConfigError(
-            f"[scoring] max_cost needs a price for judge_model {model!r}, which is not in the price"
-            f" table; use a priced model (one of {', '.join(sorted(PRICES_PER_MTOK))}) or drop max_cost"
-        )
-    pool = JudgePool(lambda: AnthropicJudge(model=model), model, StoreJudgeCache(store))
-    resources.callback(pool.close)
-    return pool, NO_JUDGE

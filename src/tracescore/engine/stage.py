@@ -7,7 +7,6 @@ records, so decoding, validation, scoring and serialisation all happen in parall
 
 from __future__ import annotations
 
-import functools
 import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from tracescore.adapters import Adapter
-from tracescore.calibrate.required import apply_required
 from tracescore.engine.pipeline import guess_id, record_key, score_trace
 from tracescore.errors import InputError
 from tracescore.result import TraceResult
@@ -152,7 +150,6 @@ class Plan:
     oneshot: bool
     store_path: str | None = None  # marks are read from here when the run has a scope
     scope: str | None = None
-    human: Any = None  # reviewer-entered required doc ids (#12), applied after the adapter
     keep_result: bool = False  # a platform sink needs the TraceResult back, not only the line and rows
     # folds a chunk's result lines in the worker (``score``'s summary): the parent merges one digest per chunk instead
     # of folding, and receiving, every line's dict. Only where the parent changes no result after scoring (no sink)
@@ -172,10 +169,6 @@ def process_plan(
     return lambda run_id, scope: Plan(build, run_id, oneshot=scope is None, digest=digest)
 
 
-def _with_required(adapter: Adapter, human: Any, payload: object) -> Trace:
-    return apply_required(adapter(payload), human)
-
-
 _WORKER: dict[str, Any] = {}
 
 
@@ -183,8 +176,6 @@ def _worker_stage(plan: Plan) -> tuple[Stage, MarkReader | None]:
     """The stage of this worker process, built once per plan (its adapter, scorers and marks reader)."""
     if _WORKER.get("plan") != (plan.run_id, plan.scope, plan.keep_result):
         adapter, scorers = plan.build()
-        if plan.human:
-            adapter = functools.partial(_with_required, adapter, plan.human)
         marks = None
         if plan.scope is not None and plan.store_path is not None:
             with Store(Path(plan.store_path)) as store:

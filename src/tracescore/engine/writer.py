@@ -1,5 +1,12 @@
-"""The engine's writing half, in the calling thread: (re)orders scored items, delivers batches to the platform sink,
-then writes results, marks and window progress to the store in one transaction per batch."""
+"""The engine's writing half, in the calling thread: (re)orders scored items and writes them batch by batch.
+
+A batch goes to the platform sink first (a platform sink queues the ids it wrote and removed in the store's open
+transaction), then the batch's results and per-trace marks join that transaction, which commits. A window whose
+traces are all committed, and every one before it, is complete: its progress (the ``on_window`` cursor: watermark or
+backfill slice) commits afterwards, in a transaction of its own, so the cursor never covers a result that is not in
+the store. A crash between the two loses only the cursor's step: the re-run reads the window again and skips its
+marked traces.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,9 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from tracescore.engine.counts import FAILURES_KEPT, JobCounts, Limits, Windows
 from tracescore.engine.interrupt import received
@@ -19,7 +27,7 @@ from tracescore.sinks.records import WriteReport
 from tracescore.store.db import Store, result_rows
 from tracescore.store.state import JobState
 
-__all__ = ["STOP", "Writer"]
+__all__ = ["STOP", "Flight", "Writer"]
 
 STOP = object()
 """What each scoring thread puts on the outbox when it is done."""
@@ -29,46 +37,47 @@ _POLL_S = 0.1
 Window = tuple[datetime, datetime]
 
 
-class Engine(Protocol):
-    """What the writer uses of the engine."""
+@dataclass
+class Flight:
+    """One run of the engine as its threads share it: the scope and run id, which windows are complete, the keys
+    being scored (the reader adds them, the writer drops them once committed, both under ``lock``), the scoring
+    threads the writer waits for (each puts one ``STOP``), and the first fatal error of any thread."""
 
-    counts: JobCounts
-    limits: Limits
-    sink: BatchSink | None
-    store: Store
-    state: JobState
-    write_report: WriteReport
-    processes: Any
-    _lock: threading.Lock
-    _fatal: BaseException | None
-    _threads: int  # scoring threads: the writer stops after one STOP from each
+    scope: str | None
+    run_id: str
+    tracker: Windows
+    threads: int
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    in_flight: set[str] = field(default_factory=set)
+    fatal: BaseException | None = None
 
-    def _tally(self, started: float) -> None: ...
+    def fail(self, exc: BaseException) -> None:
+        """Keep ``exc`` as the run's failure, unless a thread failed first."""
+        self.fatal = self.fatal or exc
 
 
+@dataclass
 class Writer:
-    """The calling thread's half: (re)orders scored items, delivers batches to the sink, writes the store."""
+    """The calling thread's half: (re)orders scored items, delivers batches to the sink, writes the store.
 
-    def __init__(
-        self,
-        engine: Engine,
-        scope: str | None,
-        run_id: str,
-        tracker: Windows,
-        in_flight: set[str],
-        on_results: Callable[[list[Scored]], None] | None,
-        ordered: bool,
-    ) -> None:
-        self.engine = engine
-        self.counts = engine.counts
-        self.scope = scope
-        self.run_id = run_id
-        self.tracker = tracker
-        self.in_flight = in_flight
-        self.on_results = on_results
-        self.ordered = ordered
-        self.held: dict[int, Scored] = {}
-        self.next_seq = 0
+    ``recheck``: worker processes, not the reader, looked at the marks and the keys in flight, so the writer looks
+    again before it admits a trace; ``tally`` brings ``counts`` up to date (duration, requests, judge spend)."""
+
+    flight: Flight
+    store: Store
+    sink: BatchSink | None
+    limits: Limits
+    counts: JobCounts
+    report: WriteReport  # the sink's reports summed over batches
+    recheck: bool
+    tally: Callable[[], None]
+    on_results: Callable[[list[Scored]], None] | None = None
+    ordered: bool = False
+    held: dict[int, Scored] = field(default_factory=dict, init=False)  # ordered: items waiting for earlier ones
+    next_seq: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.state = JobState(self.store)
 
     def loop(
         self,
@@ -76,13 +85,12 @@ class Writer:
         outbox: queue.Queue[Any],
         on_window: Callable[[int, Window], None],
         on_progress: Callable[[JobCounts], None] | None,
-        started: float,
     ) -> None:
-        engine, limits = self.engine, self.engine.limits
+        limits = self.limits
         batch: list[Scored] = []
         stopped = 0
         last_flush = time.monotonic()
-        while stopped < engine._threads:
+        while stopped < self.flight.threads:
             signum = received()
             if signum is not None:  # SIGINT/SIGTERM: stop here, between two committed batches
                 raise Interrupted(signum)
@@ -94,7 +102,7 @@ class Writer:
                 stopped += 1
             elif got is not None:
                 released = self._release(got)
-                if self.scope is not None:
+                if self.flight.scope is not None:
                     released = [scored for scored in released if self._admit(scored)]
                 batch += released
                 while len(batch) >= limits.write_batch:  # a chunk from a process may hold more than a batch
@@ -108,13 +116,13 @@ class Writer:
                 last_flush = time.monotonic()
                 self._complete(windows, on_window)
                 if on_progress is not None:
-                    engine._tally(started)
+                    self.tally()
                     on_progress(self.counts)
         if batch:
             self._flush(batch)
-        if engine._fatal is None:
+        if self.flight.fatal is None:
             self._complete(windows, on_window)
-        engine._tally(started)
+        self.tally()
         if on_progress is not None:
             on_progress(self.counts)
 
@@ -136,36 +144,36 @@ class Writer:
 
     def _admit(self, scored: Scored) -> bool:
         """False for a trace a worker process found marked, or one already in flight (a repeated page)."""
-        if self.scope is None:
+        if self.flight.scope is None:
             return True
         if scored.skipped:
             self.counts.skipped += 1
-        elif self.engine.processes is not None and scored.key in self.in_flight:
+        elif self.recheck and scored.key in self.flight.in_flight:
             self.counts.duplicates += 1
-        elif self.engine.processes is not None and self.engine.state.marked(self.scope, scored.key) is not None:
+        elif self.recheck and self.state.marked(self.flight.scope, scored.key) is not None:
             # the worker looked before this run's own write of the key was committed (a line with no timestamp is
             # read in every window): this thread commits the marks, so its look-up is the one that cannot be stale
             self.counts.skipped += 1
         else:
-            self.in_flight.add(scored.key)
+            self.flight.in_flight.add(scored.key)
             return True
-        self.tracker.done(scored.chunk)
+        self.flight.tracker.done(scored.chunk)
         return False
 
     def _flush(self, batch: list[Scored]) -> None:
-        engine, counts = self.engine, self.counts
+        counts = self.counts
         rejected: dict[str, list[str]] = {}
-        if engine.sink is not None:
+        if self.sink is not None:
             writable = [s.result for s in batch if s.readable and s.result is not None]
             try:
-                report = engine.sink.write(writable) if writable else WriteReport()
+                report = self.sink.write(writable) if writable else WriteReport()
             except SinkError:
                 raise
             except TracescoreError:
                 raise
             except Exception as exc:  # noqa: BLE001 - an SDK error must end the run with a reason, not a traceback
                 raise SinkError(f"writing scores failed: {type(exc).__name__}: {exc}") from exc
-            total = engine.write_report
+            total = self.report
             total.accepted += report.accepted
             total.rejected += report.rejected
             total.retried += report.retried
@@ -183,7 +191,7 @@ class Writer:
                 if len(counts.rejections) < FAILURES_KEPT:
                     counts.rejections.append(str(rejection))
         marks: list[tuple[str, datetime | None, str]] = []
-        scope = self.scope
+        scope = self.flight.scope
         for scored in batch:
             if scored.failure is not None:
                 counts.fail(scored.failure)
@@ -197,30 +205,30 @@ class Writer:
                     status = "rejected"
                     scored.result.errors += [f"score rejected by the platform: {r}" for r in rejected[scored.key]]
                     scored.data, scored.text = scored.result.encoded()
-                    scored.rows = result_rows(self.run_id, scored.result, scored.text)
-                if engine.sink is None:
+                    scored.rows = result_rows(self.flight.run_id, scored.result, scored.text)
+                if self.sink is None:
                     counts.scores_written += scored.values
             if scope is not None:
                 marks.append((scored.key, scored.timestamp, status))
-        engine.store.add_rows([s.rows for s in batch if s.rows is not None])
+        self.store.add_rows([s.rows for s in batch if s.rows is not None])
         if scope is not None:
-            engine.state.mark(scope, marks, self.run_id)
-        engine.store.commit()
+            self.state.mark(scope, marks, self.flight.run_id)
+        self.store.commit()  # the ledger the sink queued, the results and the marks: one transaction
         if scope is not None:
-            with engine._lock:
+            with self.flight.lock:
                 for scored in batch:
-                    self.in_flight.discard(scored.key)
+                    self.flight.in_flight.discard(scored.key)
         done: dict[int, int] = {}
         for scored in batch:
             done[scored.chunk] = done.get(scored.chunk, 0) + 1
         for chunk, n in done.items():
-            self.tracker.done(chunk, n)
+            self.flight.tracker.done(chunk, n)
         if self.on_results is not None and batch:
             self.on_results(batch)
 
     def _complete(self, windows: Sequence[Window], on_window: Callable[[int, Window], None]) -> None:
-        newest = self.tracker.advance()
-        self.counts.windows_done = self.tracker.next
+        newest = self.flight.tracker.advance()
+        self.counts.windows_done = self.flight.tracker.next
         if newest is not None:
             on_window(newest, windows[newest])
-            self.engine.store.commit()
+            self.store.commit()  # the cursor, after the results it covers: a transaction of its own

@@ -71,6 +71,7 @@ class PlatformContext:
     write_back: bool
     resources: ExitStack
     overrides: dict[str, Any] = field(default_factory=dict)
+    keep_versions: bool = False  # ``[sinks] keep_versions``: the sink writes versioned names, old versions kept
 
     def where(self) -> str:
         return f" in {self.config_dir / 'tracescore.toml'}" if self.config_dir else ""

@@ -234,7 +234,7 @@ def _newly_failing(current: Run, baselines: Sequence[Run], case_key: str) -> Gat
 def _undecided(missing: Mapping[str, Any], stage: str) -> str:
     """Why a line's ``stage`` has no verdict: the absent reason of one of its scores (the diagnosis says it first)."""
     for name, reason in missing.items():
-        if name != "diagnosis" and score_stage(name) == stage:
+        if name != catalog.DIAGNOSIS and score_stage(name) == stage:
             return f"{name}: {reason}"
     return "its scores are absent"
 
@@ -315,7 +315,7 @@ def run_gate(
     checks += [_threshold(n, v, +1, now.summary) for n, v in sorted(config.minimums.items())]
     checks += [_threshold(n, v, -1, now.summary) for n, v in sorted(config.maximums.items())]
     if before:
-        skip = frozenset({"citation.unfetched_rate"} if config.allow_unread else ())
+        skip = frozenset({UNREAD} if config.allow_unread else ())
         checks += _regressions(now.summary, [b.summary for b in before], config.tolerance, skip)
     checks = [_judged(c, now, store, config.min_judge_kappa) for c in checks]
     if before:

@@ -80,10 +80,10 @@ def fold_run(results: Iterable[Mapping[str, Any]], case_key: str, allow_unread: 
         judge = result.get("judge")
         if isinstance(judge, Mapping) and judge.get("model"):
             run.judges.add((str(judge["model"]), str(judge.get("rubric_version") or "")))
-        fabricated = scores.get("citation.fabricated_count")
+        fabricated = scores.get(FABRICATED)
         if isinstance(fabricated, int | float) and fabricated > 0:
             run.fabricated.append(CaseFailure(case, tid, "citations", f"{fabricated:g} fabricated cited URL(s)"))
-        unread = scores.get("citation.unfetched_rate")
+        unread = scores.get(UNREAD)
         if isinstance(unread, int | float) and unread > 0:
             run.unread.append(CaseFailure(case, tid, "citations", f"{unread:.0%} of cited URLs never fetched"))
     return run

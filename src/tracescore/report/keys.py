@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from tracescore.errors import ConfigError
+from tracescore.report.runs import is_scored
 from tracescore.report.verdicts import field_value, full_path
-from tracescore.store.runs import is_scored
 
 __all__ = ["FieldCheck"]
 

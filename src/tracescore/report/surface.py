@@ -19,8 +19,18 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracescore.catalog import (
+    ANSWER_CORRECT,
+    ANSWER_SEMANTIC_MATCH,
+    ANSWER_TOKEN_F1,
+    SURFACE_CONTRADICTION_RATIO,
+    SURFACE_DISCOVERED_SUPPORT,
+    SURFACE_FETCH_YIELD,
+    SURFACE_FIRST_SUPPORT_RANK,
+    SURFACE_SUPPORT_ANY,
+)
 from tracescore.report.summary import NO_GROUP, field_value
-from tracescore.scorers.surface import CELLS, Complementarity, complementarity
+from tracescore.scorers.surface import CELL_SCORES, CELLS, Complementarity, complementarity
 from tracescore.store.db import Store
 
 __all__ = [
@@ -75,27 +85,27 @@ class SurfaceColumn:
         """Fold one result line (and, from a stored run, the fetch tokens of its trace) into the column."""
         scores: Mapping[str, Any] = result.get("scores") or {}
         self.traces += 1
-        self.correct.add(_num(scores.get("answer.correct")))
-        self.semantic.add(_num(scores.get("answer.semantic_match")))
-        self.token_f1.add(_num(scores.get("answer.token_f1")))
-        support = _num(scores.get("surface.support_any"))
+        self.correct.add(_num(scores.get(ANSWER_CORRECT)))
+        self.semantic.add(_num(scores.get(ANSWER_SEMANTIC_MATCH)))
+        self.token_f1.add(_num(scores.get(ANSWER_TOKEN_F1)))
+        support = _num(scores.get(SURFACE_SUPPORT_ANY))
         if support is None:
-            reason = (result.get("missing") or {}).get("surface.support_any")
+            reason = (result.get("missing") or {}).get(SURFACE_SUPPORT_ANY)
             if reason:
                 self.absent[str(reason)] += 1
             return
         self.support_any.add(support)
-        counts = {c: _num(scores.get(f"surface.{c}")) or 0.0 for c in CELLS}
+        counts = {c: _num(scores.get(CELL_SCORES[c])) or 0.0 for c in CELLS}
         for cell, n in counts.items():
             self.cells[cell] += int(n)
-        ratio = _num(scores.get("surface.contradiction_ratio"))
+        ratio = _num(scores.get(SURFACE_CONTRADICTION_RATIO))
         if ratio is not None:
             supporting = int(counts["smart"] + counts["missed"])
             self.supporting += supporting
             self.contradicting += ratio * supporting
-        self.first_rank.add(_num(scores.get("surface.first_support_rank")))
-        self.fetch_yield.add(_num(scores.get("surface.fetch_yield")))
-        self.discovered.add(_num(scores.get("surface.discovered_support")))
+        self.first_rank.add(_num(scores.get(SURFACE_FIRST_SUPPORT_RANK)))
+        self.fetch_yield.add(_num(scores.get(SURFACE_FETCH_YIELD)))
+        self.discovered.add(_num(scores.get(SURFACE_DISCOVERED_SUPPORT)))
         if tokens is not None:
             self.fetch_tokens.add(float(tokens))
 
@@ -135,7 +145,7 @@ class SurfaceReport:
         self.columns.setdefault(group, SurfaceColumn()).add(result, tokens)
         if self.group_by and self.case_key and group != NO_GROUP:
             case = field_value(result, self.case_key)
-            support = (result.get("scores") or {}).get("surface.support_any")
+            support = (result.get("scores") or {}).get(SURFACE_SUPPORT_ANY)
             if case is not None:
                 self.rows.append((case, group, support if isinstance(support, bool) else None))
 
@@ -171,7 +181,7 @@ def fetch_tokens(store: Store, run_id: str) -> dict[str, int]:
     """Trace id → tokens of the pages the agent fetched (``surface.fetch_yield`` metadata) for a stored run."""
     out: dict[str, int] = {}
     for trace_id, metadata in store.query(
-        "SELECT trace_id, metadata FROM scores WHERE run_id = ? AND name = 'surface.fetch_yield'", (run_id,)
+        "SELECT trace_id, metadata FROM scores WHERE run_id = ? AND name = ?", (run_id, SURFACE_FETCH_YIELD)
     ):
         tokens = json.loads(metadata or "{}").get("fetch_tokens")
         if isinstance(tokens, int):

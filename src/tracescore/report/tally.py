@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracescore.catalog import CITATION_FABRICATED_COUNT, DIAGNOSIS
 from tracescore.report.verdicts import STAGES, verdicts_of
 from tracescore.scorers.diagnosis import CELLS
 
@@ -135,7 +136,7 @@ class Summary:
         pending, self._absent = self._absent, Counter()
         for pairs, n in pending.items():
             for name, reason in pairs:
-                if name == "diagnosis":
+                if name == DIAGNOSIS:
                     self._undiagnosed[reason] += n
                 else:
                     self._stats[name].absent[reason] += n
@@ -169,7 +170,7 @@ class Summary:
             self._absent[tuple(missing.items())] += 1
             if len(self._absent) > _PENDING:  # reasons that name the trace: keep memory flat
                 self._fold()
-        cell = scores.get("diagnosis")
+        cell = scores.get(DIAGNOSIS)
         if isinstance(cell, str):
             self.cells.setdefault(cell, []).append(tid)
         stages = self.stages
@@ -181,7 +182,7 @@ class Summary:
                     count.passed += 1
                 else:
                     count.failed_ids.append(tid)
-        fabricated = scores.get("citation.fabricated_count")
+        fabricated = scores.get(CITATION_FABRICATED_COUNT)
         if fabricated and isinstance(fabricated, bool | int | float):
             self.fabricated[tid] = float(fabricated)
 

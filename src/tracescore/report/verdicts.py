@@ -45,28 +45,28 @@ def stage_verdicts(result: Mapping[str, Any], *, unread_fails: bool = True) -> d
 def verdicts_of(scores: Mapping[str, Any], unread_fails: bool = True) -> dict[str, bool | None]:
     """``stage_verdicts`` of a line's ``scores`` (the summary folds every line through it: kept to one pass)."""
     get = scores.get
-    cell = get("diagnosis")
+    cell = get(catalog.DIAGNOSIS)
     row, _, col = cell.partition("/") if isinstance(cell, str) else ("", "", "")
     out: dict[str, bool | None] = dict.fromkeys(STAGES)
     if row:
         out["retrieval"] = row != "retrieval_fail"
     else:
-        recall = next((as_number(v) for n, v in scores.items() if n.startswith("retrieval.recall_at_")), None)
+        recall = next((as_number(v) for n, v in scores.items() if n.startswith(catalog.RECALL_PREFIX)), None)
         out["retrieval"] = None if recall is None else recall >= MIN_RECALL
     if row == "grounded" or row == "ungrounded":
         out["grounding"] = row == "grounded"
     else:
-        rate = get("grounding.rate")
+        rate = get(catalog.GROUNDING_RATE)
         if type(rate) is float or isinstance(rate, bool | int | float):
             out["grounding"] = float(rate) >= MIN_GROUNDING
-    correct = get("answer.correct")
+    correct = get(catalog.ANSWER_CORRECT)
     if isinstance(correct, bool):
         out["answer"] = correct
     elif col:
         out["answer"] = col == "right"
-    fabricated = get("citation.fabricated_count")
+    fabricated = get(catalog.CITATION_FABRICATED_COUNT)
     if type(fabricated) is float or isinstance(fabricated, bool | int | float):
-        unread = (as_number(get("citation.unfetched_rate")) or 0.0) if unread_fails else 0.0
+        unread = (as_number(get(catalog.CITATION_UNFETCHED_RATE)) or 0.0) if unread_fails else 0.0
         out["citations"] = float(fabricated) == 0 and unread == 0
     return out
 

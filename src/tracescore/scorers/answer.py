@@ -18,7 +18,6 @@ from tracescore.scores import absent, score
 from tracescore.trace import Trace
 
 __all__ = [
-    "SCORER_VERSION",
     "answer_scorer",
     "exact_match",
     "extract_final_answer",
@@ -27,8 +26,6 @@ __all__ = [
     "squad_normalize",
     "token_f1",
 ]
-
-SCORER_VERSION = "answer-1"
 
 _DROP_PUNCT = str.maketrans("", "", string.punctuation)
 _PUNCT_BYTES = string.punctuation.encode()

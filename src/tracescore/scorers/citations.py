@@ -2,7 +2,8 @@
 
 Parses inline ``[n]`` markers with a reference list (``[n] URL``, ``[n]: URL``), markdown links and bare URLs,
 pairs each answer sentence with its citations, and scores ``citation.coverage``, ``citation.unfetched_rate`` and
-``citation.fabricated_count``; the per-citation rows (for the local store) and a note per marker with no reference
+``citation.fabricated_count``; from the grounding judge's claims, ``citation.support_rate`` and ``citation.drift_rate``
+(``judged_citation_scores``). The per-citation rows (for the local store) and a note per marker with no reference
 come back with them, in the scorer's ``Scored``.
 
 A sentence contains a word: list markers (``1.``, ``2)``, ``-``, ExpertQA's ``1[1].``), headings and reference-list
@@ -15,11 +16,19 @@ a per-trace guard (``MAX_ANSWER_CHARS``, ``MAX_CITATIONS``, ``MAX_HITS``) scores
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from operator import attrgetter
+from typing import Any
 
-from tracescore.catalog import CITATION_COVERAGE, CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE, Reasons
-from tracescore.result import CitationRow
+from tracescore.catalog import (
+    CITATION_COVERAGE,
+    CITATION_DRIFT_RATE,
+    CITATION_FABRICATED_COUNT,
+    CITATION_SUPPORT_RATE,
+    CITATION_UNFETCHED_RATE,
+    Reasons,
+)
+from tracescore.result import CitationRow, ClaimRow
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import (
     MAX_ANSWER_CHARS,
@@ -39,16 +48,14 @@ __all__ = [
     "MAX_CITATIONS",
     "MAX_HITS",
     "NOTHING_CITED",
-    "SCORER_VERSION",
     "CitedSentence",
     "ParsedAnswer",
     "citation_rows",
     "citation_scorer",
+    "judged_citation_scores",
     "parse_answer",
     "split_sentences",
 ]
-
-SCORER_VERSION = "citations-1"
 
 # Per-trace guard (with ``MAX_ANSWER_CHARS``): past these, the scorer scores what it read and says what it left out.
 MAX_CITATIONS = 5_000  # explicit ``trace.citations`` entries read
@@ -308,6 +315,42 @@ def citation_scorer() -> Scorer:
         return _scored((coverage, unfetched_rate, fabricated_count), memo)
 
     return score_citations
+
+
+def judged_citation_scores(
+    claims: Sequence[ClaimRow], meta: dict[str, Any], with_meta: Callable[..., dict[str, Any]]
+) -> list[Score]:
+    """``citation.support_rate`` (PARTIAL kept apart in its metadata) and ``citation.drift_rate`` (naming the fetched
+    source that does support the claim) over the claims of cited sentences, from the verdicts the grounding scorer's
+    judge call gave them (``cited_verdict``, ``drift_to``). ``with_meta(name, **extra)``: a score's metadata."""
+    cited = [r for r in claims if r.cited]
+    if not cited:
+        return [absent(n, Reasons.NO_CITED_CLAIM.text, **meta) for n in (CITATION_SUPPORT_RATE, CITATION_DRIFT_RATE)]
+    supported = sum(1 for r in cited if r.cited_verdict == "supported")
+    partial = sum(1 for r in cited if r.cited_verdict == "partial")
+    unsupported = [r.text for r in cited if r.cited_verdict not in ("supported", "partial")]
+    drifted = [r for r in cited if r.drift_to]
+    support = score(
+        CITATION_SUPPORT_RATE,
+        supported / len(cited),
+        comment=_first("cited source does not support", unsupported, 3) if unsupported else None,
+        **with_meta(
+            CITATION_SUPPORT_RATE,
+            cited_claims=len(cited),
+            supported=supported,
+            partial=partial,
+            partial_rate=partial / len(cited),
+        ),
+    )
+    drift = score(
+        CITATION_DRIFT_RATE,
+        len(drifted) / len(cited),
+        comment=_first("supported by another fetched source", [f"{r.text} → {r.drift_to}" for r in drifted], 3)
+        if drifted
+        else None,
+        **with_meta(CITATION_DRIFT_RATE, cited_claims=len(cited), drift_to=sorted({r.drift_to or "" for r in drifted})),
+    )
+    return [support, drift]
 
 
 def _scored(scores: tuple[Score, ...], memo: _Rows) -> Scored:

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from tracescore.catalog import SURFACE_SUPPORT_ANY
 from tracescore.scores import Score
 
 __all__ = [
@@ -52,7 +53,7 @@ def support_rows(
         case, provider = _lookup(result, case_key), _lookup(result, provider_key)
         if case is None or provider is None:
             continue
-        found = result.scores.get("surface.support_any")
+        found = result.scores.get(SURFACE_SUPPORT_ANY)
         value = found.value if found is not None else None
         out.append((case, provider, value if isinstance(value, bool) else None))
     return out

@@ -7,7 +7,7 @@ decided. Read it beside ``citation.unfetched_rate``: "dead or unfetched".
 
 from __future__ import annotations
 
-from tracescore.catalog import Reasons
+from tracescore.catalog import CITATION_DEAD_RATE, Reasons
 from tracescore.links import LinkCheck
 from tracescore.scorers.citations import citation_rows
 from tracescore.scorers.scored import Scored, Scorer
@@ -16,7 +16,7 @@ from tracescore.trace import Trace
 
 __all__ = ["SCORE", "dead_link_scorer"]
 
-SCORE = "citation.dead_rate"
+SCORE = CITATION_DEAD_RATE
 
 
 def dead_link_scorer(*, checker: LinkCheck) -> Scorer:

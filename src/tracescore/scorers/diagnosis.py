@@ -13,9 +13,8 @@ from types import MappingProxyType
 from tracescore.catalog import ANSWER_CORRECT, ANSWER_TOKEN_F1, DIAGNOSIS, GROUNDING_RATE, Reasons, entry, recall_name
 from tracescore.scores import Score, absent, score
 
-__all__ = ["CELLS", "MIN_F1", "MIN_GROUNDING", "MIN_RECALL", "SCORER_VERSION", "diagnose"]
+__all__ = ["CELLS", "MIN_F1", "MIN_GROUNDING", "MIN_RECALL", "diagnose"]
 
-SCORER_VERSION = "diagnosis-1"
 MIN_RECALL, MIN_GROUNDING, MIN_F1 = 1.0, 0.8, 0.5  # the cuts of a passing stage; the report's verdicts read them too
 CELLS = tuple(
     f"{row}/{col}"

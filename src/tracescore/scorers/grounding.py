@@ -6,10 +6,9 @@ delimited with an id. The judge splits the answer into atomic claims and lists, 
 support, partially support or contradict it, each with a verbatim quote. Every quote is verified in code against
 the document it names; a ``supported`` entry whose quote is not found is dropped (downgraded) and counted.
 
-Scores: ``grounding.rate``, ``grounding.hallucination_rate``, ``grounding.unverified_quotes``,
-``citation.support_rate`` (PARTIAL kept apart in its metadata) and ``citation.drift_rate`` (naming the fetched
-source that does support the claim). A judge failure leaves them absent with ``judge_error``. The judge never sees
-the labels (expected answer).
+Scores: ``grounding.rate``, ``grounding.hallucination_rate``, ``grounding.unverified_quotes`` and, from the same
+claims, the citation stage's judged scores (support and drift, computed in ``scorers/citations.py``). A judge failure
+leaves them absent with ``judge_error``. The judge never sees the labels (expected answer).
 """
 
 from __future__ import annotations
@@ -18,7 +17,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from tracescore.catalog import Reasons
+from tracescore import catalog
+from tracescore.catalog import GROUNDING_HALLUCINATION_RATE, GROUNDING_RATE, GROUNDING_UNVERIFIED_QUOTES, Reasons
 from tracescore.errors import JudgeError
 from tracescore.judge.passages import MAX_SHARE
 from tracescore.judge.pricing import reply_cost
@@ -27,7 +27,7 @@ from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.result import ClaimRow
 from tracescore.scorers.absent import absent_for, all_absent
-from tracescore.scorers.citations import citation_rows
+from tracescore.scorers.citations import citation_rows, judged_citation_scores
 from tracescore.scorers.grounding_call import (
     EvidenceDoc,
     GroundingCall,
@@ -40,7 +40,7 @@ from tracescore.scorers.grounding_call import (
 from tracescore.scorers.partial import merge_partial_definition, merge_partial_verdicts
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import ParsedAnswer
-from tracescore.scores import Score, absent, score
+from tracescore.scores import Score, score
 from tracescore.trace import Trace
 
 __all__ = [
@@ -58,13 +58,7 @@ __all__ = [
     "grounding_scorer",
 ]
 
-JUDGED_SCORES = (
-    "grounding.rate",
-    "grounding.hallucination_rate",
-    "grounding.unverified_quotes",
-    "citation.support_rate",
-    "citation.drift_rate",
-)
+JUDGED_SCORES = catalog.names_of("grounding")  # the grounding scores, then the judged citation ones
 NO_JUDGE, JUDGE_ERROR = Reasons.NO_JUDGE.text, Reasons.JUDGE_ERROR.text
 BUDGET_REASON = Reasons.BUDGET.text.split(" (", 1)[0]  # how every budget reason starts
 _RANK = MappingProxyType({"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0})
@@ -209,55 +203,24 @@ def _scores(judged: _Judged, meta: dict[str, Any], agreement: dict[str, dict[str
     bad = [r.text for r in rows if r.verdict in ("unsupported", "contradicted")]
     out = [
         score(
-            "grounding.rate",
+            GROUNDING_RATE,
             count["supported"] / n,
             comment=_first("not supported by the evidence", bad) if bad else None,
-            **m("grounding.rate", verdicts=count),
+            **m(GROUNDING_RATE, verdicts=count),
         ),
         score(
-            "grounding.hallucination_rate",
+            GROUNDING_HALLUCINATION_RATE,
             (count["unsupported"] + count["contradicted"]) / n,
-            **m("grounding.hallucination_rate", claims_total=n, contradicted=count["contradicted"]),
+            **m(GROUNDING_HALLUCINATION_RATE, claims_total=n, contradicted=count["contradicted"]),
         ),
         score(
-            "grounding.unverified_quotes",
+            GROUNDING_UNVERIFIED_QUOTES,
             float(len(judged.unverified)),
             comment=_first("quote not found in the named document", judged.unverified) if judged.unverified else None,
-            **m("grounding.unverified_quotes"),
+            **m(GROUNDING_UNVERIFIED_QUOTES),
         ),
     ]
-    cited = [r for r in rows if r.cited]
-    if not cited:
-        out += [absent(name, Reasons.NO_CITED_CLAIM.text, **meta) for name in JUDGED_SCORES[3:]]
-        return tuple(out)
-    supported = sum(1 for r in cited if r.cited_verdict == "supported")
-    partial = sum(1 for r in cited if r.cited_verdict == "partial")
-    unsupported = [r.text for r in cited if r.cited_verdict not in ("supported", "partial")]
-    drifted = [r for r in cited if r.drift_to]
-    out.append(
-        score(
-            "citation.support_rate",
-            supported / len(cited),
-            comment=_first("cited source does not support", unsupported) if unsupported else None,
-            **m(
-                "citation.support_rate",
-                cited_claims=len(cited),
-                supported=supported,
-                partial=partial,
-                partial_rate=partial / len(cited),
-            ),
-        )
-    )
-    out.append(
-        score(
-            "citation.drift_rate",
-            len(drifted) / len(cited),
-            comment=_first("supported by another fetched source", [f"{r.text} → {r.drift_to}" for r in drifted])
-            if drifted
-            else None,
-            **m("citation.drift_rate", cited_claims=len(cited), drift_to=sorted({r.drift_to or "" for r in drifted})),
-        )
-    )
+    out += judged_citation_scores(rows, meta, m)
     return tuple(out)
 
 

@@ -17,9 +17,8 @@ from tracescore.scores import Score, absent, score
 from tracescore.trace import Hit, SearchStep, Trace
 from tracescore.urls import URL_CACHE_SIZE, is_url, normalize_url
 
-__all__ = ["SCORER_VERSION", "doc_family", "retrieval_scorer"]
+__all__ = ["doc_family", "retrieval_scorer"]
 
-SCORER_VERSION = "retrieval-1"
 _VERSION_SUFFIX = re.compile(r"^(?P<family>.+?)[-_.@]v(?P<version>\d+(?:\.\d+)*)$", re.IGNORECASE)
 
 

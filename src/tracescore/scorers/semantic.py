@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tracescore.catalog import Reasons
+from tracescore.catalog import ANSWER_SEMANTIC_MATCH, Reasons
 from tracescore.errors import JudgeError
 from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
 from tracescore.judge.rubrics import Rubric, load_rubric
@@ -24,7 +24,7 @@ from tracescore.trace import Trace
 
 __all__ = ["LABELS", "SCORE", "SemanticVerdict", "needed_request", "semantic_request", "semantic_scorer"]
 
-SCORE = "answer.semantic_match"
+SCORE = ANSWER_SEMANTIC_MATCH
 LABELS = ("match", "no match")
 """The verdicts this scorer maps: a rubric for it declares exactly these."""
 _TAG = re.compile(r"<(/?)(question|gold_answer|answer)\b", re.IGNORECASE)

@@ -17,9 +17,22 @@ its status; a page that failed or came back empty is never labelled (it did not 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import Any, get_args
 
-from tracescore.catalog import Reasons
+from tracescore import catalog
+from tracescore.catalog import (
+    SURFACE_BLIND,
+    SURFACE_CONTRADICTION_RATIO,
+    SURFACE_DISCOVERED_SUPPORT,
+    SURFACE_FETCH_YIELD,
+    SURFACE_FIRST_SUPPORT_RANK,
+    SURFACE_MISSED,
+    SURFACE_NOOP,
+    SURFACE_SMART,
+    SURFACE_SUPPORT_ANY,
+    Reasons,
+)
 from tracescore.errors import JudgeError
 from tracescore.judge.passages import MAX_SHARE, approx_tokens
 from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
@@ -43,6 +56,7 @@ from tracescore.trace import Trace
 
 __all__ = [
     "CELLS",
+    "CELL_SCORES",
     "LABELS",
     "MAX_CALL_TOKENS",
     "SURFACE_SCORES",
@@ -63,18 +77,11 @@ __all__ = [
     "unscorable",
 ]
 
-SURFACE_SCORES = (
-    "surface.support_any",
-    "surface.first_support_rank",
-    "surface.smart",
-    "surface.missed",
-    "surface.blind",
-    "surface.noop",
-    "surface.contradiction_ratio",
-    "surface.fetch_yield",
-    "surface.discovered_support",
-)
+SURFACE_SCORES = catalog.names_of("surface")
 CELLS = ("smart", "missed", "blind", "noop")
+CELL_SCORES = MappingProxyType(  # each cell's count is a score
+    {"smart": SURFACE_SMART, "missed": SURFACE_MISSED, "blind": SURFACE_BLIND, "noop": SURFACE_NOOP}
+)
 NO_JUDGE, JUDGE_ERROR = Reasons.NO_JUDGE.text, Reasons.JUDGE_ERROR.text
 LABELS: tuple[str, ...] = get_args(Label)
 """The labels this scorer maps: a rubric for it declares exactly these."""
@@ -141,38 +148,38 @@ def surface_scores(rows: Sequence[UrlRow], meta: dict[str, Any], unverified: Seq
     meta = dict(meta) | {"unverified_quotes": len(unverified)}
     if unverified:
         meta["unverified"] = list(unverified[:10])
-    out = [score("surface.support_any", bool(supporting), **meta)]
+    out = [score(SURFACE_SUPPORT_ANY, bool(supporting), **meta)]
     ranks = [r.rank for r in supporting if r.rank is not None]
     out.append(
-        score("surface.first_support_rank", float(min(ranks)), **meta)
+        score(SURFACE_FIRST_SUPPORT_RANK, float(min(ranks)), **meta)
         if ranks
-        else absent("surface.first_support_rank", Reasons.NO_SUPPORTING_SURFACE.text, **meta)
+        else absent(SURFACE_FIRST_SUPPORT_RANK, Reasons.NO_SUPPORTING_SURFACE.text, **meta)
     )
     missed = [r.url or r.key for r in shown if r.cell == "missed"]
     for cell in CELLS:
         comment = f"supporting results never opened: {', '.join(missed[:3])}" if cell == "missed" and missed else None
-        out.append(score(f"surface.{cell}", float(cells[cell]), comment=comment, urls=len(shown), **meta))
+        out.append(score(CELL_SCORES[cell], float(cells[cell]), comment=comment, urls=len(shown), **meta))
     out.append(
         score(
-            "surface.contradiction_ratio",
+            SURFACE_CONTRADICTION_RATIO,
             len(contradicting) / len(supporting),
             contradicting=len(contradicting),
             supporting=len(supporting),
             **meta,
         )
         if supporting
-        else absent("surface.contradiction_ratio", Reasons.NO_SUPPORTING_SURFACE.text, **meta)
+        else absent(SURFACE_CONTRADICTION_RATIO, Reasons.NO_SUPPORTING_SURFACE.text, **meta)
     )
     yielded = [r for r in fetched if r.page == "supports"]
     out.append(
-        score("surface.fetch_yield", len(yielded) / len(fetched), fetched=len(fetched), yielded=len(yielded), **meta)
+        score(SURFACE_FETCH_YIELD, len(yielded) / len(fetched), fetched=len(fetched), yielded=len(yielded), **meta)
         if fetched
-        else absent("surface.fetch_yield", Reasons.NO_PAGE_FETCHED.text, **meta)
+        else absent(SURFACE_FETCH_YIELD, Reasons.NO_PAGE_FETCHED.text, **meta)
     )
     discovered = [r.url or r.key for r in shown if r.discovered]
     out.append(
         score(
-            "surface.discovered_support",
+            SURFACE_DISCOVERED_SUPPORT,
             float(len(discovered)),
             comment=f"supported only after opening: {', '.join(discovered[:3])}" if discovered else None,
             **meta,
@@ -260,8 +267,8 @@ def surface_scorer(
         meta["oracle_calls"], meta["judge_usage"] = spent.calls, spent.as_dict()
         fetch_tokens = sum(approx_tokens(item.page) for item in items if item.page is not None)
         extra: dict[str, dict[str, Any]] = {
-            "surface.smart": {"urls": [r.as_dict() for r in rows]},
-            "surface.fetch_yield": {"fetch_tokens": fetch_tokens},  # what the agent read, for the provider report
+            SURFACE_SMART: {"urls": [r.as_dict() for r in rows]},
+            SURFACE_FETCH_YIELD: {"fetch_tokens": fetch_tokens},  # what the agent read, for the provider report
         }
         scores = (
             s.with_metadata(s.metadata | extra[s.name]) if s.name in extra else s

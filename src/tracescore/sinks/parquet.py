@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tracescore.errors import ConfigError, InputError, MissingInputError
+from tracescore.errors import ConfigError, InputError, MissingInputError, NoResultsError
 
 __all__ = ["PARQUET_SUFFIX", "is_parquet_spec", "read_parquet_results", "shard_file", "write_results"]
 
@@ -153,7 +153,7 @@ def _files(uri: str) -> list[tuple[Any, str]]:
         and not f.base_name.startswith((".", "_"))
     ]
     if not found:
-        raise InputError(f"{uri!r} holds no .parquet result file")
+        raise NoResultsError(f"{uri!r} holds no .parquet result file")
     return [(filesystem, p) for p in sorted(found)]
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
-from tracescore.catalog import entry
+from tracescore.catalog import DIAGNOSIS, entry
 from tracescore.errors import SinkError
 from tracescore.result import TraceResult
 from tracescore.scores import Score
@@ -153,7 +153,7 @@ DIAGNOSIS_ACTIONS: dict[str, str] = {
 
 def _comment(score: Score) -> str | None:
     text = score.comment
-    if score.name == "diagnosis" and isinstance(score.value, str):
+    if score.name == DIAGNOSIS and isinstance(score.value, str):
         stage, _, verdict = score.value.partition("/")
         said = f"{score.value}: {DIAGNOSIS_ACTIONS.get(stage, score.value)}; answer {verdict}"
         text = f"{said} ({text})" if text else said

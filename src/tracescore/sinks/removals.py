@@ -19,8 +19,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from tracescore.catalog import NOT_COMPUTED, Reasons, absence_kind
 from tracescore.errors import SinkError
 from tracescore.result import TraceResult
@@ -35,20 +33,9 @@ from tracescore.sinks.records import (
 from tracescore.store.db import Store
 from tracescore.store.written import Written, WrittenScores
 
-__all__ = ["Mirror", "Removal", "SinksSettings", "Written", "preview_removals"]
+__all__ = ["Mirror", "Removal", "Written", "preview_removals"]
 
 _STALE = "(kept: not computed this time)"
-
-
-class SinksSettings(BaseModel):
-    """``[sinks]``: how the platform sinks mirror the scoring."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    keep_versions: bool = Field(
-        default=False,
-        description="write versioned names (grounding.rate@grounding-1) and keep old versions beside new ones",
-    )
 
 
 @dataclass(frozen=True)

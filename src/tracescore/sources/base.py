@@ -27,6 +27,7 @@ class Record:
     line: int | None = None
     size: int = 0
     at: tuple[FileRef, int] | None = None  # (file, byte offset) the payload was read at: a worker reads it there
+    timestamp: datetime | None = None  # the platform's time of the trace (root start); newest first when set
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
-from tracescore.errors import InputError
+from tracescore.errors import MissingInputError
 from tracescore.sources.base import FileRef, Record
 
 __all__ = ["JsonlSource", "read_jsonl", "record_time"]
@@ -27,8 +27,8 @@ def read_jsonl(path: str | Path | IO[bytes]) -> Iterator[Record]:
             return
         try:
             handle = open(path, "rb", buffering=_BUFFER)  # noqa: SIM115 - closed below, generator-owned
-        except OSError as exc:
-            raise InputError(f"cannot read traces file {str(path)!r}: {exc.strerror}") from exc
+        except OSError as exc:  # missing, unreadable, a folder: a bad argument or [source] path, nothing ran
+            raise MissingInputError(f"cannot read traces file {str(path)!r}: {exc.strerror}") from exc
         with handle:
             yield from _lines(handle, str(path))
     else:

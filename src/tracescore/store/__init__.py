@@ -1,4 +1,4 @@
-"""The local store: SQLite with migrations (db), job state (watermarks, backfills), the run lock and stored runs.
+"""The local store: SQLite with migrations (db), job state (watermarks, backfills), the run lock and the runs kept.
 
 Not a sink: every command keeps its runs and results here, whatever it writes elsewhere.
 """

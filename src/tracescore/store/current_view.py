@@ -10,7 +10,7 @@ Which absences were not computed is decided when a result is stored, by the cata
 only the reason), and kept beside the line in ``results.not_computed``: those absences' reasons as the line words
 them, each once (a JSON array; NULL when none), so the view is plain SQL that any SQLite client can query. Rows stored
 before 0013 get the column from the reasons known at the migration; 0013 kept the absences' names (a run without the
-judge repeated 14 of them, ~320 bytes a trace, where the one reason takes ~35), 0015 turns them into their reasons.
+judge repeated 14 of them, ~320 bytes a trace, where the one reason takes ~35), 0016 turns them into their reasons.
 """
 
 from __future__ import annotations

@@ -167,7 +167,8 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0012_citations_view", CITATIONS_VIEW_MIGRATION),  # the per-citation rows become a view over one JSON array
     ("0013_current_scores", CURRENT_VIEW_MIGRATION),  # which absences were not computed; the current score per trace
     ("0014_judge_batch_outcome", "ALTER TABLE judge_batches ADD COLUMN outcome TEXT"),  # API counts, results, cost
-    ("0015_not_computed_reasons", NOT_COMPUTED_REASONS_MIGRATION),  # not_computed holds reasons, not names: -90 %
+    ("0015_backfill_done_from", "ALTER TABLE backfills ADD COLUMN done_from TEXT"),  # slices done newest first
+    ("0016_not_computed_reasons", NOT_COMPUTED_REASONS_MIGRATION),  # not_computed holds reasons, not names: -90 %
 ]
 PAGE_SIZE = 16_384
 """Bytes per page of a new store: results rows of 1.5-2.5 KB pack several to a page (at SQLite's default, 4096, a row
@@ -304,7 +305,7 @@ class Store:
             raise StoreError(f"cannot write {len(batch)} result(s) from {first!r} to {self.path}: {exc}") from exc
 
     def write(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        """Queue rows of another module's table (job state) in the open transaction, committed with the results."""
+        """Queue rows of another module's table (job state, ledger) in the open transaction; ``commit()`` ends it."""
         if not self._in_tx:
             self._execute("BEGIN")
             self._in_tx = True

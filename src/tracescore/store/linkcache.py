@@ -1,8 +1,8 @@
 """The link checker's cache in the local store (``--check-links``): one row per normalised URL, re-checked when old.
 
 Only definitive results (alive, dead) are kept (the checker decides that); a row older than ``max_age`` is treated
-as missing, so a page that died or came back is seen within that time. Rows are written in the store's open
-transaction and committed with the run's results.
+as missing, so a page that died or came back is seen within that time. Rows are queued in the store's open
+transaction and committed by its next commit (the engine's, with a batch of results; at the latest when it closes).
 """
 
 from __future__ import annotations

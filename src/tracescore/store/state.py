@@ -1,7 +1,8 @@
 """Job state in the local store: watermarks per source, per-trace "scored and written" marks, backfill progress.
 
-Cursor state lives only here, and only the pipeline advances it, in the same SQLite transaction as the results it
-covers, after the platform sink has committed. Times are stored as fixed-width UTC text so they sort as they compare.
+Cursor state lives only here, and only the pipeline advances it: a window's progress commits in a transaction of its
+own, after the transactions holding every result and mark of the window (each committed after the platform sink took
+its batch). Times are stored as fixed-width UTC text so they sort as they compare.
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ class Watermark:
 
 @dataclass(frozen=True)
 class Backfill:
-    """One backfill job: ``[start, stop)`` cut into ``chunks`` equal windows, done up to ``done_until``."""
+    """One backfill job: ``[start, stop)`` cut into ``chunks`` equal windows; ``[done_from, stop)`` is done (slices
+    are done newest first, as platforms list them), and so is ``[start, done_until)`` (what a backfill begun before
+    slices went newest first had done oldest first)."""
 
     id: str
     source_key: str
@@ -55,16 +58,18 @@ class Backfill:
     chunks: int
     done_until: datetime
     status: str
+    done_from: datetime | None = None  # None: no slice done from the top (``stop``)
 
     @property
     def scope(self) -> str:
         return f"backfill:{self.id}"
 
     def windows(self) -> list[tuple[datetime, datetime]]:
-        """The chunk windows still to do, oldest first (chunks below ``done_until`` are skipped)."""
+        """The chunk windows still to do, newest first (chunks below ``done_until`` or from ``done_from`` skipped)."""
         step = (self.stop - self.start) / self.chunks
         edges = [self.start + step * i for i in range(self.chunks)] + [self.stop]
-        return [(a, b) for a, b in zip(edges, edges[1:], strict=False) if b > self.done_until]
+        top = self.stop if self.done_from is None else self.done_from
+        return [(a, b) for a, b in zip(edges, edges[1:], strict=False) if b > self.done_until and a < top][::-1]
 
 
 class JobState:
@@ -155,21 +160,24 @@ class JobState:
 
     def backfill(self, backfill_id: str) -> Backfill | None:
         rows = self.store.query(
-            "SELECT id, source_key, fingerprint, start, stop, chunks, done_until, status FROM backfills WHERE id = ?",
+            "SELECT id, source_key, fingerprint, start, stop, chunks, done_until, status, done_from FROM backfills"
+            " WHERE id = ?",
             (backfill_id,),
         )
         if not rows:
             return None
         r = rows[0]
         return Backfill(
-            str(r[0]), str(r[1]), str(r[2]), from_text(r[3]), from_text(r[4]), int(r[5]), from_text(r[6]), str(r[7])
+            str(r[0]), str(r[1]), str(r[2]), from_text(r[3]), from_text(r[4]), int(r[5]), from_text(r[6]), str(r[7]),
+            from_text(r[8]) if r[8] is not None else None,
         )
 
-    def backfill_progress(self, backfill_id: str, done_until: datetime, status: str) -> None:
-        """Queue how far the backfill is done (monotonic) and its status."""
+    def backfill_progress(self, backfill_id: str, done_from: datetime, status: str) -> None:
+        """Queue how far down from its stop the backfill is done (monotonic: never moved up) and its status."""
         self.store.write(
-            "UPDATE backfills SET done_until = max(done_until, ?), status = ?, updated_at = ? WHERE id = ?",
-            [(to_text(done_until), status, _now(), backfill_id)],
+            "UPDATE backfills SET done_from = min(coalesce(done_from, stop), ?), status = ?, updated_at = ?"
+            " WHERE id = ?",
+            [(to_text(done_from), status, _now(), backfill_id)],
         )
 
 

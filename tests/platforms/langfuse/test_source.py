@@ -178,3 +178,19 @@ def test_a_server_without_experiment_items_gives_none_and_a_note(fake: FakeLangf
     with make_client(LangfuseCredentials.from_env(env_for(fake)), timeout=5) as client:
         assert read_experiment_items(client, WINDOW, stats=stats) == {}
     assert "no experiment labels" in stats.notes[0]
+
+
+def test_traces_come_newest_root_first_with_the_root_start_as_timestamp() -> None:
+    """Interleaved traces (each starts 2 ms after the one before; the older, the longer it runs), read 5 rows a
+    page: each record carries its root's start and they come newest first, so a backfill can cut its slices from
+    one scan (``engine.slices``)."""
+    with FakeLangfuse() as fake:
+        starts = {}
+        for i in range(9):
+            trace, observations = make_trace(i, T0 + timedelta(milliseconds=2 * i), size=6 + 3 * (8 - i))
+            fake.add_trace(trace, observations)
+            starts[trace["id"]] = T0 + timedelta(milliseconds=2 * i)
+        with make_client(LangfuseCredentials.from_env(env_for(fake)), timeout=5) as client:
+            records = list(read_langfuse(client, WINDOW, LangfuseSettings(page_size=5), sleep=lambda s: None))
+    assert [r.timestamp for r in records] == sorted(starts.values(), reverse=True)
+    assert all(r.timestamp == starts[r.payload["id"]] for r in records)  # type: ignore[index]

@@ -4,7 +4,7 @@ cluster-wide rate limiter, results and judge cache as Parquet beside each other,
 from __future__ import annotations
 
 from tracescore.engine.distributed.cache import ParquetJudgeCache, compact
-from tracescore.engine.distributed.driver import RayRun, RaySettings, ScorerSpec, ShardOutcome, score_shards
+from tracescore.engine.distributed.driver import RayRun, RaySettings, ShardOutcome, score_shards
 from tracescore.engine.distributed.judging import JudgeSpec, JudgeWorker, RemoteJudge
 from tracescore.engine.distributed.limiter import LimiterActor, TokenBucket
 
@@ -16,7 +16,6 @@ __all__ = [
     "RayRun",
     "RaySettings",
     "RemoteJudge",
-    "ScorerSpec",
     "ShardOutcome",
     "TokenBucket",
     "compact",

@@ -28,46 +28,20 @@ from tracescore.engine.distributed.cache import compact
 from tracescore.engine.distributed.judging import JudgeSpec, JudgeWorker, RemoteJudge
 from tracescore.engine.distributed.limiter import LimiterActor
 from tracescore.engine.interrupt import keep_handlers, listening, received
-from tracescore.engine.pipeline import RunCounts, score_records
+from tracescore.engine.pipeline import RunCounts
+from tracescore.engine.recipe import ScorerPlan, score_stage
+from tracescore.engine.stage import Stage
 from tracescore.errors import ConfigError, InputError, Interrupted, SourceError
-from tracescore.judge.protocol import Judge
 from tracescore.result import TraceResult
-from tracescore.scorers import Scorer, default_scorers
-from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
-from tracescore.scorers.rubrics import Rubrics
-from tracescore.scorers.semantic import semantic_scorer
-from tracescore.scorers.surface import surface_scorer
+from tracescore.scorers import Scorer
 from tracescore.sinks.parquet import read_parquet_results, shard_file, write_results
 from tracescore.sources.base import Record, Shard, ShardedSource
 
-__all__ = ["RayRun", "RaySettings", "ScorerSpec", "ShardOutcome", "score_shards"]
+__all__ = ["RayRun", "RaySettings", "ShardOutcome", "score_shards"]
 
 RESULTS = "results"
 JUDGE_CACHE = "judge-cache"
 FAILURES_KEPT = 20
-
-
-@dataclass(frozen=True)
-class ScorerSpec:
-    """The scorers of a run as plain values, so each task builds them around its own ``RemoteJudge``."""
-
-    k: int = 5
-    final_answer_prefix: str | None = "FINAL ANSWER:"
-    no_judge_reason: str = NO_JUDGE
-    agreement: dict[str, dict[str, Any]] | None = None
-    merge_partial: str | None = None
-    rubrics: Rubrics = field(default_factory=Rubrics)
-
-    def build(self, judge: Judge | None) -> list[Scorer]:
-        """The same scorers as ``score --engine local`` (cli/scoring.py ``build_scoring``), without a budget."""
-        reason = self.no_judge_reason
-        return default_scorers(k=self.k, final_answer_prefix=self.final_answer_prefix) + [
-            grounding_scorer(judge=judge, no_judge_reason=reason, agreement=self.agreement,
-                             merge_partial=self.merge_partial, rubric=self.rubrics.grounding),
-            surface_scorer(judge=judge, no_judge_reason=reason, rubric=self.rubrics.surface),
-            semantic_scorer(judge=judge, final_answer_prefix=self.final_answer_prefix, no_judge_reason=reason,
-                            rubric=self.rubrics.semantic),
-        ]
 
 
 @dataclass(frozen=True)
@@ -122,14 +96,16 @@ class RayRun:
 
 def _scored(records: Iterable[Record], adapter: Adapter, scorers: Sequence[Scorer], threads: int,
             counts: RunCounts) -> Iterator[TraceResult]:
-    """The engine's per-record scoring, ``threads`` records at once (judge calls in flight), results in input order."""
+    """The engine's stage (as ``score --engine local``), ``threads`` records at once (judge calls in flight), results
+    in input order."""
+    stage = Stage(adapter, scorers, "", oneshot=True)
     if threads <= 1:
-        yield from score_records(records, adapter, scorers, counts)
+        yield from score_stage(stage, records, counts)
         return
 
     def one(record: Record) -> tuple[list[TraceResult], RunCounts]:
         mine = RunCounts()
-        return list(score_records([record], adapter, scorers, mine)), mine
+        return list(score_stage(stage, [record], mine)), mine
 
     window: deque[Future[tuple[list[TraceResult], RunCounts]]] = deque()
     with ThreadPoolExecutor(threads, thread_name_prefix="score") as pool:
@@ -148,11 +124,11 @@ def _scored(records: Iterable[Record], adapter: Adapter, scorers: Sequence[Score
         yield from drain(0)
 
 
-def score_shard(source: ShardedSource, shard: Shard, adapter: Adapter, spec: ScorerSpec, judges: list[Any],
+def score_shard(source: ShardedSource, shard: Shard, adapter: Adapter, spec: ScorerPlan, judges: list[Any],
                 model: str, target: str, threads: int) -> ShardOutcome:
     """The body of one Ray task: read, adapt and score one shard, then write its result file atomically."""
     judge = RemoteJudge(judges, model) if judges else None
-    scorers = spec.build(judge)
+    scorers = spec.scorers(judge)
     outcome = ShardOutcome(shard.key, target)
     results = _scored(source.read(shard), adapter, scorers, threads if judge else 1, outcome.counts)
     write_results(target, (r.to_json() for r in results))
@@ -187,7 +163,7 @@ def score_shards(
     source: ShardedSource,
     adapter: Adapter,
     out: str | Path,
-    spec: ScorerSpec,
+    spec: ScorerPlan,
     judge: JudgeSpec | None,
     settings: RaySettings,
     *,

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from tracescore.platforms.base import Platform
 from tracescore.platforms.langfuse.settings import LangfuseSettings
-from tracescore.sinks.removals import SinksSettings
 
 PLATFORM = Platform(
     name="langfuse",
     adapter="tracescore.platforms.langfuse.adapter:langfuse_adapter",
     factory="tracescore.platforms.langfuse.platform:build",
-    sections={"langfuse": LangfuseSettings, "sinks": SinksSettings},
+    sections={"langfuse": LangfuseSettings},
     sdk="langfuse",
     summary="a Langfuse project (host from LANGFUSE_BASE_URL, keys from LANGFUSE_PUBLIC_KEY/_SECRET_KEY)",
 )

@@ -90,8 +90,7 @@ def build(context: PlatformContext) -> Parts:
     ]
     where = redact(f"langfuse:{credentials.base_url}")  # a password in the URL is neither stored nor shown
     key = where + ("|" + ",".join(map(str, filters)) if any(filters) else "")
-    keep_versions = bool(getattr(context.sections.get("sinks"), "keep_versions", False))
-    score_sink = LangfuseScoreSink(client, settings, keep_versions=keep_versions)
+    score_sink = LangfuseScoreSink(client, settings, keep_versions=context.keep_versions)
     sink = LangfuseJobSink(score_sink) if context.write_back else None
     source = LangfuseJobSource(client, settings, context.mapping, credentials.where, **overrides)
 

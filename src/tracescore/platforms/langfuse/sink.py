@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tracescore.catalog import DIAGNOSIS
 from tracescore.platforms.langfuse.client import classify_error, describe_error, request_options, retry_policy
 from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.result import TraceResult
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["CATEGORICAL_CONFIGS", "LangfuseScoreSink", "score_body"]
 
 #: categorical score names and their categories (a Langfuse score config is created for each, once)
-CATEGORICAL_CONFIGS: dict[str, tuple[str, ...]] = {"diagnosis": CELLS}
+CATEGORICAL_CONFIGS: dict[str, tuple[str, ...]] = {DIAGNOSIS: CELLS}
 _CONFIG_DESCRIPTION = "tracescore stage contingency cell: which stage (retrieval, grounding, answer) broke"
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _INDEX = re.compile(r"\[(\d+)\]")

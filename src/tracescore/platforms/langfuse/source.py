@@ -6,8 +6,9 @@ come (the scan has passed its root's start time), so a trace straddling a page b
 bounded by the traces in flight, and a repeated page (same observation ids) is dropped. A trace counts in the window
 when its root observation starts in ``[start, end)``; rows are read up to ``end + overhang`` so that a trace rooted
 just before ``end`` is still whole, and rows of traces rooted before ``start`` are left to the window holding their
-root. Filters: environment, trace name, tags (all of them). Experiment traces get their dataset item from
-``GET /api/public/experiment-items`` (``read_experiment_items``).
+root. Traces are handed on newest root first, each with its root's start as ``Record.timestamp`` (so a backfill
+cuts its slices from one scan, ``engine.slices``). Filters: environment, trace name, tags (all of them). Experiment
+traces get their dataset item from ``GET /api/public/experiment-items`` (``read_experiment_items``).
 """
 
 from __future__ import annotations
@@ -180,6 +181,10 @@ def _is_root(row: dict[str, Any]) -> bool:
     return bool(flag) if flag is not None else not row.get("parentObservationId")
 
 
+Assembled = tuple[str, list[dict[str, Any]], datetime]
+"""A whole trace: its id, its rows (oldest first), its root's start time."""
+
+
 @dataclass
 class _Pending:
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -190,7 +195,8 @@ class TraceAssembler:
     """Groups newest-first observation rows into whole traces (no I/O).
 
     ``add`` takes a page and returns the traces that are complete: their root started after the oldest row seen so
-    far, so every later row is older than the root and cannot belong to them. ``finish`` returns the rest. Only
+    far, so every later row is older than the root and cannot belong to them. ``finish`` returns the rest. Each
+    comes as (trace id, rows, root start), newest root first, so the traces of a scan come newest first. Only
     traces rooted in ``[window_start, window_end)`` are returned (rows of others are counted as outside the window).
     Rows are de-duplicated by observation id; rows for a trace already handed on are counted as late.
     """
@@ -204,7 +210,7 @@ class TraceAssembler:
         self._pending: dict[str, _Pending] = {}
         self._done: set[str] = set()
 
-    def add(self, rows: Sequence[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    def add(self, rows: Sequence[dict[str, Any]]) -> list[Assembled]:
         oldest: datetime | None = None
         for row in rows:
             self.stats.rows += 1
@@ -227,13 +233,17 @@ class TraceAssembler:
         if oldest is None:
             return []
         ready = [t for t, p in self._pending.items() if p.root_start is not None and p.root_start > oldest]
-        return [out for t in ready if (out := self._close(t)) is not None]
+        return self._newest_first([out for t in ready if (out := self._close(t)) is not None])
 
-    def finish(self) -> list[tuple[str, list[dict[str, Any]]]]:
+    def finish(self) -> list[Assembled]:
         """Every trace still pending whose root started in the window; rows of traces rooted earlier are dropped."""
-        return [out for t in list(self._pending) if (out := self._close(t)) is not None]
+        return self._newest_first([out for t in list(self._pending) if (out := self._close(t)) is not None])
 
-    def _close(self, trace_id: str) -> tuple[str, list[dict[str, Any]]] | None:
+    @staticmethod
+    def _newest_first(traces: list[Assembled]) -> list[Assembled]:
+        return sorted(traces, key=lambda t: (t[2], t[0]), reverse=True)
+
+    def _close(self, trace_id: str) -> Assembled | None:
         pending = self._pending[trace_id]
         root = pending.root_start
         if root is None or root < self.window_start or (self.window_end is not None and root >= self.window_end):
@@ -243,12 +253,13 @@ class TraceAssembler:
             return None
         return self._emit(trace_id)
 
-    def _emit(self, trace_id: str) -> tuple[str, list[dict[str, Any]]]:
+    def _emit(self, trace_id: str) -> Assembled:
         pending = self._pending.pop(trace_id)
+        assert pending.root_start is not None  # _close hands on only traces with a root
         self._done.add(trace_id)
         self.stats.traces += 1
         rows = sorted(pending.rows.values(), key=lambda r: (_start(r), str(r.get("id"))))
-        return trace_id, rows
+        return trace_id, rows, pending.root_start
 
 
 def read_langfuse(
@@ -304,17 +315,18 @@ def read_langfuse(
         stats.pages += 1
         rows = [o.dict(by_alias=True) if hasattr(o, "dict") else dict(o) for o in page.data]
         pager.update(page.meta.cursor)
-        for trace_id, trace_rows in assembler.add(rows):
-            yield _record(trace_id, trace_rows, experiment_items)
-    for trace_id, trace_rows in assembler.finish():
-        yield _record(trace_id, trace_rows, experiment_items)
+        for trace in assembler.add(rows):
+            yield _record(trace, experiment_items)
+    for trace in assembler.finish():
+        yield _record(trace, experiment_items)
 
 
-def _record(trace_id: str, rows: list[dict[str, Any]], experiment_items: Mapping[str, dict[str, Any]] | None) -> Record:
+def _record(trace: Assembled, experiment_items: Mapping[str, dict[str, Any]] | None) -> Record:
+    trace_id, rows, root_start = trace
     payload: dict[str, Any] = {"id": trace_id, "observations": rows}
     if experiment_items and trace_id in experiment_items:
         payload["experiment_item"] = experiment_items[trace_id]
-    return Record(payload=payload, line=None, size=len(rows))
+    return Record(payload=payload, line=None, size=len(rows), timestamp=root_start)
 
 
 def read_experiment_items(

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from tracescore.platforms.base import Platform
 from tracescore.platforms.langsmith.settings import LangSmithSettings
-from tracescore.sinks.removals import SinksSettings
 
 PLATFORM = Platform(
     name="langsmith",
     adapter="tracescore.platforms.langsmith.adapter:langsmith_adapter",
     factory="tracescore.platforms.langsmith.platform:build",
-    sections={"langsmith": LangSmithSettings, "sinks": SinksSettings},
+    sections={"langsmith": LangSmithSettings},
     sdk="langsmith",
     summary="a LangSmith project (--project; LANGSMITH_API_KEY, LANGSMITH_ENDPOINT)",
     server="tracescore.platforms.langsmith.platform:describe_server",

@@ -63,7 +63,7 @@ def build(context: PlatformContext) -> Parts:
                 client,
                 extend_trace_retention=settings.extend_trace_retention if retention is None else retention,
                 feedback_source_type=settings.feedback_source_type,
-                keep_versions=bool(getattr(context.sections.get("sinks"), "keep_versions", False)),
+                keep_versions=context.keep_versions,
             )
         )
         context.resources.callback(sink.sink.close)

@@ -24,6 +24,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tracescore.catalog import DIAGNOSIS
 from tracescore.platforms.langsmith.configs import FeedbackConfigs, catalog_config, wanted_for
 from tracescore.platforms.langsmith.failures import describe, permanent, status_of
 from tracescore.result import TraceResult
@@ -45,7 +46,7 @@ __all__ = [
     "feedback_comment",
 ]
 
-CATEGORICAL_CONFIGS: dict[str, dict[str, Any]] = {"diagnosis": catalog_config("diagnosis") or {}}
+CATEGORICAL_CONFIGS: dict[str, dict[str, Any]] = {DIAGNOSIS: catalog_config(DIAGNOSIS) or {}}
 """Feedback configs of the categorical keys: the score sent is the category's value, the label its ``value``."""
 NO_SUCH_RUN = "POST /feedback -> 404: no such run in this LangSmith workspace (deleted, or read from another one)"
 """The one reason of every feedback for a run that does not exist, so that they are counted together."""

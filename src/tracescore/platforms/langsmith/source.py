@@ -151,7 +151,8 @@ class _Refused(SourceError):
 
 
 class LangSmithSource:
-    """Yields one ``Record`` per root run of ``project`` that started in ``[start, end)``, newest first.
+    """Yields one ``Record`` per root run of ``project`` that started in ``[start, end)``, newest first (the root's
+    start time is the record's ``timestamp``: a backfill cuts its slices from one listing, ``engine.slices``).
 
     ``payload`` = ``{"id", "project", "root", "runs", "example", "error"}`` (plain dicts, v1 run shape whatever the
     backend), for the LangSmith adapter. ``v2_client`` builds the generated client (default: from ``client``'s
@@ -382,7 +383,7 @@ class LangSmithSource:
             payload["error"] = payload["error"] or example
         else:
             payload["example"] = example
-        return Record(payload=payload)
+        return Record(payload=payload, timestamp=_start_of(root))
 
 
 def _short(exc: BaseException | None) -> str:

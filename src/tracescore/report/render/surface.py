@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tracescore.catalog import CITATION_DEAD_RATE, CITATION_UNFETCHED_RATE
 from tracescore.report.summary import Summary
 from tracescore.report.surface import Ratio, SurfaceColumn, SurfaceReport
 from tracescore.scorers.surface import CELLS
@@ -94,10 +95,10 @@ def complementarity_lines(report: SurfaceReport) -> list[str]:
 
 def links_line(summary: Summary) -> str | None:
     """``citation.dead_rate`` beside ``citation.unfetched_rate`` (the "dead or unfetched" reading), when checked."""
-    dead = summary.stats.get("citation.dead_rate")
+    dead = summary.stats.get(CITATION_DEAD_RATE)
     if dead is None or dead.mean is None:
         return None
-    unread = summary.stats.get("citation.unfetched_rate")
+    unread = summary.stats.get(CITATION_UNFETCHED_RATE)
     unfetched = "—" if unread is None or unread.mean is None else f"{unread.mean:.3f} (n={unread.present})"
     return (
         f"Cited links (--check-links): dead rate {dead.mean:.3f} (n={dead.present}, {dead.absent_count} absent)"

@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from tracescore.cli import main
-from tracescore.store.runs import read_results
+from tracescore.report.runs import read_results
 
 
 def test_a_wrongly_typed_value_or_reason_is_a_bad_line_not_a_crash(tmp_path: Path) -> None:

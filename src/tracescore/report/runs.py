@@ -17,7 +17,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from tracescore.errors import InputError, MissingInputError, NoResultsError
+from tracescore.errors import MissingInputError, NoResultsError
 from tracescore.sinks.parquet import is_parquet_spec, read_parquet_results
 from tracescore.sources.jsonl import read_jsonl
 from tracescore.store.db import Store
@@ -157,7 +157,7 @@ def resolve_run(store: Store, spec: str, notes: list[str] | None = None) -> str:
     if wanted.startswith("latest"):
         back = wanted.removeprefix("latest").removeprefix("~") or "0"
         if not back.isdigit():
-            raise InputError(f"bad run spec {spec!r}; expected run:latest or run:latest~N")
+            raise NoResultsError(f"bad run spec {spec!r}; expected run:latest or run:latest~N")
         idle = 0
         for run in reversed(runs):
             if not _holds_results(store, str(run["id"])):
@@ -171,7 +171,7 @@ def resolve_run(store: Store, spec: str, notes: list[str] | None = None) -> str:
                     )
                 return str(run["id"])
             back = str(int(back) - 1)
-        raise InputError(
+        raise NoResultsError(
             f"{spec!r}: the store {str(store.path)!r} holds only {len(runs) - idle} finished run(s) that scored"
             f" something" + (f" ({idle} more scored no trace)" if idle else "")
         )
@@ -179,7 +179,7 @@ def resolve_run(store: Store, spec: str, notes: list[str] | None = None) -> str:
     if len(matches) != 1:
         known = ", ".join(str(r["id"])[:8] for r in runs[-5:]) or "none"
         what = "no finished run" if not matches else f"{len(matches)} runs"
-        raise InputError(f"{spec!r} matches {what} in {str(store.path)!r}; latest runs: {known}")
+        raise NoResultsError(f"{spec!r} matches {what} in {str(store.path)!r}; latest runs: {known}")
     return str(matches[0])
 
 
@@ -224,7 +224,7 @@ def results_from(
         if spec != "-" and not Path(spec).is_file():
             raise MissingInputError(f"no result file {spec!r}; give a results JSONL file (from --out) or run:latest")
         if spec != "-" and _is_sqlite(spec):
-            raise InputError(f"{spec!r} is a store, not a result file; use run:latest --store {spec}")
+            raise NoResultsError(f"{spec!r} is a store, not a result file; use run:latest --store {spec}")
         return spec, read_results(spec)
     if not Path(store_path).is_file():
         raise MissingInputError(f"no store {str(store_path)!r} to read {spec!r} from; pass --store PATH")

@@ -1,0 +1,283 @@
+"""The one recipe of a run: configuration + command options → the scorers with their judge, the dead-link checker,
+the budget, the agreement, the engine's threads or processes.
+
+Every entry point builds its scoring from here, so they cannot drift apart: ``score`` (``cli/score.py``), ``run`` and
+``backfill`` (``engine/setup.py``), the Ray driver (``ScorerPlan`` travels to each task) and
+``tracescore.score_traces``. The judge is one ``JudgePool`` everywhere (one judge per scoring thread, the store's
+cache, usage summed), refused or absent with the same line on every path.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tracescore.adapters import Adapter
+from tracescore.calibrate.carry import grounding_agreement
+from tracescore.calibrate.required import HumanRequired, apply_required, human_required
+from tracescore.catalog import Reasons
+from tracescore.config import Config
+from tracescore.engine.judging import JudgePool, StoreJudgeCache
+from tracescore.engine.pipeline import RunCounts
+from tracescore.engine.stage import Plan, Stage, process_plan
+from tracescore.errors import ConfigError
+from tracescore.judge.anthropic import DEFAULT_MODEL, PRICES_PER_MTOK, AnthropicJudge
+from tracescore.judge.protocol import Judge
+from tracescore.links import LinkChecker
+from tracescore.result import TraceResult
+from tracescore.scorers import Scorer, default_scorers
+from tracescore.scorers.deadlinks import dead_link_scorer
+from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
+from tracescore.scorers.rubrics import Rubrics
+from tracescore.scorers.semantic import semantic_scorer
+from tracescore.scorers.surface import surface_scorer
+from tracescore.sources.base import Record
+from tracescore.store.db import Store
+from tracescore.store.linkcache import StoreLinkCache
+from tracescore.trace import Trace
+
+__all__ = [
+    "Options", "Recipe", "ScorerPlan", "build_recipe", "cores", "judge_off", "labelled", "options", "score_stage",
+    "scorer_plan",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a run scores with: command line over ``[scoring]``/``[judge]``/``[job]`` over the defaults."""
+
+    k: int = 5
+    final_answer_prefix: str = "FINAL ANSWER:"
+    judge_off: str | None = None  # why the judged stages are turned off (--no-judge, [scoring] judge = false)
+    judge_model: str = DEFAULT_MODEL
+    max_cost: float | None = None  # USD: the judge's budget for the run
+    check_links: bool = False  # off by default: it makes network requests
+    merge_partial: str | None = None  # [judge] merge_partial
+    rubrics: Rubrics = field(default_factory=Rubrics)  # [judge] rubric, surface_rubric, semantic_rubric
+    judge_concurrency: int = 1  # [job] judge_concurrency: traces scored at once with a judge (a thread each)
+
+
+def options(
+    config: Config,
+    *,
+    k: int | None = None,
+    final_answer_prefix: str | None = None,
+    no_judge: bool = False,
+    judge_model: str | None = None,
+    max_cost: float | None = None,
+    check_links: bool = False,
+) -> Options:
+    """The options of ``config`` with the command line's values (None: not given) winning."""
+    scoring = config.section("scoring")
+    off = Reasons.JUDGE_OFF_FLAG.text if no_judge else None if scoring.judge else Reasons.JUDGE_OFF.text
+    return Options(
+        k=k if k is not None else scoring.k,
+        final_answer_prefix=final_answer_prefix if final_answer_prefix is not None else scoring.final_answer_prefix,
+        judge_off=off,
+        judge_model=judge_model or config.judge_model,
+        max_cost=max_cost if max_cost is not None else scoring.max_cost,
+        check_links=check_links,
+        merge_partial=config.section("judge").merge_partial,
+        rubrics=config.rubrics,
+        judge_concurrency=config.section("job").judge_concurrency,
+    )
+
+
+@dataclass(frozen=True)
+class ScorerPlan:
+    """The scorers as plain values (picklable): a worker process or a Ray task builds them around its own judge."""
+
+    k: int = 5
+    final_answer_prefix: str | None = "FINAL ANSWER:"
+    no_judge_reason: str = NO_JUDGE
+    max_cost: float | None = None
+    agreement: dict[str, dict[str, Any]] | None = None
+    merge_partial: str | None = None
+    rubrics: Rubrics = field(default_factory=Rubrics)
+
+    def scorers(self, judge: Judge | None, links: LinkChecker | None = None) -> list[Scorer]:
+        """The deterministic stages, then grounding, surface and semantic (``judge=None``: absent with the reason),
+        then dead links when a checker is given."""
+        reason, budget, prefix, rubrics = self.no_judge_reason, self.max_cost, self.final_answer_prefix, self.rubrics
+        scorers = default_scorers(k=self.k, final_answer_prefix=prefix) + [
+            grounding_scorer(judge=judge, no_judge_reason=reason, max_cost=budget, agreement=self.agreement,
+                             merge_partial=self.merge_partial, rubric=rubrics.grounding),
+            surface_scorer(judge=judge, no_judge_reason=reason, max_cost=budget, rubric=rubrics.surface),
+            semantic_scorer(judge=judge, final_answer_prefix=prefix, no_judge_reason=reason, max_cost=budget,
+                            rubric=rubrics.semantic),
+        ]  # fmt: skip
+        if links is not None:
+            scorers.append(dead_link_scorer(checker=links))
+        return scorers
+
+
+def _unjudged(adapter: Adapter, plan: ScorerPlan) -> tuple[Adapter, list[Scorer]]:
+    """The adapter and scorers of a run without a judge, built again in each worker process."""
+    return adapter, plan.scorers(None)
+
+
+@dataclass
+class Recipe:
+    """The scoring of one run: its scorers, the judge they share, the link checker; closes what it opened."""
+
+    options: Options
+    plan: ScorerPlan
+    scorers: list[Scorer]
+    judge: JudgePool | None = None
+    links: LinkChecker | None = None  # --check-links: its cache is the store's
+    link_cache: StoreLinkCache | None = None
+    link_store: Store | None = None
+    notes: list[str] = field(default_factory=list)  # warnings for the user (missing SDK, deprecated model)
+    _owned: bool = True  # the judge was built here (a caller's judge is closed by the caller)
+
+    @property
+    def no_judge_reason(self) -> str:
+        return self.plan.no_judge_reason
+
+    @property
+    def threads(self) -> int:
+        """Scoring threads: ``judge_concurrency`` with a judge (calls in flight), else one (link checks: one)."""
+        return self.options.judge_concurrency if self.judge is not None and self.links is None else 1
+
+    def processes(
+        self, adapter: Adapter, digest: Callable[[list[dict[str, Any]]], Any] | None = None
+    ) -> Callable[[str, str | None], Plan] | None:
+        """The worker processes' plan when scoring is CPU-bound (no judge, no link checks) and ``adapter`` can be
+        sent to a process; None: score in threads of this one."""
+        if self.judge is not None or self.links is not None:
+            return None
+        return process_plan(functools.partial(_unjudged, adapter, self.plan), digest)
+
+    def close(self) -> None:
+        if self.links is not None:
+            self.links.close()
+        if self.link_store is not None:
+            self.link_store.close()
+        if self.judge is not None:
+            if self._owned:
+                self.judge.close()
+            elif self.judge.cache is not None:
+                self.judge.cache.close()
+
+
+def judge_off(options: Options, notes: list[str]) -> str | None:
+    """Why the judged stages will be absent on this machine (turned off, no key, no SDK), or None when a judge can
+    be built; ConfigError when a budget is set for a model without a price."""
+    if options.judge_off:
+        return options.judge_off
+    if not os.environ.get("ANTHROPIC_API_KEY"):
+        return NO_JUDGE
+    try:
+        import anthropic  # noqa: F401 - only to say clearly that the SDK is missing
+    except ImportError as exc:
+        notes.append(f"the judge needs the anthropic SDK ({exc}): pip install 'tracescore[judge]'")
+        return Reasons.NO_SDK.text
+    if options.max_cost is not None and options.judge_model not in PRICES_PER_MTOK:
+        raise _unpriced(options.judge_model)
+    return None
+
+
+def _unpriced(model: str) -> ConfigError:
+    return ConfigError(
+        f"--max-cost / [scoring] max_cost needs a price for judge model {model!r}, which is not in the price table;"
+        f" use a priced model (one of {', '.join(sorted(PRICES_PER_MTOK))}) or drop max_cost"
+    )
+
+
+def _anthropic_pool(options: Options, store: Path | None, notes: list[str]) -> JudgePool:
+    """One Anthropic judge per scoring thread; the first is built now, so a deprecated model is said once."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        made: list[Judge] = [AnthropicJudge(model=options.judge_model)]
+    notes += [str(w.message) for w in caught]
+
+    def factory() -> Judge:
+        return made.pop() if made else AnthropicJudge(model=options.judge_model)
+
+    return JudgePool(factory, options.judge_model, StoreJudgeCache(store) if store is not None else None)
+
+
+def scorer_plan(options: Options, reason: str | None, judge_model: str | None, store: Path | None) -> ScorerPlan:
+    """The scorers' values; with a judge of ``judge_model``, the agreement of its latest calibration in ``store``."""
+    agreement = None
+    if judge_model is not None and store is not None:
+        with Store(store) as opened:
+            agreement = grounding_agreement(opened, judge_model, options.rubrics.grounding.version)
+    return ScorerPlan(options.k, options.final_answer_prefix or None, reason or NO_JUDGE, options.max_cost,
+                      agreement, options.merge_partial, options.rubrics)  # fmt: skip
+
+
+def build_recipe(
+    options: Options, store: str | Path | None, *, judge: Judge | None = None, opened: Store | None = None
+) -> Recipe:
+    """The scoring of a run: the Anthropic judge when it can run (or ``judge``, a caller's, used as given), its
+    replies cached in the store at ``store``, which also holds the agreement of the grounding scores and the link
+    checker's cache (None: no cache, no agreement). The link cache shares ``opened``, the run's own connection to
+    that store, when given (a second connection writing beside the run's writer would wait on its lock)."""
+    path = Path(store) if store is not None else None
+    notes: list[str] = []
+    reason = None
+    if judge is not None:
+        if options.max_cost is not None and not judge.usage.priced:
+            raise _unpriced(judge.model)
+        cache = StoreJudgeCache(path) if path is not None else None
+        pool: JudgePool | None = JudgePool(lambda: judge, judge.model, cache)
+    else:
+        reason = judge_off(options, notes)
+        pool = _anthropic_pool(options, path, notes) if reason is None else None
+    plan = scorer_plan(options, reason, pool.model if pool is not None else None, path)
+    recipe = Recipe(options, plan, [], pool, notes=notes, _owned=judge is None)
+    if options.check_links:
+        try:
+            if opened is None and path is not None:
+                opened = recipe.link_store = Store(path)
+            if opened is not None:
+                recipe.link_cache = StoreLinkCache(opened)
+            recipe.links = LinkChecker(cache=recipe.link_cache)
+        except ImportError as exc:
+            recipe.close()
+            raise ConfigError(f"--check-links needs httpx ({exc}): pip install 'tracescore[links]'") from exc
+    recipe.scorers = plan.scorers(pool, recipe.links)
+    return recipe
+
+
+def labelled(adapter: Adapter, store: str | Path | None) -> Adapter:
+    """``adapter`` followed by the reviewer-entered required doc ids in ``store`` (read once, now), as the engine
+    applies them; picklable (a worker process or a Ray task takes it by value); ``adapter`` itself when none."""
+    if store is None or not Path(store).is_file():
+        return adapter
+    with Store(store) as opened:
+        human = human_required(opened)
+    return functools.partial(_with_required, adapter, human) if human else adapter
+
+
+def _with_required(adapter: Adapter, human: dict[str, HumanRequired], payload: object) -> Trace:
+    return apply_required(adapter(payload), human)
+
+
+def score_stage(stage: Stage, records: Iterable[Record], counts: RunCounts | None = None) -> Iterator[TraceResult]:
+    """Each record through the engine's stage, as ``score`` scores it (every adapter error caught, lone surrogates
+    refused), one result at a time; ``counts`` sums what was read, scored and unreadable."""
+    counts = counts if counts is not None else RunCounts()
+    for seq, record in enumerate(records):
+        trace, key, error = stage.adapt(record)
+        scored = stage.score(seq, 0, record, trace, key, error)
+        counts.seen += 1
+        if scored.readable:
+            counts.scored += 1
+            counts.scorer_errors += scored.scorer_errors
+        else:
+            counts.failed += 1
+            counts.failures.append(scored.failure or "unreadable")
+        assert scored.result is not None  # a stage that keeps results
+        yield scored.result
+
+
+def cores() -> int:
+    """The CPU cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
