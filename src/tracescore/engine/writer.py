@@ -108,6 +108,7 @@ class Writer:
                 while len(batch) >= limits.write_batch:  # a chunk from a process may hold more than a batch
                     self._flush(batch[: limits.write_batch])
                     batch = batch[limits.write_batch :]
+                    self._complete(windows, on_window)  # the windows that batch completed: their cursor now
             due = time.monotonic() - last_flush >= limits.write_interval
             if due and batch:
                 self._flush(batch)
