@@ -194,6 +194,11 @@ def score_child(path: Path, work: Path, workers: int, src: str | None = None) ->
     )
     args = ["score", str(path), "--out", str(work / "out.jsonl"), "--store", str(store), "--no-judge", "-q"]
     env = dict(os.environ)
+    # bytecode compiled once, into the run's own cache (no checkout is written to), as an installed package has it:
+    # with PYTHONDONTWRITEBYTECODE every run compiled every module again, and a module imported lazily, during the
+    # run, had its compilation counted as the run's CPU
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     if src is not None:  # an older checkout's code, side by side (it may predate --workers)
         env["PYTHONPATH"] = f"{src}/src"
     # an older checkout may predate --workers (then it scored in 1 process); a newer one defaults to every core
@@ -212,7 +217,7 @@ def score_child(path: Path, work: Path, workers: int, src: str | None = None) ->
 
 def startup_child(work: Path, src: str | None = None) -> dict[str, float]:
     """The same child on an empty file: interpreter start and imports, subtracted from every run of the same code
-    (an older checkout's own: with PYTHONDONTWRITEBYTECODE its modules are compiled again in every run)."""
+    (an older checkout's own start-up for its runs)."""
     empty = work / "empty.jsonl"
     empty.write_text("")
     return score_child(empty, work, 1, src)
