@@ -4,7 +4,8 @@ The target replays ten cookbook traces as ``@traceable`` retriever and fetch run
 labels (some in ``metadata``, some gold answers as the ``reference`` synonym). The feedback the fake receives must be
 the result line ``tracescore score`` writes for the same canonical traces: the same keys, the same values (the SDK
 rounds float scores to 4 decimals), the same comments, and no feedback for an absent score, whose name and reason
-are listed in the one ``tracescore.absent`` feedback of the run.
+are listed in the one ``tracescore.absent`` feedback of the run. ``evaluate_existing`` over the same experiment (the
+runs and child runs read back from the server as ``Run`` objects) gives the same feedback.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tracescore.integrations import langsmith as ts
 COOKBOOK = Path(__file__).resolve().parents[2] / "cookbook" / "langsmith_evaluate.py"
 
 langsmith = pytest.importorskip("langsmith")
+from langsmith.evaluation import evaluate_existing  # noqa: E402
 
 SAMPLES = {case["id"]: case for case in load_samples(10)}
 
@@ -60,6 +62,18 @@ def _cli_lines(tmp_path: Path) -> dict[str, dict[str, Any]]:
     return {line["trace_id"]: line for line in lines}
 
 
+def _by_run(fake: FakeLangSmith) -> dict[str, list[dict[str, Any]]]:
+    found: dict[str, list[dict[str, Any]]] = {}
+    for f in fake.feedback.values():
+        if f.get("run_id") is not None:
+            found.setdefault(f["run_id"], []).append(f)
+    return found
+
+
+def _said(feedback: list[dict[str, Any]]) -> dict[str, tuple[Any, Any, Any]]:
+    return {f["key"]: (f.get("score"), f.get("value"), f.get("comment")) for f in feedback}
+
+
 def _settle(fake: FakeLangSmith, session_keys: int, bound: float = 30.0) -> None:
     """Wait (at most ``bound`` s) for the summary feedback, which the SDK submits from its own executor."""
     deadline = time.monotonic() + bound
@@ -86,14 +100,16 @@ def test_evaluate_writes_one_feedback_per_present_score_equal_to_score(tmp_path:
         client.flush()
         _settle(fake, len(ts.summary_evaluator()([], [])["results"]))
         roots = {r["id"]: r for r in fake.runs if r["parent_run_id"] is None and r["name"] == "search_agent"}
-        by_run: dict[str, list[dict[str, Any]]] = {}
-        session_feedback = []
-        for f in fake.feedback.values():
-            if f.get("run_id") is None:
-                session_feedback.append(f)
-            else:
-                by_run.setdefault(f["run_id"], []).append(f)
+        by_run = _by_run(fake)
+        session_feedback = [f for f in fake.feedback.values() if f.get("run_id") is None]
+        # the same experiment again through evaluate_existing: runs and child runs read back from the server
+        fake.feedback.clear()
+        evaluate_existing(results.experiment_name, evaluators=ts.evaluators(), client=client, load_nested=True,
+                          max_concurrency=0)
+        client.flush()
+        again = {run_id: _said(fs) for run_id, fs in _by_run(fake).items()}
 
+    assert again == {run_id: _said(fs) for run_id, fs in by_run.items()}  # the same feedback, run by run
     assert len(rows) == len(roots) == 10
     assert not fake.duplicates()
     seen_absent = 0
