@@ -23,7 +23,7 @@ from typing import Any
 
 from tracescore.catalog import DIAGNOSIS, entry
 from tracescore.config import Config
-from tracescore.integrations.scoring import Scoring
+from tracescore.integrations.scoring import Scoring, label_fields
 from tracescore.judge.protocol import Judge
 from tracescore.platforms.langsmith.adapter import langsmith_adapter
 from tracescore.result import TraceResult
@@ -37,7 +37,6 @@ _RUN_FIELDS = (
     "id", "name", "run_type", "start_time", "end_time", "inputs", "outputs", "extra", "error", "status", "tags",
     "parent_run_id", "trace_id", "dotted_order", "session_id", "reference_example_id",
 )  # fmt: skip  # the RunBase fields of langsmith.schemas (Run and RunTree) the adapter reads
-_GOLD_SYNONYMS = ("reference", "answer", "expected")
 Result = dict[str, Any]
 Evaluator = Callable[[Any, Any], dict[str, list[Result]]]
 
@@ -62,23 +61,13 @@ def _descendants(run: Any) -> list[Any]:
     return found
 
 
-def _labels(example: Any) -> dict[str, Any]:
-    """The example's label fields: ``outputs`` over ``metadata``, a text synonym as ``gold_answer``."""
-    merged: dict[str, Any] = {}
-    for part in (_field(example, "metadata"), _field(example, "outputs")):
-        if isinstance(part, Mapping):
-            merged.update(part)
-    if merged.get("gold_answer") is None:
-        gold = next((merged[k] for k in _GOLD_SYNONYMS if isinstance(merged.get(k), str)), None)
-        if gold is not None:
-            merged["gold_answer"] = gold
-    return merged
-
-
 def to_record(run: Any, example: Any = None) -> dict[str, Any]:
     """The LangSmith record the adapter reads (``{"root", "runs", "example", "project"}``) of a run tree and its
     example (None: the labels come from the root run's metadata, as ``score --source langsmith`` reads them)."""
-    labels = None if example is None else {"id": str(_field(example, "id")), "outputs": _labels(example)}
+    labels = None
+    if example is not None:  # the example's outputs over its metadata
+        fields = label_fields(_field(example, "metadata"), _field(example, "outputs"))
+        labels = {"id": str(_field(example, "id")), "outputs": fields}
     return {"root": _plain_run(run), "runs": [_plain_run(c) for c in _descendants(run)], "example": labels,
             "project": None}  # fmt: skip
 

@@ -7,8 +7,9 @@ trace goes through the same recipe and stage as ``tracescore score`` (``engine/r
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from tracescore.catalog import STAGES, entry
 from tracescore.config import Config
@@ -22,7 +23,9 @@ from tracescore.scores import Score
 from tracescore.sources.base import Record
 from tracescore.trace import Trace
 
-__all__ = ["Scoring", "chosen_stages"]
+__all__ = ["GOLD_SYNONYMS", "Scoring", "chosen_stages", "label_fields"]
+
+GOLD_SYNONYMS = ("reference", "answer", "expected")  # a text under one of these is the gold answer
 
 
 def chosen_stages(stages: Iterable[str] | None) -> frozenset[str]:
@@ -34,6 +37,20 @@ def chosen_stages(stages: Iterable[str] | None) -> frozenset[str]:
     if unknown:
         raise ConfigError(f"unknown stage(s) {', '.join(map(repr, unknown))}: use some of {', '.join(STAGES)}")
     return chosen
+
+
+def label_fields(*parts: object) -> dict[str, Any]:
+    """The label fields of ``parts`` (mappings, later ones winning; others ignored), a text synonym as
+    ``gold_answer`` when none is given (the adapters keep the fields they know)."""
+    merged: dict[str, Any] = {}
+    for part in parts:
+        if isinstance(part, Mapping):
+            merged.update(part)
+    if merged.get("gold_answer") is None:
+        gold = next((merged[k] for k in GOLD_SYNONYMS if isinstance(merged.get(k), str)), None)
+        if gold is not None:
+            merged["gold_answer"] = gold
+    return merged
 
 
 class Scoring:
