@@ -15,40 +15,35 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests.fakes.langfuse import PUBLIC_KEY, SECRET_KEY, FakeLangfuse, env_for
+from tests.fakes.langfuse import FakeLangfuse, env_for
 from tests.fakes.langsmith_runs import load_samples
+from tests.integrations.conftest import cookbook
 from tests.test_both_platforms import WINDOW, _langfuse_trace
 from tracescore.catalog import entry
 from tracescore.cli.main import main
 from tracescore.integrations import langfuse as ts
 
 langfuse = pytest.importorskip("langfuse")
-ROOTS = json.dumps([{"type": "boolean", "column": "isRootObservation", "operator": "=", "value": True}])
 
 
 def test_batched_evaluation_scores_stored_traces_as_score_source_langfuse(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, langfuse_pair: tuple[FakeLangfuse, Any]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     samples = load_samples(10)
-    with FakeLangfuse() as fake:
-        for sample in samples:
-            fake.add_trace(*_langfuse_trace(sample))
-        out = tmp_path / "results.jsonl"
-        done = CliRunner().invoke(main, ["score", "--source", "langfuse", *WINDOW, "--no-write-back", "--out",
-                                         str(out), "--store", "t.db", "-q"], env=env_for(fake))
-        assert done.exit_code == 0, done.output
-        expected = {line["trace_id"]: line for line in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
-        assert not fake.scores  # the CLI wrote nothing back
-        client = langfuse.Langfuse(public_key=PUBLIC_KEY, secret_key=SECRET_KEY, base_url=fake.url)
-        try:
-            client.run_batched_evaluation(mapper=ts.mapper(client.api), evaluators=ts.evaluators(), filter=ROOTS,
-                                          max_concurrency=1)
-            client.flush()
-        finally:
-            client.shutdown()
-        scores = list(fake.scores.values())
+    fake, client = langfuse_pair
+    for sample in samples:
+        fake.add_trace(*_langfuse_trace(sample))
+    out = tmp_path / "results.jsonl"
+    done = CliRunner().invoke(main, ["score", "--source", "langfuse", *WINDOW, "--no-write-back", "--out",
+                                     str(out), "--store", "t.db", "-q"], env=env_for(fake))
+    assert done.exit_code == 0, done.output
+    expected = {line["trace_id"]: line for line in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+    assert not fake.scores  # the CLI wrote nothing back
+    cookbook("langfuse_experiment").stored(client, max_concurrency=1)  # the README's example
+    client.flush()
+    scores = list(fake.scores.values())
 
     assert set(expected) == {s["id"] for s in samples}
     by_trace: dict[str, list[dict[str, Any]]] = {}

@@ -1,10 +1,10 @@
 """#30 item 2 (experiments): tracescore's item and run evaluators inside the real ``Langfuse.run_experiment`` (SDK 5)
 against the loopback fake Langfuse.
 
-The task returns each cookbook case's trace (labels stripped: the item's ``expected_output`` carries them, a gold
-answer once as the ``reference`` synonym). The scores the fake receives must be ``tracescore score``'s result line
-for the same canonical traces: one per present score with the catalog's data type, none for an absent score, one
-TEXT ``tracescore.absent`` listing them; the run evaluator's contingency cells land on the experiment run.
+The cookbook example's task returns each case's trace (labels stripped: the item's ``expected_output`` carries
+them, a gold answer once as the ``reference`` synonym). The scores the fake receives must be ``tracescore score``'s
+result line for the same canonical traces: one per present score with the catalog's data type, none for an absent
+score, one TEXT ``tracescore.absent`` listing them; the run evaluator's contingency cells land on the experiment run.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests.fakes.langfuse import PUBLIC_KEY, SECRET_KEY, FakeLangfuse
+from tests.fakes.langfuse import FakeLangfuse
 from tests.fakes.langsmith_runs import load_samples
+from tests.integrations.conftest import cookbook
 from tracescore.catalog import entry
 from tracescore.cli.main import main
 from tracescore.integrations import langfuse as ts
@@ -34,11 +35,6 @@ def _item(n: int, case: dict[str, Any]) -> dict[str, Any]:
     return {"input": {"case": case["id"], "question": case["question"]}, "expected_output": labels}
 
 
-def _task(*, item: dict[str, Any], **_: Any) -> dict[str, Any]:
-    """The agent under test: its trace, in the trace format, without the labels (those are the item's)."""
-    return {k: v for k, v in SAMPLES[item["input"]["case"]].items() if k != "labels"}
-
-
 def _cli_lines(tmp_path: Path) -> dict[str, dict[str, Any]]:
     traces = tmp_path / "traces.jsonl"
     traces.write_text("".join(json.dumps(t) + "\n" for t in SAMPLES.values()), encoding="utf-8")
@@ -50,21 +46,16 @@ def _cli_lines(tmp_path: Path) -> dict[str, dict[str, Any]]:
 
 
 def test_run_experiment_posts_one_score_per_present_score_with_the_catalog_type(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, langfuse_pair: tuple[FakeLangfuse, Any]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     expected = _cli_lines(tmp_path)
-    with FakeLangfuse() as fake:
-        client = langfuse.Langfuse(public_key=PUBLIC_KEY, secret_key=SECRET_KEY, base_url=fake.url)
-        try:
-            items = [_item(n, c) for n, c in enumerate(SAMPLES.values())]
-            result = client.run_experiment(name="tracescore", data=items, task=_task, evaluators=ts.evaluators(),
-                                           run_evaluators=[ts.run_evaluator()], max_concurrency=1)
-            client.flush()
-        finally:
-            client.shutdown()
-        scores = list(fake.scores.values())
+    fake, client = langfuse_pair
+    items = [_item(n, c) for n, c in enumerate(SAMPLES.values())]
+    result = cookbook("langfuse_experiment").experiment(client, items, max_concurrency=1)  # the README's example
+    client.flush()
+    scores = list(fake.scores.values())
 
     assert len(result.item_results) == 10
     by_trace: dict[str, list[dict[str, Any]]] = {}

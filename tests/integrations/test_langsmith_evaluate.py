@@ -10,7 +10,6 @@ runs and child runs read back from the server as ``Run`` objects) gives the same
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import time
 from pathlib import Path
@@ -22,23 +21,14 @@ from click.testing import CliRunner
 from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_experiments import add_dataset
 from tests.fakes.langsmith_runs import load_samples
+from tests.integrations.conftest import cookbook
 from tracescore.cli.main import main
 from tracescore.integrations import langsmith as ts
-
-COOKBOOK = Path(__file__).resolve().parents[2] / "cookbook" / "langsmith_evaluate.py"
 
 langsmith = pytest.importorskip("langsmith")
 from langsmith.evaluation import evaluate_existing  # noqa: E402
 
 SAMPLES = {case["id"]: case for case in load_samples(10)}
-
-
-def _cookbook() -> Any:
-    spec = importlib.util.spec_from_file_location("cookbook_langsmith_evaluate", COOKBOOK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _example(n: int, trace: dict[str, Any]) -> dict[str, Any]:
@@ -95,7 +85,8 @@ def test_evaluate_writes_one_feedback_per_present_score_equal_to_score(tmp_path:
     with FakeLangSmith() as fake:
         add_dataset(fake, "search-agent-cases", [_example(n, t) for n, t in enumerate(SAMPLES.values())])
         client = langsmith.Client(api_url=fake.url, api_key="fake-key", auto_batch_tracing=False)
-        results = _cookbook().run(client, "search-agent-cases", max_concurrency=0)  # the README's example
+        # the README's example
+        results = cookbook("langsmith_evaluate").run(client, "search-agent-cases", max_concurrency=0)
         rows = list(results)
         client.flush()
         _settle(fake, len(ts.summary_evaluator()([], [])["results"]))
