@@ -35,9 +35,11 @@ __all__ = [
     "Config",
     "GateSettings",
     "JobSettings",
+    "JUDGE_SALT",
     "JudgeSettings",
     "LangSmithSettings",
     "LangfuseSettings",
+    "SAMPLING_KEYS",
     "ScoringSettings",
     "SinksSettings",
     "SourceSettings",
@@ -116,6 +118,10 @@ class JobSettings(BaseModel):
         return parse_duration(self.settle)
 
 
+JUDGE_SALT = "tracescore-judge-sample"  # [scoring] judge_salt's default: the same traces everywhere unless changed
+SAMPLING_KEYS = ("judge_sample", "judge_flagged", "judge_salt")  # which traces, not what a score means: no fingerprint
+
+
 class ScoringSettings(BaseModel):
     """``[scoring]``: parameters of the deterministic scorers (part of score names and of the backfill identity)."""
 
@@ -129,6 +135,15 @@ class ScoringSettings(BaseModel):
     judge_model: str = Field(default=DEFAULT_MODEL, description="Anthropic model of the judge")
     max_cost: float | None = Field(
         default=None, ge=0, description="USD: stop judging once the judge's estimated spend of a run reaches this"
+    )
+    judge_sample: float = Field(default=1.0, ge=0, le=1, description="share of traces the judged stages run on,"
+                                " chosen by a hash of the trace id (1: every trace)")
+    judge_flagged: bool = Field(
+        default=True, description="also judge every trace a deterministic stage flags (recall < 1, a fabricated or"
+        " unfetched citation, a wrong answer)"
+    )
+    judge_salt: str = Field(
+        default=JUDGE_SALT, min_length=1, description="mixed into the hash of judge_sample: another salt, other traces"
     )
 
 
@@ -321,7 +336,7 @@ def fingerprint(config: Config) -> str:
     judge: JudgeSettings = config.section("judge")
     rubrics = config.rubrics
     parts: dict[str, Any] = {
-        "scoring": config.section("scoring").model_dump(exclude={"max_cost"}),
+        "scoring": config.section("scoring").model_dump(exclude={"max_cost", *SAMPLING_KEYS}),
         "versions": sorted({e.version for e in CATALOG if not e.judged}),
         "judge": {"model": config.judge_model, "rubric": rubrics.grounding.name, "version": rubrics.grounding.version},
     }

@@ -56,8 +56,8 @@ _config_option = click.option(
 )
 
 
-def _setup(config_path: str | None) -> JobSetup:
-    setup = build_setup(load_config(config_path))
+def _setup(config_path: str | None, judge_sample: float | None = None) -> JobSetup:
+    setup = build_setup(load_config(config_path), judge_sample=judge_sample)
     click.get_current_context().call_on_close(setup.close)
     for note in setup.notes:  # the recipe's warnings, as ``score`` prints them
         click.echo(f"warning: {note}", err=True)
@@ -146,6 +146,8 @@ def _stopped(what: str) -> Iterator[None]:
 @click.option("--resume", is_flag=True, help="Continue the last unfinished backfill (same window without --from/--to).")
 @click.option("--dry-run", is_flag=True, help="Count traces and estimate judge calls, tokens and cost; call nothing.")
 @click.option("--judge-batch", is_flag=True, help="Judge each slice through the Message Batches API (half the price).")
+@click.option("--judge-sample", type=click.FloatRange(min=0, max=1), default=None, metavar="RATE",
+              help="Judge this share of traces, chosen by a hash of the trace id (plus flagged ones).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def backfill(
     config_path: str | None,
@@ -155,11 +157,12 @@ def backfill(
     dry_run: bool,
     judge_batch: bool,
     quiet: bool,
+    judge_sample: float | None = None,
 ) -> None:
     """Re-score history in [--from, --to): progress, judge cost and ETA; a killed backfill resumes where it stopped."""
     if start is not None and stop is not None and stop <= start:  # a usage error, before the config is read
         raise click.BadParameter(f"{stop.isoformat()} is not after --from {start.isoformat()}", param_hint="--to")
-    setup = _setup(config_path)
+    setup = _setup(config_path, judge_sample)
     if dry_run:
         _dry_run(setup, start, stop, judge_batch)
         return

@@ -67,9 +67,11 @@ def build_setup(
     path: str | None = None,
     write_back: bool | None = None,
     overrides: dict[str, Any] | None = None,
+    judge_sample: float | None = None,
 ) -> JobSetup:
     """The run described by ``config`` (``kind``/``path``/``write_back``/``overrides`` from the command line win);
-    ConfigError names the bad key and the fix. Its scoring is the recipe's (``engine/recipe.py``)."""
+    ConfigError names the bad key and the fix. Its scoring is the recipe's (``engine/recipe.py``); ``judge_sample``
+    (``--judge-sample``) wins over ``[scoring] judge_sample``."""
     job: JobSettings = config.section("job")
     limiter = RateLimiter(job.requests_per_minute)
     resources = ExitStack()
@@ -78,7 +80,7 @@ def build_setup(
         config, limiter, resources, kind=kind, path=path, write_back=write_back, overrides=overrides
     )
     try:
-        recipe = build_recipe(options(config), job.store)
+        recipe = build_recipe(options(config, judge_sample=judge_sample), job.store)
     except BaseException:
         resources.close()
         raise

@@ -1,0 +1,180 @@
+"""``[scoring] judge_sample`` (#32, item 1): the judged stages run on the traces a salted hash of the trace id
+chooses, plus the ones a deterministic stage flags (``judge_flagged``); the same traces on every path (the Python API
+and ``tracescore score``, re-runs), a smaller rate's choice inside a larger one's, counted at the loopback judge (the
+real ``anthropic`` SDK against the fake, no cache), and a trace left out has its judged scores absent, not computed,
+with ``not sampled (judge_sample 0.25)``."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.langsmith_runs import load_samples
+from tracescore import catalog, score_traces
+from tracescore.catalog import NOT_COMPUTED, absence_kind
+from tracescore.cli import main
+from tracescore.config import Config, fingerprint, parse_sections
+from tracescore.engine.sampling import Sampling, share
+from tracescore.errors import ConfigError
+from tracescore.judge.anthropic import AnthropicJudge
+from tracescore.result import TraceResult
+
+RATE = 0.25
+REASON = "not sampled (judge_sample 0.25)"
+JUDGED = {e.name for e in catalog.CATALOG if e.judged}
+
+
+def _traces(n: int = 200) -> list[dict[str, Any]]:
+    """``n`` traces: the cookbook samples over and over, each copy under its own id."""
+    samples = load_samples()
+    out = []
+    for i in range(n):
+        trace = copy.deepcopy(samples[i % len(samples)])
+        trace["id"] = f"{trace['id']}-{i:03d}"
+        out.append(trace)
+    return out
+
+
+def _flagged(values: dict[str, Any]) -> bool:
+    """What a deterministic stage flags, read off a result line's values (the issue's list, written out again)."""
+    return (any(n.startswith("retrieval.recall_at_") and v < 1 for n, v in values.items())
+            or values.get("citation.fabricated_count", 0) > 0 or values.get("citation.unfetched_rate", 0) > 0
+            or values.get("answer.correct") is False)  # fmt: skip
+
+
+def _expected(lines: list[dict[str, Any]], rate: float, flagged: bool) -> set[str]:
+    return {r["trace_id"] for r in lines if share(r["trace_id"]) < rate or (flagged and _flagged(r["scores"]))}
+
+
+def _judged(lines: list[dict[str, Any]], reason: str = REASON) -> set[str]:
+    """The traces whose judged stages ran: no judged score absent for sampling (a trace left out has every grounding
+    and surface score absent so)."""
+    return {r["trace_id"] for r in lines
+            if not any(n in JUDGED and why == reason for n, why in r.get("missing", {}).items())}  # fmt: skip
+
+
+def _api(traces: list[dict[str, Any]], store: Path | None = None, **sampling: Any) -> tuple[list[dict[str, Any]], int]:
+    """Score through ``tracescore.score_traces`` with a fresh judge (no cache but ``store``'s, a fresh one): result
+    lines, calls at the fake."""
+    with FakeAnthropic() as fake:
+        judge = AnthropicJudge(api_key="test-key", base_url=fake.url, max_attempts=1)
+        try:
+            results: list[TraceResult] = score_traces(traces, judge=judge, store=store, **sampling)
+        finally:
+            judge.close()
+        return [r.to_json() for r in results], len(fake.messages())
+
+
+def test_the_draw_is_fixed_uniform_and_a_smaller_rate_chooses_a_subset() -> None:
+    ids = [f"trace-{i}" for i in range(4000)]
+    assert share("trace-0") == share("trace-0", "tracescore-judge-sample")  # the documented default salt
+    # as the README states it: sha256("<salt>\\0<trace id>"), first 8 bytes big-endian / 2**64; pinned, since a changed
+    # hash or salt would choose other traces than every earlier run did
+    digest = hashlib.sha256(b"tracescore-judge-sample\0trace-0").digest()
+    assert share("trace-0") == int.from_bytes(digest[:8], "big") / 2**64 == pytest.approx(0.6700038)
+    chosen = {rate: {t for t in ids if Sampling(rate).chosen(t)} for rate in (0.05, 0.1, 0.25, 0.5, 1.0)}
+    assert chosen[0.05] <= chosen[0.1] <= chosen[0.25] <= chosen[0.5] <= chosen[1.0] == set(ids)
+    for rate, got in chosen.items():
+        assert abs(len(got) / len(ids) - rate) < 0.03, rate
+    other = {t for t in ids if Sampling(0.25, salt="team-b").chosen(t)}
+    assert other != chosen[0.25] and abs(len(other) / len(ids) - 0.25) < 0.03
+    with pytest.raises(ConfigError, match="judge_sample"):
+        Sampling(1.5)
+
+
+def test_the_rate_is_no_part_of_the_fingerprint() -> None:
+    def of(scoring: dict[str, Any]) -> str:
+        return fingerprint(Config(parse_sections({"scoring": scoring})))
+
+    assert of({}) == of({"judge_sample": 0.1, "judge_flagged": False, "judge_salt": "x"}) != of({"k": 3})
+
+
+@pytest.mark.parametrize("flagged", [True, False])
+def test_the_judged_set_is_the_hash_chosen_plus_the_flagged_counted_at_the_judge(flagged: bool) -> None:
+    traces = _traces()
+    lines, calls = _api(traces, judge_sample=RATE, judge_flagged=flagged)
+    expected = _expected(lines, RATE, flagged)
+    assert _judged(lines) == expected
+    hashed = _expected(lines, RATE, False)
+    if flagged:  # flagged traces outside the hash's choice were judged too
+        assert len(expected - hashed) >= 20
+    assert 30 <= len(hashed) <= 70  # ~ a quarter of 200
+    # every trace left out: each judged score it has is absent for sampling, not computed (an earlier one stays)
+    left = [r for r in lines if r["trace_id"] not in expected]
+    assert left and all(n not in JUDGED for r in left for n in r["scores"])
+    reasons = {why for r in left for n, why in r["missing"].items() if n in JUDGED}
+    assert REASON in reasons and reasons <= {REASON, "no gold_answer label"}
+    assert absence_kind(REASON) == NOT_COMPUTED
+    # counted at the judge: exactly the calls of judging those traces alone, every one of them
+    alone, alone_calls = _api([t for t in traces if t["id"] in expected])
+    assert _judged(alone) == expected and calls == alone_calls > 0
+    again, again_calls = _api(traces, judge_sample=RATE, judge_flagged=flagged)  # a re-run: the same choice
+    assert _judged(again) == expected and again_calls == calls
+
+
+def test_score_on_the_command_line_judges_the_traces_the_api_judges(tmp_path: Path) -> None:
+    traces = _traces(120)
+    path = tmp_path / "traces.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in traces), encoding="utf-8")
+    config = f"[scoring]\njudge_sample = {RATE}\n[job]\njudge_concurrency = 1\n"  # one thread: as the API scores
+    (tmp_path / "tracescore.toml").write_text(config, encoding="utf-8")
+    api, api_calls = _api(traces, tmp_path / "api.db", judge_sample=RATE)  # a fresh store each: the same cache hits
+    with FakeAnthropic() as fake:
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url}
+        out = tmp_path / "results.jsonl"
+        args = ["score", str(path), "--out", str(out), "--store", str(tmp_path / "ts.db"), "-q",
+                "--config", str(tmp_path / "tracescore.toml")]  # fmt: skip
+        result = CliRunner().invoke(main, args, env=env)
+        assert result.exit_code == 0, result.output
+        cli_calls = len(fake.messages())
+    cli = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert _judged(cli) == _judged(api) == _expected(api, RATE, True) and cli_calls == api_calls
+    assert {r["trace_id"]: r["missing"] for r in cli} == {r["trace_id"]: r["missing"] for r in api}
+    # --judge-sample wins over the config: a smaller rate judges a subset
+    with FakeAnthropic() as fake:
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url}
+        out = tmp_path / "small.jsonl"
+        args = ["score", str(path), "--out", str(out), "--store", str(tmp_path / "other.db"), "-q",
+                "--config", str(tmp_path / "tracescore.toml"), "--judge-sample", "0.1"]  # fmt: skip
+        result = CliRunner().invoke(main, args, env=env)
+        assert result.exit_code == 0, result.output
+    small = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert _judged(small, "not sampled (judge_sample 0.1)") == _expected(small, 0.1, True) < _judged(cli)
+    assert any(why == "not sampled (judge_sample 0.1)" for r in small for why in r["missing"].values())
+
+
+def test_a_backfill_judging_a_sample_keeps_the_earlier_judged_scores_of_the_rest_on_langfuse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real ``langfuse`` SDK and CLI over the fake: a full backfill, then (a release later) one with
+    ``judge_sample`` and ``judge_flagged = false``: the traces left out keep their judged scores, no DELETE."""
+    from tests.platforms.test_judge_absence import SAMPLES, _backfill, _judged, _langfuse, _last_run
+    from tests.sinks.releases import bumped
+    from tracescore import config
+
+    with contextlib.closing(_langfuse(load_samples(SAMPLES))) as platforms, FakeAnthropic() as judge:
+        platform = next(platforms)
+        keyed = platform.env | {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": judge.url}
+        _backfill(tmp_path, platform, keyed)
+        judged = _judged(platform.scores())
+        assert len({t for t, _, _ in judged.values()}) >= 15
+        monkeypatch.setattr(catalog, "CATALOG", bumped("2"))  # a new release: the backfill runs again
+        monkeypatch.setattr(config, "CATALOG", catalog.CATALOG)
+        second = _backfill(tmp_path, platform, keyed, "\n[scoring]\njudge_sample = 0.4\njudge_flagged = false\n")
+        after, deleted = platform.scores(), set(platform.deletes())
+    _, missing = _last_run(tmp_path / "ts.db")
+    chosen = {t for t in {t for t, _, _ in judged.values()} if share(t) < 0.4}
+    left = {i: s for i, s in judged.items() if s[0] not in chosen}
+    assert chosen and left  # both kinds among the traces
+    assert {missing[(t, n)] for t, n, _ in left.values()} == {"not sampled (judge_sample 0.4)"}
+    assert not any((t, n) in missing for t, n, _ in judged.values() if t in chosen)  # judged again, present
+    assert not set(left) & deleted and {i: after.get(i) for i in left} == left  # still there, earlier values
+    assert second["kept_stale"] == len(left)
