@@ -10,6 +10,7 @@ import contextlib
 import copy
 import hashlib
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from tracescore.engine.sampling import Sampling, share
 from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.result import TraceResult
+from tracescore.store.db import Store
 
 RATE = 0.25
 REASON = "not sampled (judge_sample 0.25)"
@@ -178,3 +180,36 @@ def test_a_backfill_judging_a_sample_keeps_the_earlier_judged_scores_of_the_rest
     assert not any((t, n) in missing for t, n, _ in judged.values() if t in chosen)  # judged again, present
     assert not set(left) & deleted and {i: after.get(i) for i in left} == left  # still there, earlier values
     assert second["kept_stale"] == len(left)
+
+
+def test_a_judge_batch_backfill_batches_only_the_requests_of_the_traces_it_judges(tmp_path: Path) -> None:
+    """``backfill --judge-batch``: the Message Batches API receives the requests of the sampled and flagged traces
+    only (counted at the fake, real SDK), and the traces judged are the ones a direct scoring judges."""
+    from tests.engine.helpers import write_traces
+    from tests.fakes.anthropic_batches import FakeAnthropicBatches
+    from tracescore.engine.batch import judge_requests
+    from tracescore.engine.recipe import ScorerPlan
+    from tracescore.platforms.registry import get_adapter
+
+    write_traces(tmp_path / "t.jsonl", datetime(2026, 11, 1, tzinfo=UTC), 60, step=timedelta(minutes=1))
+    (tmp_path / "tracescore.toml").write_text(
+        f'[source]\nkind = "jsonl"\npath = "t.jsonl"\n\n[job]\nstore = "{tmp_path / "ts.db"}"\nbackfill_chunks = 1\n'
+        "batch_poll_seconds = 0.02\n\n[scoring]\njudge_sample = 0.25\n", encoding="utf-8"
+    )  # fmt: skip
+    adapter = get_adapter("jsonl")
+    traces = [adapter(json.loads(line)) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    plan = ScorerPlan(sampling=Sampling(RATE))
+    judged = [t for t in traces if plan.judges(t)]
+    wanted = {r.key("claude-sonnet-4-6") for t in judged for r in judge_requests(t)}
+    everyone = {r.key("claude-sonnet-4-6") for t in traces for r in judge_requests(t)}
+    assert 0 < len(judged) < len(traces) and wanted < everyone
+    with FakeAnthropicBatches(polls_to_end=1) as fake:
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url}
+        args = ["backfill", "--config", str(tmp_path / "tracescore.toml"), "--from", "2026-11-01", "--to",
+                "2026-11-02", "-q", "--judge-batch"]  # fmt: skip
+        result = CliRunner().invoke(main, args, env=env)
+        assert result.exit_code == 0, result.output
+        assert set(fake.submitted) == wanted and set(fake.submitted.values()) == {1}
+    with Store(tmp_path / "ts.db") as store:
+        lines = list(store.results(store.runs()[-1]["id"]))
+    assert _judged(lines) == {t.id for t in judged} == _expected(lines, RATE, True)

@@ -23,7 +23,7 @@ from tracescore.calibrate.required import HumanRequired, apply_required, human_r
 from tracescore.catalog import Reasons
 from tracescore.config import Config
 from tracescore.engine.judging import JudgePool, StoreJudgeCache
-from tracescore.engine.pipeline import RunCounts
+from tracescore.engine.pipeline import RunCounts, score_trace
 from tracescore.engine.sampling import Sampled, Sampling
 from tracescore.engine.stage import Plan, Stage, process_plan
 from tracescore.errors import ConfigError
@@ -117,6 +117,16 @@ class ScorerPlan:
         if links is not None:
             scorers.append(dead_link_scorer(checker=links))
         return scorers
+
+    def judges(self, trace: Trace) -> bool:
+        """Whether the judged stages run on ``trace`` (asked before scoring it: ``backfill --judge-batch`` batches
+        only these traces' requests); the flagged check scores the deterministic stages."""
+        sampling = self.sampling
+        chosen = sampling.chosen(trace.id)
+        if chosen or not sampling.flagged:
+            return chosen
+        deterministic = default_scorers(k=self.k, final_answer_prefix=self.final_answer_prefix)
+        return sampling.judges(trace.id, score_trace(trace, deterministic).scores)
 
     def _judged(self, judge: Judge | None, reason: str | None = None) -> list[Scorer]:
         """Grounding, surface and semantic around ``judge`` (None: absent with ``reason``, else the plan's)."""

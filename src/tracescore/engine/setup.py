@@ -23,6 +23,7 @@ from tracescore.platforms.base import Parts, PlatformContext
 from tracescore.scorers import Scorer
 from tracescore.scorers.rubrics import Rubrics
 from tracescore.sources.base import Source
+from tracescore.trace import Trace
 
 __all__ = ["JobSetup", "build_platform", "build_setup", "cores"]
 
@@ -54,6 +55,7 @@ class JobSetup:
     plan: Callable[[str, str | None], Plan] | None = None  # no judge: score in ``limits.workers`` processes
     rubrics: Rubrics = field(default_factory=Rubrics)  # each judged stage's rubric ([judge] rubric, ...)
     notes: list[str] = field(default_factory=list)  # the recipe's warnings (missing SDK, deprecated judge model)
+    judges: Callable[[Trace], bool] | None = None  # [scoring] judge_sample: the traces judged (None: every one)
 
     def close(self) -> None:
         """Close the platform clients."""
@@ -116,6 +118,7 @@ def build_setup(
         limiter=limiter,
         resources=resources,
         notes=recipe.notes,
+        judges=None if recipe.plan.sampling.everything else recipe.plan.judges,
     )
 
 
