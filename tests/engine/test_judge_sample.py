@@ -28,6 +28,7 @@ from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.result import TraceResult
 from tracescore.store.db import Store
+from tracescore.trace import Trace
 
 RATE = 0.25
 REASON = "not sampled (judge_sample 0.25)"
@@ -185,21 +186,10 @@ def test_a_backfill_judging_a_sample_keeps_the_earlier_judged_scores_of_the_rest
 def test_a_judge_batch_backfill_batches_only_the_requests_of_the_traces_it_judges(tmp_path: Path) -> None:
     """``backfill --judge-batch``: the Message Batches API receives the requests of the sampled and flagged traces
     only (counted at the fake, real SDK), and the traces judged are the ones a direct scoring judges."""
-    from tests.engine.helpers import write_traces
     from tests.fakes.anthropic_batches import FakeAnthropicBatches
     from tracescore.engine.batch import judge_requests
-    from tracescore.engine.recipe import ScorerPlan
-    from tracescore.platforms.registry import get_adapter
 
-    write_traces(tmp_path / "t.jsonl", datetime(2026, 11, 1, tzinfo=UTC), 60, step=timedelta(minutes=1))
-    (tmp_path / "tracescore.toml").write_text(
-        f'[source]\nkind = "jsonl"\npath = "t.jsonl"\n\n[job]\nstore = "{tmp_path / "ts.db"}"\nbackfill_chunks = 1\n'
-        "batch_poll_seconds = 0.02\n\n[scoring]\njudge_sample = 0.25\n", encoding="utf-8"
-    )  # fmt: skip
-    adapter = get_adapter("jsonl")
-    traces = [adapter(json.loads(line)) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
-    plan = ScorerPlan(sampling=Sampling(RATE))
-    judged = [t for t in traces if plan.judges(t)]
+    traces, judged = _jsonl_backfill(tmp_path)
     wanted = {r.key("claude-sonnet-4-6") for t in judged for r in judge_requests(t)}
     everyone = {r.key("claude-sonnet-4-6") for t in traces for r in judge_requests(t)}
     assert 0 < len(judged) < len(traces) and wanted < everyone
@@ -213,3 +203,37 @@ def test_a_judge_batch_backfill_batches_only_the_requests_of_the_traces_it_judge
     with Store(tmp_path / "ts.db") as store:
         lines = list(store.results(store.runs()[-1]["id"]))
     assert _judged(lines) == {t.id for t in judged} == _expected(lines, RATE, True)
+
+
+def _jsonl_backfill(tmp_path: Path, rate: float = RATE) -> tuple[list[Trace], list[Trace]]:
+    """60 traces in a JSONL source and a backfill config with ``judge_sample``: the traces and the judged ones."""
+    from tests.engine.helpers import write_traces
+    from tracescore.engine.recipe import ScorerPlan
+    from tracescore.platforms.registry import get_adapter
+
+    write_traces(tmp_path / "t.jsonl", datetime(2026, 11, 1, tzinfo=UTC), 60, step=timedelta(minutes=1))
+    (tmp_path / "tracescore.toml").write_text(
+        f'[source]\nkind = "jsonl"\npath = "t.jsonl"\n\n[job]\nstore = "{tmp_path / "ts.db"}"\nbackfill_chunks = 1\n'
+        f"batch_poll_seconds = 0.02\n\n[scoring]\njudge_sample = {rate}\n", encoding="utf-8"
+    )  # fmt: skip
+    adapter = get_adapter("jsonl")
+    traces = [adapter(json.loads(line)) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    plan = ScorerPlan(sampling=Sampling(rate))
+    return traces, [t for t in traces if plan.judges(t)]
+
+
+def test_a_dry_run_estimates_the_judged_traces_only(tmp_path: Path) -> None:
+    from tracescore.engine.estimate import estimate_trace
+
+    traces, judged = _jsonl_backfill(tmp_path)
+    args = ["backfill", "--config", str(tmp_path / "tracescore.toml"), "--from", "2026-11-01", "--to", "2026-11-02",
+            "--dry-run"]  # fmt: skip
+    result = CliRunner().invoke(main, args, env={"ANTHROPIC_API_KEY": "test-key"})
+    assert result.exit_code == 0, result.output
+    out = json.loads([line for line in result.output.splitlines() if line.startswith("{")][-1])
+    assert out["traces"] == len(traces) and out["not_sampled"] == len(traces) - len(judged) > 0
+    assert out["judge_calls"] == sum(estimate_trace(t, "claude-sonnet-4-6").calls for t in judged)
+    assert f"{len(traces) - len(judged)} left out by judge_sample" in result.output
+    every = CliRunner().invoke(main, [*args, "--judge-sample", "1"], env={"ANTHROPIC_API_KEY": "test-key"})
+    assert json.loads([line for line in every.output.splitlines() if line.startswith("{")][-1])["judge_calls"] > (
+        out["judge_calls"])

@@ -201,6 +201,7 @@ def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, jud
             done=counted,
             model=setup.judge_model,
             rubrics=setup.rubrics,
+            judges=setup.judges,
         )
     removals = _removals(setup, seen)
     if judge_batch and estimate.cost_usd is not None:
@@ -212,7 +213,9 @@ def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, jud
     cost = "unknown (no judge price table)" if estimate.cost_usd is None else f"~${estimate.cost_usd:.2f}"
     click.echo(
         f"{estimate.traces} traces ({estimate.already_done} already scored by a backfill of this window and setup,"
-        f" {estimate.unreadable} unreadable); judge estimate: {estimate.judge.calls} calls,"
+        f" {estimate.unreadable} unreadable"
+        + ("" if estimate.not_sampled is None else f", {estimate.not_sampled} left out by judge_sample")
+        + f"); judge estimate: {estimate.judge.calls} calls,"
         f" {estimate.judge.input_tokens} input + {estimate.judge.output_tokens} output tokens, {cost}"
         f" with {estimate.model}" + (f" (but the judge will not run: {setup.judge_off})" if setup.judge_off else ""),
         err=True,
