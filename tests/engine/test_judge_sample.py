@@ -109,6 +109,7 @@ def test_the_judged_set_is_the_hash_chosen_plus_the_flagged_counted_at_the_judge
     hashed = _expected(lines, RATE, False)
     if flagged:  # flagged traces outside the hash's choice were judged too
         assert len(expected - hashed) >= 20
+        _judged_shares_are_the_samples(lines, hashed, expected - hashed)
     assert 30 <= len(hashed) <= 70  # ~ a quarter of 200
     # every trace left out: each judged score it has is absent for sampling, not computed (an earlier one stays)
     left = [r for r in lines if r["trace_id"] not in expected]
@@ -237,3 +238,25 @@ def test_a_dry_run_estimates_the_judged_traces_only(tmp_path: Path) -> None:
     every = CliRunner().invoke(main, [*args, "--judge-sample", "1"], env={"ANTHROPIC_API_KEY": "test-key"})
     assert json.loads([line for line in every.output.splitlines() if line.startswith("{")][-1])["judge_calls"] > (
         out["judge_calls"])
+
+
+def _judged_shares_are_the_samples(lines: list[dict[str, Any]], hashed: set[str], flagged: set[str]) -> None:
+    """The report's judged figures are over the hash-chosen traces only, with the rate; the flagged ones apart."""
+    from tracescore.report.summary import summary_to_json
+    from tracescore.report.tally import summarize
+
+    assert {r["judge"]["sample"]["by"] for r in lines if r["trace_id"] in flagged} == {"flagged"}
+    assert {r["judge"]["sample"]["by"] for r in lines if r["trace_id"] in hashed and "judge" in r} == {"hash"}
+    summary = summarize(lines)
+    out = summary_to_json(summary)
+    for name in ("grounding.rate", "citation.support_rate"):
+        sampled = [r["scores"][name] for r in lines if r["trace_id"] in hashed and name in r["scores"]]
+        apart = [r["scores"][name] for r in lines if r["trace_id"] in flagged and name in r["scores"]]
+        assert sampled and apart and out["scores"][name]["present"] == len(sampled)
+        assert out["scores"][name]["mean"] == pytest.approx(sum(sampled) / len(sampled), abs=1e-4)
+        flagged_out = out["judge_sample"]["flagged_scores"][name]
+        assert flagged_out["present"] == len(apart)
+        assert flagged_out["mean"] == pytest.approx(sum(apart) / len(apart), abs=1e-4)
+    assert out["judge_sample"]["rate"] == RATE and out["judge_sample"]["flagged_traces"] == len(flagged)
+    # deterministic scores are over every trace, as without sampling
+    assert out["scores"]["citation.coverage"]["present"] == sum("citation.coverage" in r["scores"] for r in lines)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tracescore.catalog import (
     ANSWER_CORRECT,
@@ -88,7 +88,8 @@ class Sampling:
 
 class Sampled:
     """A judged stage run only on the traces ``sampling`` judges; on the others ``unjudged`` (the same stage without
-    a judge, its judged scores absent with the not-sampled reason) answers."""
+    a judge, its judged scores absent with the not-sampled reason) answers, a value it gives without a call (an exact
+    semantic match) absent too."""
 
     __slots__ = ("__name__", "judged", "sampling", "unjudged")
 
@@ -97,8 +98,21 @@ class Sampled:
         self.__name__ = getattr(judged, "__name__", "judged")
 
     def given(self, trace: Trace, scores: Mapping[str, Score]) -> Scored:
-        """Score ``trace`` knowing the scores of the stages before this one (what ``judge_flagged`` reads)."""
-        return (self.judged if self.sampling.judges(trace.id, scores) else self.unjudged)(trace)
+        """Score ``trace`` knowing the scores of the stages before this one (what ``judge_flagged`` reads). A judged
+        score says why its trace was judged (metadata ``judge_sample``: the rate, ``by`` hash or flagged), so a
+        report can keep the flagged traces apart from the sample."""
+        sampling = self.sampling
+        by = "hash" if sampling.chosen(trace.id) else "flagged" if sampling.flagged and flagged(scores) else None
+        if by is None:  # a value given without a call (an exact semantic match) too: the shares stay the sample's
+            scored = self.unjudged(trace)
+            if all(s.value is None for s in scored.scores):
+                return scored
+            left = tuple(s if s.value is None else Score(s.name, reason=sampling.reason) for s in scored.scores)
+            return replace(scored, scores=left)
+        scored = self.judged(trace)
+        tag = {"rate": sampling.rate, "by": by}
+        tagged = tuple(s.with_metadata(s.metadata | {"judge_sample": tag}) for s in scored.scores)
+        return replace(scored, scores=tagged)
 
     def __call__(self, trace: Trace) -> Scored:
         """Score ``trace`` without the earlier scores: the hash alone decides (the engine calls ``given``)."""
