@@ -258,5 +258,14 @@ def _judged_shares_are_the_samples(lines: list[dict[str, Any]], hashed: set[str]
         assert flagged_out["present"] == len(apart)
         assert flagged_out["mean"] == pytest.approx(sum(apart) / len(apart), abs=1e-4)
     assert out["judge_sample"]["rate"] == RATE and out["judge_sample"]["flagged_traces"] == len(flagged)
+    # the gate holds the same figure: the sample's mean, its n and the rate beside it
+    from tracescore.report.gate import run_gate
+    from tracescore.report.gate_config import GateConfig
+
+    gated = run_gate(lines, config=GateConfig(minimums={"grounding.rate": 0.1}))
+    (check,) = [c for c in gated.checks if c.subject == "grounding.rate"]
+    assert check.observed == pytest.approx(out["scores"]["grounding.rate"]["mean"], abs=1e-4)
+    present = out["scores"]["grounding.rate"]["present"]
+    assert f"over {present} traces" in check.message and f"(judge_sample 0.25; {len(flagged)} flagged" in check.message
     # deterministic scores are over every trace, as without sampling
     assert out["scores"]["citation.coverage"]["present"] == sum("citation.coverage" in r["scores"] for r in lines)
