@@ -34,16 +34,18 @@ __all__ = [
     "Config",
     "GateSettings",
     "JobSettings",
+    "JUDGE_SALT",
     "JudgeSettings",
+    "SAMPLING_KEYS",
     "ScoringSettings",
     "SinksSettings",
     "SourceSettings",
     "fingerprint",
     "load_config",
+    "option_of",
     "parse_duration",
     "parse_sections",
     "schema",
-    "starter_config",
 ]
 
 DEFAULT_CONFIG_FILE = "tracescore.toml"
@@ -63,12 +65,9 @@ def _kinds(has: Callable[[Platform], bool]) -> list[str]:
     return [repr(n) for n, p in registry.platforms().items() if has(p)]
 
 
-def _option(platform: Platform, key: str) -> bool:
+def option_of(platform: Platform, key: str) -> bool:
+    """Whether ``platform`` declares the option ``key`` (e.g. ``project``)."""
     return any(o.key == key for o in platform.options)
-
-
-def _credentials() -> list[str]:
-    return [" / ".join(p.credentials) for p in registry.platforms().values() if p.credentials]
 
 
 class SourceSettings(BaseModel):
@@ -83,7 +82,8 @@ class SourceSettings(BaseModel):
         default=None, description="the traces file, for kind = " + " or ".join(_kinds(lambda p: p.file))
     )
     project: str | None = Field(
-        default=None, description="the project name, for kind = " + " or ".join(_kinds(lambda p: _option(p, "project")))
+        default=None,
+        description="the project name, for kind = " + " or ".join(_kinds(lambda p: option_of(p, "project"))),
     )
 
     @field_validator("kind")
@@ -131,6 +131,10 @@ class JobSettings(BaseModel):
         return parse_duration(self.settle)
 
 
+JUDGE_SALT = "tracescore-judge-sample"  # [scoring] judge_salt's default: the same traces everywhere unless changed
+SAMPLING_KEYS = ("judge_sample", "judge_flagged", "judge_salt")  # which traces, not what a score means: no fingerprint
+
+
 class ScoringSettings(BaseModel):
     """``[scoring]``: parameters of the deterministic scorers (part of score names and of the backfill identity)."""
 
@@ -144,6 +148,15 @@ class ScoringSettings(BaseModel):
     judge_model: str = Field(default=DEFAULT_MODEL, description="Anthropic model of the judge")
     max_cost: float | None = Field(
         default=None, ge=0, description="USD: stop judging once the judge's estimated spend of a run reaches this"
+    )
+    judge_sample: float = Field(default=1.0, ge=0, le=1, description="share of traces the judged stages run on,"
+                                " chosen by a hash of the trace id (1: every trace)")
+    judge_flagged: bool = Field(
+        default=True, description="also judge every trace a deterministic stage flags (recall < 1, a fabricated or"
+        " unfetched citation, a wrong answer)"
+    )
+    judge_salt: str = Field(
+        default=JUDGE_SALT, min_length=1, description="mixed into the hash of judge_sample: another salt, other traces"
     )
 
 
@@ -328,7 +341,7 @@ def fingerprint(config: Config) -> str:
     judge: JudgeSettings = config.section("judge")
     rubrics = config.rubrics
     parts: dict[str, Any] = {
-        "scoring": config.section("scoring").model_dump(exclude={"max_cost"}),
+        "scoring": config.section("scoring").model_dump(exclude={"max_cost", *SAMPLING_KEYS}),
         "versions": sorted({e.version for e in CATALOG if not e.judged}),
         "judge": {"model": config.judge_model, "rubric": rubrics.grounding.name, "version": rubrics.grounding.version},
     }
@@ -340,54 +353,3 @@ def fingerprint(config: Config) -> str:
     if config.section("sinks").keep_versions:  # other score names: a backfill of its own
         parts["keep_versions"] = True
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
-
-
-def starter_config(
-    kind: str = registry.DEFAULT_JOB_SOURCE, path: str | None = None, *, project: str | None = None
-) -> str:
-    """A commented ``tracescore.toml``: the chosen source set, every other key shown with its default."""
-    platform = registry.get(kind)
-    lines = [
-        "# tracescore.toml: read by every command (`score`, `run`, `backfill`, `gate`) or given with --config.",
-        "# Credentials come only from the environment, never from this file:",
-        *(f"#   {names}" for names in _credentials()),
-        "#   ANTHROPIC_API_KEY (the judge)",
-        "# Uncomment a key to change it; a wrong key or value stops the run with the key and what is allowed.",
-        "",
-        "[source]",
-        f"kind = {json.dumps(kind)}",
-    ]
-    set_here = {"kind"}
-    if kind == registry.DEFAULT_SOURCE:
-        lines.append(f"path = {json.dumps(path or 'traces.jsonl')}")
-        set_here.add("path")
-    if _option(platform, "project"):
-        lines.append(f"project = {json.dumps(project)}" if project else f'# project = "<{kind} project name>"')
-        set_here.add("project")
-    for name, model in (("source", SourceSettings), ("job", JobSettings), ("scoring", ScoringSettings)):
-        if name != "source":
-            lines += ["", f"[{name}]"]
-        for key, info in model.model_fields.items():
-            if name == "source" and key in set_here:
-                continue
-            lines.append(f"# {info.description}")
-            lines.append(f"# {key} = {_toml(info.default)}")
-    for name, section in sorted(schema().items()):
-        if name in ("source", "job", "scoring", "mapping"):
-            continue
-        lines += ["", f"# [{name}]"]
-        for key, info in section.model_fields.items():
-            default = info.get_default(call_default_factory=True)
-            lines.append(f"# {key} = {_toml(default)}" + (f"  # {info.description}" if info.description else ""))
-    lines += ["", "# [mapping]: how native records become traces; see the README for every key and its default."]
-    return "\n".join(lines) + "\n"
-
-
-def _toml(value: Any) -> str:
-    if value is None:
-        return "(unset)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    return json.dumps(value)

@@ -18,7 +18,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from tracescore.cli.exits import EXIT_GAPS, EXIT_INPUT, end
 from tracescore.cli.platform_options import check_platform_options, platform_options
-from tracescore.config import load_config, starter_config
+from tracescore.config import load_config
 from tracescore.engine.batch import BATCH_DISCOUNT
 from tracescore.engine.estimate import dry_run as estimate_dry_run
 from tracescore.engine.runner import backfill_job, run_job
@@ -27,6 +27,7 @@ from tracescore.engine.setup import JobSetup, build_setup
 from tracescore.errors import ConfigError, LockError, TracescoreError
 from tracescore.platforms import registry
 from tracescore.report.safe import console as safe_console
+from tracescore.starter import starter_config
 from tracescore.store.db import Store
 from tracescore.store.state import JobState, MarkReader
 
@@ -57,8 +58,8 @@ _config_option = click.option(
 )
 
 
-def _setup(config_path: str | None) -> JobSetup:
-    setup = build_setup(load_config(config_path))
+def _setup(config_path: str | None, judge_sample: float | None = None) -> JobSetup:
+    setup = build_setup(load_config(config_path), judge_sample=judge_sample)
     click.get_current_context().call_on_close(setup.close)
     for note in setup.notes:  # the recipe's warnings, as ``score`` prints them
         click.echo(f"warning: {note}", err=True)
@@ -147,6 +148,8 @@ def _stopped(what: str) -> Iterator[None]:
 @click.option("--resume", is_flag=True, help="Continue the last unfinished backfill (same window without --from/--to).")
 @click.option("--dry-run", is_flag=True, help="Count traces and estimate judge calls, tokens and cost; call nothing.")
 @click.option("--judge-batch", is_flag=True, help="Judge each slice through the Message Batches API (half the price).")
+@click.option("--judge-sample", type=click.FloatRange(min=0, max=1), default=None, metavar="RATE",
+              help="Judge this share of traces, chosen by a hash of the trace id (plus flagged ones).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def backfill(
     config_path: str | None,
@@ -156,11 +159,12 @@ def backfill(
     dry_run: bool,
     judge_batch: bool,
     quiet: bool,
+    judge_sample: float | None = None,
 ) -> None:
     """Re-score history in [--from, --to): progress, judge cost and ETA; a killed backfill resumes where it stopped."""
     if start is not None and stop is not None and stop <= start:  # a usage error, before the config is read
         raise click.BadParameter(f"{stop.isoformat()} is not after --from {start.isoformat()}", param_hint="--to")
-    setup = _setup(config_path)
+    setup = _setup(config_path, judge_sample)
     if dry_run:
         _dry_run(setup, start, stop, judge_batch)
         return
@@ -199,6 +203,7 @@ def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, jud
             done=counted,
             model=setup.judge_model,
             rubrics=setup.rubrics,
+            judges=setup.judges,
         )
     removals = _removals(setup, seen)
     if judge_batch and estimate.cost_usd is not None:
@@ -210,7 +215,9 @@ def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, jud
     cost = "unknown (no judge price table)" if estimate.cost_usd is None else f"~${estimate.cost_usd:.2f}"
     click.echo(
         f"{estimate.traces} traces ({estimate.already_done} already scored by a backfill of this window and setup,"
-        f" {estimate.unreadable} unreadable); judge estimate: {estimate.judge.calls} calls,"
+        f" {estimate.unreadable} unreadable"
+        + ("" if estimate.not_sampled is None else f", {estimate.not_sampled} left out by judge_sample")
+        + f"); judge estimate: {estimate.judge.calls} calls,"
         f" {estimate.judge.input_tokens} input + {estimate.judge.output_tokens} output tokens, {cost}"
         f" with {estimate.model}" + (f" (but the judge will not run: {setup.judge_off})" if setup.judge_off else ""),
         err=True,

@@ -94,6 +94,14 @@ class _Request:
     help="Stop judging (between traces) once the judge's estimated spend reaches this; the rest stay unjudged.",
 )
 @click.option(
+    "--judge-sample",
+    type=click.FloatRange(min=0, max=1),
+    default=None,
+    metavar="RATE",
+    help="Judge this share of traces, chosen by a hash of the trace id (plus flagged ones). [default: [scoring]"
+    " judge_sample]",
+)
+@click.option(
     "--source",
     type=click.Choice(registry.names()),
     default=registry.DEFAULT_SOURCE,
@@ -150,6 +158,7 @@ def score(
     check_links: bool = False,
     engine: str = "local",
     judge_rps: float | None = None,
+    judge_sample: float | None = None,
     **platform: Any,  # the options platforms add (``platform_options``), e.g. a project name
 ) -> None:
     """Score traces stage by stage and print the stage contingency table.
@@ -162,7 +171,8 @@ def score(
     request = _request(source, traces, window_from, window_to, write_back, overrides)
     config = load_config(config_path)
     recipe_options = options(config, k=k, final_answer_prefix=final_answer_prefix, no_judge=no_judge,
-                             judge_model=judge_model, max_cost=max_cost, check_links=check_links)
+                             judge_model=judge_model, max_cost=max_cost, check_links=check_links,
+                             judge_sample=judge_sample)
     if engine == "ray" or judge_rps is not None:
         if engine != "ray" or not registry.get(source).shards:
             files = ", ".join(n for n in registry.names() if registry.get(n).shards)

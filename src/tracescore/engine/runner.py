@@ -269,7 +269,8 @@ def backfill_job(
             )
             scan = SlicedScan(setup.source, windows[-1][0] if windows else job.start)  # the prefill's own listing
             before = window_prefill(
-                prefill, scan.records, setup.adapter, lambda key: marks.marked(job.scope, key) is not None
+                prefill, scan.records, setup.adapter, lambda key: marks.marked(job.scope, key) is not None,
+                setup.judges,
             )
             extra["judge_batch"] = True
             extra["judge_batches"] = prefill.summary  # kept current by the prefill, so the stored summary has it too

@@ -23,6 +23,7 @@ from tracescore.platforms.base import Parts, PlatformContext, SourceStats
 from tracescore.scorers import Scorer
 from tracescore.scorers.rubrics import Rubrics
 from tracescore.sources.base import Source
+from tracescore.trace import Trace
 
 __all__ = ["JobSetup", "build_platform", "build_setup", "cores"]
 
@@ -54,6 +55,7 @@ class JobSetup:
     plan: Callable[[str, str | None], Plan] | None = None  # no judge: score in ``limits.workers`` processes
     rubrics: Rubrics = field(default_factory=Rubrics)  # each judged stage's rubric ([judge] rubric, ...)
     notes: list[str] = field(default_factory=list)  # the recipe's warnings (missing SDK, deprecated judge model)
+    judges: Callable[[Trace], bool] | None = None  # [scoring] judge_sample: the traces judged (None: every one)
 
     def close(self) -> None:
         """Close the platform clients."""
@@ -67,9 +69,11 @@ def build_setup(
     path: str | None = None,
     write_back: bool | None = None,
     overrides: dict[str, Any] | None = None,
+    judge_sample: float | None = None,
 ) -> JobSetup:
     """The run described by ``config`` (``kind``/``path``/``write_back``/``overrides`` from the command line win);
-    ConfigError names the bad key and the fix. Its scoring is the recipe's (``engine/recipe.py``)."""
+    ConfigError names the bad key and the fix. Its scoring is the recipe's (``engine/recipe.py``); ``judge_sample``
+    (``--judge-sample``) wins over ``[scoring] judge_sample``."""
     job: JobSettings = config.section("job")
     limiter = RateLimiter(job.requests_per_minute)
     resources = ExitStack()
@@ -78,7 +82,7 @@ def build_setup(
         config, limiter, resources, kind=kind, path=path, write_back=write_back, overrides=overrides
     )
     try:
-        recipe = build_recipe(options(config), job.store)
+        recipe = build_recipe(options(config, judge_sample=judge_sample), job.store)
     except BaseException:
         resources.close()
         raise
@@ -114,6 +118,7 @@ def build_setup(
         limiter=limiter,
         resources=resources,
         notes=recipe.notes,
+        judges=None if recipe.plan.sampling.everything else recipe.plan.judges,
     )
 
 
