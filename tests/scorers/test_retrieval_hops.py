@@ -109,3 +109,6 @@ def test_a_multi_hop_case_passes_retrieval_only_when_every_hop_was_found() -> No
     assert _diagnosis(_trace(_search("doc-b", "doc-a"), hops=["doc-b", "doc-a"], required_doc_ids=["c"])) == (
         "retrieval_fail/right"
     )
+    # every hop found, but required_doc_ids a stale label: undecided by the stale label, as without hops
+    stale = _trace(_search("doc-b", "doc-a", "p-v3"), hops=["doc-b", "doc-a"], required_doc_ids=["p-v4"])
+    assert _diagnosis(stale) is None

@@ -83,8 +83,8 @@ def diagnose(
     if hops is not None:  # a multi-hop case: retrieval passes only when every hop was found (and recall, if labelled)
         if hops.value is None:
             return _undecided(hops.reason)
-        if float(hops.value) < 1.0 or recall.value is None:
-            recall = hops
+        if float(hops.value) < 1.0 or recall.reason == Reasons.NO_REQUIRED_LABEL.text:
+            recall = hops  # a hop never found fails retrieval; with hops alone, the hops decide it
     if recall.value is not None:
         retrieval_ok = float(recall.value) >= min_recall
     elif recall.reason == Reasons.REFUSAL_RECALL.text:
