@@ -1,21 +1,25 @@
-"""#31 item 2: a result line read from Langfuse carries its trace's URL, the one the real SDK's
-``Langfuse.get_trace_url`` builds; the Markdown and HTML reports of those lines link every trace id; a JSONL run's
-lines have no ``trace_url``."""
+"""#31 item 2: a result line read from Langfuse or LangSmith carries its trace's URL, the one the real SDK's
+``Langfuse.get_trace_url`` / ``Client.get_run_url`` builds; the Markdown and HTML reports of those lines link every
+trace id; a JSONL run's lines have no ``trace_url``."""
 
 from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from html import unescape
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
 
 from tests.fakes.langfuse import PUBLIC_KEY, SECRET_KEY, FakeLangfuse, env_for
 from tests.fakes.langfuse_data import make_trace
+from tests.fakes.langsmith import FakeLangSmith
+from tests.fakes.langsmith_runs import load_samples, seed
 from tracescore.cli import main
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
@@ -116,3 +120,34 @@ def test_a_jsonl_run_has_no_trace_url(tmp_path: Path) -> None:
     assert lines and not any("trace_url" in line for line in lines)
     markdown = CliRunner().invoke(main, ["report", str(out), "--format", "markdown"]).output
     assert "](<" not in markdown
+
+
+@pytest.fixture
+def langsmith(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLangSmith]:
+    with FakeLangSmith() as fake:
+        monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2_links_test_key")
+        monkeypatch.setenv("LANGSMITH_ENDPOINT", fake.url)
+        monkeypatch.chdir(Path(__file__).resolve().parents[2])  # no stray tracescore.toml
+        seed(fake, load_samples(6))
+        yield fake
+
+
+def test_langsmith_lines_carry_the_url_the_sdk_builds(langsmith: FakeLangSmith, tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    args = ["score", "--source", "langsmith", "--project", "search-agent", "--from", "2026-11-01T00:00:00Z",
+            "--to", "2026-12-01T00:00:00Z", "--no-write-back", "--store", str(tmp_path / "ts.db"), "--out", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    ours = {x["trace_id"]: x["trace_url"] for x in map(json.loads, out.read_text().splitlines())}
+    assert len(ours) == 6
+    from langsmith import Client
+
+    client = Client(api_key="lsv2_links_test_key", api_url=langsmith.url, auto_batch_tracing=False)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # get_run_url: deprecated for runs.get_url in 2027
+            sdk = {t: client.get_run_url(run=SimpleNamespace(id=t), project_name="search-agent")  # type: ignore[arg-type]
+                   for t in ours}  # fmt: skip
+    finally:
+        client.close()
+    assert ours == sdk and all(u.startswith("http://localhost/o/") for u in ours.values())
