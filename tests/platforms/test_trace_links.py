@@ -109,6 +109,10 @@ def test_markdown_and_html_reports_link_every_trace_id(fake: FakeLangfuse, tmp_p
         assert found and all(urls[t] == h for t, h in found)
         assert len(found) == len(re.findall(r"tr-\d+", section)) / 2  # each id: in the href and as the link text
     assert "<script" not in text
+    stored = runner.invoke(main, ["report", "run:latest", "--store", str(tmp_path / "ts.db"), "--format", "markdown"])
+    assert stored.exit_code == 0, stored.output
+    assert dict(re.findall(r"\[`([^`]+)`\]\(<([^>]+)>\)", stored.output)).items() <= urls.items()
+    assert "](<" in stored.output  # a stored run links its ids as the results file does
 
 
 def test_a_jsonl_run_has_no_trace_url(tmp_path: Path) -> None:
