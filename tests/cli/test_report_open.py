@@ -72,9 +72,7 @@ def test_open_without_out_writes_a_new_file_and_opens_that(results: Path, tmp_pa
 
 
 @pytest.mark.parametrize("browser", [None, "failing"], ids=["no-browser", "browser-fails"])
-def test_no_browser_says_so_in_one_line_and_keeps_the_file(
-    results: Path, tmp_path: Path, browser: str | None
-) -> None:
+def test_no_browser_says_so_in_one_line_and_keeps_the_file(results: Path, tmp_path: Path, browser: str | None) -> None:
     command = _recorder(tmp_path, exit_code=3)[0] if browser else None
     page = tmp_path / "report.html"
     done = _run([str(results), "--open", "--out", str(page)], tmp_path, command)
