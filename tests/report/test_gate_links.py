@@ -24,7 +24,7 @@ import tracescore
 from tests.fakes.langfuse import FakeLangfuse, env_for
 from tests.fakes.langfuse_data import make_trace
 from tracescore.cli import main
-from tracescore.report.gate import run_gate
+from tracescore.report.gate import GateConfig, run_gate
 from tracescore.report.render import render_gate_markdown, render_junit
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
@@ -161,3 +161,14 @@ def test_a_hostile_trace_url_breaks_neither_the_markdown_nor_the_xml() -> None:
     for bad in ("javascript:alert(1)", "/relative"):
         baseline, current = _lines(bad)
         assert "](<" not in render_gate_markdown(run_gate(current, [baseline]))
+
+
+def test_with_a_case_key_the_trace_beside_the_case_is_the_link() -> None:
+    url = "https://cloud.langfuse.com/project/p1/traces/t-9"
+    baseline, current = _lines(url)
+    current = [line | {"trace_id": "t-9", "metadata": {"case_id": "q-1"}} for line in current]
+    baseline = [line | {"metadata": {"case_id": "q-1"}} for line in baseline]
+    result = run_gate(current, [baseline], GateConfig(case_key="metadata.case_id"))
+    markdown = render_gate_markdown(result)
+    assert f"  - `q-1` — stage **answer** (trace [`t-9`](<{url}>))" in markdown
+    assert _junit_urls(render_junit(result)) == {"t-9": url}
