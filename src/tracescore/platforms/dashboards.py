@@ -184,8 +184,8 @@ def dashboard_spec(name: str, by: str, *, k: int = 5, agreement: str, agreement_
             "cells",
             DIAGNOSIS,
             f"{DIAGNOSIS} cells per day: which stage broke",
-            "Traces per diagnosis cell per day (retrieval_fail, ungrounded, grounded × right, wrong): the stage"
-            " contingency table over time.",
+            "Traces per diagnosis cell per day (retrieval_fail, ungrounded, grounded, retrieval_pass × right, wrong):"
+            " the stage contingency table over time.",
             _data_type(DIAGNOSIS),
         )
     )
