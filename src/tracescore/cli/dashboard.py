@@ -74,9 +74,9 @@ def dashboard(
     Widgets: each stage's headline score (recall at k, grounding.rate, citation.support_rate,
     citation.unfetched_rate, answer.correct) as a daily mean split by --by; the diagnosis cells counted per day;
     the count of citation.fabricated_count above 0 (must stay 0); grounding.rate titled with its judge's latest
-    calibration (kappa, n). Only scores tracescore wrote are counted. A re-run finds the dashboard by --name and
-    changes only what differs (no change: no write). What the platform's API cannot make is printed as steps to
-    take by hand.
+    calibration (kappa, n). The widgets count tracescore's scores, not human annotations. A re-run finds the
+    dashboard by --name and changes only what differs (no change: no write). What the platform's API cannot make
+    is printed as steps to take by hand.
     """
     check_platform_options(target, options, "dashboard", via="--to", require=False)
     config = load_config(config_path)
@@ -89,7 +89,8 @@ def dashboard(
         raise ConfigError(str(exc)) from None
     sections = {key: config.section(key) for key in registry.get(target).sections}
     with ExitStack() as resources:
-        context = DashboardContext(sections, {**options, "dry_run": dry_run}, resources)
+        project = config.section("source").project
+        context = DashboardContext(sections, {**options, "dry_run": dry_run}, resources, project)
         outcome = registry.build_dashboard(target, context).sync(spec, dry_run=dry_run)
     head = "plan (dry run, nothing sent)" if dry_run else "dashboard"
     click.echo(f"{head}: {spec.name!r} on {outcome.where}, series split by {by}")

@@ -122,12 +122,13 @@ class Outcome:
 
 @dataclass
 class DashboardContext:
-    """What a platform's dashboard factory may use: its config sections, the command's platform options, and the
-    resources its client closes with."""
+    """What a platform's dashboard factory may use: its config sections, the command's platform options (and
+    ``dry_run``), ``[source] project``, and the resources its client closes with."""
 
     sections: Mapping[str, Any]
     options: Mapping[str, Any]
     resources: ExitStack
+    project: str | None = None
 
 
 class DashboardTarget(Protocol):

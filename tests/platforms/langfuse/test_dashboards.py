@@ -180,3 +180,10 @@ def test_a_write_that_keeps_failing_stops_with_one_line_and_a_rerun_finishes(fak
     again = _run()
     assert again.exit_code == 0, again.output
     assert len(fake.widgets) == 7 and len(fake.dashboards) == 1
+
+
+def test_an_empty_name_is_a_usage_error_naming_the_fix(fake: FakeLangfuseDashboards) -> None:
+    result = _run("--name", "  ")
+    assert result.exit_code == 2
+    assert "tracescore: the dashboard name is empty; pass --name 'a name'" in result.output
+    assert fake.requests == []

@@ -63,3 +63,11 @@ def test_project_is_a_langsmith_option_only() -> None:
     result = CliRunner().invoke(main, ["dashboard", "--to", "langfuse", "--project", "p", "--dry-run"])
     assert result.exit_code == 2
     assert "applies to --to langsmith only" in result.output
+
+
+def test_the_project_defaults_to_the_configs(langsmith: FakeLangSmith, tmp_path: Path) -> None:
+    (tmp_path / "tracescore.toml").write_text('[source]\nkind = "langsmith"\nproject = "from-config"\n')
+    result = CliRunner().invoke(main, ["dashboard", "--to", "langsmith"])
+    assert result.exit_code == 0, result.output
+    assert "open project 'from-config'" in result.output
+    assert langsmith.requests == []

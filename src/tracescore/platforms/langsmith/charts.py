@@ -80,5 +80,5 @@ class LangSmithCharts:
 
 
 def build(context: DashboardContext) -> LangSmithCharts:
-    """No client: nothing is sent."""
-    return LangSmithCharts(context.options.get("project"))
+    """No client: nothing is sent. The project: ``--project``, else ``[source] project``."""
+    return LangSmithCharts(context.options.get("project") or context.project)
