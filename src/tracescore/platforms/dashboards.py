@@ -20,9 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from tracescore.calibrate.labels import Calibration
 from tracescore.catalog import (
     ANSWER_CORRECT,
     CITATION_FABRICATED_COUNT,
@@ -33,6 +32,9 @@ from tracescore.catalog import (
     entry,
     recall_name,
 )
+
+if TYPE_CHECKING:
+    from tracescore.calibrate.labels import Calibration
 
 __all__ = [
     "BY_CHOICES",
