@@ -170,7 +170,7 @@ def test_a_429_and_a_5xx_are_retried_and_the_run_completes(fake: FakeLangfuseDas
 
 
 def test_a_write_that_keeps_failing_stops_with_one_line_and_a_rerun_finishes(fake: FakeLangfuseDashboards) -> None:
-    fake.write_faults.extend([Fault.http(500)] * 5)  # [langfuse] max_attempts = 5: the first widget fails for good
+    fake.write_faults.extend([Fault.http(500, **{"Retry-After": "0"})] * 5)  # max_attempts = 5: fails for good
     result = _run()
     assert result.exit_code == 4, result.output
     assert "tracescore: cannot create widget 'retrieval.recall_at_5: daily mean by trace name' from Langfuse at" in (
