@@ -33,9 +33,9 @@ TOKEN = "ya29.fake-access-token"
 _OPEN: list[AnthropicJudge] = []
 
 
-@pytest.fixture(autouse=True)
-def _aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """Fake AWS credentials from the environment, as boto3 reads them; nothing from this machine's ~/.aws or IMDS."""
+def provider_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Fake AWS credentials from the environment, as boto3 reads them; nothing from this machine's ~/.aws, IMDS,
+    gcloud or a metadata server."""
     for name in ("AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
                  "CLOUD_ML_REGION", "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT",
                  "ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL"):  # fmt: skip
@@ -46,10 +46,16 @@ def _aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "no-adc.json"))
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "no-gcloud"))
     monkeypatch.setenv("NO_GCE_CHECK", "True")  # google-auth: never probe a metadata server
     from anthropic.lib.aws import _auth
 
     _auth._get_session.cache_clear()  # the SDK keeps one boto3 session (and its credentials) per process
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    provider_env(monkeypatch, tmp_path)
     yield
     while _OPEN:
         _OPEN.pop().close()

@@ -1,0 +1,135 @@
+"""``[judge] provider``: ``tracescore score`` / ``backfill`` judging through Bedrock and Vertex AI end to end (the SDK's
+own clients, pointed at the loopback fakes by the SDK's base-URL variables, credentials from the environment), no
+Anthropic key needed; the provider in the judge's identity (run summary, cache) and its price; batches refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.cli.test_job import T0
+from tests.engine.helpers import write_traces
+from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.bedrock import FakeBedrock
+from tests.fakes.vertex import FakeVertex
+from tests.judge.test_providers import ACCESS_KEY, SECRET_KEY, _service_account, provider_env
+from tracescore.cli import main
+from tracescore.config import fingerprint, load_config
+from tracescore.store.db import Store
+
+SAMPLES = Path(__file__).resolve().parents[2] / "cookbook" / "data" / "traces.jsonl"
+BEDROCK = '[judge]\nprovider = "bedrock"\nregion = "us-east-1"\n'
+VERTEX = '[judge]\nprovider = "vertex"\nregion = "global"\nproject = "acme-evals"\n'
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    provider_env(monkeypatch, tmp_path)
+
+
+def _score(tmp_path: Path, config: str, env: dict[str, str | None]) -> tuple[int, str, list[dict]]:
+    (tmp_path / "tracescore.toml").write_text(config)
+    out = tmp_path / "results.jsonl"
+    args = ["score", str(SAMPLES), "--config", str(tmp_path / "tracescore.toml"), "--store", str(tmp_path / "t.db")]
+    result = CliRunner().invoke(main, [*args, "--out", str(out)], env={"ANTHROPIC_API_KEY": None} | env)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    lines = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+    return result.exit_code, result.output, lines
+
+
+def _summary_judge(tmp_path: Path) -> dict:
+    with Store(tmp_path / "t.db") as store:
+        return store.runs()[-1]["summary"]["judge"]  # type: ignore[no-any-return]
+
+
+def test_score_judges_through_bedrock_without_an_anthropic_key(tmp_path: Path) -> None:
+    with FakeBedrock(access_key=ACCESS_KEY, secret_key=SECRET_KEY) as fake:
+        code, output, lines = _score(tmp_path, BEDROCK, {"ANTHROPIC_BEDROCK_BASE_URL": fake.url})
+        assert code == 0, output
+        assert len([r for r in lines if "grounding.rate" in r["scores"]]) == 36  # all but the two empty answers
+        assert {i["model_id"] for i in fake.invoked} == {"global.anthropic.claude-sonnet-4-6"}  # Bedrock's default
+        assert {i["access_key"] for i in fake.invoked} == {ACCESS_KEY}
+        judge = _summary_judge(tmp_path)
+        assert judge["model"] == "bedrock:global.anthropic.claude-sonnet-4-6"
+        assert judge["calls"] == len(fake.invoked) and judge["cost_usd"] > 0 and judge["priced"]
+        assert "~$" in output and SECRET_KEY not in output
+        calls = len(fake.invocations())
+        again, _, _ = _score(tmp_path, BEDROCK, {"ANTHROPIC_BEDROCK_BASE_URL": fake.url})
+        assert again == 0 and len(fake.invocations()) == calls  # the store's cache answers every call
+    with Store(tmp_path / "t.db") as store:
+        models = {r[0] for r in store.query("SELECT DISTINCT model FROM judge_cache")}
+    assert models == {"bedrock:global.anthropic.claude-sonnet-4-6"}
+
+
+def test_the_same_traces_on_anthropic_after_bedrock_are_judged_again_not_read_from_its_cache(tmp_path: Path) -> None:
+    with FakeBedrock(access_key=ACCESS_KEY, secret_key=SECRET_KEY) as fake:
+        _score(tmp_path, BEDROCK + 'model = "anthropic.claude-sonnet-4-6"\n', {"ANTHROPIC_BEDROCK_BASE_URL": fake.url})
+        bedrock_calls = len(fake.invoked)
+    with FakeAnthropic() as direct:
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": direct.url}
+        code, _, _ = _score(tmp_path, '[judge]\nmodel = "claude-sonnet-4-6"\n', env)
+        assert code == 0 and len(direct.messages()) == bedrock_calls > 0  # another judge: another cache key
+    assert _summary_judge(tmp_path)["model"] == "claude-sonnet-4-6"
+
+
+def test_score_judges_through_vertex_with_application_default_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("google.auth", reason="the [vertex] extra (google-auth) is not installed")
+    with FakeVertex(tokens=()) as fake:
+        _service_account(tmp_path / "sa.json", fake.token_uri)
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "sa.json"))
+        code, output, lines = _score(tmp_path, VERTEX, {"ANTHROPIC_VERTEX_BASE_URL": f"{fake.url}/v1"})
+        assert code == 0, output
+        assert len([r for r in lines if "grounding.rate" in r["scores"]]) == 36
+        assert {(i["project"], i["region"], i["model"]) for i in fake.invoked} == {
+            ("acme-evals", "global", "claude-sonnet-4-6")
+        }
+        assert len(fake.token_grants) >= 1 and all(i["token"].startswith("ya29.minted-") for i in fake.invoked)
+    judge = _summary_judge(tmp_path)
+    assert judge["model"] == "vertex:global:claude-sonnet-4-6" and judge["cost_usd"] > 0
+
+
+def test_a_missing_credential_or_a_wrong_model_id_stops_the_run_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    code, output, _ = _score(tmp_path, BEDROCK, {})
+    assert code == 2 and "no AWS credentials for Bedrock" in output and "Traceback" not in output
+    code, output, _ = _score(tmp_path, BEDROCK + 'model = "claude-sonnet-4-6"\n', {})
+    assert code == 2 and "is an Anthropic API id; Bedrock names models like" in output
+
+
+def test_the_provider_is_part_of_the_backfill_fingerprint(tmp_path: Path) -> None:
+    def of(text: str) -> str:
+        (tmp_path / "c.toml").write_text(text)
+        return fingerprint(load_config(tmp_path / "c.toml"))
+
+    anthropic = of('[judge]\nmodel = "claude-sonnet-4-6"\n')
+    assert of("") == anthropic  # the default judge: the fingerprint every existing store has
+    vertex = of('[judge]\nprovider = "vertex"\nregion = "global"\nmodel = "claude-sonnet-4-6"\n')
+    assert len({anthropic, vertex, of(BEDROCK)}) == 3
+
+
+def _backfill_config(tmp_path: Path) -> Path:
+    write_traces(tmp_path / "t.jsonl", T0, 3)
+    path = tmp_path / "tracescore.toml"
+    path.write_text(f'[source]\nkind = "jsonl"\npath = "t.jsonl"\n\n[job]\nstore = "{tmp_path / "ts.db"}"\n\n{BEDROCK}')
+    return path
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_judge_batch_on_bedrock_is_refused_with_the_reason_and_the_fix(tmp_path: Path, dry_run: bool) -> None:
+    config = _backfill_config(tmp_path)
+    args = ["backfill", "--config", str(config), "--from", "2026-11-01", "--to", "2026-11-02", "--judge-batch"]
+    with FakeBedrock(access_key=ACCESS_KEY, secret_key=SECRET_KEY) as fake:
+        env = {"ANTHROPIC_API_KEY": None, "ANTHROPIC_BEDROCK_BASE_URL": fake.url}
+        result = CliRunner().invoke(main, [*args, *(["--dry-run"] if dry_run else [])], env=env)
+        assert fake.requests == []
+    assert result.exit_code == 2, result.output
+    assert "Message Batches API, which [judge] provider = 'bedrock' does not offer" in result.output
+    assert "run the backfill without --judge-batch" in result.output
