@@ -306,3 +306,16 @@ def test_vertex_missing_region_project_credentials_or_a_wrong_model_id_is_one_cl
     pytest.importorskip("google.auth", reason="the [vertex] extra (google-auth) is not installed")
     with pytest.raises(ConfigError, match="no Google credentials for Vertex AI .*GOOGLE_APPLICATION_CREDENTIALS"):
         AnthropicJudge(provider="vertex", region="global", project="p")
+
+
+def test_vertex_credentials_that_cannot_be_refreshed_are_a_judge_error_not_a_crash(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    pytest.importorskip("google.auth", reason="the [vertex] extra (google-auth) is not installed")
+    with FakeVertex(tokens=()) as fake:
+        _service_account(tmp_path / "sa.json", f"{fake.url}/revoked")  # the token endpoint answers 404
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "sa.json"))
+        judge = _judge(provider="vertex", model="claude-sonnet-4-6", region="global", base_url=f"{fake.url}/v1")
+        with pytest.raises(JudgeError, match=r"grounding judge call failed after 1 attempt\(s\): RefreshError"):
+            judge.judge(_claims())
+    assert fake.predictions() == [] and judge.usage.failures == 1
