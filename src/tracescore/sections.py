@@ -127,7 +127,7 @@ class ScoringSettings(BaseModel):
         default="FINAL ANSWER:", description="score only the text after this marker when present ('' to disable)"
     )
     judge: bool = Field(default=True, description="run the judged stages when ANTHROPIC_API_KEY is set")
-    judge_model: str = Field(default=DEFAULT_MODEL, description="Anthropic model of the judge")
+    judge_model: str = Field(default=DEFAULT_MODEL, description="model of the judge (the [judge] provider's own id)")
     max_cost: float | None = Field(
         default=None, ge=0, description="USD: stop judging once the judge's estimated spend of a run reaches this"
     )
