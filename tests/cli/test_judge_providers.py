@@ -45,6 +45,12 @@ def _summary_judge(tmp_path: Path) -> dict:
         return store.runs()[-1]["summary"]["judge"]  # type: ignore[no-any-return]
 
 
+def _priced(usage: dict, per_in: float, per_out: float) -> float:
+    """USD of a run's token totals at (input, output) USD per million tokens: writes 1.25x input, reads 0.1x."""
+    return (usage["input_tokens"] * per_in + usage["cache_write_tokens"] * per_in * 1.25
+            + usage["cache_read_tokens"] * per_in * 0.1 + usage["output_tokens"] * per_out) / 1e6  # fmt: skip
+
+
 def test_score_judges_through_bedrock_without_an_anthropic_key(tmp_path: Path) -> None:
     with FakeBedrock(access_key=ACCESS_KEY, secret_key=SECRET_KEY) as fake:
         code, output, lines = _score(tmp_path, BEDROCK, {"ANTHROPIC_BEDROCK_BASE_URL": fake.url})
@@ -55,6 +61,8 @@ def test_score_judges_through_bedrock_without_an_anthropic_key(tmp_path: Path) -
         judge = _summary_judge(tmp_path)
         assert judge["model"] == "bedrock:global.anthropic.claude-sonnet-4-6"
         assert judge["calls"] == len(fake.invoked) and judge["cost_usd"] > 0 and judge["priced"]
+        assert judge["cost_usd"] == pytest.approx(_priced(judge, 3.0, 15.0), abs=1e-5)  # a global profile: list price
+        assert {r["judge"]["model"] for r in lines if "judge" in r} == {judge["model"]}  # what calibration samples
         assert "~$" in output and SECRET_KEY not in output
         calls = len(fake.invocations())
         again, _, _ = _score(tmp_path, BEDROCK, {"ANTHROPIC_BEDROCK_BASE_URL": fake.url})
@@ -91,6 +99,7 @@ def test_score_judges_through_vertex_with_application_default_credentials(
         assert len(fake.token_grants) >= 1 and all(i["token"].startswith("ya29.minted-") for i in fake.invoked)
     judge = _summary_judge(tmp_path)
     assert judge["model"] == "vertex:global:claude-sonnet-4-6" and judge["cost_usd"] > 0
+    assert judge["cost_usd"] == pytest.approx(_priced(judge, 3.0, 15.0), abs=1e-5)
 
 
 def test_a_missing_credential_or_a_wrong_model_id_stops_the_run_with_one_line(
@@ -144,3 +153,22 @@ def test_engine_ray_refuses_another_provider_before_it_starts(tmp_path: Path) ->
     result = CliRunner().invoke(main, [*args, "--config", str(tmp_path / "tracescore.toml")])
     assert result.exit_code == 2, result.output
     assert "--engine ray judges through Anthropic's API only, not [judge] provider = 'bedrock'" in result.output
+
+
+def test_the_dry_run_prices_the_estimate_from_the_providers_table(tmp_path: Path) -> None:
+    config = _backfill_config(tmp_path)
+    args = ["backfill", "--config", str(config), "--from", "2026-11-01", "--to", "2026-11-02", "--dry-run"]
+
+    def estimate(judge: str) -> dict:
+        config.write_text(config.read_text().split("[judge]")[0] + judge)
+        result = CliRunner().invoke(main, args, env={"ANTHROPIC_API_KEY": None})
+        assert result.exit_code == 0, result.output
+        return json.loads([line for line in result.output.splitlines() if line.startswith("{")][-1])  # type: ignore[no-any-return]
+
+    direct = estimate("")
+    on_global = estimate(BEDROCK)
+    regional = estimate(BEDROCK + 'model = "us.anthropic.claude-sonnet-4-6"\n')
+    assert direct["judge_cost_usd"] > 0 and on_global["judge_input_tokens"] == direct["judge_input_tokens"]
+    assert on_global["judge_cost_usd"] == direct["judge_cost_usd"]  # a global profile: the list price
+    assert regional["judge_cost_usd"] == pytest.approx(direct["judge_cost_usd"] * 1.1, rel=0.01)  # printed to 4 places
+    assert regional["judge_model"] == "bedrock:us.anthropic.claude-sonnet-4-6"
