@@ -148,7 +148,8 @@ class ScoringSettings(BaseModel):
 
 
 class JudgeSettings(BaseModel):
-    """``[judge]``: the judge's model and rubric; part of the scoring identity (a change starts a new backfill)."""
+    """``[judge]``: the judge's provider, model and rubric; part of the scoring identity (a change starts a new
+    backfill)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
