@@ -265,6 +265,8 @@ def test_vertex_cost_is_priced_from_the_vertex_table_global_and_regional() -> No
 
 
 def _service_account(path: Path, token_uri: str) -> None:
+    """A service-account key file (a fresh RSA key) whose ``token_uri`` is the fake's token endpoint."""
+    pytest.importorskip("cryptography", reason="signing a service account's JWT needs cryptography")
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
 
