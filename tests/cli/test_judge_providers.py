@@ -172,3 +172,33 @@ def test_the_dry_run_prices_the_estimate_from_the_providers_table(tmp_path: Path
     assert on_global["judge_cost_usd"] == direct["judge_cost_usd"]  # a global profile: the list price
     assert regional["judge_cost_usd"] == pytest.approx(direct["judge_cost_usd"] * 1.1, rel=0.01)  # printed to 4 places
     assert regional["judge_model"] == "bedrock:us.anthropic.claude-sonnet-4-6"
+
+
+def test_a_bedrock_judges_calibration_is_recorded_under_its_identity_and_not_carried_to_anthropic(
+    tmp_path: Path,
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from tracescore.calibrate.carry import grounding_agreement
+    from tracescore.calibrate.labels import VERDICT_LABEL, Label, add_labels, latest_calibration
+    from tracescore.calibrate.sampling import candidates, record_sample, sample
+    from tracescore.judge.rubrics import load_rubric
+
+    identity, rubric = "bedrock:global.anthropic.claude-sonnet-4-6", load_rubric("grounding").version
+    with FakeBedrock(access_key=ACCESS_KEY, secret_key=SECRET_KEY) as fake:
+        assert _score(tmp_path, BEDROCK, {"ANTHROPIC_BEDROCK_BASE_URL": fake.url})[0] == 0
+    now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    with Store(tmp_path / "t.db") as store:
+        drawn = sample(candidates(store, store.runs()[-1]["id"]), n=30, seed=1)
+        assert {p.candidate.judge_model for p in drawn.picked} == {identity}
+        record_sample(store, drawn, now=now)
+        add_labels(store, [Label(p.candidate.item.item_id, VERDICT_LABEL, p.candidate.verdict, "ann",
+                                 now + timedelta(minutes=n)) for n, p in enumerate(drawn.picked)], now=now)  # fmt: skip
+    measured = CliRunner().invoke(main, ["calibrate", "measure", "--store", str(tmp_path / "t.db")])
+    assert measured.exit_code == 0, measured.output
+    assert f"{identity} · rubric {rubric}" in measured.output
+    with Store(tmp_path / "t.db") as store:
+        assert latest_calibration(store, identity, rubric) is not None
+        assert latest_calibration(store, "claude-sonnet-4-6", rubric) is None
+        assert grounding_agreement(store, identity, rubric) is not None  # carried to this judge's scores
+        assert grounding_agreement(store, "claude-sonnet-4-6", rubric) is None  # never to Anthropic's
