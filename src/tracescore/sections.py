@@ -97,6 +97,14 @@ class JobSettings(BaseModel):
     batch_poll_seconds: float = Field(
         default=30.0, gt=0, le=3600, description="backfill --judge-batch: seconds between polls of a message batch"
     )
+    # the judge's daily budget (#32): over every run of a UTC day, kept in the store (engine/daily.py)
+    max_cost_per_day: float | None = Field(
+        default=None, ge=0, description="USD per UTC day: once the judge's spend that day reaches it, the day's later"
+        " traces stay unjudged (backfill --judge-only judges them later)",
+    )
+    max_calls_per_day: int | None = Field(
+        default=None, ge=0, description="judge API calls per UTC day, over every run (as max_cost_per_day)"
+    )
 
     @field_validator("lookback", "settle")
     @classmethod

@@ -22,6 +22,7 @@ from tracescore.calibrate.carry import grounding_agreement
 from tracescore.calibrate.required import HumanRequired, apply_required, human_required
 from tracescore.catalog import Reasons
 from tracescore.config import Config
+from tracescore.engine.daily import DayLimits
 from tracescore.engine.judging import JudgePool, StoreJudgeCache
 from tracescore.engine.pipeline import RunCounts, score_trace
 from tracescore.engine.sampling import Sampled, Sampling
@@ -62,6 +63,7 @@ class Options:
     rubrics: Rubrics = field(default_factory=Rubrics)  # [judge] rubric, surface_rubric, semantic_rubric
     judge_concurrency: int = 1  # [job] judge_concurrency: traces scored at once with a judge (a thread each)
     sampling: Sampling = field(default_factory=Sampling)  # [scoring] judge_sample, judge_flagged, judge_salt
+    day: DayLimits = field(default_factory=DayLimits)  # the job's [job] max_cost_per_day, max_calls_per_day (setup.py)
 
 
 def options(
@@ -202,14 +204,21 @@ def judge_off(options: Options, notes: list[str]) -> str | None:
     except ImportError as exc:
         notes.append(f"the judge needs the anthropic SDK ({exc}): pip install 'tracescore[judge]'")
         return Reasons.NO_SDK.text
-    if options.max_cost is not None and options.judge_model not in PRICES_PER_MTOK:
-        raise _unpriced(options.judge_model)
+    if (what := _priced_budget(options)) and options.judge_model not in PRICES_PER_MTOK:
+        raise _unpriced(options.judge_model, what)
     return None
 
 
-def _unpriced(model: str) -> ConfigError:
+def _priced_budget(options: Options) -> str | None:
+    """The budget in USD that is set (the run's ``max_cost``, the day's ``max_cost_per_day``), named, or None."""
+    if options.max_cost is not None:
+        return "--max-cost / [scoring] max_cost"
+    return "[job] max_cost_per_day" if options.day.max_cost is not None else None
+
+
+def _unpriced(model: str, what: str) -> ConfigError:
     return ConfigError(
-        f"--max-cost / [scoring] max_cost needs a price for judge model {model!r}, which is not in the price table;"
+        f"{what} needs a price for judge model {model!r}, which is not in the price table;"
         f" use a priced model (one of {', '.join(sorted(PRICES_PER_MTOK))}) or drop max_cost"
     )
 
@@ -248,8 +257,8 @@ def build_recipe(
     notes: list[str] = []
     reason = None
     if judge is not None:
-        if options.max_cost is not None and not judge.usage.priced:
-            raise _unpriced(judge.model)
+        if (what := _priced_budget(options)) and not judge.usage.priced:
+            raise _unpriced(judge.model, what)
         cache = StoreJudgeCache(path) if path is not None else None
         pool: JudgePool | None = JudgePool(lambda: judge, judge.model, cache)
     else:
