@@ -21,12 +21,14 @@ __all__ = [
     "CORE_SECTIONS",
     "GateSettings",
     "JobSettings",
+    "JUDGE_KEY",
     "JUDGE_SALT",
     "JudgeSettings",
     "SAMPLING_KEYS",
     "ScoringSettings",
     "SinksSettings",
     "SourceSettings",
+    "check_judge_key",
     "option_of",
     "parse_duration",
 ]
@@ -122,7 +124,19 @@ class JobSettings(BaseModel):
 
 
 JUDGE_SALT = "tracescore-judge-sample"  # [scoring] judge_salt's default: the same traces everywhere unless changed
-SAMPLING_KEYS = ("judge_sample", "judge_flagged", "judge_salt")  # which traces, not what a score means: no fingerprint
+JUDGE_KEY = "trace_id"  # [scoring] judge_key's default: what of a trace judge_sample hashes
+SAMPLING_KEYS = ("judge_sample", "judge_flagged", "judge_salt", "judge_key")  # which traces, not what a score means
+_JUDGE_KEY = re.compile(r"trace_id|question|metadata(\.[^.\s]+)+")
+
+
+def check_judge_key(key: str) -> str:
+    """``key`` when it is a ``[scoring] judge_key`` (``trace_id``, ``question``, ``metadata.<path>``), else a
+    ValueError naming the allowed forms."""
+    if not _JUDGE_KEY.fullmatch(key):
+        raise ValueError(
+            f"judge_key must be 'trace_id', 'question' or 'metadata.<field>' (e.g. 'metadata.request_id'), got {key!r}"
+        )
+    return key
 
 
 class ScoringSettings(BaseModel):
@@ -153,6 +167,16 @@ class ScoringSettings(BaseModel):
     judge_salt: str = Field(
         default=JUDGE_SALT, min_length=1, description="mixed into the hash of judge_sample: another salt, other traces"
     )
+    judge_key: str = Field(
+        default=JUDGE_KEY,
+        description="what judge_sample hashes: 'trace_id', 'question' or 'metadata.<field>' (the same traces on two"
+        " platforms need a key both carry)",
+    )
+
+    @field_validator("judge_key")
+    @classmethod
+    def _judge_key(cls, value: str) -> str:
+        return check_judge_key(value)
 
 
 class JudgeSettings(BaseModel):

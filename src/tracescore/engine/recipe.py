@@ -91,7 +91,7 @@ def options(
         rubrics=config.rubrics,
         judge_concurrency=config.section("job").judge_concurrency,
         sampling=Sampling(judge_sample if judge_sample is not None else scoring.judge_sample, scoring.judge_flagged,
-                          scoring.judge_salt),
+                          scoring.judge_salt, scoring.judge_key),
     )
 
 
@@ -124,11 +124,11 @@ class ScorerPlan:
         """Whether the judged stages run on ``trace`` (asked before scoring it: ``backfill --judge-batch`` batches
         only these traces' requests); the flagged check scores the deterministic stages."""
         sampling = self.sampling
-        chosen = sampling.chosen(trace.id)
+        chosen = sampling.chosen(sampling.key_of(trace))
         if chosen or not sampling.flagged:
             return chosen
         deterministic = default_scorers(k=self.k, final_answer_prefix=self.final_answer_prefix)
-        return sampling.judges(trace.id, score_trace(trace, deterministic).scores)
+        return sampling.judges(sampling.key_of(trace), score_trace(trace, deterministic).scores)
 
     def _judged(self, judge: Judge | None, reason: str | None = None) -> list[Scorer]:
         """Grounding, surface and semantic around ``judge`` (None: absent with ``reason``, else the plan's)."""
