@@ -170,11 +170,13 @@ def test_three_runs_of_a_day_stop_at_the_daily_budget_resume_next_day_and_judge_
     assert {question[q] for q in _asked(judge, asked)} <= left and summary["judge_only"] == {"left_out": len(left)}
     assert len({question[q] for q in _asked(judge, asked)}) >= len(left) - 1  # the one judged in part: cache hits
     new = langfuse.score_writes[writes:]
-    assert new and {w["traceId"] for w in new} == left and {w["name"] for w in new} <= JUDGED
+    assert new and {w["traceId"] for w in new} == left and {w["name"] for w in new} <= JUDGED | {"diagnosis"}
+    assert {w["name"] for w in new} & JUDGED  # (diagnosis reads grounding.rate: it is sent with the judged ones)
     assert summary["scored"] == len(left) and summary["scores_removed"] == 0 and not langfuse.requests_to(
         "/api/public/scores/", "DELETE")
     after = langfuse.scores
-    untouched = {k: s for k, s in before.items() if s["name"] not in JUDGED or s["traceId"] not in left}
+    sent = JUDGED | {"diagnosis"}
+    untouched = {k: s for k, s in before.items() if s["name"] not in sent or s["traceId"] not in left}
     assert {k: after[k] for k in untouched} == untouched  # the deterministic scores as they were
     assert {(s["traceId"]) for s in after.values() if s["name"] == "grounding.rate"} >= left  # now judged
     with Store(db) as store:

@@ -3,7 +3,8 @@
 The left-out traces are those whose current judged score in the store is absent for a budget (``Reasons.BUDGET``:
 a run's ``max_cost``; ``Reasons.DAILY_BUDGET``: ``[job] max_cost_per_day`` / ``max_calls_per_day``), in the
 backfill's window. Each is scored again in full (the store keeps the whole result, the flagged check reads the
-deterministic scores), but the platform receives its judged scores only: the deterministic ones go to the sink
+deterministic scores), but the platform receives its judged scores only, and ``diagnosis`` (its cell reads
+``grounding.rate``, so it changes once grounding is known): the deterministic ones go to the sink
 absent with ``Reasons.JUDGE_ONLY``, not computed, so the sink neither writes them again nor removes them (the write
 report counts them ``kept_stale``).
 """
@@ -16,7 +17,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from tracescore.adapters import Adapter
-from tracescore.catalog import Reasons, entry
+from tracescore.catalog import DIAGNOSIS, Reasons, entry
 from tracescore.engine.core import Sink
 from tracescore.errors import InputError
 from tracescore.result import TraceResult
@@ -47,11 +48,16 @@ def judge_only_fingerprint(fingerprint: str, ids: set[str]) -> str:
     return f"{fingerprint}-judge-only-{digest}"
 
 
+def _sent(name: str) -> bool:
+    """A judged score, or the diagnosis (its cell reads ``grounding.rate``)."""
+    return name == DIAGNOSIS or ((found := entry(name)) is not None and found.judged)
+
+
 def judged_only(result: TraceResult) -> TraceResult:
-    """``result`` for the platform: its judged scores as they are, every other one absent with the judge-only reason."""
+    """``result`` for the platform: its judged scores (and the diagnosis cell, which reads one) as they are, every
+    other one absent with the judge-only reason."""
     reason = Reasons.JUDGE_ONLY.text
-    scores = {n: s if (e := entry(n)) is not None and e.judged else Score(n, reason=reason)
-              for n, s in result.scores.items()}  # fmt: skip
+    scores = {n: s if _sent(n) else Score(n, reason=reason) for n, s in result.scores.items()}
     return replace(result, scores=scores)
 
 
