@@ -10,7 +10,7 @@ import copy
 import json
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -218,3 +218,30 @@ def test_the_allowance_counts_every_run_of_the_day_calls_too_and_rolls_over_at_u
     with Store(tmp_path / "s.db") as store:
         rows = store.query("SELECT day, sum(calls), sum(cost_usd) FROM judge_spend GROUP BY day ORDER BY day")
     assert rows == [("2026-11-02", 5, pytest.approx(0.3)), ("2026-11-03", 5, 0.0)]
+
+
+def test_run_says_in_one_line_that_the_day_is_spent_and_how_to_judge_the_rest(tmp_path: Path) -> None:
+    """``tracescore run`` on the command line, ``max_calls_per_day = 0``: no call reaches the judge, the summary's
+    ``judge_budget`` counts every judged trace left, and stderr says when judging resumes and what judges them."""
+    from tests.engine.helpers import write_traces
+
+    start = datetime.now(UTC) - timedelta(hours=2)
+    ids = write_traces(tmp_path / "t.jsonl", start, 12, step=timedelta(minutes=5))
+    (tmp_path / "tracescore.toml").write_text(
+        f'[source]\nkind = "jsonl"\npath = "t.jsonl"\n\n[job]\nstore = "{tmp_path / "ts.db"}"\nmax_calls_per_day = 0\n',
+        encoding="utf-8",
+    )
+    with FakeAnthropic() as judge:
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": judge.url}
+        args = ["run", "--config", str(tmp_path / "tracescore.toml"), "--since", start.isoformat(), "-q"]
+        result = CliRunner().invoke(main, args, env=env)
+        assert result.exit_code == 0, result.output
+        assert not judge.messages()
+    summary = json.loads(next(line for line in result.stdout.splitlines() if line.startswith("{")))
+    budget = summary["judge_budget"]
+    assert budget["max_calls_per_day"] == 0 and budget["day_calls"] == 0 and 0 < budget["left_unjudged"] <= len(ids)
+    day = date.fromisoformat(budget["day"])  # the run's UTC day (not read again here: midnight may have passed)
+    assert abs(datetime.now(UTC).date() - day) <= timedelta(days=1)
+    assert f"daily judge budget spent on {day.isoformat()}" in result.stderr
+    assert f"{budget['left_unjudged']} traces left unjudged; judging resumes at {day + timedelta(days=1)}T00:00" in (
+        result.stderr) and "tracescore backfill --judge-only --from … --to …" in result.stderr
