@@ -254,11 +254,12 @@ class Store:
             if name in done:
                 continue
             self._db.execute("BEGIN IMMEDIATE")
-            try:
-                for statement in sql.split(";"):
-                    if statement.strip():
-                        self._db.execute(statement)
-                self._db.execute("INSERT INTO migrations VALUES (?, ?)", (name, _now()))
+            try:  # another process may have applied it while this one waited for the lock: then it is done
+                if not self._db.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
+                    for statement in sql.split(";"):
+                        if statement.strip():
+                            self._db.execute(statement)
+                    self._db.execute("INSERT INTO migrations VALUES (?, ?)", (name, _now()))
                 self._db.execute("COMMIT")
             except sqlite3.Error:
                 self._db.execute("ROLLBACK")
