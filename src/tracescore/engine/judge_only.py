@@ -18,11 +18,10 @@ from datetime import datetime
 
 from tracescore.adapters import Adapter
 from tracescore.catalog import DIAGNOSIS, Reasons, entry
-from tracescore.engine.core import Sink
 from tracescore.errors import InputError
 from tracescore.result import TraceResult
 from tracescore.scores import Score
-from tracescore.sinks.base import RemovalPreview
+from tracescore.sinks.base import RemovalPreview, Sink
 from tracescore.sinks.records import WriteReport
 from tracescore.sources.base import Record, Source
 from tracescore.store.db import Store
@@ -77,7 +76,7 @@ class LeftOutSource:
                 yield record
 
 
-class JudgeOnlySink:
+class JudgeOnlySink(Sink):
     """The platform ``sink``, handed each result's judged scores only (``judged_only``)."""
 
     def __init__(self, sink: Sink) -> None:
