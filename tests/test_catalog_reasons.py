@@ -26,6 +26,8 @@ from tracescore.catalog import (
     entry,
 )
 from tracescore.config import Config, parse_sections
+from tracescore.engine.daily import DailyBudget, DayLimits
+from tracescore.engine.judging import JudgePool
 from tracescore.engine.pipeline import score_trace
 from tracescore.engine.recipe import ScorerPlan, build_recipe, options
 from tracescore.engine.sampling import Sampling
@@ -77,10 +79,13 @@ CLASSES = {
     "not computed": N,
     "retrieval undecided: {reason}": None,  # the class of the retrieval reason it wraps
     "not sampled (judge_sample {rate:g})": N,
+    "daily judge budget spent ({spent} of max {limit} on {day} UTC)": N,
+    "not re-scored (backfill --judge-only)": N,
 }
 NOT_ON_A_LINE = {
     "no longer produced by the scoring setup",  # the mirror's reason for a score a clean result does not have
     "not computed",  # the result line's word for an absent score that carries no reason
+    "not re-scored (backfill --judge-only)",  # what the platform sink gets instead of a deterministic score
 }
 
 
@@ -173,14 +178,16 @@ def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
     def no_claims(output: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         return {"claims": []} if "claims" in output else output
 
-    for mode in ("judged", "no claims", "529", "budget", "sampled"):
+    for mode in ("judged", "no claims", "529", "budget", "sampled", "daily budget"):
         with FakeAnthropic(tamper=no_claims if mode == "no claims" else None) as fake:
             if mode == "529":
                 fake.faults.add("/v1/messages", *[overloaded()] * 10_000)
             judge = AnthropicJudge(base_url=fake.url, max_attempts=1)
             budget = 1e-9 if mode == "budget" else None
             sampling = Sampling(0.5, flagged=False) if mode == "sampled" else Sampling()  # [scoring] judge_sample
-            scorers = ScorerPlan(no_judge_reason="", max_cost=budget, sampling=sampling).scorers(judge)
+            pool = JudgePool(lambda j=judge: j, judge.model)  # [job] max_calls_per_day = 0: the day is spent at once
+            pool.allowance = DailyBudget(tmp_path / "d.db", DayLimits(max_calls=0)) if mode == "daily budget" else None
+            scorers = ScorerPlan(no_judge_reason="", max_cost=budget, sampling=sampling).scorers(pool)
             seen[mode] = _reasons(traces, scorers, pairs)
             judge.close()
 

@@ -96,10 +96,11 @@ class Versions:
 
 # -- the reasons a score of each stage can be absent for (each entry says its own) ---------------------------------
 _WHY = Reasons
-ANY_SCORE: tuple[Reason, ...] = (_WHY.SETUP_DROPPED, _WHY.UNGIVEN)
-"""The reasons any score can be absent for: its scorer no longer runs (the mirror), or it carries no reason."""
+ANY_SCORE: tuple[Reason, ...] = (_WHY.SETUP_DROPPED, _WHY.UNGIVEN, _WHY.JUDGE_ONLY)
+"""The reasons any score can be absent for: its scorer no longer runs (the mirror), it carries no reason, or a
+``backfill --judge-only`` did not send it again (the mirror)."""
 _JUDGED = (_WHY.NO_JUDGE, _WHY.JUDGE_OFF, _WHY.JUDGE_OFF_FLAG, _WHY.NO_SDK, _WHY.JUDGE_ERROR, _WHY.BUDGET,
-           _WHY.NOT_SAMPLED)
+           _WHY.NOT_SAMPLED, _WHY.DAILY_BUDGET)
 _RETRIEVAL = (_WHY.NO_SEARCH_STEP, _WHY.NO_REQUIRED_LABEL, _WHY.REFUSAL_RECALL, _WHY.EMPTY_REQUIRED_ID)
 _TEXT = (_WHY.EMPTY_ANSWER, _WHY.NO_SENTENCES)
 _GROUNDED = (*_JUDGED, *_TEXT, _WHY.NO_CLAIM)

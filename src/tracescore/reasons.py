@@ -104,6 +104,11 @@ class Reasons:
     RETRIEVAL_UNDECIDED = Reason("retrieval undecided: {reason}", None)
     # not computed this time: [scoring] judge_sample left the trace out (engine/sampling.py); judged on another run
     NOT_SAMPLED = _nc("not sampled (judge_sample {rate:g})")
+    # not computed this time: [job] max_cost_per_day / max_calls_per_day spent (engine/daily.py); judged the next UTC
+    # day or by ``backfill --judge-only``
+    DAILY_BUDGET = _nc("daily judge budget spent ({spent} of max {limit} on {day} UTC)")
+    # not written this time: ``backfill --judge-only`` sends the judged scores only, the deterministic ones stay
+    JUDGE_ONLY = _nc("not re-scored (backfill --judge-only)")
 
 
 REASONS: tuple[Reason, ...] = tuple(v for v in vars(Reasons).values() if isinstance(v, Reason))

@@ -21,12 +21,14 @@ __all__ = [
     "CORE_SECTIONS",
     "GateSettings",
     "JobSettings",
+    "JUDGE_KEY",
     "JUDGE_SALT",
     "JudgeSettings",
     "SAMPLING_KEYS",
     "ScoringSettings",
     "SinksSettings",
     "SourceSettings",
+    "check_judge_key",
     "option_of",
     "parse_duration",
 ]
@@ -97,6 +99,14 @@ class JobSettings(BaseModel):
     batch_poll_seconds: float = Field(
         default=30.0, gt=0, le=3600, description="backfill --judge-batch: seconds between polls of a message batch"
     )
+    # the judge's daily budget (#32): over every run of a UTC day, kept in the store (engine/daily.py)
+    max_cost_per_day: float | None = Field(
+        default=None, ge=0, description="USD per UTC day: once the judge's spend that day reaches it, the day's later"
+        " traces stay unjudged (backfill --judge-only judges them later)",
+    )
+    max_calls_per_day: int | None = Field(
+        default=None, ge=0, description="judge API calls per UTC day, over every run (as max_cost_per_day)"
+    )
 
     @field_validator("lookback", "settle")
     @classmethod
@@ -114,7 +124,19 @@ class JobSettings(BaseModel):
 
 
 JUDGE_SALT = "tracescore-judge-sample"  # [scoring] judge_salt's default: the same traces everywhere unless changed
-SAMPLING_KEYS = ("judge_sample", "judge_flagged", "judge_salt")  # which traces, not what a score means: no fingerprint
+JUDGE_KEY = "trace_id"  # [scoring] judge_key's default: what of a trace judge_sample hashes
+SAMPLING_KEYS = ("judge_sample", "judge_flagged", "judge_salt", "judge_key")  # which traces, not what a score means
+_JUDGE_KEY = re.compile(r"trace_id|question|metadata(\.[^.\s]+)+")
+
+
+def check_judge_key(key: str) -> str:
+    """``key`` when it is a ``[scoring] judge_key`` (``trace_id``, ``question``, ``metadata.<path>``), else a
+    ValueError naming the allowed forms."""
+    if not _JUDGE_KEY.fullmatch(key):
+        raise ValueError(
+            f"judge_key must be 'trace_id', 'question' or 'metadata.<field>' (e.g. 'metadata.request_id'), got {key!r}"
+        )
+    return key
 
 
 class ScoringSettings(BaseModel):
@@ -145,6 +167,16 @@ class ScoringSettings(BaseModel):
     judge_salt: str = Field(
         default=JUDGE_SALT, min_length=1, description="mixed into the hash of judge_sample: another salt, other traces"
     )
+    judge_key: str = Field(
+        default=JUDGE_KEY,
+        description="what judge_sample hashes: 'trace_id', 'question' or 'metadata.<field>' (the same traces on two"
+        " platforms need a key both carry)",
+    )
+
+    @field_validator("judge_key")
+    @classmethod
+    def _judge_key(cls, value: str) -> str:
+        return check_judge_key(value)
 
 
 class JudgeSettings(BaseModel):

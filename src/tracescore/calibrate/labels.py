@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -282,7 +282,11 @@ def measure_and_record(
         human_human=between,
         seed=seed,
     )
-    calibration = Calibration.of(figures, judge_model, rubric_version, now)
+    detail = figures.as_dict()
+    sampled = sampled_at(store, judge_model, rubric_version, {p.item_id for p in pairs})
+    if sampled is not None:
+        detail["judge_sample"] = sampled
+    calibration = replace(Calibration.of(figures, judge_model, rubric_version, now), detail=detail)
     k, r = figures.kappa, figures.raw
     store.write(
         "INSERT INTO calibrations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -300,12 +304,34 @@ def measure_and_record(
                 r.low,
                 r.high,
                 _text(now),
-                json.dumps(figures.as_dict()),
+                json.dumps(detail),
             )
         ],
     )
     store.commit()
     return calibration
+
+
+def sampled_at(store: Store, judge_model: str, rubric_version: str, items: set[str]) -> dict[str, Any] | None:
+    """The ``[scoring] judge_sample`` of the runs these calibration items came from: the rates, and how many items
+    came from traces the hash chose, a deterministic stage flagged, or a run judging every trace; None when every
+    item came from such a run (no sample)."""
+    rates: set[float] = set()
+    by = {"hash": 0, "flagged": 0, "every_trace": 0}
+    for item_id, judge_json in store.query(
+        "SELECT item_id, judge FROM calibration_items WHERE slice = 'random' AND judge_model = ? AND"
+        " rubric_version = ?",
+        (judge_model, rubric_version),
+    ):
+        if item_id not in items:
+            continue
+        tag = json.loads(judge_json).get("judge_sample")
+        if isinstance(tag, dict) and tag.get("by") in by:
+            rates.add(float(tag["rate"]))
+            by[tag["by"]] += 1
+        else:
+            by["every_trace"] += 1
+    return {"rates": sorted(rates), "items": by} if rates else None
 
 
 def latest_calibration(

@@ -83,6 +83,7 @@ class Candidate:
     rubric_version: str | None
     judge_values: dict[str, str] = field(default_factory=dict)
     failures: tuple[str, ...] = ()
+    judge_sample: dict[str, Any] | None = None  # [scoring] judge_sample: the rate and why its trace was judged
 
     @property
     def stratum(self) -> str:
@@ -123,11 +124,14 @@ def candidates(store: Store, run_id: str) -> list[Candidate]:
         for tid, line, cell in store.query("SELECT trace_id, line, diagnosis FROM results WHERE run_id = ?", (run_id,))
     }
     judge: dict[str, tuple[str | None, str | None]] = {}
+    sampled: dict[str, dict[str, Any]] = {}  # trace → its judge_sample tag (rate, by hash or flagged)
     for tid, meta in store.query(
         "SELECT trace_id, metadata FROM scores WHERE run_id = ? AND name = ?", (run_id, GROUNDING_RATE)
     ):
         m = json.loads(meta or "{}")
         judge[tid] = (m.get("judge_model"), m.get("rubric_version"))
+        if isinstance(m.get("judge_sample"), dict):
+            sampled[tid] = m["judge_sample"]
     unfetched = {
         (tid, target)
         for tid, target, fetched in store.query(
@@ -164,7 +168,8 @@ def candidates(store: Store, run_id: str) -> list[Candidate]:
         )
         out.append(
             Candidate(
-                item, run_id, diagnosis.get(tid, "undiagnosed"), row["verdict"], model, rubric, values, tuple(failures)
+                item, run_id, diagnosis.get(tid, "undiagnosed"), row["verdict"], model, rubric, values, tuple(failures),
+                sampled.get(tid),
             )
         )
     return out
@@ -331,7 +336,8 @@ def record_sample(store: Store, drawn: Sample, *, now: datetime, queue: str | No
             p.candidate.item.claim_index,
             p.candidate.judge_model,
             p.candidate.rubric_version,
-            json.dumps({"values": p.candidate.judge_values}),
+            json.dumps({"values": p.candidate.judge_values}
+                       | ({"judge_sample": p.candidate.judge_sample} if p.candidate.judge_sample else {})),
             json.dumps(p.candidate.item.as_dict(), ensure_ascii=False),
             queue,
             None,

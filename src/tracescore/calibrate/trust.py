@@ -8,9 +8,12 @@ its one-against-the-rest kappa interval includes 0, its agreement is not above c
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from tracescore.calibrate.labels import Calibration
 
-__all__ = ["MIN_CALIBRATION_ITEMS", "MIN_KAPPA", "judge_is_trusted", "partial_above_chance"]
+__all__ = ["MIN_CALIBRATION_ITEMS", "MIN_KAPPA", "judge_is_trusted", "partial_above_chance", "sampled_note"]
 
 MIN_KAPPA = 0.6
 MIN_CALIBRATION_ITEMS = 30
@@ -20,6 +23,18 @@ kappa of 0.75 has a 95% interval of about ±0.24 at 30 items and ±0.4 at 10 (no
 
 def _ci(interval: tuple[float, float] | None) -> str:
     return f"95% CI {interval[0]:.2f}..{interval[1]:.2f}, " if interval else ""
+
+
+def sampled_note(detail: Mapping[str, Any]) -> str:
+    """``judge_sample 0.25: 31 hash-chosen + 9 flagged items`` when a calibration's labelled items (its ``detail``)
+    came from sampled runs, else ``""``."""
+    sampled = detail.get("judge_sample")
+    if not sampled:
+        return ""
+    items = sampled.get("items", {})
+    rates = "/".join(f"{r:g}" for r in sampled.get("rates", []))
+    every = f" + {items['every_trace']} from runs judging every trace" if items.get("every_trace") else ""
+    return f"judge_sample {rates}: {items.get('hash', 0)} hash-chosen + {items.get('flagged', 0)} flagged items{every}"
 
 
 def judge_is_trusted(calibration: Calibration | None, min_kappa: float = MIN_KAPPA) -> tuple[bool, str]:
@@ -33,8 +48,9 @@ def judge_is_trusted(calibration: Calibration | None, min_kappa: float = MIN_KAP
     if calibration.kappa is None:
         reason = calibration.kappa_reason or "kappa undefined"
         return False, f"{who}: agreement with humans not measurable on {calibration.n} item(s) ({reason})"
+    note = sampled_note(calibration.detail) and ", " + sampled_note(calibration.detail)
     figures = (
-        f"kappa {calibration.kappa:.2f} ({_ci(calibration.kappa_interval)}n={calibration.n},"
+        f"kappa {calibration.kappa:.2f} ({_ci(calibration.kappa_interval)}n={calibration.n}{note},"
         f" calibration {calibration.calibration_id[:8]} measured {calibration.measured_at.date().isoformat()})"
     )
     if calibration.kappa < min_kappa:

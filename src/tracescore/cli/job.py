@@ -74,6 +74,14 @@ def _emit(summary: dict[str, Any]) -> None:
 def _finish(outcome: Any) -> None:
     _emit(outcome.summary)
     s = outcome.summary
+    budget = s.get("judge_budget") or {}
+    if budget.get("left_unjudged"):  # [job] max_cost_per_day / max_calls_per_day spent
+        click.echo(
+            f"daily judge budget spent on {budget['day']} (${budget['day_cost_usd']:.4f}, {budget['day_calls']}"
+            f" calls): {budget['left_unjudged']} traces left unjudged; judging resumes at {budget['resumes_at']}, or"
+            " judge them with `tracescore backfill --judge-only --from … --to …`",
+            err=True,
+        )
     if outcome.counts_failed:
         end(
             EXIT_INPUT,
@@ -151,6 +159,8 @@ def _stopped(what: str) -> Iterator[None]:
 @click.option("--judge-batch", is_flag=True, help="Judge each slice through the Message Batches API (half the price).")
 @click.option("--judge-sample", type=click.FloatRange(min=0, max=1), default=None, metavar="RATE",
               help="Judge this share of traces, chosen by a hash of the trace id (plus flagged ones).")
+@click.option("--judge-only", is_flag=True,
+              help="Judge only the traces a judge budget left out; write only their judged scores.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def backfill(
     config_path: str | None,
@@ -161,10 +171,13 @@ def backfill(
     judge_batch: bool,
     quiet: bool,
     judge_sample: float | None = None,
+    judge_only: bool = False,
 ) -> None:
     """Re-score history in [--from, --to): progress, judge cost and ETA; a killed backfill resumes where it stopped."""
     if start is not None and stop is not None and stop <= start:  # a usage error, before the config is read
         raise click.BadParameter(f"{stop.isoformat()} is not after --from {start.isoformat()}", param_hint="--to")
+    if judge_only and (judge_batch or dry_run):
+        raise click.UsageError("--judge-only cannot be combined with --judge-batch or --dry-run")
     setup = _setup(config_path, judge_sample)
     if judge_batch:
         refuse_batch(setup.provider)  # Message Batches: Anthropic's API only (judge/providers.py)
@@ -181,6 +194,7 @@ def backfill(
             judge_batch=judge_batch,
             on_progress=bar.update,
             on_start=bar.start,
+            judge_only=judge_only,
         )
     _finish(outcome)
 

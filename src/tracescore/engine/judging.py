@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tracescore.engine.daily import DailyBudget
 from tracescore.judge.cache import CachingJudge
 from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest, JudgeUsage
 from tracescore.store.db import Store
@@ -64,6 +65,7 @@ class JudgePool:
         self._lock = threading.Lock()
         self.batch_usage = JudgeUsage()  # what ``--judge-batch`` spent (filled by the batch prefill)
         self._flights: dict[str, list[Any]] = {}  # content key -> [lock, threads asking]: one call per request
+        self.allowance: DailyBudget | None = None  # [job] max_cost_per_day / max_calls_per_day (judge/budget.py)
 
     def _mine(self) -> Judge:
         judge = getattr(self._local, "judge", None)
@@ -116,3 +118,5 @@ class JudgePool:
                 close()
         if self.cache is not None:
             self.cache.close()
+        if self.allowance is not None:
+            self.allowance.record(self.usage, close=True)

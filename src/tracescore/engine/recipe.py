@@ -22,6 +22,7 @@ from tracescore.calibrate.carry import grounding_agreement
 from tracescore.calibrate.required import HumanRequired, apply_required, human_required
 from tracescore.catalog import Reasons
 from tracescore.config import Config
+from tracescore.engine.daily import DayLimits
 from tracescore.engine.judging import JudgePool, StoreJudgeCache
 from tracescore.engine.pipeline import RunCounts, score_trace
 from tracescore.engine.sampling import Sampled, Sampling
@@ -65,6 +66,7 @@ class Options:
     rubrics: Rubrics = field(default_factory=Rubrics)  # [judge] rubric, surface_rubric, semantic_rubric
     judge_concurrency: int = 1  # [job] judge_concurrency: traces scored at once with a judge (a thread each)
     sampling: Sampling = field(default_factory=Sampling)  # [scoring] judge_sample, judge_flagged, judge_salt
+    day: DayLimits = field(default_factory=DayLimits)  # the job's [job] max_cost_per_day, max_calls_per_day (setup.py)
 
 
 def options(
@@ -93,7 +95,7 @@ def options(
         rubrics=config.rubrics,
         judge_concurrency=config.section("job").judge_concurrency,
         sampling=Sampling(judge_sample if judge_sample is not None else scoring.judge_sample, scoring.judge_flagged,
-                          scoring.judge_salt),
+                          scoring.judge_salt, scoring.judge_key),
     )
 
 
@@ -126,11 +128,11 @@ class ScorerPlan:
         """Whether the judged stages run on ``trace`` (asked before scoring it: ``backfill --judge-batch`` batches
         only these traces' requests); the flagged check scores the deterministic stages."""
         sampling = self.sampling
-        chosen = sampling.chosen(trace.id)
+        chosen = sampling.chosen(sampling.key_of(trace))
         if chosen or not sampling.flagged:
             return chosen
         deterministic = default_scorers(k=self.k, final_answer_prefix=self.final_answer_prefix)
-        return sampling.judges(trace.id, score_trace(trace, deterministic).scores)
+        return sampling.judges(sampling.key_of(trace), score_trace(trace, deterministic).scores)
 
     def _judged(self, judge: Judge | None, reason: str | None = None) -> list[Scorer]:
         """Grounding, surface and semantic around ``judge`` (None: absent with ``reason``, else the plan's)."""
@@ -207,15 +209,22 @@ def judge_off(options: Options, notes: list[str]) -> str | None:
         notes.append(f"the judge needs the anthropic SDK ({exc}): pip install 'tracescore[judge]'")
         return Reasons.NO_SDK.text
     judge = options.provider.identity(options.judge_model)
-    if options.max_cost is not None and not is_priced(judge):
-        raise _unpriced(judge)
+    if (what := _priced_budget(options)) and not is_priced(judge):
+        raise _unpriced(judge, what)
     return None
 
 
-def _unpriced(judge: str) -> ConfigError:
+def _priced_budget(options: Options) -> str | None:
+    """The budget in USD that is set (the run's ``max_cost``, the day's ``max_cost_per_day``), named, or None."""
+    if options.max_cost is not None:
+        return "--max-cost / [scoring] max_cost"
+    return "[job] max_cost_per_day" if options.day.max_cost is not None else None
+
+
+def _unpriced(judge: str, what: str) -> ConfigError:
     provider = parse_identity(judge)[0]
     return ConfigError(
-        f"--max-cost / [scoring] max_cost needs a price for judge model {judge!r}, which is not in the {provider}"
+        f"{what} needs a price for judge model {judge!r}, which is not in the {provider}"
         f" price table; use a priced model (one of {', '.join(priced_models(provider))}) or drop max_cost"
     )
 
@@ -262,8 +271,8 @@ def build_recipe(
     notes: list[str] = []
     reason = None
     if judge is not None:
-        if options.max_cost is not None and not judge.usage.priced:
-            raise _unpriced(judge.model)
+        if (what := _priced_budget(options)) and not judge.usage.priced:
+            raise _unpriced(judge.model, what)
         cache = StoreJudgeCache(path) if path is not None else None
         pool: JudgePool | None = JudgePool(lambda: judge, judge.model, cache)
     else:

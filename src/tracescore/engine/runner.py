@@ -22,8 +22,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tracescore.engine.batch import BatchPrefill, window_prefill
-from tracescore.engine.core import Engine, JobCounts, Limits
+from tracescore.engine.core import Engine, JobCounts, Limits, Sink
 from tracescore.engine.interrupt import listening, received
+from tracescore.engine.judge_only import JudgeOnlySink, LeftOutSource, judge_only_fingerprint, left_out
 from tracescore.engine.pipeline import record_key
 from tracescore.engine.setup import JobSetup
 from tracescore.engine.slices import SlicedScan
@@ -220,17 +221,24 @@ def backfill_job(
     judge_batch: bool = False,
     on_progress: Progress | None = None,
     on_start: Callable[[Backfill, bool], None] | None = None,
+    judge_only: bool = False,
 ) -> Outcome:
     """Score ``[start, stop)`` in slices, newest first; an unfinished backfill of the same window and setup is resumed.
 
-    With ``judge_batch`` each slice's judge calls go through the Message Batches API before the slice is scored.
+    With ``judge_batch`` each slice's judge calls go through the Message Batches API before the slice is scored;
+    ``judge_only``: only the traces a judge budget left out, only their judged scores written (``engine/judge_only``).
     """
-    if judge_batch and setup.judge is None:
-        raise ConfigError(f"--judge-batch needs the judge, which is off: {setup.judge_off}")
+    if (judge_batch or judge_only) and setup.judge is None:
+        flag = "--judge-batch" if judge_batch else "--judge-only"
+        raise ConfigError(f"{flag} needs the judge, which is off: {setup.judge_off}")
     if judge_batch:
         refuse_batch(setup.provider)
     with StoreLock(setup.store_path, "tracescore backfill"), Store(setup.store_path) as store:
         state = JobState(store)
+        source, fingerprint = setup.source, setup.fingerprint
+        if judge_only:
+            ids = left_out(store)
+            source, fingerprint = LeftOutSource(source, setup.adapter, ids), judge_only_fingerprint(fingerprint, ids)
         if start is None or stop is None:
             if not resume:
                 raise ConfigError("backfill needs --from and --to (or --resume to continue the last unfinished one)")
@@ -241,7 +249,7 @@ def backfill_job(
         else:
             if start >= stop:
                 raise ConfigError(f"--from {start.isoformat()} must be before --to {stop.isoformat()}")
-            job, resumed = state.open_backfill(setup.source_key, setup.fingerprint, start, stop, setup.chunks)
+            job, resumed = state.open_backfill(setup.source_key, fingerprint, start, stop, setup.chunks)
         if on_start is not None:
             on_start(job, resumed)
         run_id = store.start_run("backfill", source=setup.source_key)
@@ -255,7 +263,7 @@ def backfill_job(
             "window": [to_text(job.start), to_text(job.stop)],
             "resumed_from": to_text(windows[0][1] if windows else job.start) if resumed else None,
             "slices_left": len(windows),
-        }
+        } | ({"judge_only": {"left_out": len(ids)}} if judge_only else {})
         before = None
         marks = MarkReader(store)
         if judge_batch:
@@ -278,9 +286,10 @@ def backfill_job(
             extra["judge_batch"] = True
             extra["judge_batches"] = prefill.summary  # kept current by the prefill, so the stored summary has it too
         try:
-            sliced = SlicedScan(setup.source, windows[-1][0] if windows else job.start)
+            sliced = SlicedScan(source, windows[-1][0] if windows else job.start)
             outcome = _execute(
-                setup, store, run_id, "backfill", windows, job.scope, on_window, on_progress, extra, before, sliced
+                setup, store, run_id, "backfill", windows, job.scope, on_window, on_progress, extra, before, sliced,
+                JudgeOnlySink(setup.sink) if judge_only and setup.sink is not None else setup.sink,
             )
         finally:
             marks.close()
@@ -306,22 +315,24 @@ def _execute(
     extra: dict[str, Any],
     before_window: Callable[[datetime, datetime], None] | None = None,
     source: Source | None = None,
+    sink: Sink | None = None,
 ) -> Outcome:
+    sink = sink or setup.sink
     engine = Engine(
         before_window=before_window,
         source=source or setup.source,
         adapter=setup.adapter,
         scorers=setup.scorers,
         store=store,
-        sink=setup.sink,
+        sink=sink,
         limits=setup.limits,
         usage=setup.usage,
         requests=lambda: setup.limiter.count,
         processes=setup.plan,
     )
     summary: dict[str, Any] = {"run_id": run_id, "command": command, "source": setup.source_key} | extra
-    if setup.sink is not None:
-        setup.sink.attach(store, run_id)  # the sink records what it wrote and removes what this run supersedes
+    if sink is not None:
+        sink.attach(store, run_id)  # the sink records what it wrote and removes what this run supersedes
     status, error = "done", None
     with listening(threading.Event()):  # a signal once the engine is done waits for the run's summary to be stored
         try:
@@ -336,6 +347,9 @@ def _execute(
             summary |= engine.counts.as_dict() | {"status": status, "error": error}
             if setup.stats is not None:
                 summary["read"] = setup.stats.as_dict()  # what the source did (e.g. the query backend it read)
+            if setup.judge is not None and (allowance := setup.judge.allowance) is not None:
+                allowance.record(setup.judge.usage)  # [job] max_cost_per_day: the day's spend, the traces left
+                summary["judge_budget"] = allowance.summary()
             if command == "run":
                 mark = JobState(store).watermark(setup.source_key)
                 summary["watermark"] = to_text(mark.watermark) if mark else None

@@ -1,8 +1,12 @@
-"""Which traces the judged stages run on: ``[scoring] judge_sample``, ``judge_flagged``, ``judge_salt``.
+"""Which traces the judged stages run on: ``[scoring] judge_sample``, ``judge_flagged``, ``judge_salt``, ``judge_key``.
 
-A trace is judged when the hash of its id (salted) read as a number in [0, 1) is below the rate, so the choice
-depends on nothing but the id, the salt and the rate: every run, backfill, Ray task and ``score_traces`` call chooses
-the same traces, and a smaller rate chooses a subset of a larger one's. With ``judge_flagged`` a trace that a
+A trace is judged when the hash of its key (salted) read as a number in [0, 1) is below the rate, so the choice
+depends on nothing but the key, the salt and the rate: every run, backfill, Ray task and ``score_traces`` call chooses
+the same traces, and a smaller rate chooses a subset of a larger one's. The key is the trace id by default
+(``judge_key = "trace_id"``); a platform's ids are its own (a LangSmith run id is not the Langfuse trace id of the same
+request), so to choose the same traces on two platforms the key is what both carry: ``"question"`` (the question's
+text) or ``"metadata.<path>"`` (a field of the trace's metadata, e.g. the team's request id; a trace without it is
+keyed by its id). With ``judge_flagged`` a trace that a
 deterministic stage flags is judged too (recall@k below 1, a fabricated or unfetched citation, a wrong answer): the
 engine hands the judged stages the scores computed before them (``engine/pipeline.py``). A trace left out has its
 judged scores as a run without a judge has them, absent with ``Reasons.NOT_SAMPLED`` — *not computed*, so an earlier
@@ -24,18 +28,19 @@ from tracescore.catalog import (
     RECALL_PREFIX,
     Reasons,
 )
-from tracescore.config import JUDGE_SALT
 from tracescore.errors import ConfigError
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score
+from tracescore.sections import JUDGE_KEY, JUDGE_SALT, check_judge_key
 from tracescore.trace import Trace
 
 __all__ = ["Sampled", "Sampling", "flagged", "share"]
 
 
-def share(trace_id: str, salt: str = JUDGE_SALT) -> float:
-    """The trace's draw: the first 8 bytes of sha256(salt, id) as a number uniform in [0, 1)."""
-    digest = hashlib.sha256(f"{salt}\x00{trace_id}".encode()).digest()
+def share(key: str, salt: str = JUDGE_SALT) -> float:
+    """The trace's draw: the first 8 bytes of sha256(salt, key) as a number uniform in [0, 1) (key: by default its
+    id)."""
+    digest = hashlib.sha256(f"{salt}\x00{key}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
@@ -57,11 +62,13 @@ def flagged(scores: Mapping[str, Score]) -> bool:
 
 @dataclass(frozen=True)
 class Sampling:
-    """The share of traces judged (``rate``, 1: all), whether flagged traces are judged too, and the hash's salt."""
+    """The share of traces judged (``rate``, 1: all), whether flagged traces are judged too, the hash's salt and
+    what of a trace it hashes (``key``: ``trace_id``, ``question`` or ``metadata.<path>``)."""
 
     rate: float = 1.0
     flagged: bool = True
     salt: str = JUDGE_SALT
+    key: str = JUDGE_KEY
 
     def __post_init__(self) -> None:
         if not 0 <= self.rate <= 1 or not self.salt:
@@ -69,6 +76,22 @@ class Sampling:
                 f"judge_sample must be a share from 0 to 1 and judge_salt a non-empty text, got"
                 f" {self.rate!r} and {self.salt!r}; e.g. judge_sample = 0.1"
             )
+        try:
+            check_judge_key(self.key)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+
+    def key_of(self, trace: Trace) -> str:
+        """What the hash reads of ``trace``: its id, its question, or a metadata field (the id when it has none)."""
+        if self.key == "question":
+            return trace.question.strip()
+        if self.key.startswith("metadata."):
+            node: object = trace.metadata
+            for part in self.key.split(".")[1:]:
+                node = node.get(part) if isinstance(node, Mapping) else None
+            if node is not None and not isinstance(node, Mapping | list):
+                return str(node)
+        return trace.id
 
     @property
     def everything(self) -> bool:
@@ -79,13 +102,13 @@ class Sampling:
         """Why a trace left out has no judged score: ``not sampled (judge_sample 0.1)``."""
         return Reasons.NOT_SAMPLED.format(rate=self.rate)
 
-    def chosen(self, trace_id: str) -> bool:
-        """Whether the hash alone chooses the trace (the sampled share, flagged traces apart)."""
-        return self.everything or share(trace_id, self.salt) < self.rate
+    def chosen(self, key: str) -> bool:
+        """Whether the hash alone chooses the trace of ``key`` (``key_of``: the sampled share, flagged ones apart)."""
+        return self.everything or share(key, self.salt) < self.rate
 
-    def judges(self, trace_id: str, scores: Mapping[str, Score]) -> bool:
+    def judges(self, key: str, scores: Mapping[str, Score]) -> bool:
         """Whether the judged stages run on the trace, given the deterministic scores computed before them."""
-        return self.chosen(trace_id) or (self.flagged and flagged(scores))
+        return self.chosen(key) or (self.flagged and flagged(scores))
 
 
 class Sampled:
@@ -104,7 +127,8 @@ class Sampled:
         score says why its trace was judged (metadata ``judge_sample``: the rate, ``by`` hash or flagged), so a
         report can keep the flagged traces apart from the sample."""
         sampling = self.sampling
-        by = "hash" if sampling.chosen(trace.id) else "flagged" if sampling.flagged and flagged(scores) else None
+        chosen = sampling.chosen(sampling.key_of(trace))
+        by = "hash" if chosen else "flagged" if sampling.flagged and flagged(scores) else None
         if by is None:  # a value given without a call (an exact semantic match) too: the shares stay the sample's
             scored = self.unjudged(trace)
             if all(s.value is None for s in scored.scores):

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from tracescore.adapters import Adapter
 from tracescore.config import Config, JobSettings, SourceSettings, fingerprint
 from tracescore.engine.core import Limits, Sink, UsageMeter
+from tracescore.engine.daily import Clock, DailyBudget, DayLimits, utc_now
 from tracescore.engine.judging import JudgePool
 from tracescore.engine.recipe import build_recipe, cores, labelled, options
 from tracescore.engine.stage import Plan
@@ -71,10 +72,12 @@ def build_setup(
     write_back: bool | None = None,
     overrides: dict[str, Any] | None = None,
     judge_sample: float | None = None,
+    clock: Clock = utc_now,
 ) -> JobSetup:
     """The run described by ``config`` (``kind``/``path``/``write_back``/``overrides`` from the command line win);
     ConfigError names the bad key and the fix. Its scoring is the recipe's (``engine/recipe.py``); ``judge_sample``
-    (``--judge-sample``) wins over ``[scoring] judge_sample``."""
+    (``--judge-sample``) wins over ``[scoring] judge_sample``. ``[job] max_cost_per_day`` / ``max_calls_per_day`` give
+    the judge its daily allowance, the day read off ``clock``."""
     job: JobSettings = config.section("job")
     limiter = RateLimiter(job.requests_per_minute)
     resources = ExitStack()
@@ -83,12 +86,15 @@ def build_setup(
         config, limiter, resources, kind=kind, path=path, write_back=write_back, overrides=overrides
     )
     try:
-        recipe = build_recipe(options(config, judge_sample=judge_sample), job.store)
+        day = DayLimits(job.max_cost_per_day, job.max_calls_per_day)
+        recipe = build_recipe(replace(options(config, judge_sample=judge_sample), day=day), job.store)
     except BaseException:
         resources.close()
         raise
     resources.callback(recipe.close)
     pool = recipe.judge
+    if pool is not None and day.any:
+        pool.allowance = DailyBudget(job.store, day, clock)
     adapter = labelled(parts.adapter, job.store)  # reviewer-entered labels (#12), read once, now
     plan = recipe.processes(adapter)
     return JobSetup(

@@ -20,6 +20,7 @@ from typing import Any
 from tracescore import catalog
 from tracescore.catalog import GROUNDING_HALLUCINATION_RATE, GROUNDING_RATE, GROUNDING_UNVERIFIED_QUOTES, Reasons
 from tracescore.errors import JudgeError
+from tracescore.judge.budget import budget_reason
 from tracescore.judge.passages import MAX_SHARE
 from tracescore.judge.pricing import reply_cost
 from tracescore.judge.protocol import Judge, JudgeReply
@@ -91,8 +92,8 @@ def grounding_scorer(
     def score_grounding(trace: Trace) -> Scored:
         if judge is None:
             return no_judge
-        if max_cost is not None and judge.usage.cost_usd >= max_cost:
-            return Scored(absent_for(JUDGED_SCORES, Reasons.BUDGET.format(spent=judge.usage.cost_usd, limit=max_cost)))
+        if (over := budget_reason(judge, max_cost, trace.id)) is not None:
+            return Scored(absent_for(JUDGED_SCORES, over))
         meta: dict[str, Any] = {"judge_model": judge.model, "rubric": rubric.name, "rubric_version": rubric.version}
         call = grounding_call(trace, max_share=max_share, rubric=rubric)
         if isinstance(call, str):

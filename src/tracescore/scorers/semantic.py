@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from tracescore.catalog import ANSWER_SEMANTIC_MATCH, Reasons
 from tracescore.errors import JudgeError
+from tracescore.judge.budget import budget_reason
 from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
 from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.scorers.absent import absent_for
@@ -97,8 +98,7 @@ def semantic_scorer(
             return no_judge
         spent = JudgeUsage()  # what the calls cost (nothing from the cache), summed into the result line's judge
         for i, gold in enumerate(golds):  # one call per gold answer, until one matches: passes when any matches
-            if max_cost is not None and judge.usage.cost_usd >= max_cost:
-                reason = Reasons.BUDGET.format(spent=judge.usage.cost_usd, limit=max_cost)
+            if (reason := budget_reason(judge, max_cost, trace.id)) is not None:
                 if i == 0:
                     return Scored(absent_for((SCORE,), reason))
                 return Scored((Score(name=SCORE, reason=reason, metadata={"judge_usage": spent.as_dict()}),))

@@ -34,6 +34,7 @@ from tracescore.catalog import (
     Reasons,
 )
 from tracescore.errors import JudgeError
+from tracescore.judge.budget import budget_reason
 from tracescore.judge.passages import MAX_SHARE, approx_tokens
 from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
 from tracescore.judge.quotes import verify_quote
@@ -244,8 +245,8 @@ def surface_scorer(
         why, (gold, _) = unscorable(trace), gold_text(trace)
         if why is not None or gold is None:
             return Scored(absent_for(SURFACE_SCORES, why or Reasons.NO_GOLD_OR_EXPECTED.text))
-        if max_cost is not None and judge.usage.cost_usd >= max_cost:
-            return Scored(absent_for(SURFACE_SCORES, Reasons.BUDGET.format(spent=judge.usage.cost_usd, limit=max_cost)))
+        if (over := budget_reason(judge, max_cost, trace.id)) is not None:
+            return Scored(absent_for(SURFACE_SCORES, over))
         meta: dict[str, Any] = {"judge_model": judge.model, "rubric": rubric.name, "rubric_version": rubric.version}
         items = collect_items(trace)
         rows: list[UrlRow] = []

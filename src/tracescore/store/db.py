@@ -23,6 +23,7 @@ from tracescore.result import TraceResult
 from tracescore.store.citations_view import CITATIONS_VIEW_MIGRATION, citation_rows
 from tracescore.store.current_view import CURRENT_VIEW_MIGRATION, NOT_COMPUTED_REASONS_MIGRATION, not_computed
 from tracescore.store.scores_view import SCORES_VIEW_MIGRATION, score_metadata
+from tracescore.store.spend import JUDGE_SPEND_MIGRATION
 
 __all__ = ["MIGRATIONS", "ResultRows", "Store", "result_rows"]
 
@@ -169,6 +170,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0014_judge_batch_outcome", "ALTER TABLE judge_batches ADD COLUMN outcome TEXT"),  # API counts, results, cost
     ("0015_backfill_done_from", "ALTER TABLE backfills ADD COLUMN done_from TEXT"),  # slices done newest first
     ("0016_not_computed_reasons", NOT_COMPUTED_REASONS_MIGRATION),  # not_computed holds reasons, not names: -90 %
+    ("0017_judge_spend", JUDGE_SPEND_MIGRATION),  # the judge's spend per UTC day and run: [job] max_cost_per_day
 ]
 PAGE_SIZE = 16_384
 """Bytes per page of a new store: results rows of 1.5-2.5 KB pack several to a page (at SQLite's default, 4096, a row
@@ -252,11 +254,12 @@ class Store:
             if name in done:
                 continue
             self._db.execute("BEGIN IMMEDIATE")
-            try:
-                for statement in sql.split(";"):
-                    if statement.strip():
-                        self._db.execute(statement)
-                self._db.execute("INSERT INTO migrations VALUES (?, ?)", (name, _now()))
+            try:  # another process may have applied it while this one waited for the lock: then it is done
+                if not self._db.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
+                    for statement in sql.split(";"):
+                        if statement.strip():
+                            self._db.execute(statement)
+                    self._db.execute("INSERT INTO migrations VALUES (?, ?)", (name, _now()))
                 self._db.execute("COMMIT")
             except sqlite3.Error:
                 self._db.execute("ROLLBACK")

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from tracescore.calibrate.trust import sampled_note
 from tracescore.report.agreement import AgreementEntry, AgreementSection
 
 __all__ = [
@@ -64,6 +65,8 @@ def figure_lines(f: Mapping[str, Any], partial: tuple[bool | None, str] | None =
         f"raw agreement {_estimate(f.get('raw'))}",
         f"{kind} {_estimate(f.get('kappa'))}",
     ]
+    if sampled_note(f):  # [scoring] judge_sample: the items came from the judged (sampled and flagged) traces
+        lines.insert(1, f"items from {sampled_note(f)}")
     if f.get("weights") == "linear":
         lines.append(f"unweighted kappa {_estimate(f.get('kappa_unweighted'))}")
     lines.append(f"AUROC {_estimate(f.get('auroc'))}")
