@@ -21,11 +21,12 @@ from typing import Any
 from tracescore.errors import StoreError
 from tracescore.result import TraceResult
 from tracescore.store.citations_view import CITATIONS_VIEW_MIGRATION, citation_rows
+from tracescore.store.connect import PAGE_SIZE, connect
 from tracescore.store.current_view import CURRENT_VIEW_MIGRATION, NOT_COMPUTED_REASONS_MIGRATION, not_computed
 from tracescore.store.scores_view import SCORES_VIEW_MIGRATION, score_metadata
 from tracescore.store.spend import JUDGE_SPEND_MIGRATION
 
-__all__ = ["MIGRATIONS", "ResultRows", "Store", "result_rows"]
+__all__ = ["MIGRATIONS", "PAGE_SIZE", "ResultRows", "Store", "result_rows"]
 
 MIGRATIONS: list[tuple[str, str]] = [
     (
@@ -172,9 +173,6 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0016_not_computed_reasons", NOT_COMPUTED_REASONS_MIGRATION),  # not_computed holds reasons, not names: -90 %
     ("0017_judge_spend", JUDGE_SPEND_MIGRATION),  # the judge's spend per UTC day and run: [job] max_cost_per_day
 ]
-PAGE_SIZE = 16_384
-"""Bytes per page of a new store: results rows of 1.5-2.5 KB pack several to a page (at SQLite's default, 4096, a row
-over ~2 KB took a page of its own)."""
 
 _CLAIM_KEYS = ("claim_index", "sentence_index", "text", "verdict", "judge_verdict", "doc", "quote", "quote_check",
                "reason", "cited", "cited_verdict", "drift_to", "calls")  # fmt: skip
@@ -230,17 +228,7 @@ class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         try:
-            # wait up to 30 s for another process's write (a second run opening the store while the first migrates
-            # it must reach the job lock and say so, not fail on "database is locked" after sqlite's default 5 s)
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
-            # a new store only (an existing one keeps its pages): at 4 KiB, 20,000 heavy results took 83 MB and
-            # 14 us of CPU each to write, at 16 KiB 48 MB and 9 us (benchmarks/throughput.py traces)
-            self._db.execute(f"PRAGMA page_size={PAGE_SIZE}")
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            # checkpoint every 4 MiB of log, as at 4 KiB pages: the run's own checkpoints overlap its scoring, and the
-            # one on close (which the run waits for) is small
-            self._db.execute(f"PRAGMA wal_autocheckpoint={(4 << 20) // PAGE_SIZE}")
+            self._db = connect(self.path)
             self._migrate()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open store {str(self.path)!r}: {exc}") from exc
