@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from tracescore.adapters.mapping import MappingConfig
 from tracescore.catalog import CATALOG
 from tracescore.errors import ConfigError
+from tracescore.judge.redact import Redactor, redactor
 from tracescore.judge.rubrics import load_rubric
 from tracescore.platforms import registry
 from tracescore.scorers.rubrics import RUBRIC_KEYS, Rubrics, choose_rubrics
@@ -92,6 +93,11 @@ class Config:
     def judge_model(self) -> str:
         """The judge's model: ``[judge] model`` when set, else ``[scoring] judge_model``."""
         return self.section("judge").model or self.section("scoring").judge_model  # type: ignore[no-any-return]
+
+    @property
+    def redactor(self) -> Redactor | None:
+        """``[judge] redact`` as the redactor every judge request is built through (None: nothing redacted)."""
+        return redactor(self.section("judge").redact)
 
     @property
     def rubrics(self) -> Rubrics:
@@ -177,6 +183,8 @@ def fingerprint(config: Config) -> str:
             parts["judge"][key] = [stage.name, stage.version]
     if judge.merge_partial:  # changes the judged scores; absent when off so existing fingerprints stay the same
         parts["judge"]["merge_partial"] = judge.merge_partial
+    if (redacting := config.redactor) is not None:  # other request bodies; absent when off, as merge_partial
+        parts["judge"]["redact"] = list(redacting.spec)
     if config.section("sinks").keep_versions:  # other score names: a backfill of its own
         parts["keep_versions"] = True
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]

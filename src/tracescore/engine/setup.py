@@ -17,6 +17,7 @@ from tracescore.engine.core import Limits, Sink, UsageMeter
 from tracescore.engine.judging import JudgePool
 from tracescore.engine.recipe import build_recipe, cores, labelled, options
 from tracescore.engine.stage import Plan
+from tracescore.judge.redact import Redactor
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import Parts, PlatformContext, SourceStats
@@ -54,6 +55,7 @@ class JobSetup:
     stats: SourceStats | None = None
     plan: Callable[[str, str | None], Plan] | None = None  # no judge: score in ``limits.workers`` processes
     rubrics: Rubrics = field(default_factory=Rubrics)  # each judged stage's rubric ([judge] rubric, ...)
+    redact: Redactor | None = None  # [judge] redact: the batch prefill and the dry run build requests through it
     notes: list[str] = field(default_factory=list)  # the recipe's warnings (missing SDK, deprecated judge model)
     judges: Callable[[Trace], bool] | None = None  # [scoring] judge_sample: the traces judged (None: every one)
 
@@ -112,6 +114,7 @@ def build_setup(
         ),
         plan=plan,
         rubrics=recipe.options.rubrics,
+        redact=recipe.options.redact,
         lookback_minutes=job.lookback_delta.total_seconds() / 60,
         chunks=job.backfill_chunks,
         fingerprint=fingerprint(config),
