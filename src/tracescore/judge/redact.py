@@ -18,6 +18,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import msgspec
+from pydantic import BaseModel
+
 from tracescore.trace import Trace
 
 __all__ = ["BUILT_IN", "PLACEHOLDER", "REDACT_VERSION", "Redaction", "Redactor", "custom_pattern", "redactor"]
@@ -27,6 +30,7 @@ REDACT_VERSION = "1"
 Span = tuple[int, int, str]  # start, end, the canonical value (same value → same placeholder)
 Finder = Callable[[str], Iterator[Span]]
 _Out = TypeVar("_Out")
+_T = TypeVar("_T")
 
 NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 """A placeholder kind: the built-in ones and a team's ``name``."""
@@ -91,7 +95,7 @@ _IPV4 = re.compile(r"(?<![\w.-])(?:\d{1,3}\.){3}\d{1,3}(?!\.?\d|\.?[^\W\d_]|-)")
 _IPV6 = re.compile(
     r"(?<![\w:.])(?=[0-9A-Fa-f:]*:[0-9A-Fa-f]*:)[0-9A-Fa-f:]{2,39}(?:\.\d{1,3}){0,3}(?:%\w+)?(?!\w|\.\d)"
 )
-_VERSION_BEFORE = re.compile(r"(?:\b(?:version|versions|ver|release|build|firmware|v)\.?|\bv)\s*$", re.IGNORECASE)
+_VERSION_BEFORE = re.compile(r"\b(?:version|versions|ver|release|build|firmware|v)\.?\s*[:=]?\s*$", re.IGNORECASE)
 
 
 def _ips(text: str) -> Iterator[Span]:
@@ -140,9 +144,14 @@ def _phone_key(candidate: str) -> str | None:
 
 def _phones(text: str) -> Iterator[Span]:
     for m in _PHONE.finditer(text):
-        key = _phone_key(m.group())
-        if key is not None:
-            yield m.start(), m.end(), key
+        start, end = m.start(), m.end()
+        for lead, trail in ((0, 0), (1, 0), (0, 1), (1, 1)):  # "(415-555-2671)": the brackets are the sentence's
+            if (lead and text[start] != "(") or (trail and text[end - 1] != ")"):
+                continue
+            key = _phone_key(text[start + lead : end - trail])
+            if key is not None:
+                yield start + lead, end - trail, key
+                break
 
 
 BUILT_IN: dict[str, Finder] = {"email": _emails, "iban": _ibans, "card": _cards, "ip": _ips, "phone": _phones}
@@ -219,35 +228,29 @@ class Redactor:
         return "".join(out)
 
     def trace(self, trace: Trace) -> Trace:
-        """A copy of ``trace`` with every text the judged stages read redacted, one placeholder per value."""
+        """A copy of ``trace`` (the pydantic model or the decoder's struct, kept as it is) with every text the judged
+        stages read redacted, numbered in reading order: question, steps, answer, citations, labels."""
         redaction = Redaction()
 
         def red(value: Any) -> Any:
             if isinstance(value, str):
                 return self.text(value, redaction)
-            if isinstance(value, list):
-                return [red(v) for v in value]
+            if isinstance(value, list | tuple):
+                return type(value)(red(v) for v in value)
             if isinstance(value, dict):
                 return {k: red(v) for k, v in value.items()}
             return value
 
-        data = trace.model_dump()
-        for key in ("question", "answer"):
-            data[key] = red(data[key])
-        for step in data["steps"]:
-            for key in ("query", "url", "text"):
-                if step.get(key) is not None:
-                    step[key] = red(step[key])
-            for hit in step.get("hits", ()):
-                for key in ("url", "title", "snippet", "metadata"):
-                    hit[key] = red(hit[key])
-        for citation in data["citations"] or ():
-            for key in ("url", "sentence"):
-                citation[key] = red(citation[key])
-        labels = data["labels"]
-        for key in ("gold_answer", "gold_answers", "expected_answer_contains"):
-            labels[key] = red(labels[key])
-        return Trace.model_validate(data)
+        question = red(trace.question)
+        steps = [_redact_step(step, red) for step in trace.steps]
+        answer = red(trace.answer)
+        citations = None if trace.citations is None else [
+            _replace(c, url=red(c.url), sentence=red(c.sentence)) for c in trace.citations
+        ]  # fmt: skip
+        labels = trace.labels
+        labels = _replace(labels, gold_answer=red(labels.gold_answer), gold_answers=red(labels.gold_answers),
+                          expected_answer_contains=red(labels.expected_answer_contains))  # fmt: skip
+        return _replace(trace, question=question, steps=steps, answer=answer, citations=citations, labels=labels)
 
     def around(self, scorers: Sequence[Callable[[Trace], _Out]]) -> list[Callable[[Trace], _Out]]:
         """``scorers`` each scoring the redacted copy of a trace, redacted once per trace and thread (the judged
@@ -268,6 +271,23 @@ class Redactor:
             return score_redacted
 
         return [wrap(s) for s in scorers]
+
+
+def _redact_step(step: Any, red: Callable[[Any], Any]) -> Any:
+    if step.kind == "fetch":
+        return _replace(step, url=red(step.url), text=red(step.text))
+    hits = [_replace(h, url=red(h.url), title=red(h.title), snippet=red(h.snippet), metadata=red(h.metadata))
+            for h in step.hits]  # fmt: skip
+    return _replace(step, query=red(step.query), hits=hits)
+
+
+def _replace(value: _T, **changes: Any) -> _T:
+    """``value`` (a trace model or the decoder's struct of it) with ``changes``, of the same kind, unvalidated."""
+    if isinstance(value, msgspec.Struct):
+        return msgspec.structs.replace(value, **changes)
+    if isinstance(value, BaseModel):
+        return value.model_copy(update=changes)
+    raise TypeError(f"not a trace model: {type(value).__name__}")
 
 
 def redactor(entries: Sequence[str | Any]) -> Redactor | None:
