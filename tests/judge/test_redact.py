@@ -177,3 +177,36 @@ def test_redaction_is_part_of_the_fingerprint_and_off_leaves_existing_ones_uncha
     both = fingerprint(_config(["email", "ip"]))
     assert len({plain, emails, both}) == 3
     assert fingerprint(_config(["ip", "email"])) == both  # built-ins: a fixed precedence
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("email", "mailto:jane@example.com"),
+        ("email", "josé.núñez@correo.example.es"),
+        ("phone", "+49 (0)89 1234567"),
+        ("phone", "0044 20 7946 0958"),
+        ("phone", "tel:+1-415-555-2671"),
+        ("phone", "1-800-555-0199"),
+        ("phone", "030 12345678"),
+        ("card", "3782 822463 10005"),
+        ("card", "/orders/4111111111111111"),
+        ("iban", "FR14 2004 1010 0505 0001 3M02 606"),
+        ("ip", "10.0.0.0/8"),
+        ("ip", "fe80::1%eth0"),
+        ("ip", "::ffff:192.0.2.1"),
+    ],
+)
+def test_the_readme_examples_of_each_kind_are_redacted(kind: str, text: str) -> None:
+    redacted = _red(text)
+    assert f"<{kind}-1>" in redacted and redacted != text
+
+
+def test_the_readme_misses_are_left_as_they_are() -> None:
+    misses = ['"a b"@example.com', "root@localhost", "jane at example dot com", "4155552671", "555-2671",
+              "1-800-FLOWERS", "**** **** **** 1111", "de89370400440532013000", "0x0A000001", "010.001.001.001",
+              "::1", "4111.1111.1111.1111"]  # fmt: skip
+    for text in misses:
+        assert _red(f"[{text}]") == f"[{text}]", text
+    assert _red("user@[10.0.0.1]") == "user@[<ip-1>]"  # an IP-literal domain: not an email, its IP redacted
+    assert _red("git@github.com and 415-555-2671 x123") == "<email-1> and <phone-1> x123"

@@ -1,7 +1,7 @@
-"""Acceptance (#32, 4): traces seeded with 50 personal-data strings of each built-in kind, scored by ``tracescore score``
-with ``[judge] redact`` through the real ``anthropic`` SDK against the loopback Messages API: none of them in any
-request body the fake received, the judge's quotes (copied from the redacted evidence) verified, the grounding scores
-computed, and the claims kept in the store redacted too."""
+"""Acceptance (#32, 4): traces seeded with 50 personal-data strings of each built-in kind, scored by
+``tracescore score`` with ``[judge] redact`` through the real ``anthropic`` SDK against the loopback Messages API: none
+of them in any request body the fake received, the judge's quotes (copied from the redacted evidence) verified, the
+grounding scores computed, and the claims kept in the store redacted too."""
 
 from __future__ import annotations
 
