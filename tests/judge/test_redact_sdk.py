@@ -16,7 +16,11 @@ from click.testing import CliRunner
 from tests.fakes.anthropic import FakeAnthropic
 from tests.judge.pii import KINDS, compact, samples
 from tracescore.cli import main
+from tracescore.config import load_config
+from tracescore.engine.batch import judge_requests
+from tracescore.judge.anthropic import DEFAULT_MODEL
 from tracescore.store.db import Store
+from tracescore.trace import Trace
 
 PER_TRACE = 2  # of each kind: 25 traces × 2 × 5 kinds = 250 strings
 
@@ -112,3 +116,30 @@ def test_no_seeded_value_reaches_the_judge_and_quotes_still_verify(fake: FakeAnt
     assert all(c["verdict"] == "supported" and c["quote_check"] == "verified" for c in claims)
     assert {c["quote"].split(" is ")[-1].rstrip(".") for c in claims if "email on file" in c["quote"]} == {"<email-1>"}
     assert _leaks(pii, [json.dumps(claims)]) == []  # the store keeps the redacted claims and quotes
+
+    # backfill --judge-batch builds the very same requests (so its replies land under the keys the judge looks up)
+    with Store(store) as opened:
+        cached = {str(key): str(request) for key, request in opened.query("SELECT key, request FROM judge_cache")}
+    redact, models = load_config(config).redactor, [Trace.model_validate(t) for t in traces]
+    assert {r.key(DEFAULT_MODEL) for t in models for r in judge_requests(t, redact=redact)} == set(cached)
+    assert not {r.key(DEFAULT_MODEL) for t in models for r in judge_requests(t)} & set(cached)  # unredacted: others
+    assert _leaks(pii, list(cached.values())) == []
+
+
+def test_calibrate_checks_rejudging_finds_the_stored_redacted_claims_and_sends_no_original(
+    fake: FakeAnthropic,
+) -> None:
+    from tracescore.calibrate.drift import rejudge
+    from tracescore.judge.anthropic import AnthropicJudge
+    from tracescore.judge.redact import redactor
+
+    pii = samples(50)
+    trace = Trace.model_validate(_trace(0, pii))
+    stored = "The customer email on file is <email-1>."  # the claim as the redacted scoring stored it
+    with AnthropicJudge(api_key="test-key", base_url=fake.url, wait_initial=0.001) as judge:
+        plain, skipped = rejudge({"i1": (trace.id, stored)}, {trace.id: trace}, judge)
+        assert plain == {} and skipped  # unredacted, the judge's claims are other texts (and saw the originals)
+        sent = len(fake.messages())
+        values, skipped = rejudge({"i1": (trace.id, stored)}, {trace.id: trace}, judge, redact=redactor(list(KINDS)))
+    assert skipped == [] and values["i1"]["grounding.verdict"] == "supported"
+    assert _leaks(pii, [r.body.decode() for r in fake.messages()[sent:]]) == []
