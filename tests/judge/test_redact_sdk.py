@@ -143,3 +143,16 @@ def test_calibrate_checks_rejudging_finds_the_stored_redacted_claims_and_sends_n
         values, skipped = rejudge({"i1": (trace.id, stored)}, {trace.id: trace}, judge, redact=redactor(list(KINDS)))
     assert skipped == [] and values["i1"]["grounding.verdict"] == "supported"
     assert _leaks(pii, [r.body.decode() for r in fake.messages()[sent:]]) == []
+
+
+def test_the_python_api_redacts_as_the_command_does(fake: FakeAnthropic) -> None:
+    import tracescore
+    from tracescore.judge.anthropic import AnthropicJudge
+    from tracescore.judge.redact import redactor
+
+    pii = samples(50)
+    traces = [_trace(n, pii) for n in range(3)]
+    with AnthropicJudge(api_key="test-key", base_url=fake.url, wait_initial=0.001) as judge:
+        results = tracescore.score_traces(traces, judge=judge, redact=redactor(list(KINDS)))
+    assert [r.scores["grounding.rate"].value for r in results] == [1.0, 1.0, 1.0]
+    assert len(fake.messages()) >= 3 and _leaks(pii, [r.body.decode() for r in fake.messages()]) == []
