@@ -156,3 +156,25 @@ def test_the_python_api_redacts_as_the_command_does(fake: FakeAnthropic) -> None
         results = tracescore.score_traces(traces, judge=judge, redact=redactor(list(KINDS)))
     assert [r.scores["grounding.rate"].value for r in results] == [1.0, 1.0, 1.0]
     assert len(fake.messages()) >= 3 and _leaks(pii, [r.body.decode() for r in fake.messages()]) == []
+
+
+def test_a_dry_run_estimates_the_redacted_requests(tmp_path: Path) -> None:
+    from tracescore.engine.estimate import estimate_trace
+    from tracescore.judge.redact import redactor
+
+    pii = samples(50)
+    traces = [_trace(n, pii) for n in range(5)]
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(t) + "\n" for t in traces), encoding="utf-8")
+    config = tmp_path / "tracescore.toml"
+    config.write_text(
+        f'[source]\nkind = "jsonl"\npath = "t.jsonl"\n\n[job]\nstore = "{tmp_path / "ts.db"}"\n\n'
+        '[judge]\nredact = ["email", "phone", "card", "iban", "ip"]\n', encoding="utf-8"
+    )  # fmt: skip
+    args = ["backfill", "--config", str(config), "--from", "2026-11-20", "--to", "2026-11-21", "--dry-run"]
+    result = CliRunner().invoke(main, args, env={"ANTHROPIC_API_KEY": "test-key"})
+    assert result.exit_code == 0, result.output
+    out = json.loads([line for line in result.output.splitlines() if line.startswith("{")][-1])
+    models, every = [Trace.model_validate(t) for t in traces], redactor(list(KINDS))
+    assert every is not None
+    redacted = sum(estimate_trace(every.trace(t), DEFAULT_MODEL).input_tokens for t in models)
+    assert out["judge_input_tokens"] == redacted != sum(estimate_trace(t, DEFAULT_MODEL).input_tokens for t in models)
