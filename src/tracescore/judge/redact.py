@@ -241,11 +241,11 @@ class Redactor:
                     spans.append((start, end, kind, value))
         if not spans:
             return text
-        out, last = [], 0
-        for start, end, kind, value in sorted(spans):
-            out += [text[last:start], redaction.placeholder(kind, value)]
-            last = end
-        out.append(text[last:])
+        out, done = [], 0
+        for start, stop, kind, value in sorted(spans):
+            out += [text[done:start], redaction.placeholder(kind, value)]
+            done = stop
+        out.append(text[done:])
         return "".join(out)
 
     def trace(self, trace: Trace) -> Trace:
