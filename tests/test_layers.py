@@ -226,6 +226,7 @@ OPTIONAL = frozenset(
     {"anthropic", "langfuse", "langsmith", "pyarrow", "ray", "s3fs", "fsspec", "pandas", "httpx", "httpx2", "rapidfuzz"}
     | {"tenacity"}  # only the judge retries: deterministic scoring never loads it
     | {"sklearn"}
+    | {"boto3", "botocore", "google"}  # the judge on Bedrock / Vertex AI only ([bedrock], [vertex] extras)
     | {"fcntl"}  # POSIX only: the store lock imports it when it locks, so the package still imports elsewhere
 )
 

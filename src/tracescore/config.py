@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from tracescore.adapters.mapping import MappingConfig
 from tracescore.catalog import CATALOG
 from tracescore.errors import ConfigError
+from tracescore.judge.providers import DEFAULT_MODELS, ProviderSettings
 from tracescore.judge.redact import Redactor, redactor
 from tracescore.judge.rubrics import load_rubric
 from tracescore.platforms import registry
@@ -91,8 +92,21 @@ class Config:
 
     @property
     def judge_model(self) -> str:
-        """The judge's model: ``[judge] model`` when set, else ``[scoring] judge_model``."""
-        return self.section("judge").model or self.section("scoring").judge_model  # type: ignore[no-any-return]
+        """The judge's model (the provider's own id): ``[judge] model`` when set, else ``[scoring] judge_model``
+        when set, else the provider's default."""
+        judge: JudgeSettings = self.section("judge")
+        scoring = self.section("scoring")
+        if judge.model:
+            return judge.model
+        if judge.provider != "anthropic" and "judge_model" not in scoring.model_fields_set:
+            return DEFAULT_MODELS[judge.provider]
+        return scoring.judge_model  # type: ignore[no-any-return]
+
+    @property
+    def judge_provider(self) -> ProviderSettings:
+        """``[judge] provider``, ``region`` and ``project``."""
+        judge: JudgeSettings = self.section("judge")
+        return ProviderSettings(judge.provider, judge.region, judge.project)
 
     @property
     def redactor(self) -> Redactor | None:
@@ -181,6 +195,8 @@ def fingerprint(config: Config) -> str:
     for key, stage in (("surface_rubric", rubrics.surface), ("semantic_rubric", rubrics.semantic)):
         if stage != load_rubric(RUBRIC_KEYS[key][0]):  # absent when bundled, so existing fingerprints stay the same
             parts["judge"][key] = [stage.name, stage.version]
+    if judge.provider != "anthropic":  # another judge: absent for Anthropic's API so existing fingerprints stay
+        parts["judge"]["provider"] = config.judge_provider.identity(config.judge_model)
     if judge.merge_partial:  # changes the judged scores; absent when off so existing fingerprints stay the same
         parts["judge"]["merge_partial"] = judge.merge_partial
     if (redacting := config.redactor) is not None:  # other request bodies; absent when off, as merge_partial

@@ -129,7 +129,7 @@ class ScoringSettings(BaseModel):
         default="FINAL ANSWER:", description="score only the text after this marker when present ('' to disable)"
     )
     judge: bool = Field(default=True, description="run the judged stages when ANTHROPIC_API_KEY is set")
-    judge_model: str = Field(default=DEFAULT_MODEL, description="Anthropic model of the judge")
+    judge_model: str = Field(default=DEFAULT_MODEL, description="model of the judge (the [judge] provider's own id)")
     max_cost: float | None = Field(
         default=None, ge=0, description="USD: stop judging once the judge's estimated spend of a run reaches this"
     )
@@ -164,12 +164,29 @@ class RedactPattern(BaseModel):
 
 
 class JudgeSettings(BaseModel):
-    """``[judge]``: the judge's model and rubric; part of the scoring identity (a change starts a new backfill)."""
+    """``[judge]``: the judge's provider, model and rubric; part of the scoring identity (a change starts a new
+    backfill)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    provider: Literal["anthropic", "bedrock", "vertex"] = Field(
+        default="anthropic",
+        description="where the judge's calls go: Anthropic's API, Amazon Bedrock or Google Vertex AI (the anthropic"
+        " SDK's own clients; credentials from each one's usual environment)",
+    )
     model: str | None = Field(
-        default=None, description="Anthropic model of the judge (overrides [scoring] judge_model)"
+        default=None,
+        description="the judge's model in the provider's own id (overrides [scoring] judge_model), e.g."
+        " 'claude-sonnet-4-6', Bedrock 'global.anthropic.claude-sonnet-4-6', Vertex 'claude-sonnet-4-5@20250929'",
+    )
+    region: str | None = Field(
+        default=None,
+        min_length=1,
+        description="bedrock: the AWS region (else AWS_REGION); vertex: the location, e.g. 'global' (else"
+        " CLOUD_ML_REGION)",
+    )
+    project: str | None = Field(
+        default=None, min_length=1, description="vertex: the Google Cloud project (else ANTHROPIC_VERTEX_PROJECT_ID)"
     )
     rubric: str = Field(
         default="grounding",

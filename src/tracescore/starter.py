@@ -25,7 +25,7 @@ def starter_config(
         "# tracescore.toml: read by every command (`score`, `run`, `backfill`, `gate`) or given with --config.",
         "# Credentials come only from the environment, never from this file:",
         *(f"#   {names}" for names in _credentials()),
-        "#   ANTHROPIC_API_KEY (the judge)",
+        "#   ANTHROPIC_API_KEY (the judge; with [judge] provider = \"bedrock\" / \"vertex\": AWS / Google credentials)",
         "# Uncomment a key to change it; a wrong key or value stops the run with the key and what is allowed.",
         "",
         "[source]",

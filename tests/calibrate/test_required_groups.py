@@ -43,3 +43,27 @@ def test_the_next_run_scores_recall_over_the_entered_groups(tmp_path: Path) -> N
     line = _lines(tmp_path / "o")["t1"]
     assert line["scores"][RECALL] == 0.5  # type: ignore[index]  # the blog post satisfies group 1; policy-x missing
     assert line["comments"][RECALL] == "missing required docs in top 5: policy-x"  # type: ignore[index]
+
+
+def test_a_multi_hop_trace_keeps_its_hops_through_the_reviewer_flow(tmp_path: Path) -> None:
+    """A reviewer's ids on a ``hops`` case become its required_doc_ids; the hops label and its scores stay as they
+    were (the reviewer enters documents, not hops), on the next `score` run through the store."""
+    hops = [["policy-returns-v4", "faq-returns"], "https://blog.acme.com/holiday-returns"]
+    traces = tmp_path / "t.jsonl"
+    traces.write_text(json.dumps(_trace("t1", labels={"hops": hops})) + "\n")
+    db, env = tmp_path / "ts.db", {"ANTHROPIC_API_KEY": None}
+    runner = CliRunner(env=env)
+    assert runner.invoke(main, ["score", str(traces), "--store", str(db), "--out", str(tmp_path / "1")]).exit_code == 0
+    before = _lines(tmp_path / "1")["t1"]
+    # both hops came back in the one search, before anything was fetched: found, out of order
+    assert before["scores"]["retrieval.hops_found"] == 1.0  # type: ignore[index]
+    assert before["scores"]["retrieval.hop_order"] is False  # type: ignore[index]
+    with Store(db) as store:
+        _queue_and_label(store, "t1", "faq-returns|policy-returns-v4, policy-x")
+    result = runner.invoke(main, ["score", str(traces), "--store", str(db), "--out", str(tmp_path / "2")])
+    assert result.exit_code == 0, result.output
+    after = _lines(tmp_path / "2")["t1"]
+    for name in ("retrieval.hops_found", "retrieval.hop_order"):
+        assert after["scores"][name] == before["scores"][name], name  # type: ignore[index]
+    assert after["scores"][RECALL] == 0.5  # type: ignore[index]  # the group is satisfied, policy-x is missing
+    assert after["metadata"]["label_sources"]["required_doc_ids"]["never_retrieved"] == ["policy-x"]  # type: ignore[index]

@@ -202,7 +202,10 @@ def check(
             )
         }
         found, problems = _traces(config, kind, traces, start, _when("--to", window_to), wanted)
-        judge = CachingJudge(AnthropicJudge(model=model), store)
+        where = config.judge_provider
+        judge = CachingJudge(
+            AnthropicJudge(model=model, provider=where.provider, region=where.region, project=where.project), store
+        )
         try:
             merge = config.section("judge").merge_partial
             result = check_drift(

@@ -80,6 +80,11 @@ def _scoring(options: Options, store_path: str, in_flight: int) -> tuple[ScorerP
     for note in notes:
         click.echo(f"warning: {note}", err=True)
     judge = None
+    if reason is None and options.provider.provider != "anthropic":
+        raise ConfigError(
+            f"--engine ray judges through Anthropic's API only, not [judge] provider = {options.provider.provider!r};"
+            " score with --engine local (or --no-judge)"
+        )
     if reason is None:
         key = os.environ["ANTHROPIC_API_KEY"]
         judge = JudgeSpec(options.judge_model, key, os.environ.get("ANTHROPIC_BASE_URL"), in_flight=in_flight)

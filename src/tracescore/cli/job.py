@@ -25,6 +25,7 @@ from tracescore.engine.runner import backfill_job, run_job
 from tracescore.engine.runner import check_gaps as find_gaps
 from tracescore.engine.setup import JobSetup, build_setup
 from tracescore.errors import ConfigError, LockError, TracescoreError
+from tracescore.judge.providers import refuse_batch
 from tracescore.platforms import registry
 from tracescore.report.safe import console as safe_console
 from tracescore.starter import starter_config
@@ -165,6 +166,8 @@ def backfill(
     if start is not None and stop is not None and stop <= start:  # a usage error, before the config is read
         raise click.BadParameter(f"{stop.isoformat()} is not after --from {start.isoformat()}", param_hint="--to")
     setup = _setup(config_path, judge_sample)
+    if judge_batch:
+        refuse_batch(setup.provider)  # Message Batches: Anthropic's API only (judge/providers.py)
     if dry_run:
         _dry_run(setup, start, stop, judge_batch)
         return

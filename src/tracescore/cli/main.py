@@ -21,6 +21,7 @@ import click
 
 from tracescore import __version__
 from tracescore.cli.calibrate import calibrate
+from tracescore.cli.dashboard import dashboard
 from tracescore.cli.inspect import inspect
 from tracescore.cli.job import backfill, init, run
 from tracescore.cli.push import push
@@ -62,7 +63,7 @@ def main() -> None:
     """Whose bug is it? Score search-agent traces stage by stage: retrieval, grounding, citations, answer."""
 
 
-for _command in (score, report, gate, run, backfill, init, inspect, calibrate, push):
+for _command in (score, report, gate, run, backfill, init, inspect, calibrate, push, dashboard):
     main.add_command(_command)
 
 def entry() -> None:

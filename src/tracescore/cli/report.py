@@ -9,6 +9,7 @@ import sys
 import click
 from rich.markdown import Markdown
 
+from tracescore.cli.browser import html_to_open, open_in_browser
 from tracescore.cli.exits import EXIT_GATE_FAILED, end, store_option
 from tracescore.errors import NothingToDoError, TracescoreError
 from tracescore.report.agreement import agreement_section, agreement_to_json, judges_of
@@ -55,11 +56,25 @@ def _write(text: str, out: str | None) -> None:
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
 @click.option("--case-key", metavar="FIELD", help="Field naming the question across providers (complementarity).")
+@click.option(
+    "--open",
+    "open_it",
+    is_flag=True,
+    help="Write the HTML report (to --out, else a new file in the temp folder) and open it in the browser.",
+)
 def report(
-    results: str, store_path: str, group_by: str | None, fmt: str, out: str | None, case_key: str | None
+    results: str,
+    store_path: str,
+    group_by: str | None,
+    fmt: str,
+    out: str | None,
+    case_key: str | None,
+    open_it: bool = False,
 ) -> None:
     """Report a result file or stored run (run:latest, run:ID): stage cells with ids, rates, the work queue, and the
     judge's agreement with human labels from the calibrations in --store (when that store exists)."""
+    if open_it:
+        fmt, out = html_to_open(fmt, out)
     notes: list[str] = []
     label, lines = results_from(results, store_path, notes)
     _warn([f"note: {note}" for note in notes])
@@ -95,6 +110,8 @@ def report(
         _write(render_html(built, surface, agreement=agreement), out)
     if out and out != "-":
         click.echo(f"wrote the {fmt} report to {out}", err=True)
+    if open_it and out:
+        open_in_browser(out)
 
 
 def _warn(lines: list[str]) -> None:

@@ -85,7 +85,8 @@ class _Request:
     is_flag=True,
     help=f"Skip every judged score ({judged_scores()}) even with ANTHROPIC_API_KEY set.",
 )
-@click.option("--judge-model", default=None, help="Anthropic model of the judge. [default: [judge] model]")
+@click.option("--judge-model", default=None,
+              help="Model of the judge, in the [judge] provider's own id. [default: [judge] model]")
 @click.option(
     "--max-cost",
     type=click.FloatRange(min=0),

@@ -27,8 +27,10 @@ from tracescore.engine.pipeline import RunCounts, score_trace
 from tracescore.engine.sampling import Sampled, Sampling
 from tracescore.engine.stage import Plan, Stage, process_plan
 from tracescore.errors import ConfigError
-from tracescore.judge.anthropic import DEFAULT_MODEL, PRICES_PER_MTOK, AnthropicJudge
+from tracescore.judge.anthropic import DEFAULT_MODEL, AnthropicJudge
+from tracescore.judge.pricing import is_priced, priced_models
 from tracescore.judge.protocol import Judge
+from tracescore.judge.providers import ProviderSettings, parse_identity
 from tracescore.judge.redact import Redactor
 from tracescore.links import LinkChecker
 from tracescore.result import TraceResult
@@ -56,7 +58,8 @@ class Options:
     k: int = 5
     final_answer_prefix: str = "FINAL ANSWER:"
     judge_off: str | None = None  # why the judged stages are turned off (--no-judge, [scoring] judge = false)
-    judge_model: str = DEFAULT_MODEL
+    judge_model: str = DEFAULT_MODEL  # the provider's own model id
+    provider: ProviderSettings = field(default_factory=ProviderSettings)  # [judge] provider, region, project
     max_cost: float | None = None  # USD: the judge's budget for the run
     check_links: bool = False  # off by default: it makes network requests
     merge_partial: str | None = None  # [judge] merge_partial
@@ -85,6 +88,7 @@ def options(
         final_answer_prefix=final_answer_prefix if final_answer_prefix is not None else scoring.final_answer_prefix,
         judge_off=off,
         judge_model=judge_model or config.judge_model,
+        provider=config.judge_provider,
         max_cost=max_cost if max_cost is not None else scoring.max_cost,
         check_links=check_links,
         merge_partial=config.section("judge").merge_partial,
@@ -201,36 +205,46 @@ def judge_off(options: Options, notes: list[str]) -> str | None:
     be built; ConfigError when a budget is set for a model without a price."""
     if options.judge_off:
         return options.judge_off
-    if not os.environ.get("ANTHROPIC_API_KEY"):
-        return NO_JUDGE
+    if options.provider.provider == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY"):
+        return NO_JUDGE  # Bedrock and Vertex: asked for by name, so missing credentials are a ConfigError instead
     try:
         import anthropic  # noqa: F401 - only to say clearly that the SDK is missing
     except ImportError as exc:
         notes.append(f"the judge needs the anthropic SDK ({exc}): pip install 'tracescore[judge]'")
         return Reasons.NO_SDK.text
-    if options.max_cost is not None and options.judge_model not in PRICES_PER_MTOK:
-        raise _unpriced(options.judge_model)
+    judge = options.provider.identity(options.judge_model)
+    if options.max_cost is not None and not is_priced(judge):
+        raise _unpriced(judge)
     return None
 
 
-def _unpriced(model: str) -> ConfigError:
+def _unpriced(judge: str) -> ConfigError:
+    provider = parse_identity(judge)[0]
     return ConfigError(
-        f"--max-cost / [scoring] max_cost needs a price for judge model {model!r}, which is not in the price table;"
-        f" use a priced model (one of {', '.join(sorted(PRICES_PER_MTOK))}) or drop max_cost"
+        f"--max-cost / [scoring] max_cost needs a price for judge model {judge!r}, which is not in the {provider}"
+        f" price table; use a priced model (one of {', '.join(priced_models(provider))}) or drop max_cost"
     )
 
 
 def _anthropic_pool(options: Options, store: Path | None, notes: list[str]) -> JudgePool:
-    """One Anthropic judge per scoring thread; the first is built now, so a deprecated model is said once."""
+    """One judge per scoring thread (on the configured provider); the first is built now, so a deprecated model or
+    missing credentials are said once."""
+    where = options.provider
+
+    def judge() -> AnthropicJudge:
+        return AnthropicJudge(model=options.judge_model, provider=where.provider, region=where.region,
+                              project=where.project)  # fmt: skip
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        made: list[Judge] = [AnthropicJudge(model=options.judge_model)]
+        made: list[Judge] = [judge()]
     notes += [str(w.message) for w in caught]
+    identity = made[0].model
 
     def factory() -> Judge:
-        return made.pop() if made else AnthropicJudge(model=options.judge_model)
+        return made.pop() if made else judge()
 
-    return JudgePool(factory, options.judge_model, StoreJudgeCache(store) if store is not None else None)
+    return JudgePool(factory, identity, StoreJudgeCache(store) if store is not None else None)
 
 
 def scorer_plan(options: Options, reason: str | None, judge_model: str | None, store: Path | None) -> ScorerPlan:
@@ -241,7 +255,7 @@ def scorer_plan(options: Options, reason: str | None, judge_model: str | None, s
             agreement = grounding_agreement(opened, judge_model, options.rubrics.grounding.version)
     return ScorerPlan(options.k, options.final_answer_prefix or None, reason or NO_JUDGE, options.max_cost,
                       agreement, options.merge_partial, options.rubrics, options.sampling,
-                      options.redact)  # fmt: skip
+                      redact=options.redact)  # fmt: skip
 
 
 def build_recipe(

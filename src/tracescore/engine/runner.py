@@ -29,6 +29,7 @@ from tracescore.engine.setup import JobSetup
 from tracescore.engine.slices import SlicedScan
 from tracescore.engine.stage import Plan, Scored
 from tracescore.errors import ConfigError, InputError, Interrupted, TracescoreError
+from tracescore.judge.providers import refuse_batch
 from tracescore.platforms.base import Parts
 from tracescore.scorers import Scorer
 from tracescore.sinks.jsonl import JsonlSink
@@ -226,6 +227,8 @@ def backfill_job(
     """
     if judge_batch and setup.judge is None:
         raise ConfigError(f"--judge-batch needs the judge, which is off: {setup.judge_off}")
+    if judge_batch:
+        refuse_batch(setup.provider)
     with StoreLock(setup.store_path, "tracescore backfill"), Store(setup.store_path) as store:
         state = JobState(store)
         if start is None or stop is None:

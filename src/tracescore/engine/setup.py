@@ -46,7 +46,8 @@ class JobSetup:
     limiter: RateLimiter
     usage: UsageMeter | None = None
     resources: ExitStack = field(default_factory=ExitStack)
-    judge_model: str | None = None
+    judge_model: str | None = None  # the judge's identity (judge/providers.py): its price in the dry run
+    provider: str = "anthropic"  # [judge] provider: --judge-batch only where Message Batches exist
     judge: JudgePool | None = None
     batch_poll_seconds: float = 30.0
     settle_minutes: float = 0.0
@@ -98,7 +99,8 @@ def build_setup(
         adapter=adapter,
         scorers=recipe.scorers,
         usage=pool.usage_dict if pool is not None else None,
-        judge_model=config.judge_model,
+        judge_model=config.judge_provider.identity(config.judge_model),
+        provider=config.judge_provider.provider,
         describe=parts.describe,
         stats=parts.stats,
         judge=pool,

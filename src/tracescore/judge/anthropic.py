@@ -1,4 +1,6 @@
-"""The default judge: Anthropic's Messages API through the official SDK, with structured output.
+"""The default judge: the Messages API through the official SDK, with structured output, on Anthropic's API,
+Amazon Bedrock or Google Vertex AI (``provider``: the SDK's ``Anthropic``, ``AnthropicBedrock`` or
+``AnthropicVertex`` client, built in ``judge/providers.py``; the body, retries, cache and parsing are the same).
 
 One retry layer only: the SDK's own retries are off (``max_retries=0``) and tenacity retries 429, 5xx, 529
 (overloaded), connection errors and truncated bodies with exponential backoff that honours ``retry-after`` /
@@ -10,7 +12,6 @@ scoring never pays for it.
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -18,8 +19,9 @@ from typing import Any
 import pydantic
 
 from tracescore.errors import ConfigError, JudgeError
-from tracescore.judge.pricing import PRICES_PER_MTOK, estimate_cost
+from tracescore.judge.pricing import PRICES_PER_MTOK, estimate_cost, is_priced
 from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
+from tracescore.judge.providers import DEFAULT_MODELS, Provider, ProviderSettings, auth_errors, check_model, make_client
 from tracescore.judge.request import MAX_TOKENS, message_params, reply_text
 from tracescore.secrets import redact
 
@@ -36,7 +38,7 @@ __all__ = [
 ]
 
 # A current model: not in the SDK's deprecation table (2.14 listed claude-sonnet-4-5 until its EOL, 2026-11-30).
-DEFAULT_MODEL = "claude-sonnet-4-6"
+DEFAULT_MODEL = DEFAULT_MODELS["anthropic"]
 MAX_ATTEMPTS = 4
 WAIT_INITIAL = 0.5
 WAIT_MAX = 30.0
@@ -85,12 +87,19 @@ def _retryable(exc: BaseException) -> bool:
 
 class AnthropicJudge:
     """``Judge`` over ``client.messages.create`` with the one body of ``judge/request.py`` (structured output, prompt
-    caching on the prefix); the reply is validated into the request's pydantic model after its usage is counted."""
+    caching on the prefix); the reply is validated into the request's pydantic model after its usage is counted.
+
+    ``model`` is the provider's own id (``DEFAULT_MODELS[provider]`` when None); ``self.model`` is the judge's
+    identity (``providers.identity``: the cache key, the scores' ``judge_model``, the price). ``api_key``: the
+    Anthropic key, a Bedrock API key, or a Vertex access token (each from its environment when None)."""
 
     def __init__(
         self,
         *,
-        model: str = DEFAULT_MODEL,
+        model: str | None = None,
+        provider: Provider = "anthropic",
+        region: str | None = None,
+        project: str | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
         max_attempts: int = MAX_ATTEMPTS,
@@ -102,28 +111,30 @@ class AnthropicJudge:
     ) -> None:
         if max_attempts < 1:
             raise ConfigError(f"max_attempts must be at least 1, got {max_attempts!r}")
-        api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not api_key:
-            raise ConfigError("no Anthropic API key: set ANTHROPIC_API_KEY (or run with --no-judge)")
+        model = model or DEFAULT_MODELS[provider]
+        check_model(provider, model)
+        settings = ProviderSettings(provider, region, project)
         eol = deprecated_models().get(model)
         if eol:
             warnings.warn(
                 JudgeModelWarning(
                     f"judge model {model!r} is deprecated and reaches end of life on {eol}; "
-                    f"pick a current one with --judge-model (default {DEFAULT_MODEL!r})"
+                    f"pick a current one with --judge-model (default {DEFAULT_MODELS[provider]!r})"
                 ),
                 stacklevel=2,
             )
-        import anthropic
-
-        self.model = model
-        self.usage = JudgeUsage(priced=model in PRICES_PER_MTOK)
+        self.provider, self.model_id = provider, model
+        self.model = settings.identity(model)
+        self.usage = JudgeUsage(priced=is_priced(self.model))
         self.max_attempts = max_attempts
         self.wait_initial, self.wait_max = wait_initial, wait_max
         self.max_tokens = max_tokens
-        self._client = anthropic.Anthropic(  # ``http_client``: e.g. one whose hooks take a shared rate limiter
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout, http_client=http_client
+        self._client = make_client(  # ``http_client``: e.g. one whose hooks take a shared rate limiter
+            settings, api_key=api_key, base_url=base_url, timeout=timeout, http_client=http_client
         )
+        import anthropic
+
+        self._failures: tuple[type[BaseException], ...] = (anthropic.AnthropicError, ValueError, *auth_errors(provider))
 
     def close(self) -> None:
         """Close the SDK's HTTP connections."""
@@ -145,10 +156,9 @@ class AnthropicJudge:
 
     def judge(self, request: JudgeRequest) -> JudgeReply:
         """One structured call, retried in this layer only; ``JudgeError`` when it cannot be answered."""
-        import anthropic
         from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt
 
-        params = message_params(request, self.model, self.max_tokens)
+        params = message_params(request, self.model_id, self.max_tokens)
         attempts = 0
 
         def call() -> Any:
@@ -170,7 +180,7 @@ class AnthropicJudge:
         except RetryError as exc:
             last = exc.last_attempt.exception()
             raise self._failed(request, attempts, last) from last
-        except (anthropic.AnthropicError, ValueError) as exc:
+        except self._failures as exc:
             raise self._failed(request, attempts, exc) from exc
         finally:
             self.usage.retries += max(0, attempts - 1)

@@ -139,6 +139,7 @@ class Platform:
     server: str | None = None  # "module:function" → one line on the server the environment points at (inspect)
     push: bool = False  # writes scores back: its factory builds a sink (``score``/``run`` write-back, ``push --to``)
     queue: str | None = None  # "module:function" taking a QueueContext, returning its LabelQueue (``calibrate``)
+    dashboard: str | None = None  # "module:function" taking a DashboardContext, returning its DashboardTarget
     options: tuple[Option, ...] = ()
     credentials: tuple[str, ...] = ()  # the environment variables its client reads (named in the starter config)
 

@@ -19,12 +19,15 @@ from tracescore.adapters import Adapter
 from tracescore.adapters.mapping import MappingConfig
 from tracescore.errors import ConfigError
 from tracescore.platforms.base import LabelQueue, Option, Parts, Platform, PlatformContext, QueueContext
+from tracescore.platforms.dashboards import DashboardContext, DashboardTarget
 
 __all__ = [
     "DEFAULT_JOB_SOURCE",
     "DEFAULT_SOURCE",
     "build",
+    "build_dashboard",
     "build_queue",
+    "dashboard_targets",
     "get",
     "get_adapter",
     "names",
@@ -69,6 +72,11 @@ def queue_targets() -> list[str]:
     return [n for n in names() if platforms()[n].queue is not None]
 
 
+def dashboard_targets() -> list[str]:
+    """The platforms ``tracescore dashboard --to`` can make a dashboard on (or list its manual steps for)."""
+    return [n for n in names() if platforms()[n].dashboard is not None]
+
+
 def options(command: str) -> list[tuple[Option, list[str]]]:
     """The options platforms add to ``command``, each once, with the platforms that declare it."""
     found: dict[str, tuple[Option, list[str]]] = {}
@@ -99,13 +107,26 @@ def build(name: str, context: PlatformContext) -> Parts:
 def build_queue(name: str, context: QueueContext) -> LabelQueue:
     """The label queue of platform ``name`` (its client closes with ``context.resources``); a ConfigError names the
     platforms that have one, or the pip command of a missing SDK."""
-    platform = platforms().get(name)
-    if platform is None or platform.queue is None:
-        known = ", ".join(repr(n) for n in queue_targets())
-        raise ConfigError(f"{name!r} has no label queue; expected one of {known}")
-    _need_sdk(platform)
-    factory = cast(Callable[[QueueContext], LabelQueue], _load(platform.queue))
+    factory = cast(Callable[[QueueContext], LabelQueue], _ability(name, "queue", queue_targets, "no label queue"))
     return factory(context)
+
+
+def build_dashboard(name: str, context: DashboardContext) -> DashboardTarget:
+    """The dashboard maker of platform ``name``; a ConfigError names the platforms that have one, or the pip
+    command of a missing SDK."""
+    make = _ability(name, "dashboard", dashboard_targets, "no dashboards")
+    return cast(Callable[[DashboardContext], DashboardTarget], make)(context)
+
+
+def _ability(name: str, attribute: str, targets: Callable[[], list[str]], lacking: str) -> object:
+    """The factory of an optional ability of platform ``name`` (``Platform.queue``, ``Platform.dashboard``)."""
+    platform = platforms().get(name)
+    path = getattr(platform, attribute) if platform is not None else None
+    if platform is None or path is None:
+        known = ", ".join(repr(n) for n in targets())
+        raise ConfigError(f"{name!r} has {lacking}; expected one of {known}")
+    _need_sdk(platform)
+    return _load(path)
 
 
 def get_adapter(name: str, mapping: MappingConfig | None = None) -> Adapter:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from tracescore import catalog
@@ -92,6 +92,7 @@ class GateResult:
     baseline_runs: int
     source: str = ""
     baselines: tuple[str, ...] = ()
+    links: dict[str, str] = field(default_factory=dict)  # trace id -> its ``trace_url`` (lines read from a platform)
 
     @property
     def passed(self) -> bool:
@@ -340,4 +341,5 @@ def run_gate(
         baseline_runs=len(before),
         source=source,
         baselines=tuple(baseline_names),
+        links=now.links,
     )

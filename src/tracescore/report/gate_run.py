@@ -44,6 +44,7 @@ class Run:
     judges: set[tuple[str, str]] = field(default_factory=set)
     valued: int = 0  # readable lines with at least one score value
     missing: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # case -> its line's absent reasons
+    links: dict[str, str] = field(default_factory=dict)  # trace id -> its ``trace_url`` (lines read from a platform)
     # per citation rule's score: why it could not be checked -> traces (an answer citing nothing counts as checked)
     unchecked: dict[str, Counter[str]] = field(default_factory=lambda: {FABRICATED: Counter(), UNREAD: Counter()})
 
@@ -54,6 +55,8 @@ def fold_run(results: Iterable[Mapping[str, Any]], case_key: str, allow_unread: 
     for result in results:
         run.summary.add(result)
         tid = str(result.get("trace_id"))
+        if isinstance(url := result.get("trace_url"), str) and isinstance(result.get("trace_id"), str):
+            run.links[tid] = url
         case = field_value(result, case_key) or tid
         scores = result.get("scores") or {}
         if result.get("errors") and not scores and not result.get("missing"):

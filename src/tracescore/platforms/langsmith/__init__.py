@@ -14,11 +14,12 @@ PLATFORM = Platform(
     push=True,
     credentials=("LANGSMITH_API_KEY", "LANGSMITH_ENDPOINT"),
     queue="tracescore.platforms.langsmith.platform:label_queue",
+    dashboard="tracescore.platforms.langsmith.charts:build",
     options=(
         Option(
             "--project",
             "LangSmith: the project (session) name whose root runs are scored or queued [default: [source] project]",
-            frozenset({"score", "init", "calibrate"}),
+            frozenset({"score", "init", "calibrate", "dashboard"}),
             required="the project name",
         ),
         Option(

@@ -1,7 +1,8 @@
 """JUnit XML of a gate result: one test case per rule and stage, so CI shows each stage's verdict on its own.
 
 Test names are stable (``regression: retrieval.recall_at_5``): limits, band edges and counts go in the failure
-message, so CI tools that keep per-test history see the same test when the baselines move.
+message, so CI tools that keep per-test history see the same test when the baselines move. A case's line names its
+trace and, when its result line had a ``trace_url``, the trace's URL (``url=…``: CI shows a URL in a failure as a link).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from tracescore.report.gate import GateResult
-from tracescore.report.safe import visible
+from tracescore.report.safe import link_url, visible
 
 __all__ = ["render_junit"]
 
@@ -33,6 +34,7 @@ def render_junit(result: GateResult) -> str:
         body = "\n".join(
             f"{visible(c.case)}\tstage={c.stage}"
             + (f"\ttrace={visible(c.trace_id)}" if c.trace_id else "")
+            + (f"\turl={url}" if (url := link_url(result.links.get(c.trace_id))) else "")
             + (f"\t{visible(c.detail)}" if c.detail else "")
             for c in check.cases
         )

@@ -141,13 +141,14 @@ def _not_run(result: GateResult) -> list[str]:
     return ["", f"Did not run: {'; '.join(missing)}."] if missing else []
 
 
-def _check_cases(check: GateCheck, limit: int) -> list[str]:
-    out = [
-        f"  - {md_code(c.case)} — stage **{c.stage}**"
-        + (f" (trace {md_code(c.trace_id)})" if c.trace_id and c.trace_id != c.case else "")
-        + (f": {md_text(c.detail)}" if c.detail else "")
-        for c in check.cases[:limit]
-    ]
+def _check_cases(check: GateCheck, limit: int, links: Mapping[str, str]) -> list[str]:
+    """The first cases of a rule, the trace of each a link when its line had a ``trace_url``."""
+    out = []
+    for c in check.cases[:limit]:
+        url = links.get(c.trace_id) if c.trace_id else None
+        case = md_link(c.case, url) if c.trace_id == c.case else md_code(c.case)
+        trace = f" (trace {md_link(c.trace_id, url)})" if c.trace_id and c.trace_id != c.case else ""
+        out.append(f"  - {case} — stage **{c.stage}**{trace}" + (f": {md_text(c.detail)}" if c.detail else ""))
     if len(check.cases) > limit:
         out.append(f"  - … and {len(check.cases) - limit} more (see the JUnit report)")
     return out
@@ -197,5 +198,5 @@ def render_gate_markdown(result: GateResult, *, max_cases: int = 8) -> str:
         lines.append(f"\n{quiet} score(s) inside their noise band (not listed).")
     for check in failures + [c for c in result.checks if c.status == "warn"]:
         lines += ["", f"**{_RULE_TITLES[check.rule]} — {md_text(check.subject)}**: {md_text(check.message)}"]
-        lines += _check_cases(check, max_cases)
+        lines += _check_cases(check, max_cases, result.links)
     return "\n".join(lines) + "\n"
