@@ -20,6 +20,7 @@ from tracescore.engine.sampling import Sampling
 from tracescore.engine.stage import Stage
 from tracescore.errors import ConfigError
 from tracescore.judge.protocol import Judge
+from tracescore.judge.redact import Redactor
 from tracescore.platforms.jsonl.platform import adapter
 from tracescore.report.summary import Report, build_report
 from tracescore.result import TraceResult
@@ -45,6 +46,7 @@ def score_traces(
     judge_flagged: bool = True,
     judge_salt: str = JUDGE_SALT,
     judge_key: str = "trace_id",
+    redact: Redactor | None = None,
 ) -> list[TraceResult]:
     """Score each trace (a ``Trace``, a dict in the canonical format or a JSONL line) with every stage, as
     ``tracescore score`` does (the same recipe and stage: the same result lines); the judged stages run when
@@ -55,14 +57,16 @@ def score_traces(
     ``[judge] merge_partial``. ``store`` (a local store, e.g. ``tracescore.db``) brings what ``score --store`` reads
     from it: reviewer-entered required doc ids, the agreement of the judge's latest calibration, and the judge cache.
     ``judge_sample``, ``judge_flagged``, ``judge_salt``, ``judge_key`` are ``[scoring]``'s: the judged stages run on
-    the same traces as ``score`` and ``backfill`` choose.
+    the same traces as ``score`` and ``backfill`` choose. ``redact`` is ``[judge] redact``
+    (``load_config(path).redactor``): what the judge never sees.
 
     A dict or line that is not a valid trace gives a result carrying the error (its position as ``line``), never an
     exception.
     """
     options = Options(k=k, final_answer_prefix=final_answer_prefix or "", max_cost=max_cost,
                       merge_partial=merge_partial, rubrics=rubrics or Rubrics(),
-                      sampling=Sampling(judge_sample, judge_flagged, judge_salt, judge_key))  # fmt: skip
+                      sampling=Sampling(judge_sample, judge_flagged, judge_salt, judge_key),
+                      redact=redact)  # fmt: skip
     # no judge given: absent with the reason, never one built from the environment
     recipe = build_recipe(options if judge is not None else replace(options, judge_off=NO_JUDGE), store, judge=judge)
     stage = Stage(labelled(adapter(), store), recipe.scorers, "", oneshot=True)

@@ -20,6 +20,7 @@ from tracescore.adapters.mapping import MappingConfig
 from tracescore.catalog import CATALOG
 from tracescore.errors import ConfigError
 from tracescore.judge.providers import DEFAULT_MODELS, ProviderSettings
+from tracescore.judge.redact import Redactor, redactor
 from tracescore.judge.rubrics import load_rubric
 from tracescore.platforms import registry
 from tracescore.scorers.rubrics import RUBRIC_KEYS, Rubrics, choose_rubrics
@@ -108,6 +109,11 @@ class Config:
         return ProviderSettings(judge.provider, judge.region, judge.project)
 
     @property
+    def redactor(self) -> Redactor | None:
+        """``[judge] redact`` as the redactor every judge request is built through (None: nothing redacted)."""
+        return redactor(self.section("judge").redact)
+
+    @property
     def rubrics(self) -> Rubrics:
         """The rubric of each judged stage (``[judge] rubric``, ``surface_rubric``, ``semantic_rubric``; a file path
         is relative to the config file), read and checked once; ConfigError names the file and the key."""
@@ -193,6 +199,8 @@ def fingerprint(config: Config) -> str:
         parts["judge"]["provider"] = config.judge_provider.identity(config.judge_model)
     if judge.merge_partial:  # changes the judged scores; absent when off so existing fingerprints stay the same
         parts["judge"]["merge_partial"] = judge.merge_partial
+    if (redacting := config.redactor) is not None:  # other request bodies; absent when off, as merge_partial
+        parts["judge"]["redact"] = list(redacting.spec)
     if config.section("sinks").keep_versions:  # other score names: a backfill of its own
         parts["keep_versions"] = True
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]

@@ -10,10 +10,11 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
 
 from tracescore.adapters.mapping import MappingConfig
 from tracescore.judge.anthropic import DEFAULT_MODEL
+from tracescore.judge.redact import BUILT_IN, custom_pattern
 from tracescore.platforms import registry
 from tracescore.platforms.base import Platform
 
@@ -24,6 +25,7 @@ __all__ = [
     "JUDGE_KEY",
     "JUDGE_SALT",
     "JudgeSettings",
+    "RedactPattern",
     "SAMPLING_KEYS",
     "ScoringSettings",
     "SinksSettings",
@@ -179,6 +181,20 @@ class ScoringSettings(BaseModel):
         return check_judge_key(value)
 
 
+class RedactPattern(BaseModel):
+    """A team's own ``[judge] redact`` entry: ``{pattern = "ACCT-\\d{8}", name = "account"}`` → ``<account-1>``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pattern: str = Field(description="a Python regular expression; every match is redacted")
+    name: str = Field(description="the placeholder's kind: lower-case letters, digits, _")
+
+    @model_validator(mode="after")
+    def _compiles(self) -> RedactPattern:
+        custom_pattern(self.pattern, self.name)  # ValueError naming the fault
+        return self
+
+
 class JudgeSettings(BaseModel):
     """``[judge]``: the judge's provider, model and rubric; part of the scoring identity (a change starts a new
     backfill)."""
@@ -220,6 +236,38 @@ class JudgeSettings(BaseModel):
         description="count the judge's PARTIAL verdicts as this verdict in grounding and citation scores (when a"
         " calibration shows PARTIAL is not above chance); said in each judged score's metadata; off by default",
     )
+    redact: list[str | RedactPattern] = Field(
+        default_factory=list,
+        description="personal data replaced with placeholders (<email-1>) before the judge sees a trace: "
+        + ", ".join(repr(n) for n in BUILT_IN)
+        + ' or {pattern = "…", name = "…"}',
+    )
+
+    @field_validator("redact", mode="before")
+    @classmethod
+    def _entries(cls, value: object) -> object:
+        """Each entry checked here, so the message names the entry: an unknown kind, a pattern that does not compile
+        (or matches empty text), a bad or repeated name."""
+        if not isinstance(value, list):
+            return value
+        names: list[str] = []
+        for n, entry in enumerate(value, start=1):
+            if isinstance(entry, str):
+                if entry not in BUILT_IN:
+                    kinds = ", ".join(repr(k) for k in BUILT_IN)
+                    raise ValueError(f"entry {n}: unknown kind {entry!r}; expected one of {kinds} or a table"
+                                     ' {pattern = "…", name = "…"}')  # fmt: skip
+                names.append(entry)
+            elif isinstance(entry, dict):
+                if set(entry) != {"pattern", "name"} or not all(isinstance(v, str) for v in entry.values()):
+                    raise ValueError(f'entry {n}: a table needs exactly pattern = "…" and name = "…" (text)')
+                custom_pattern(entry["pattern"], entry["name"])
+                names.append(entry["name"])
+            elif not isinstance(entry, RedactPattern):
+                raise ValueError(f'entry {n}: expected a kind name or {{pattern = "…", name = "…"}}')
+        if twice := sorted({name for name in names if names.count(name) > 1}):
+            raise ValueError(f"{', '.join(repr(name) for name in twice)} listed more than once")
+        return value
 
 
 class GateSettings(BaseModel):

@@ -20,6 +20,7 @@ from tracescore.calibrate.agreement import Agreement, Pair, measure
 from tracescore.calibrate.labels import VERDICT_LABEL, Calibration, label_spec, labelled_pairs, latest_calibration
 from tracescore.catalog import GROUNDING_RATE
 from tracescore.judge.protocol import Judge
+from tracescore.judge.redact import Redactor
 from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.scorers.grounding import grounding_scorer
 from tracescore.store.db import Store
@@ -110,11 +111,14 @@ def rejudge(
     judge: Judge,
     merge_partial: str | None = None,
     rubric: Rubric | None = None,
+    redact: Redactor | None = None,
 ) -> tuple[dict[str, dict[str, str]], list[str]]:
-    """Judge the traces of ``items`` (item id → (trace id, claim text)) again, as scoring does (``merge_partial``
-    and the grounding ``rubric`` included): per item the new judge values, and one "item_id: why" per item that
-    could not be re-judged."""
+    """Judge the traces of ``items`` (item id → (trace id, claim text)) again, as scoring does (``merge_partial``,
+    the grounding ``rubric`` and ``redact``, so the claims compare with the stored ones, included): per item the new
+    judge values, and one "item_id: why" per item that could not be re-judged."""
     scorer = grounding_scorer(judge=judge, merge_partial=merge_partial, rubric=rubric)
+    if redact is not None:
+        scorer = redact.around([scorer])[0]
     by_trace: dict[str, list[tuple[str, str]]] = {}
     for item, (trace_id, claim) in sorted(items.items()):
         by_trace.setdefault(trace_id, []).append((item, claim))
@@ -152,6 +156,7 @@ def check_drift(
     seed: int = 0,
     merge_partial: str | None = None,
     rubric: Rubric | None = None,
+    redact: Redactor | None = None,
 ) -> DriftResult:
     """Re-judge the labelled items of the baseline calibration with ``judge`` and the grounding ``rubric`` (default
     the bundled one) and compare kappa with its interval."""
@@ -177,7 +182,7 @@ def check_drift(
         )
     }
     wanted = {p.item_id: claims[p.item_id] for p in pairs if p.item_id in claims}
-    new, skipped = rejudge(wanted, traces, judge, merge_partial, chosen)
+    new, skipped = rejudge(wanted, traces, judge, merge_partial, chosen, redact)
     fresh: list[Pair] = []
     changed = 0
     for p in pairs:

@@ -210,7 +210,7 @@ def check(
             merge = config.section("judge").merge_partial
             result = check_drift(
                 store, found, judge, label=label, against=against, seed=seed, merge_partial=merge,
-                rubric=config.rubrics.grounding,
+                rubric=config.rubrics.grounding, redact=config.redactor,
             )
         finally:
             judge.close()

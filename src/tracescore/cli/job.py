@@ -221,6 +221,7 @@ def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, jud
             model=setup.judge_model,
             rubrics=setup.rubrics,
             judges=setup.judges,
+            redact=setup.redact,
         )
     removals = _removals(setup, seen)
     if judge_batch and estimate.cost_usd is not None:

@@ -34,11 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from tracescore.engine.batch_results import RECOVER_SKEW_SECONDS, fitting, server_batches, take_results
+from tracescore.engine.requests import judge_request, judge_requests
 from tracescore.judge.pricing import BATCH_DISCOUNT
 from tracescore.judge.protocol import JudgeRequest, JudgeUsage
+from tracescore.judge.redact import Redactor
 from tracescore.judge.request import MAX_TOKENS, message_params
-from tracescore.scorers import semantic, surface
-from tracescore.scorers.grounding import grounding_call
 from tracescore.scorers.rubrics import Rubrics
 from tracescore.store.batches import BATCH_ENDED, BATCH_LIVE, BATCH_SUBMITTING, JudgeBatch, JudgeBatches, may_submit
 from tracescore.store.db import Store
@@ -50,25 +50,6 @@ __all__ = ["BATCH_DISCOUNT", "BatchPrefill", "BatchReport", "judge_request", "ju
 MAX_REQUESTS = 100_000
 """The API's limit of requests per batch; larger slices are sent as several batches."""
 _SKEW = timedelta(seconds=RECOVER_SKEW_SECONDS)
-
-
-def judge_request(trace: Trace, rubrics: Rubrics | None = None) -> JudgeRequest | None:
-    """The grounding scorer's judge request for ``trace`` (None when it would not call the judge)."""
-    call = grounding_call(trace, rubric=(rubrics or Rubrics()).grounding)
-    return None if isinstance(call, str) else call.request
-
-
-def judge_requests(trace: Trace, rubrics: Rubrics | None = None) -> list[JudgeRequest]:
-    """Every judge request scoring ``trace`` will send: grounding, the surface oracle, the semantic match, each with
-    its stage's rubric (the same bodies, so the same content keys, as the scorers)."""
-    rubrics = rubrics or Rubrics()
-    grounding = judge_request(trace, rubrics)
-    needed = semantic.needed_request(trace, rubric=rubrics.semantic)
-    return [
-        *([grounding] if grounding is not None else []),
-        *surface.oracle_requests(trace, rubric=rubrics.surface),
-        *([needed] if needed is not None else []),
-    ]
 
 
 @dataclass
@@ -114,9 +95,11 @@ class BatchPrefill:
         max_tokens: int = MAX_TOKENS,
         sleep: Callable[[float], None] = time.sleep,
         rubrics: Rubrics | None = None,
+        redact: Redactor | None = None,
     ) -> None:
         self.model, self.rubrics, self.cache, self.usage = model, rubrics or Rubrics(), cache, usage
         self.store_path = Path(store_path)
+        self.redact = redact
         self.scope = scope
         self.poll_seconds = poll_seconds
         self.max_wait_seconds = max_wait_seconds
@@ -146,7 +129,7 @@ class BatchPrefill:
     def prefill(self, traces: Iterable[Trace], window: tuple[Any, Any] | None = None) -> None:
         """Judge, in batches, every request of ``traces`` the cache does not hold yet (resuming live batches)."""
         wanted: dict[str, JudgeRequest] = {}
-        for request in (r for trace in traces for r in judge_requests(trace, self.rubrics)):
+        for request in (r for trace in traces for r in judge_requests(trace, self.rubrics, self.redact)):
             wanted.setdefault(request.key(self.model), request)
         pending = {k: r for k, r in wanted.items() if self.cache.judge_cache_get(k) is None}
         self.report.already_cached += len(wanted) - len(pending)

@@ -21,6 +21,7 @@ from tracescore.errors import InputError
 from tracescore.judge.passages import approx_tokens
 from tracescore.judge.pricing import estimate_cost
 from tracescore.judge.protocol import JudgeRequest
+from tracescore.judge.redact import Redactor
 from tracescore.judge.request import message_params, prompt_texts
 from tracescore.scorers.grounding import grounding_call
 from tracescore.scorers.rubrics import Rubrics
@@ -143,9 +144,11 @@ def dry_run(
     model: str | None = None,
     rubrics: Rubrics | None = None,
     judges: Callable[[Trace], bool] | None = None,
+    redact: Redactor | None = None,
 ) -> DryRun:
     """Read every trace of ``windows`` and add up the estimate; ``done(trace_id)`` tells traces already scored,
-    ``judges(trace)`` the traces ``[scoring] judge_sample`` judges (the others are counted, not estimated)."""
+    ``judges(trace)`` the traces ``[scoring] judge_sample`` judges (the others are counted, not estimated); each
+    request is counted as ``redact`` ([judge] redact) leaves its trace."""
     out = DryRun(window=window, model=model, not_sampled=None if judges is None else 0)
     for since, until in windows:
         for record in source.records(since, until):
@@ -161,7 +164,8 @@ def dry_run(
             if judges is not None and not judges(trace):
                 out.not_sampled = (out.not_sampled or 0) + 1
                 continue
-            out.judge.add(estimate_trace(trace, model or "", rubrics=rubrics))
+            judged = redact.trace(trace) if redact is not None else trace
+            out.judge.add(estimate_trace(judged, model or "", rubrics=rubrics))
     out.cost_usd = _price(out.model, out.judge)
     return out
 

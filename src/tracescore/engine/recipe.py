@@ -32,6 +32,7 @@ from tracescore.judge.anthropic import DEFAULT_MODEL, AnthropicJudge
 from tracescore.judge.pricing import is_priced, priced_models
 from tracescore.judge.protocol import Judge
 from tracescore.judge.providers import ProviderSettings, parse_identity
+from tracescore.judge.redact import Redactor
 from tracescore.links import LinkChecker
 from tracescore.result import TraceResult
 from tracescore.scorers import Scorer, default_scorers
@@ -67,6 +68,7 @@ class Options:
     judge_concurrency: int = 1  # [job] judge_concurrency: traces scored at once with a judge (a thread each)
     sampling: Sampling = field(default_factory=Sampling)  # [scoring] judge_sample, judge_flagged, judge_salt
     day: DayLimits = field(default_factory=DayLimits)  # the job's [job] max_cost_per_day, max_calls_per_day (setup.py)
+    redact: Redactor | None = None  # [judge] redact: what the judge never sees
 
 
 def options(
@@ -96,6 +98,7 @@ def options(
         judge_concurrency=config.section("job").judge_concurrency,
         sampling=Sampling(judge_sample if judge_sample is not None else scoring.judge_sample, scoring.judge_flagged,
                           scoring.judge_salt, scoring.judge_key),
+        redact=config.redactor,
     )
 
 
@@ -111,6 +114,7 @@ class ScorerPlan:
     merge_partial: str | None = None
     rubrics: Rubrics = field(default_factory=Rubrics)
     sampling: Sampling = field(default_factory=Sampling)
+    redact: Redactor | None = None
 
     def scorers(self, judge: Judge | None, links: LinkChecker | None = None) -> list[Scorer]:
         """The deterministic stages, then grounding, surface and semantic (``judge=None``: absent with the reason),
@@ -135,16 +139,18 @@ class ScorerPlan:
         return sampling.judges(sampling.key_of(trace), score_trace(trace, deterministic).scores)
 
     def _judged(self, judge: Judge | None, reason: str | None = None) -> list[Scorer]:
-        """Grounding, surface and semantic around ``judge`` (None: absent with ``reason``, else the plan's)."""
+        """Grounding, surface and semantic around ``judge`` (None: absent with ``reason``, else the plan's), each
+        scoring the trace as ``redact`` leaves it when set."""
         reason = reason or self.no_judge_reason
         budget, prefix, rubrics = self.max_cost, self.final_answer_prefix, self.rubrics
-        return [
+        judged = [
             grounding_scorer(judge=judge, no_judge_reason=reason, max_cost=budget, agreement=self.agreement,
                              merge_partial=self.merge_partial, rubric=rubrics.grounding),
             surface_scorer(judge=judge, no_judge_reason=reason, max_cost=budget, rubric=rubrics.surface),
             semantic_scorer(judge=judge, final_answer_prefix=prefix, no_judge_reason=reason, max_cost=budget,
                             rubric=rubrics.semantic),
         ]  # fmt: skip
+        return self.redact.around(judged) if judge is not None and self.redact is not None else judged
 
 
 def _unjudged(adapter: Adapter, plan: ScorerPlan) -> tuple[Adapter, list[Scorer]]:
@@ -257,7 +263,8 @@ def scorer_plan(options: Options, reason: str | None, judge_model: str | None, s
         with Store(store) as opened:
             agreement = grounding_agreement(opened, judge_model, options.rubrics.grounding.version)
     return ScorerPlan(options.k, options.final_answer_prefix or None, reason or NO_JUDGE, options.max_cost,
-                      agreement, options.merge_partial, options.rubrics, options.sampling)  # fmt: skip
+                      agreement, options.merge_partial, options.rubrics, options.sampling,
+                      redact=options.redact)  # fmt: skip
 
 
 def build_recipe(

@@ -277,6 +277,7 @@ def backfill_job(
                 scope=job.scope,
                 poll_seconds=setup.batch_poll_seconds,
                 rubrics=setup.rubrics,
+                redact=setup.redact,
             )
             scan = SlicedScan(setup.source, windows[-1][0] if windows else job.start)  # the prefill's own listing
             before = window_prefill(

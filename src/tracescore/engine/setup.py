@@ -18,6 +18,7 @@ from tracescore.engine.daily import Clock, DailyBudget, DayLimits, utc_now
 from tracescore.engine.judging import JudgePool
 from tracescore.engine.recipe import build_recipe, cores, labelled, options
 from tracescore.engine.stage import Plan
+from tracescore.judge.redact import Redactor
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import Parts, PlatformContext, SourceStats
@@ -56,6 +57,7 @@ class JobSetup:
     stats: SourceStats | None = None
     plan: Callable[[str, str | None], Plan] | None = None  # no judge: score in ``limits.workers`` processes
     rubrics: Rubrics = field(default_factory=Rubrics)  # each judged stage's rubric ([judge] rubric, ...)
+    redact: Redactor | None = None  # [judge] redact: the batch prefill and the dry run build requests through it
     notes: list[str] = field(default_factory=list)  # the recipe's warnings (missing SDK, deprecated judge model)
     judges: Callable[[Trace], bool] | None = None  # [scoring] judge_sample: the traces judged (None: every one)
 
@@ -120,6 +122,7 @@ def build_setup(
         ),
         plan=plan,
         rubrics=recipe.options.rubrics,
+        redact=recipe.options.redact,
         lookback_minutes=job.lookback_delta.total_seconds() / 60,
         chunks=job.backfill_chunks,
         fingerprint=fingerprint(config),

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from tracescore.catalog import Reasons
 from tracescore.judge.passages import MAX_SHARE, chunk_text, select_passages
 from tracescore.judge.protocol import JudgeRequest
+from tracescore.judge.redact import PLACEHOLDER
 from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.scorers.sentences import ParsedAnswer, parse_answer
 from tracescore.trace import Trace, fetch_failed
@@ -33,8 +34,9 @@ __all__ = [
 
 
 _MARKERS = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]")
-_TAG = re.compile(r"<(?=[/?]?[A-Za-z_]|!)")
-"""The ``<`` of anything tag-shaped (``<system>``, ``</document>``, ``<!--``, ``<?xml``); ``a < b`` stays as is."""
+_TAG = re.compile(r"<(?!" + PLACEHOLDER.pattern[1:] + r")(?=[/?]?[A-Za-z_]|!)")
+"""The ``<`` of anything tag-shaped (``<system>``, ``</document>``, ``<!--``, ``<?xml``); ``a < b`` and a redaction's
+placeholder (``<email-1>``: it closes no delimiter) stay as they are."""
 
 
 # -- the judge's reply shape (structured output) --------------------------------------------------------------

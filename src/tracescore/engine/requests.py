@@ -1,0 +1,36 @@
+"""The judge requests scoring a trace will send, built exactly as the judged scorers build them (the same bodies, so
+the same content keys): what ``backfill --judge-batch`` submits and the tests compare with. With ``[judge] redact``
+they are built from the redacted copy of the trace, as the scorers are.
+"""
+
+from __future__ import annotations
+
+from tracescore.judge.protocol import JudgeRequest
+from tracescore.judge.redact import Redactor
+from tracescore.scorers import semantic, surface
+from tracescore.scorers.grounding import grounding_call
+from tracescore.scorers.rubrics import Rubrics
+from tracescore.trace import Trace
+
+__all__ = ["judge_request", "judge_requests"]
+
+
+def judge_request(trace: Trace, rubrics: Rubrics | None = None) -> JudgeRequest | None:
+    """The grounding scorer's judge request for ``trace`` (None when it would not call the judge)."""
+    call = grounding_call(trace, rubric=(rubrics or Rubrics()).grounding)
+    return None if isinstance(call, str) else call.request
+
+
+def judge_requests(trace: Trace, rubrics: Rubrics | None = None, redact: Redactor | None = None) -> list[JudgeRequest]:
+    """Every judge request scoring ``trace`` will send: grounding, the surface oracle, the semantic match, each with
+    its stage's rubric and built from the trace as ``redact`` leaves it (the same bodies, so the same content keys,
+    as the scorers)."""
+    rubrics = rubrics or Rubrics()
+    trace = redact.trace(trace) if redact is not None else trace
+    grounding = judge_request(trace, rubrics)
+    needed = semantic.needed_request(trace, rubric=rubrics.semantic)
+    return [
+        *([grounding] if grounding is not None else []),
+        *surface.oracle_requests(trace, rubric=rubrics.surface),
+        *([needed] if needed is not None else []),
+    ]
