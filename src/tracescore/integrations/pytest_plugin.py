@@ -32,6 +32,7 @@ from tracescore.integrations.scoring import spent, spent_line
 from tracescore.integrations.session import CheckSession, merge_parts, part_path
 from tracescore.judge.protocol import Judge
 from tracescore.result import TraceResult
+from tracescore.store.db import Store
 
 _STATE = pytest.StashKey["_State"]()
 
@@ -55,6 +56,7 @@ class _State:
         self.session: CheckSession | None = None
         self.summaries: list[dict[str, Any]] = []  # each process's (the workers', then this one's)
         self.written: tuple[Path, int] | None = None
+        self.store_ready = False
 
     def checks(self) -> CheckSession:
         if self.session is None:
@@ -83,8 +85,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """xdist: every worker gets the session's token (its part file, the session's store)."""
-    node.workerinput["tracescore_token"] = node.config.stash[_STATE].token
+    """xdist: every worker gets the session's token (its part file, the session's store), and the store exists
+    before any worker opens it (two processes creating one store at once can fail its migration)."""
+    state = node.config.stash[_STATE]
+    node.workerinput["tracescore_token"] = state.token
+    if not state.store_ready:
+        state.store_ready = True
+        try:
+            Store(state.store).close()
+        except TracescoreError as exc:  # said again, on its test, by the first check that opens it
+            node.config.issue_config_time_warning(pytest.PytestWarning(f"tracescore: {exc}"), stacklevel=2)
 
 
 @pytest.hookimpl(optionalhook=True)
