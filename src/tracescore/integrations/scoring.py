@@ -93,6 +93,14 @@ class Scoring:
     def judge_model(self) -> str | None:
         return self.recipe.judge.model if self.recipe.judge is not None else None
 
+    def spent(self) -> tuple[dict[str, Any] | None, str]:
+        """What the judge spent so far (``spent``'s sum; None: no judge) and its line."""
+        usage = self.usage
+        if usage is None:
+            return None, "no judge"
+        total = spent([usage.as_dict() | {"model": self.judge_model}])
+        return total, spent_line(total)
+
     def score(self, payload: object) -> TraceResult:
         """The result of one record (a record that is not a readable trace: a result carrying the error)."""
         with self._lock:
