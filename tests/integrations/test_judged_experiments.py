@@ -91,14 +91,11 @@ def test_langsmith_evaluate_with_a_judge_scores_as_score_and_reports_the_spend_o
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("LANGSMITH_TRACING", "true")
     expected, score_calls = _judged_lines(tmp_path)
-    agent = cookbook("langsmith_evaluate").agent
     with FakeLangSmith() as fake, FakeAnthropic() as judge_server:
         add_dataset(fake, "cases", [_example(t) for t in SAMPLES.values()])
         client = langsmith.Client(api_url=fake.url, api_key="fake-key", auto_batch_tracing=False)
         judge = AnthropicJudge(api_key="test-key", base_url=judge_server.url)
-        experiment = ls.Experiment(judge=judge)
-        langsmith.evaluate(agent, data="cases", evaluators=experiment.evaluators, client=client, max_concurrency=0,
-                           summary_evaluators=experiment.summary_evaluators)  # fmt: skip
+        cookbook("langsmith_evaluate").run(client, "cases", judge, max_concurrency=0)  # the README's example
         client.flush()
         _settle(fake, 5 + len(USAGE_FIELDS) + 1)
         calls = len(judge_server.messages())
@@ -163,15 +160,12 @@ def test_langfuse_run_experiment_with_a_judge_scores_as_score_and_reports_the_sp
     monkeypatch.chdir(tmp_path)
     expected, score_calls = _judged_lines(tmp_path)
     fake, client = langfuse_pair
-    task = cookbook("langfuse_experiment").task
     items = [{"input": {"case": c["id"], "question": c["question"]},
               "expected_output": {k: v for k, v in (c.get("labels") or {}).items() if v is not None}}
              for c in SAMPLES.values()]  # fmt: skip
     with FakeAnthropic() as judge_server:
         judge = AnthropicJudge(api_key="test-key", base_url=judge_server.url)
-        experiment = lf.Experiment(judge=judge)
-        result = client.run_experiment(name="judged", data=items, task=task, evaluators=experiment.evaluators,
-                                       run_evaluators=experiment.run_evaluators, max_concurrency=1)  # fmt: skip
+        result = cookbook("langfuse_experiment").experiment(client, items, judge, max_concurrency=1)  # the README's
         client.flush()
         calls = len(judge_server.messages())
         judge.close()
