@@ -21,10 +21,6 @@ import pytest
 
 RUN = Path(__file__).parent / "runs" / f"{os.environ.get('AGENT_RUN', 'candidate')}.jsonl"
 CASES = ["tr-0000", "tr-0001", "tr-0006", "tr-0008", "tr-0011"]
-LIMITS: dict[str, Any] = {
-    "min": {"retrieval.recall_at_5": 1.0, "answer.correct": True},
-    "max": {"citation.fabricated_count": 0},
-}
 
 
 def agent(case: str) -> dict[str, Any]:
@@ -34,5 +30,6 @@ def agent(case: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_agent_answers_from_the_right_sources(tracescore: Any, case: str) -> None:
-    tracescore.check(agent(case), **LIMITS)
+def test_agent_answers_from_the_right_sources(tracescore, case):
+    tracescore.check(agent(case), min={"retrieval.recall_at_5": 1.0, "answer.correct": True},
+                     max={"citation.fabricated_count": 0})

@@ -45,6 +45,21 @@ def test_the_plugin_is_declared_as_a_pytest11_entry_point() -> None:
     assert entry_points() == {"tracescore": "tracescore.integrations.pytest_plugin"}
 
 
+def test_the_readme_shows_the_cookbook_suite_and_the_commands_run_here() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## pytest: agent tests that fail on the broken stage", 1)[1].split("\n## ", 1)[0]
+    example = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert example in (SUITE / "test_agent.py").read_text(encoding="utf-8")  # the README's test is the cookbook's
+    assert BROKEN["test_agent_answers_from_the_right_sources[tr-0001]"] in section  # the failure it shows
+    shown = [line for line in section.split("```bash\n", 1)[1].split("```")[0].splitlines() if line.strip()]
+    assert [line.split("  #", 1)[0].strip() for line in shown] == [  # what the test below runs (its files in tmp)
+        "AGENT_RUN=baseline pytest cookbook/pytest_suite --tracescore-out baseline.jsonl",
+        "pytest cookbook/pytest_suite --tracescore-out results.jsonl",
+        "pytest cookbook/pytest_suite -n 2 --tracescore-out results.jsonl",
+        "tracescore gate results.jsonl --baseline baseline.jsonl",
+    ]
+
+
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist-2"])
 def test_the_sample_suite_fails_exactly_the_two_broken_traces_and_gate_agrees(tmp_path: Path,
                                                                               workers: list[str]) -> None:
