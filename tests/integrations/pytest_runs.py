@@ -16,8 +16,11 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+import tracescore
+
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "cookbook" / "pytest_suite"
+SRC = Path(tracescore.__file__).resolve().parents[1]  # the tracescore under test (this process's)
 
 
 def entry_points() -> dict[str, str]:
@@ -54,7 +57,7 @@ class Ran:
 def run_pytest(tmp: Path, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> Ran:
     """``python -m pytest *args`` in ``cwd`` (default ``tmp``) with the plugin installed, no cache written."""
     site = installed(tmp / "site")
-    paths = [str(REPO / "src"), str(site)]
+    paths = [str(SRC), str(site)]
     full = dict(os.environ, PYTHONPATH=os.pathsep.join(paths), **(env or {}))
     full.pop("PYTEST_ADDOPTS", None)
     full.pop("PYTEST_XDIST_WORKER", None)

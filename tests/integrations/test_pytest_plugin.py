@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.integrations.pytest_runs import REPO, SUITE, entry_points, run_pytest
+from tests.integrations.pytest_runs import REPO, SRC, SUITE, entry_points, run_pytest
 from tracescore.cli.main import main
 
 BROKEN = {
@@ -122,6 +122,8 @@ def test_an_absent_score_a_limit_names_fails_with_its_reason_or_skips(tmp_path: 
     assert "\ntracescore.check: unknown score 'retrieval.recal_at_5'; did you mean retrieval.recall_at_5?\n" in ran.out
     assert "\ntrace x not scored: record: wrong value at steps: Input should be a valid list\n" in ran.out
     assert "1 passed" in ran.out
+    bad = run_pytest(tmp_path, "test_absent.py", "--tracescore-out", "nowhere/results.jsonl")
+    assert bad.code == 4 and f"--tracescore-out {tmp_path / 'nowhere/results.jsonl'}: no such folder" in bad.out
 
 
 def test_importing_tracescore_and_its_integrations_never_imports_pytest(tmp_path: Path) -> None:
@@ -132,7 +134,7 @@ def test_importing_tracescore_and_its_integrations_never_imports_pytest(tmp_path
         "from tracescore.cli import main\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pytest', '_pytest', 'pluggy', 'xdist')))\n"
     )
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    env = dict(os.environ, PYTHONPATH=str(SRC))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path,
                          env=env)  # fmt: skip
     assert out.stdout.strip() == "[]"

@@ -80,7 +80,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_STATE] = _State(config)
+    state = config.stash[_STATE] = _State(config)
+    if state.out is not None and not state.out.parent.is_dir():
+        raise pytest.UsageError(f"--tracescore-out {state.out}: no such folder {state.out.parent}; create it first")
 
 
 @pytest.hookimpl(optionalhook=True)
