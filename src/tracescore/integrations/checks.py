@@ -61,7 +61,8 @@ def limits(minimum: Mapping[str, object] | None, maximum: Mapping[str, object] |
     found = [_bound(n, v, +1) for n, v in (minimum or {}).items()]
     found += [_bound(n, v, -1) for n, v in (maximum or {}).items()]
     if not found:
-        raise ConfigError("tracescore.check needs a limit: min={'retrieval.recall_at_5': 1.0} and/or max={…}")
+        raise ConfigError("tracescore.check needs a limit: min={name: value} and/or max={name: value}, with names"
+                          " from the score catalog")
     return found
 
 
