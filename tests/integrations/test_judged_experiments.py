@@ -22,7 +22,7 @@ from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.langfuse import FakeLangfuse
 from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_experiments import add_dataset
-from tests.fakes.langsmith_runs import load_samples
+from tests.fakes.langsmith_runs import load_samples, run_tree
 from tests.integrations.conftest import cli_lines, cookbook
 from tracescore.cli.main import main
 from tracescore.integrations import langfuse as lf
@@ -180,3 +180,26 @@ def test_langfuse_run_experiment_with_a_judge_scores_as_score_and_reports_the_sp
     assert set(spent) == {f"{lf.USAGE_KEY}.{name}" for name in USAGE_FIELDS}
     assert spent[f"{lf.USAGE_KEY}.calls"]["value"] == calls and spent[f"{lf.USAGE_KEY}.calls"]["dataType"] == "NUMERIC"
     assert spent[f"{lf.USAGE_KEY}.cost_usd"]["value"] > 0
+
+
+def test_an_experiments_judge_cache_lives_in_its_store(tmp_path: Path) -> None:
+    """``Experiment(store=…)``: a run scored again (a second experiment over the same traces) is judged from the
+    store's cache, as ``score --store`` judges it: no call, the same scores."""
+    sample = load_samples(1)[0]
+    runs, _ = run_tree(sample, "00000000-0000-4000-8000-000000000001")
+    root = {**runs[0], "child_runs": runs[1:]}
+    with FakeAnthropic() as judge_server:
+        said = []
+        for _ in range(2):
+            judge = AnthropicJudge(api_key="test-key", base_url=judge_server.url)
+            experiment = ls.Experiment(judge=judge, store=tmp_path / "cache.db")
+            said.append(experiment.evaluators[0](root, None)["results"])
+            total, _ = experiment.scoring.spent()
+            assert total is not None
+            said.append(total)
+            experiment.scoring.close()
+            judge.close()
+        calls = len(judge_server.messages())
+    first, first_spent, again, again_spent = said
+    assert calls == first_spent["calls"] > 0 and again_spent["calls"] == 0 and again_spent["cache_hits"] > 0
+    assert again == first and any(r["key"] == "grounding.rate" for r in first)
