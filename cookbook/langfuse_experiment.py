@@ -8,12 +8,16 @@ the same scores on traces already stored in Langfuse with ``run_batched_evaluati
 The task here is a stand-in agent that returns the recorded trace of its case (in the trace format, labels left to
 the item's ``expected_output``); return your agent's trace in its place. Each item's trace gets one score per present
 stage score with the catalog's data type and one TEXT ``tracescore.absent`` listing what could not be scored and
-why; the experiment run gets its contingency cells (``diagnosis:<cell>``).
+why; the experiment run gets its contingency cells (``diagnosis:<cell>``). With ``ANTHROPIC_API_KEY`` set, one
+``AnthropicJudge`` scores the judged stages (grounding, citation support, surface, semantic match) for the whole
+experiment, and the run also gets what it spent (``tracescore.judge.calls``, ``.input_tokens``, ``.output_tokens``,
+``.cost_usd``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +25,8 @@ from typing import Any
 from langfuse import Langfuse
 
 from tracescore.integrations import langfuse as ts
+from tracescore.judge.anthropic import AnthropicJudge
+from tracescore.judge.protocol import Judge
 
 CASES = {
     t["id"]: t
@@ -42,10 +48,12 @@ def items(limit: int = 10) -> list[dict[str, Any]]:
             for t in list(CASES.values())[:limit]]  # fmt: skip
 
 
-def experiment(client: Langfuse, data: list[Any], **options: Any) -> Any:
-    """Every item through ``task``, scored by tracescore's evaluators; the cells on the run."""
-    return client.run_experiment(name="tracescore", data=data, task=task, evaluators=ts.evaluators(k=5),
-                                 run_evaluators=[ts.run_evaluator()], **options)  # fmt: skip
+def experiment(client: Langfuse, data: list[Any], judge: Judge | None = None, **options: Any) -> Any:
+    """Every item through ``task``, scored by tracescore's evaluators (``judge``: the judged stages too, one judge
+    for the experiment); the cells, and the judge's spend, on the run."""
+    scoring = ts.Experiment(judge=judge, k=5)
+    return client.run_experiment(name="tracescore", data=data, task=task, evaluators=scoring.evaluators,
+                                 run_evaluators=scoring.run_evaluators, **options)  # fmt: skip
 
 
 def stored(client: Langfuse, **options: Any) -> Any:
@@ -56,7 +64,10 @@ def stored(client: Langfuse, **options: Any) -> Any:
 
 if __name__ == "__main__":
     langfuse = Langfuse()
+    judge = AnthropicJudge() if os.environ.get("ANTHROPIC_API_KEY") else None
     try:
-        print(stored(langfuse) if "--stored" in sys.argv else experiment(langfuse, items()).format())
+        print(stored(langfuse) if "--stored" in sys.argv else experiment(langfuse, items(), judge).format())
     finally:
         langfuse.shutdown()
+        if judge is not None:
+            judge.close()

@@ -8,13 +8,16 @@
 replays the recorded searches and fetches of the case as ``@traceable`` retriever and tool runs; put yours in its
 place. Each run gets one feedback per present stage score (``retrieval.recall_at_5``, ``citation.coverage``,
 ``answer.correct``, ``diagnosis``, …), one ``tracescore.absent`` feedback listing what could not be scored and why,
-and the experiment gets its contingency cells (``diagnosis:<cell>``). With ``AnthropicJudge()`` as ``judge=`` the
-judged stages (grounding, citation support, surface, semantic match) are scored too.
+and the experiment gets its contingency cells (``diagnosis:<cell>``). With ``ANTHROPIC_API_KEY`` set, one
+``AnthropicJudge`` scores the judged stages (grounding, citation support, surface, semantic match) for the whole
+experiment, and the experiment also gets what it spent (``tracescore.judge.calls``, ``.input_tokens``,
+``.output_tokens``, ``.cost_usd``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,8 @@ from typing import Any
 from langsmith import Client, evaluate, traceable
 
 from tracescore.integrations import langsmith as ts
+from tracescore.judge.anthropic import AnthropicJudge
+from tracescore.judge.protocol import Judge
 
 CASES = {
     t["id"]: t
@@ -62,12 +67,19 @@ def examples(limit: int = 10) -> list[dict[str, Any]]:
             for t in list(CASES.values())[:limit]]  # fmt: skip
 
 
-def run(client: Client, dataset: str, **options: Any) -> Any:
-    """The experiment: every example through ``agent``, scored by tracescore's evaluators."""
-    return evaluate(agent, data=dataset, evaluators=ts.evaluators(k=5), summary_evaluators=[ts.summary_evaluator()],
+def run(client: Client, dataset: str, judge: Judge | None = None, **options: Any) -> Any:
+    """The experiment: every example through ``agent``, scored by tracescore's evaluators (``judge``: the judged
+    stages too, one judge for the experiment); the cells, and the judge's spend, in its summary."""
+    scoring = ts.Experiment(judge=judge, k=5)
+    return evaluate(agent, data=dataset, evaluators=scoring.evaluators, summary_evaluators=scoring.summary_evaluators,
                     client=client, experiment_prefix="tracescore", **options)  # fmt: skip
 
 
 if __name__ == "__main__":
-    results = run(Client(), sys.argv[1] if len(sys.argv) > 1 else "search-agent-cases")
-    print(f"experiment {results.experiment_name}: {len(list(results))} runs scored")
+    judge = AnthropicJudge() if os.environ.get("ANTHROPIC_API_KEY") else None
+    try:
+        results = run(Client(), sys.argv[1] if len(sys.argv) > 1 else "search-agent-cases", judge)
+        print(f"experiment {results.experiment_name}: {len(list(results))} runs scored")
+    finally:
+        if judge is not None:
+            judge.close()

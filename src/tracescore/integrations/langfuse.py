@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from tracescore.catalog import DIAGNOSIS, entry
 from tracescore.config import Config
 from tracescore.errors import ConfigError
-from tracescore.integrations.scoring import Scoring, label_fields
+from tracescore.integrations.scoring import USAGE_FIELDS, Scoring, label_fields
 from tracescore.judge.protocol import Judge
 from tracescore.platforms.jsonl.platform import adapter
 from tracescore.platforms.langfuse.adapter import langfuse_adapter
@@ -37,9 +38,13 @@ from tracescore.result import TraceResult
 from tracescore.scorers.diagnosis import CELLS
 from tracescore.trace import Trace
 
-__all__ = ["ABSENT_KEY", "UNDECIDED", "evaluations", "evaluators", "mapper", "run_evaluator", "stored_trace"]
+__all__ = [
+    "ABSENT_KEY", "UNDECIDED", "USAGE_KEY", "Experiment", "evaluations", "evaluators", "mapper",
+    "run_evaluator", "stored_trace", "usage_evaluations",
+]  # fmt: skip
 
 ABSENT_KEY = "tracescore.absent"
+USAGE_KEY = "tracescore.judge"  # the run's judge spend: tracescore.judge.calls, .input_tokens, …, .cost_usd
 UNDECIDED = "undecided"  # the run evaluator's cell for items whose diagnosis is absent
 _NOT_A_TRACE = (
     "the task output is not a trace (a tracescore Trace or a dict in the trace format, with 'steps'): return the"
@@ -137,22 +142,54 @@ def evaluations(scoring: Scoring, result: TraceResult, evaluation: Any) -> list[
     return out
 
 
+class Experiment:
+    """One experiment's scoring: the item evaluator and the run evaluator share its recipe and judge (its cache in
+    ``store``, its budget ``[scoring] max_cost``); the run evaluator adds the contingency cells and, with a judge,
+    what it spent over the whole run."""
+
+    def __init__(
+        self,
+        judge: Judge | None = None,
+        k: int = 5,
+        stages: Iterable[str] | None = None,
+        config: Config | None = None,
+        store: str | Path | None = None,
+    ) -> None:
+        evaluation = _evaluation_class()
+        scoring = Scoring(_adapter(config), judge=judge, k=k, stages=stages, config=config, store=store)
+        cells = run_evaluator()
+
+        def tracescore(*, input: Any, output: Any, expected_output: Any = None, metadata: Any = None,  # noqa: A002
+                       **_: Any) -> list[Any]:  # fmt: skip
+            plain = _trace(output, expected_output, metadata)
+            if plain is None:
+                return [evaluation(name=ABSENT_KEY, value=f"trace not scored: {_NOT_A_TRACE}", data_type="TEXT")]
+            return evaluations(scoring, scoring.score(plain), evaluation)
+
+        def tracescore_run(*, item_results: Iterable[Any], **rest: Any) -> list[Any]:
+            return cells(item_results=item_results, **rest) + usage_evaluations(scoring, evaluation)
+
+        self.scoring = scoring
+        self.evaluators: list[Callable[..., list[Any]]] = [tracescore]
+        self.run_evaluators: list[Callable[..., list[Any]]] = [tracescore_run]
+
+
+def usage_evaluations(scoring: Scoring, evaluation: Any) -> list[Any]:
+    """The judge's spend so far, one NUMERIC evaluation per figure (``tracescore.judge.<field>``, the whole line as
+    the comment); none without a judge."""
+    total, line = scoring.spent()
+    if total is None:
+        return []
+    return [evaluation(name=f"{USAGE_KEY}.{name}", value=float(total[name]), comment=line, data_type="NUMERIC")
+            for name in USAGE_FIELDS]  # fmt: skip
+
+
 def evaluators(
     judge: Judge | None = None, k: int = 5, stages: Iterable[str] | None = None, config: Config | None = None
 ) -> list[Callable[..., list[Any]]]:
     """Item evaluators for ``run_experiment``: one that scores each item's trace with every stage (``stages``: only
     those) through the recipe of ``config`` (None: the defaults) and returns all its evaluations at once."""
-    evaluation = _evaluation_class()
-    scoring = Scoring(_adapter(config), judge=judge, k=k, stages=stages, config=config)
-
-    def tracescore(*, input: Any, output: Any, expected_output: Any = None, metadata: Any = None,  # noqa: A002
-                   **_: Any) -> list[Any]:  # fmt: skip
-        plain = _trace(output, expected_output, metadata)
-        if plain is None:
-            return [evaluation(name=ABSENT_KEY, value=f"trace not scored: {_NOT_A_TRACE}", data_type="TEXT")]
-        return evaluations(scoring, scoring.score(plain), evaluation)
-
-    return [tracescore]
+    return Experiment(judge, k, stages, config).evaluators
 
 
 def run_evaluator() -> Callable[..., list[Any]]:

@@ -19,19 +19,24 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from tracescore.catalog import DIAGNOSIS, entry
 from tracescore.config import Config
-from tracescore.integrations.scoring import Scoring, label_fields
+from tracescore.integrations.scoring import USAGE_FIELDS, Scoring, label_fields
 from tracescore.judge.protocol import Judge
 from tracescore.platforms.langsmith.adapter import langsmith_adapter
 from tracescore.result import TraceResult
 from tracescore.scorers.diagnosis import CELLS
 
-__all__ = ["ABSENT_KEY", "UNDECIDED", "evaluators", "feedback", "summary_evaluator", "to_record"]
+__all__ = [
+    "ABSENT_KEY", "UNDECIDED", "USAGE_KEY", "Experiment", "evaluators", "feedback",
+    "summary_evaluator", "to_record", "usage_feedback",
+]  # fmt: skip
 
 ABSENT_KEY = "tracescore.absent"
+USAGE_KEY = "tracescore.judge"  # the summary's judge spend: tracescore.judge.calls, .input_tokens, …, .cost_usd
 UNDECIDED = "undecided"  # the summary's cell for runs whose diagnosis is absent
 _RUN_FIELDS = (
     "id", "name", "run_type", "start_time", "end_time", "inputs", "outputs", "extra", "error", "status", "tags",
@@ -91,19 +96,57 @@ def feedback(scoring: Scoring, result: TraceResult) -> list[Result]:
     return out
 
 
+class Experiment:
+    """One experiment's scoring: the evaluator and the summary evaluator share its recipe and judge (its cache in
+    ``store``, its budget ``[scoring] max_cost``), so the summary counts the cells of the runs the evaluator scored
+    without scoring them again, and says once what the judge spent."""
+
+    def __init__(
+        self,
+        judge: Judge | None = None,
+        k: int = 5,
+        stages: Iterable[str] | None = None,
+        config: Config | None = None,
+        store: str | Path | None = None,
+    ) -> None:
+        scoring = Scoring(langsmith_adapter(config.mapping if config is not None else None), judge=judge, k=k,
+                          stages=stages, config=config, store=store)  # fmt: skip
+        cells: dict[str, str] = {}  # run id -> its diagnosis cell, as the evaluator scored it
+
+        def tracescore(run: Any, example: Any) -> dict[str, list[Result]]:
+            result = scoring.score(to_record(run, example))
+            cells[str(_field(run, "id"))] = result.diagnosis or UNDECIDED
+            return {"results": feedback(scoring, result)}
+
+        def tracescore_cells(runs: Sequence[Any], examples: Sequence[Any]) -> dict[str, list[Result]]:
+            counted: Counter[str] = Counter()
+            for run, example in zip(runs, examples, strict=False):
+                cell = cells.get(str(_field(run, "id")))
+                counted[cell or scoring.score(to_record(run, example)).diagnosis or UNDECIDED] += 1
+            results = [{"key": f"{DIAGNOSIS}:{cell}", "score": counted[cell]} for cell in (*CELLS, UNDECIDED)]
+            return {"results": results + usage_feedback(scoring)}
+
+        self.scoring = scoring
+        self.evaluators: list[Evaluator] = [tracescore]
+        self.summary_evaluators = [tracescore_cells]
+
+
+def usage_feedback(scoring: Scoring) -> list[Result]:
+    """The judge's spend so far, one result per figure (``tracescore.judge.<field>``, the total as the score, the
+    whole line as the comment); none without a judge."""
+    total, line = scoring.spent()
+    if total is None:
+        return []
+    return [{"key": f"{USAGE_KEY}.{name}", "score": total[name], "comment": line} for name in USAGE_FIELDS]
+
+
 def evaluators(
     judge: Judge | None = None, k: int = 5, stages: Iterable[str] | None = None, config: Config | None = None
 ) -> list[Evaluator]:
     """Evaluators for ``evaluate`` / ``aevaluate`` / ``evaluate_existing``: one that scores each ``(run, example)``
     with every stage (``stages``: only those, e.g. ``["retrieval", "answer"]``) through the recipe of ``config``
     (its ``[scoring]``, ``[judge]`` and ``[mapping]``; None: the defaults) and returns all its results at once."""
-    scoring = Scoring(langsmith_adapter(config.mapping if config is not None else None), judge=judge, k=k,
-                      stages=stages, config=config)  # fmt: skip
-
-    def tracescore(run: Any, example: Any) -> dict[str, list[Result]]:
-        return {"results": feedback(scoring, scoring.score(to_record(run, example)))}
-
-    return [tracescore]
+    return Experiment(judge, k, stages, config).evaluators
 
 
 def summary_evaluator(
@@ -111,14 +154,6 @@ def summary_evaluator(
 ) -> Callable[[Sequence[Any], Sequence[Any]], dict[str, list[Result]]]:
     """A summary evaluator for ``evaluate(..., summary_evaluators=[...])``: the experiment's contingency cells, one
     result per ``diagnosis`` cell (key ``diagnosis:<cell>``, its count as the score), plus ``diagnosis:undecided``
-    for the runs whose diagnosis is absent. Scores each run again with the same recipe (deterministic)."""
-    scoring = Scoring(langsmith_adapter(config.mapping if config is not None else None), judge=judge, k=k,
-                      stages=None, config=config)  # fmt: skip
-
-    def tracescore_cells(runs: Sequence[Any], examples: Sequence[Any]) -> dict[str, list[Result]]:
-        cells: Counter[str] = Counter()
-        for run, example in zip(runs, examples, strict=False):
-            cells[scoring.score(to_record(run, example)).diagnosis or UNDECIDED] += 1
-        return {"results": [{"key": f"{DIAGNOSIS}:{cell}", "score": cells[cell]} for cell in (*CELLS, UNDECIDED)]}
-
-    return tracescore_cells
+    for the runs whose diagnosis is absent. On its own it scores each run again with the same recipe; from
+    ``Experiment(...)`` it counts what the evaluator scored, and adds the judge's spend."""
+    return Experiment(judge, k, None, config).summary_evaluators[0]

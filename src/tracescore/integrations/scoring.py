@@ -9,21 +9,22 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from tracescore.catalog import STAGES, entry
 from tracescore.config import Config
-from tracescore.engine.recipe import Options, Recipe, build_recipe, options, score_stage
+from tracescore.engine.recipe import Options, Recipe, build_recipe, labelled, options, score_stage
 from tracescore.engine.stage import Stage
 from tracescore.errors import ConfigError
-from tracescore.judge.protocol import Judge
+from tracescore.judge.protocol import Judge, JudgeUsage
 from tracescore.result import TraceResult
 from tracescore.scorers.grounding import NO_JUDGE
 from tracescore.scores import Score
 from tracescore.sources.base import Record
 from tracescore.trace import Trace
 
-__all__ = ["GOLD_SYNONYMS", "Scoring", "chosen_stages", "label_fields"]
+__all__ = ["GOLD_SYNONYMS", "USAGE_FIELDS", "Scoring", "chosen_stages", "label_fields", "spent", "spent_line"]
 
 GOLD_SYNONYMS = ("reference", "answer", "expected")  # a text under one of these is the gold answer
 
@@ -54,28 +55,51 @@ def label_fields(*parts: object) -> dict[str, Any]:
 
 
 class Scoring:
-    """Scores one native record at a time with the recipe of ``config`` (None: the defaults) and ``k``.
+    """Scores one native record at a time with the recipe of ``config`` (None: the defaults) and ``k`` (None: the
+    config's).
 
     ``judge`` (e.g. ``AnthropicJudge()``) runs the judged stages, shared by every trace; without one they are absent
     with the reason ``score`` gives, unless ``config`` turns the judge on and a key is set (then it is built as
-    ``score`` builds it)."""
+    ``score`` builds it). ``store`` (a local store's path) holds the judge's cache and brings what ``score --store``
+    reads from it; ``max_cost`` (USD) replaces the config's judge budget."""
 
     def __init__(
         self,
         adapter: Callable[[object], Trace],
         *,
         judge: Judge | None,
-        k: int,
+        k: int | None,
         stages: Iterable[str] | None,
         config: Config | None,
+        store: str | Path | None = None,
+        max_cost: float | None = None,
     ) -> None:
         self.stages = chosen_stages(stages)
-        opts = options(config, k=k) if config is not None else Options(k=k)
+        opts = options(config, k=k) if config is not None else Options(k=k if k is not None else 5)
         if judge is None and config is None:
             opts = replace(opts, judge_off=NO_JUDGE)  # no judge given: absent, never one built from the environment
-        self.recipe: Recipe = build_recipe(opts, None, judge=judge)
-        self._stage = Stage(adapter, self.recipe.scorers, "", oneshot=True)  # as score_traces: one record
+        if max_cost is not None:
+            opts = replace(opts, max_cost=max_cost)
+        self.recipe: Recipe = build_recipe(opts, store, judge=judge)
+        self._stage = Stage(labelled(adapter, store), self.recipe.scorers, "", oneshot=True)  # as score_traces
         self._lock = threading.Lock()  # the runners call evaluators from their own threads
+
+    @property
+    def usage(self) -> JudgeUsage | None:
+        """What the judge spent so far (None: no judge), with its model as ``model``."""
+        return self.recipe.judge.usage if self.recipe.judge is not None else None
+
+    @property
+    def judge_model(self) -> str | None:
+        return self.recipe.judge.model if self.recipe.judge is not None else None
+
+    def spent(self) -> tuple[dict[str, Any] | None, str]:
+        """What the judge spent so far (``spent``'s sum; None: no judge) and its line."""
+        usage = self.usage
+        if usage is None:
+            return None, "no judge"
+        total = spent([usage.as_dict() | {"model": self.judge_model}])
+        return total, spent_line(total)
 
     def score(self, payload: object) -> TraceResult:
         """The result of one record (a record that is not a readable trace: a result carrying the error)."""
@@ -103,3 +127,29 @@ class Scoring:
 def _stage_of(name: str) -> str | None:
     found = entry(name)
     return found.stage if found is not None else None
+
+
+USAGE_FIELDS = ("calls", "input_tokens", "output_tokens", "cache_hits", "cost_usd")  # what an experiment reports
+
+
+def spent(usages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The sum of judge usages (``JudgeUsage.as_dict()``, with ``model``): the ``USAGE_FIELDS``, ``priced`` and the
+    models."""
+    total: dict[str, Any] = dict.fromkeys(USAGE_FIELDS, 0)
+    total["cost_usd"], total["priced"], models = 0.0, True, set()
+    for usage in usages:
+        for name in USAGE_FIELDS:
+            total[name] += usage.get(name) or 0
+        total["priced"] = total["priced"] and bool(usage.get("priced", True))
+        models.add(str(usage.get("model")))
+    total["cost_usd"] = round(total["cost_usd"], 6)
+    total["models"] = sorted(models)
+    return total
+
+
+def spent_line(total: Mapping[str, Any]) -> str:
+    """One line for the end of a session or experiment: the judge's calls, tokens and cost."""
+    cost = f"~${total['cost_usd']:.4f}" if total.get("priced", True) else "cost unknown (model not in the price table)"
+    models = ", ".join(total.get("models") or [])
+    return (f"judge {models}: {total['calls']} API calls, {total['cache_hits']} answered from the cache;"
+            f" {total['input_tokens']} input tokens, {total['output_tokens']} output tokens, {cost}")  # fmt: skip
