@@ -33,6 +33,7 @@ __all__ = [
     "SURFACE_MISSED", "SURFACE_NOOP", "SURFACE_SMART", "SURFACE_SUPPORT_ANY", "Absence", "Entry", "Reason", "Reasons",
     "Versions", "absence_kind", "closest", "declared_reason", "entry", "is_known", "names_of", "recall_name",
 ]  # fmt: skip
+__all__ += ["GROUNDING_NUMBERS_CHECKED", "GROUNDING_UNSUPPORTED_NUMBERS"]  # #33
 
 Stage = Literal["retrieval", "grounding", "citations", "answer", "diagnosis", "surface"]
 Kind = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL"]
@@ -66,6 +67,9 @@ SURFACE_NOOP = "surface.noop"
 SURFACE_CONTRADICTION_RATIO = "surface.contradiction_ratio"
 SURFACE_FETCH_YIELD = "surface.fetch_yield"
 SURFACE_DISCOVERED_SUPPORT = "surface.discovered_support"
+# #33: grounding without a judge (scorers/numbers.py)
+GROUNDING_UNSUPPORTED_NUMBERS = "grounding.unsupported_numbers"
+GROUNDING_NUMBERS_CHECKED = "grounding.numbers_checked"
 
 
 class Versions:
@@ -80,6 +84,7 @@ class Versions:
     SURFACE = "surface-1"  # scorers/surface.toml
     SEMANTIC = "semantic-1"  # scorers/semantic.toml
     LINKS = "links-1"  # the link checker
+    NUMBERS = "numbers-1"  # #33: scorers/numbers.py, scorers/numerals.py
 
 
 # -- absence reasons ----------------------------------------------------------------------------------------------
@@ -163,6 +168,9 @@ class Reasons:
     LINKS_UNKNOWN = _nc("no cited URL could be checked ({unknown} unknown)")
     RETRIEVAL_NOT_SCORED = _nc("retrieval was not scored")
     UNGIVEN = _nc("not computed")  # an absent score that carries no reason
+    # #33: the numbers of the answer against the evidence
+    NO_EVIDENCE_SEEN = _dna("no search result or fetched page text seen")
+    NO_NUMBER = _dna("answer states no number")
     # the class of the reason it wraps
     RETRIEVAL_UNDECIDED = Reason("retrieval undecided: {reason}", None)
 
@@ -279,6 +287,14 @@ CATALOG: tuple[Entry, ...] = (
     _e(CITATION_DEAD_RATE, "citations", "NUMERIC", -1, "links", _V.LINKS, False,
        "cited URLs that no longer resolve (404/410/DNS/timeout) / cited URLs decided; --check-links only",
        (_WHY.NO_CITED_URL, _WHY.LINKS_UNKNOWN)),
+    # #33: grounding without a judge
+    _e(GROUNDING_UNSUPPORTED_NUMBERS, "grounding", "NUMERIC", -1, "numbers", _V.NUMBERS, False,
+       "numbers the answer states (values, dates, names with a number; not the question's, markers, list numbers or"
+       " URLs) that no evidence the agent saw states; absent when a fetch could not be read",
+       (_WHY.NO_EVIDENCE_SEEN, _WHY.NO_NUMBER, _WHY.STEPS_UNREADABLE), *_COUNT),
+    _e(GROUNDING_NUMBERS_CHECKED, "grounding", "NUMERIC", 0, "numbers", _V.NUMBERS, False,
+       "distinct numbers the answer states, checked against the evidence", (_WHY.NO_EVIDENCE_SEEN, _WHY.NO_NUMBER),
+       *_COUNT),
 )
 
 

@@ -7,6 +7,7 @@ from tracescore.scorers.answer import answer_scorer
 from tracescore.scorers.citations import citation_scorer
 from tracescore.scorers.diagnosis import CELLS, diagnose
 from tracescore.scorers.grounding import grounding_scorer
+from tracescore.scorers.numbers import numbers_scorer
 from tracescore.scorers.retrieval import retrieval_scorer
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.semantic import semantic_scorer
@@ -21,6 +22,7 @@ __all__ = [
     "default_scorers",
     "diagnose",
     "grounding_scorer",
+    "numbers_scorer",
     "retrieval_scorer",
     "semantic_scorer",
     "surface_scorer",
@@ -28,5 +30,6 @@ __all__ = [
 
 
 def default_scorers(*, k: int = 5, final_answer_prefix: str | None = "FINAL ANSWER:") -> list[Scorer]:
-    """The deterministic stages: retrieval, citations, answer (no network, no key)."""
-    return [retrieval_scorer(k=k), citation_scorer(), answer_scorer(final_answer_prefix=final_answer_prefix)]
+    """The deterministic stages: retrieval, citations, answer, the answer's numbers (no network, no key)."""
+    return [retrieval_scorer(k=k), citation_scorer(), answer_scorer(final_answer_prefix=final_answer_prefix),
+            numbers_scorer()]
