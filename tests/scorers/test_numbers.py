@@ -54,11 +54,26 @@ def test_the_issues_worked_example() -> None:
         ("The price rose to 4.50 dollars.", "now 4.5 dollars"),
         ("It was founded in 1998.", "Founded on March 3, 1998 by two brothers."),  # a date states its year
         ("It opened in May 2026.", "Opened May 17, 2026."),  # and its month
+        ("It opened in June 2018.", "PUBLISHED DATETIME: 2018-06-30T07:00:00Z"),  # an ISO timestamp's date
+        ("It opened on November 2, 2004.", "Out in 2004. It hits stores on Election Day, November 2."),
+        ("He left on 12 July.", "Reading, 12 July 2019: he has left the club"),  # a day with no year
     ],
 )
 def test_equal_values_written_differently_are_supported(claim: str, evidence: str) -> None:
     unsupported, checked = _scores(_trace(claim, evidence))
     assert (unsupported.value, checked.value) == (0.0, 1.0), unsupported.comment
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("It ran in the 2018–19 season.", "over the coming 2018-2019 academic year"),  # a range of years: 2018, 2019
+        ("United won 5–4 against Arsenal.", "a famous 5-4 victory"),  # a score, 5 and 4, is not a name "Arsenal 5"
+    ],
+)
+def test_a_range_or_a_score_is_two_numbers(claim: str, evidence: str) -> None:
+    unsupported, checked = _scores(_trace(claim, evidence))
+    assert (unsupported.value, checked.value) == (0.0, 2.0), unsupported.comment
 
 
 @pytest.mark.parametrize(
@@ -71,6 +86,8 @@ def test_equal_values_written_differently_are_supported(claim: str, evidence: st
         ("It runs on Windows 11.", "It runs on Windows 10.",
          '"Windows 11" not in any evidence; closest: "Windows 10" (page 1)'),
         ("The COVID-19 wave.", "The virus gave 19 days of closure.", '"COVID-19" not in any evidence'),
+        ("It opened on May 8, 2018.", "Out in 2018. It opened on May 7.", '"May 8, 2018" not in any evidence'),
+        ("It opened on May 7, 2019.", "Out in 2018. It opened on May 7.", '"May 7, 2019" not in any evidence'),
     ],
 )
 def test_a_different_value_or_name_is_unsupported_and_named(claim: str, evidence: str, comment: str) -> None:
@@ -98,6 +115,10 @@ def test_a_number_from_one_operation_on_stated_numbers_may_be_derived() -> None:
     assert unsupported.comment == '"25%" not in any evidence; may be derived from 30 / 120'
     unsupported, _ = _scores(_trace("It has 11 sites.", "5 sites in the north and 6 in the south"))
     assert unsupported.comment == '"11" not in any evidence; may be derived from 6 + 5'
+    unsupported, _ = _scores(_trace("It opened in 1953 with two wings.", "It opened in 1954 with 1 wing."))
+    # no "may be derived" (1954 - 1, 1 + 1) for a year or a number word
+    assert unsupported.comment == ('"1953" not in any evidence; closest: "1954" (page 1);'
+                                   ' "two" not in any evidence; closest: "1" (page 1)')
 
 
 def test_search_snippets_and_titles_are_evidence_but_a_hits_url_is_not() -> None:

@@ -11,6 +11,7 @@ absent when a step could not be read (the number may be on the page no one read)
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from decimal import Decimal
 
 from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS, Reasons
@@ -20,13 +21,13 @@ from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace, fetch_failed
 
-__all__ = ["numbers_scorer"]
+__all__ = ["Evidence", "numbers_scorer"]
 
 _MAX_DERIVE = 300  # distinct evidence values tried two at a time for "may be derived from"
 _HUNDRED = Decimal(100)
 
 
-class _Evidence:
+class Evidence:
     """Every number the evidence states, by key, with where it was first seen ("page 2", "search 1")."""
 
     def __init__(self, trace: Trace) -> None:
@@ -46,11 +47,18 @@ class _Evidence:
         for n in numerals(text):
             self.where.setdefault(n.key, (n.text, where))
 
+    def states(self, key: Key) -> bool:
+        """Whether the evidence states the number of ``key``; a full date also when it states its day and month
+        ("on May 7") and its year."""
+        if key in self.where:
+            return True
+        return key[0] == "d" and ("md", key[2], key[3]) in self.where and ("n", Decimal(key[1])) in self.where  # type: ignore[arg-type]
+
     def values(self) -> list[Decimal]:
         return [key[1] for key in self.where if key[0] == "n"]  # type: ignore[misc]
 
 
-def _closest(claim: Numeral, evidence: _Evidence, values: list[Decimal]) -> str | None:
+def _closest(claim: Numeral, evidence: Evidence, values: list[Decimal]) -> str | None:
     """The evidence number nearest ``claim``: within a factor of two for a value, the same year for a date, the
     same letters for a name."""
     key = claim.key
@@ -73,7 +81,7 @@ def _closest(claim: Numeral, evidence: _Evidence, values: list[Decimal]) -> str 
 def _derived(x: Decimal, values: list[Decimal]) -> str | None:
     """One operation on two stated numbers that gives ``x``: a sum, a difference, a share (as a percentage, to the
     claim's precision)."""
-    pool = sorted(set(values))[:_MAX_DERIVE]
+    pool = sorted({v for v in values if v > 1})[:_MAX_DERIVE]  # "a + 1" derives anything
     have = set(pool)
     exponent = x.as_tuple().exponent
     places = Decimal(1).scaleb(exponent if isinstance(exponent, int) else 0)
@@ -82,17 +90,21 @@ def _derived(x: Decimal, values: list[Decimal]) -> str | None:
             return f"{_shown(a)} + {_shown(x - a)}"
         if a - x in have:
             return f"{_shown(a)} - {_shown(a - x)}"
-    if 0 < x <= _HUNDRED:
-        for a in pool:
-            for b in pool:
-                if 0 < a < b and (a / b * _HUNDRED).quantize(places) == x:
+    if 0 < x <= _HUNDRED:  # a share a / b that rounds to x %: a within half a place of x·b/100 (found by bisection)
+        half = places / 2
+        for b in pool:
+            low, high = (x - half) * b / _HUNDRED, (x + half) * b / _HUNDRED
+            for a in pool[bisect_left(pool, low):bisect_right(pool, high)]:
+                if a < b and (a / b * _HUNDRED).quantize(places) == x:
                     return f"{_shown(a)} / {_shown(b)}"
     return None
 
 
-def _year(claim: Numeral) -> bool:
-    """A year is not a sum: 1953 "derived" as 1954 - 1 says nothing."""
-    return claim.text.isdigit() and len(claim.text) == 4 and 1000 <= int(claim.text) <= 2100
+def _derivable(claim: Numeral) -> bool:
+    """Whether a sum or share could be meant: not a year (1953 "derived" as 1954 - 1 says nothing) nor a number word
+    ("the other two")."""
+    year = claim.text.isdigit() and len(claim.text) == 4 and 1000 <= int(claim.text) <= 2100
+    return not year and any(ch.isdigit() for ch in claim.text)
 
 
 def _shown(value: Decimal) -> str:
@@ -116,7 +128,7 @@ def numbers_scorer() -> Scorer:
     no_number = Scored(tuple(absent(n, Reasons.NO_NUMBER.text) for n in _NAMES))
 
     def score_numbers(trace: Trace) -> Scored:
-        evidence = _Evidence(trace)
+        evidence = Evidence(trace)
         if not evidence.seen:
             return no_evidence
         claims = _claims(trace) if trace.answer else []
@@ -131,7 +143,7 @@ def numbers_scorer() -> Scorer:
 _NAMES = (GROUNDING_UNSUPPORTED_NUMBERS, GROUNDING_NUMBERS_CHECKED)
 
 
-def _unsupported(trace: Trace, claims: list[Numeral], evidence: _Evidence) -> Score:
+def _unsupported(trace: Trace, claims: list[Numeral], evidence: Evidence) -> Score:
     spots = [b for b in trace.blind_spots if b.kind == "fetch"]
     if spots:
         shown = "; ".join(f"{b.tool or b.kind}: {b.reason}" for b in spots[:3])
@@ -142,10 +154,10 @@ def _unsupported(trace: Trace, claims: list[Numeral], evidence: _Evidence) -> Sc
     values = evidence.values()
     notes = []
     for claim in claims:
-        if claim.key in evidence.where:
+        if evidence.states(claim.key):
             continue
         note = f'"{claim.text}" not in any evidence'
-        derived = _derived(claim.value, values) if claim.value is not None and not _year(claim) else None
+        derived = _derived(claim.value, values) if claim.value is not None and _derivable(claim) else None
         near = _closest(claim, evidence, values)
         note += f"; may be derived from {derived}" if derived else f"; {near}" if near else ""
         notes.append(note)

@@ -16,7 +16,8 @@ from decimal import Decimal, InvalidOperation
 
 __all__ = ["Numeral", "numerals"]
 
-Key = tuple[object, ...]  # ("n", Decimal) a value, ("d", y, m, d) a day, ("ym", y, m) a month, ("name", text)
+Key = tuple[object, ...]  # ("n", Decimal) a value, ("d", y, m, d) a day, ("ym", y, m) a month, ("md", m, d) a day
+# of no stated year, ("name", text)
 
 _MONTHS = {m[:3].lower(): i for i, m in enumerate(
     ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November",
@@ -41,12 +42,15 @@ _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _SCALE = r"(?:\s*(?P<scale{}>thousand|million|billion|trillion|bn|mn)\b)?"
 _PERCENT = r"(?:\s*(?:%|percent\b|per\s?cent\b))?"
 _PATTERN = re.compile(
-    rf"(?P<iso>(?<![\w.])(?P<iy>\d{{4}})-(?P<im>\d{{2}})-(?P<id>\d{{2}})(?!\w|\.\d))"
+    rf"(?P<iso>(?<![\w.])(?P<iy>\d{{4}})-(?P<im>\d{{2}})-(?P<id>\d{{2}})(?:(?=T\d)|(?!\w|\.\d)))"
+    r"|(?P<range>(?<![\w.,])(?P<ra>\d{4})\s?[\u2013-]\s?(?P<rb>\d{2})\b(?![\u2013-]))"
     rf"|(?P<mdy>\b(?P<m1>{_MONTH})\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y1>\d{{4}})\b)"
     rf"|(?P<dmy>(?<![\w.])(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTH}),?\s+(?P<y2>\d{{4}})\b)"
     rf"|(?P<my>\b(?P<m3>{_MONTH})\s+(?:of\s+)?(?P<y3>\d{{4}})\b)"
+    rf"|(?P<md>\b(?P<m4>{_MONTH})\s+(?P<d4>\d{{1,2}})(?:st|nd|rd|th)?\b(?![.,:]?\d))"
+    rf"|(?P<dm>(?<![\w.,])(?P<d5>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m5>{_MONTH})(?![a-z]))"
     r"|(?P<name>\b[A-Z][A-Za-z]*-?\d+(?:\.\d+)?[A-Za-z]*\b"
-    r"|\b(?P<nw>[A-Z][A-Za-z]+)\s(?P<nn>\d{1,2})\b(?![.,]\d|\s*(?:%|percent|per\s?cent|st|nd|rd|th)))"
+    r"|\b(?P<nw>[A-Z][A-Za-z]+)\s(?P<nn>\d{1,2})\b(?![.,]\d|\s*(?:%|percent|per\s?cent|st|nd|rd|th)|\s*[\u2013-]\s*\d))"
     rf"|(?P<num>(?P<cur>US\$|[$€£¥]|(?:USD|EUR|GBP)\s?)?(?<![\w.,])(?P<digits>{_NUM})(?![\d])"
     rf"(?:st|nd|rd|th)?{_SCALE.format(1)}{_PERCENT})"
     rf"|(?P<word>\b(?P<w>{'|'.join(_WORDS + _ORDINAL_WORDS)})\b{_SCALE.format(2)}{_PERCENT})",
@@ -80,7 +84,7 @@ def _day(text: str, y: str, m: int, d: str) -> list[Numeral]:
     if not 1 <= m <= 12 or not 1 <= day <= 31:
         return [Numeral(text, ("n", Decimal(year)), Decimal(year))]
     return [Numeral(text, ("d", year, m, day), None), Numeral(text, ("ym", year, m), None),
-            Numeral(text, ("n", Decimal(year)), Decimal(year))]  # fmt: skip
+            Numeral(text, ("md", m, day), None), Numeral(text, ("n", Decimal(year)), Decimal(year))]  # fmt: skip
 
 
 def _value(match: re.Match[str], digits: str) -> Decimal | None:
@@ -95,6 +99,12 @@ def _value(match: re.Match[str], digits: str) -> Decimal | None:
 def _one(match: re.Match[str]) -> list[Numeral]:
     text = match.group(0).strip()
     g = match.group
+    if g("range"):  # "2018–19": two years
+        first = int(g("ra"))
+        return [Numeral(text, ("n", Decimal(y)), Decimal(y)) for y in (first, first // 100 * 100 + int(g("rb")))]
+    if g("md") or g("dm"):
+        month, day = (_month(g("m4")), int(g("d4"))) if g("md") else (_month(g("m5")), int(g("d5")))
+        return [Numeral(text, ("md", month, day), None)] if 1 <= day <= 31 else []
     if g("iso"):
         return _day(text, g("iy"), int(g("im")), g("id"))
     if g("mdy"):
@@ -113,7 +123,9 @@ def _one(match: re.Match[str]) -> list[Numeral]:
 
 def _names_ok(match: re.Match[str]) -> bool:
     """The name alternatives are cased: a capital first letter, the spaced form after a word that is not a
-    preposition or a month ("In 12 cases", "May 17" are numbers)."""
+    preposition or a month ("In 12 cases", "May 17" are numbers); so is a day without a year ("5 may" is 5)."""
+    if match.group("md") or match.group("dm"):
+        return (match.group("m4") or match.group("m5"))[0].isupper()
     if match.group("name") is None:
         return True
     if not _CASED.match(match.group(0)):
@@ -143,7 +155,7 @@ def numerals(text: str, *, whole: bool = False) -> list[Numeral]:
             found += _one(match)
             pos = _DIGIT.search(text, match.start()).start()  # type: ignore[union-attr]  # a name holds a digit
         elif _names_ok(match):
-            found += _one(match)[:1] if whole else _one(match)
+            found += _one(match)[:1] if whole and not match.group("range") else _one(match)
             pos = match.end()
         else:  # "In 12", "covid-19": not a name of the claim; read the number on its own
             pos = _DIGIT.search(text, match.start()).start()  # type: ignore[union-attr]
