@@ -75,6 +75,7 @@ CLASSES = {
     "retrieval undecided: {reason}": None,  # the class of the retrieval reason it wraps
     "no search result or fetched page text seen": D,  # #33
     "answer states no number": D,  # #33
+    "no search or fetch step in trace": D,  # #33
 }
 NOT_ON_A_LINE = {
     "no longer produced by the scoring setup",  # the mirror's reason for a score a clean result does not have

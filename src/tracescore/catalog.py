@@ -33,7 +33,8 @@ __all__ = [
     "SURFACE_MISSED", "SURFACE_NOOP", "SURFACE_SMART", "SURFACE_SUPPORT_ANY", "Absence", "Entry", "Reason", "Reasons",
     "Versions", "absence_kind", "closest", "declared_reason", "entry", "is_known", "names_of", "recall_name",
 ]  # fmt: skip
-__all__ += ["GROUNDING_NUMBERS_CHECKED", "GROUNDING_UNSUPPORTED_NUMBERS"]  # #33
+__all__ += ["FETCH_CALLS", "FETCH_CHARS", "GROUNDING_NUMBERS_CHECKED", "GROUNDING_UNSUPPORTED_NUMBERS",
+            "SEARCH_CALLS", "SEARCH_REPEATED_QUERIES"]  # #33
 
 Stage = Literal["retrieval", "grounding", "citations", "answer", "diagnosis", "surface"]
 Kind = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL"]
@@ -70,6 +71,11 @@ SURFACE_DISCOVERED_SUPPORT = "surface.discovered_support"
 # #33: grounding without a judge (scorers/numbers.py)
 GROUNDING_UNSUPPORTED_NUMBERS = "grounding.unsupported_numbers"
 GROUNDING_NUMBERS_CHECKED = "grounding.numbers_checked"
+# #33: the search trajectory (scorers/trajectory.py)
+SEARCH_CALLS = "search.calls"
+FETCH_CALLS = "fetch.calls"
+SEARCH_REPEATED_QUERIES = "search.repeated_queries"
+FETCH_CHARS = "fetch.chars"
 
 
 class Versions:
@@ -85,6 +91,7 @@ class Versions:
     SEMANTIC = "semantic-1"  # scorers/semantic.toml
     LINKS = "links-1"  # the link checker
     NUMBERS = "numbers-1"  # #33: scorers/numbers.py, scorers/numerals.py
+    TRAJECTORY = "trajectory-1"  # #33: scorers/trajectory.py
 
 
 # -- absence reasons ----------------------------------------------------------------------------------------------
@@ -171,6 +178,7 @@ class Reasons:
     # #33: the numbers of the answer against the evidence
     NO_EVIDENCE_SEEN = _dna("no search result or fetched page text seen")
     NO_NUMBER = _dna("answer states no number")
+    NO_TOOL_STEP = _dna("no search or fetch step in trace")
     # the class of the reason it wraps
     RETRIEVAL_UNDECIDED = Reason("retrieval undecided: {reason}", None)
 
@@ -294,6 +302,19 @@ CATALOG: tuple[Entry, ...] = (
        (_WHY.NO_EVIDENCE_SEEN, _WHY.NO_NUMBER, _WHY.STEPS_UNREADABLE), *_COUNT),
     _e(GROUNDING_NUMBERS_CHECKED, "grounding", "NUMERIC", 0, "numbers", _V.NUMBERS, False,
        "distinct numbers the answer states, checked against the evidence", (_WHY.NO_EVIDENCE_SEEN, _WHY.NO_NUMBER),
+       *_COUNT),
+    # #33: the search trajectory
+    _e(SEARCH_CALLS, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
+       "search calls the agent made (unreadable ones included); absent when the trace has no search or fetch step",
+       (_WHY.NO_TOOL_STEP,), *_COUNT),
+    _e(FETCH_CALLS, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
+       "fetch calls the agent made (unreadable and failed ones included); absent when the trace has no search or"
+       " fetch step", (_WHY.NO_TOOL_STEP,), *_COUNT),
+    _e(SEARCH_REPEATED_QUERIES, "retrieval", "NUMERIC", -1, "trajectory", _V.TRAJECTORY, False,
+       "searches whose normalised query (case, spacing, end punctuation) the agent already sent in this trace",
+       (_WHY.NO_SEARCH_STEP, _WHY.STEPS_UNREADABLE), *_COUNT),
+    _e(FETCH_CHARS, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
+       "characters of fetched text the agent read (its reading budget)", (_WHY.NO_PAGE_FETCHED, _WHY.STEPS_UNREADABLE),
        *_COUNT),
 )
 

@@ -12,6 +12,7 @@ from tracescore.scorers.retrieval import retrieval_scorer
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.semantic import semantic_scorer
 from tracescore.scorers.surface import surface_scorer
+from tracescore.scorers.trajectory import trajectory_scorer
 
 __all__ = [
     "CELLS",
@@ -26,10 +27,12 @@ __all__ = [
     "retrieval_scorer",
     "semantic_scorer",
     "surface_scorer",
+    "trajectory_scorer",
 ]
 
 
 def default_scorers(*, k: int = 5, final_answer_prefix: str | None = "FINAL ANSWER:") -> list[Scorer]:
-    """The deterministic stages: retrieval, citations, answer, the answer's numbers (no network, no key)."""
+    """The deterministic stages: retrieval, citations, answer, the answer's numbers, the trajectory (no network, no
+    key)."""
     return [retrieval_scorer(k=k), citation_scorer(), answer_scorer(final_answer_prefix=final_answer_prefix),
-            numbers_scorer()]
+            numbers_scorer(), trajectory_scorer()]
