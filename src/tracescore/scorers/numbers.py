@@ -15,7 +15,7 @@ from bisect import bisect_left, bisect_right
 from decimal import Decimal
 
 from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS, Reasons
-from tracescore.scorers.numerals import Key, Numeral, numerals
+from tracescore.scorers.numerals import NUMBER_WORDS, ORDINAL_WORDS, Key, Numeral, numerals
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
@@ -25,37 +25,106 @@ __all__ = ["Evidence", "numbers_scorer"]
 
 _MAX_DERIVE = 300  # distinct evidence values tried two at a time for "may be derived from"
 _HUNDRED = Decimal(100)
+_MAX_NOTES = 20  # unsupported numbers named (closest, derived) in the comment; the count is of all
 
 
 class Evidence:
-    """Every number the evidence states, by key, with where it was first seen ("page 2", "search 1")."""
+    """The numbers the evidence states: a claim is looked up by the text it could be written as (its digits, its
+    number word, its year, its month), each place found read whole (a window widened to whitespace), always so,
+    whatever was read before; every number the evidence states, with where it was first seen ("page 2", "search
+    1"), is read only when a note (closest, derived) needs it."""
 
     def __init__(self, trace: Trace) -> None:
-        self.where: dict[Key, tuple[str, str]] = {}  # key → (text as written, where)
-        self.seen = False
+        self.parts: list[tuple[str, str]] = []  # (text, where)
         for i, search in enumerate(trace.searches, start=1):
             for hit in search.hits:
                 for part in (hit.title, hit.snippet):
                     if part:
-                        self._add(part, f"search {i}")
+                        self.parts.append((part, f"search {i}"))
         for i, fetch in enumerate(trace.fetches, start=1):
             if fetch.text and not fetch_failed(fetch.status):
-                self._add(fetch.text, f"page {i}")
+                self.parts.append((fetch.text, f"page {i}"))
+        self.seen = bool(self.parts)
+        self._where: dict[Key, tuple[str, str]] | None = None
+        self._joined: str | None = None  # every part, one per line: one search per anchor
+        self._lower = ""
 
-    def _add(self, text: str, where: str) -> None:
-        self.seen = True
-        for n in numerals(text):
-            self.where.setdefault(n.key, (n.text, where))
+    @property
+    def where(self) -> dict[Key, tuple[str, str]]:
+        """Every number the evidence states → (its text as written, where it was first seen)."""
+        if self._where is None:
+            self._where = {}
+            for text, where in self.parts:
+                for n in numerals(text):
+                    self._where.setdefault(n.key, (n.text, where))
+        return self._where
 
     def states(self, key: Key) -> bool:
         """Whether the evidence states the number of ``key``; a full date also when it states its day and month
         ("on May 7") and its year."""
-        if key in self.where:
+        if self._found(key):
             return True
-        return key[0] == "d" and ("md", key[2], key[3]) in self.where and ("n", Decimal(key[1])) in self.where  # type: ignore[arg-type]
+        return key[0] == "d" and self._found(("md", key[2], key[3])) and self._found(("n", Decimal(key[1])))  # type: ignore[arg-type]
+
+    def _found(self, key: Key) -> bool:
+        if self._joined is None:
+            self._joined = "\n".join(text for text, _ in self.parts)
+            lower = self._joined.lower()  # a character whose lower case is longer ("İ") would shift every offset
+            self._lower = lower if len(lower) == len(self._joined) else self._joined
+        text, lower = self._joined, self._lower
+        for anchor in _anchors(key):
+            at = lower.find(anchor)
+            while at >= 0:
+                if key in {n.key for n in numerals(_window(text, at, len(anchor)))}:
+                    return True
+                at = lower.find(anchor, at + 1)
+        return False
 
     def values(self) -> list[Decimal]:
         return [key[1] for key in self.where if key[0] == "n"]  # type: ignore[misc]
+
+
+_WINDOW = 60  # characters read on each side of a place a number may be written, widened to whitespace
+_MONTH_PREFIX = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def _window(text: str, at: int, size: int) -> str:
+    start, end = max(0, at - _WINDOW), min(len(text), at + size + _WINDOW)
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return text[start:end]
+
+
+def _anchors(key: Key) -> list[str]:
+    """The lower-cased texts one of which any writing of ``key`` contains."""
+    kind = key[0]
+    if kind == "n":
+        return _value_anchors(key[1])  # type: ignore[arg-type]
+    if kind in ("d", "ym"):
+        return [str(key[1])]
+    if kind == "md":
+        return [_MONTH_PREFIX[key[1] - 1], f"-{key[1]:02d}-{key[2]:02d}"]  # type: ignore[operator]
+    name = str(key[1])
+    letters = name[: len(name) - len(name.lstrip("abcdefghijklmnopqrstuvwxyz"))]
+    return [letters] if len(letters) >= 3 else ["".join(c for c in name if c.isdigit()) or name]
+
+
+def _value_anchors(value: Decimal) -> list[str]:
+    anchors = []
+    for scale in (1, 10**3, 10**6, 10**9, 10**12):
+        q = value / scale
+        if scale > 1 and q < 1:
+            break
+        anchors.append(_shown(q))
+        if q == q.to_integral_value() and q >= 1000:
+            anchors.append(f"{int(q):,}")
+    if value == value.to_integral_value() and 1000 <= value <= 2100:  # the end of a range of years, "1616–17"
+        anchors += [f"-{int(value) % 100:02d}", f"\u2013{int(value) % 100:02d}"]
+    if value == value.to_integral_value() and 1 <= value <= 20:
+        anchors += [NUMBER_WORDS[int(value) - 1], ORDINAL_WORDS[int(value) - 1]]
+    return anchors
 
 
 def _closest(claim: Numeral, evidence: Evidence, values: list[Decimal]) -> str | None:
@@ -151,14 +220,15 @@ def _unsupported(trace: Trace, claims: list[Numeral], evidence: Evidence) -> Sco
         reason = Reasons.STEPS_UNREADABLE.format(kind="fetch", steps=shown + more,
                                                  consequence="a number may be stated on the page not read")
         return absent(GROUNDING_UNSUPPORTED_NUMBERS, reason)
-    values = evidence.values()
+    missing = [claim for claim in claims if not evidence.states(claim.key)]
+    values = evidence.values() if missing else []
     notes = []
-    for claim in claims:
-        if evidence.states(claim.key):
-            continue
+    for claim in missing[:_MAX_NOTES]:
         note = f'"{claim.text}" not in any evidence'
         derived = _derived(claim.value, values) if claim.value is not None and _derivable(claim) else None
         near = _closest(claim, evidence, values)
         note += f"; may be derived from {derived}" if derived else f"; {near}" if near else ""
         notes.append(note)
-    return score(GROUNDING_UNSUPPORTED_NUMBERS, len(notes), comment="; ".join(notes) or None)
+    if len(missing) > _MAX_NOTES:
+        notes.append(f"(+{len(missing) - _MAX_NOTES} more)")
+    return score(GROUNDING_UNSUPPORTED_NUMBERS, len(missing), comment="; ".join(notes) or None)

@@ -13,24 +13,27 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from types import MappingProxyType
 
-__all__ = ["Numeral", "numerals"]
+__all__ = ["NUMBER_WORDS", "ORDINAL_WORDS", "Key", "Numeral", "numerals"]
 
 Key = tuple[object, ...]  # ("n", Decimal) a value, ("d", y, m, d) a day, ("ym", y, m) a month, ("md", m, d) a day
 # of no stated year, ("name", text)
 
-_MONTHS = {m[:3].lower(): i for i, m in enumerate(
+_MONTHS = MappingProxyType({m[:3].lower(): i for i, m in enumerate(
     ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November",
-     "December"], start=1)}  # fmt: skip
+     "December"], start=1)})  # fmt: skip
 _MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?" \
          r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
-_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]  # fmt: skip
-_ORDINAL_WORDS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")  # fmt: skip
+ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
                   "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
-                  "eighteenth", "nineteenth", "twentieth"]  # fmt: skip
-_WORD_VALUE = {w: i for i, w in enumerate(_WORDS, start=1)} | {w: i for i, w in enumerate(_ORDINAL_WORDS, start=1)}
-_SCALES = {"thousand": 10**3, "million": 10**6, "mn": 10**6, "billion": 10**9, "bn": 10**9, "trillion": 10**12}
+                  "eighteenth", "nineteenth", "twentieth")  # fmt: skip
+_WORD_VALUE = MappingProxyType({w: i for words in (NUMBER_WORDS, ORDINAL_WORDS)
+                                for i, w in enumerate(words, start=1)})  # fmt: skip
+_SCALES = MappingProxyType({"thousand": 10**3, "million": 10**6, "mn": 10**6, "billion": 10**9, "bn": 10**9,
+                            "trillion": 10**12})
 # capitalised words a number follows without being part of a name with it ("In 12 cases", "May 17")
 _NOT_NAMES = frozenset(
     "a about after against all almost and around as at before below between by during each every for from in into"
@@ -53,7 +56,7 @@ _PATTERN = re.compile(
     r"|\b(?P<nw>[A-Z][A-Za-z]+)\s(?P<nn>\d{1,2})\b(?![.,]\d|\s*(?:%|percent|per\s?cent|st|nd|rd|th)|\s*[\u2013-]\s*\d))"
     rf"|(?P<num>(?P<cur>US\$|[$€£¥]|(?:USD|EUR|GBP)\s?)?(?<![\w.,])(?P<digits>{_NUM})(?![\d])"
     rf"(?:st|nd|rd|th)?{_SCALE.format(1)}{_PERCENT})"
-    rf"|(?P<word>\b(?P<w>{'|'.join(_WORDS + _ORDINAL_WORDS)})\b{_SCALE.format(2)}{_PERCENT})",
+    rf"|(?P<word>\b(?P<w>{'|'.join(NUMBER_WORDS + ORDINAL_WORDS)})\b{_SCALE.format(2)}{_PERCENT})",
     re.IGNORECASE,
 )
 _CASED = re.compile(r"[A-Z]")  # the name alternatives are case-sensitive: checked on the match
