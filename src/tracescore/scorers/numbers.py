@@ -67,14 +67,20 @@ class Evidence:
         return key[0] == "d" and self._found(("md", key[2], key[3])) and self._found(("n", Decimal(key[1])))  # type: ignore[arg-type]
 
     def _found(self, key: Key) -> bool:
+        if self._where is not None:  # every number already read (a note needed them, or a common anchor did)
+            return key in self._where
         if self._joined is None:
             self._joined = "\n".join(text for text, _ in self.parts)
             lower = self._joined.lower()  # a character whose lower case is longer ("İ") would shift every offset
             self._lower = lower if len(lower) == len(self._joined) else self._joined
         text, lower = self._joined, self._lower
+        windows = 0
         for anchor in _anchors(key):
             at = lower.find(anchor)
             while at >= 0:
+                windows += 1
+                if windows > _MAX_WINDOWS:  # a common anchor ("1"): reading every number once costs less
+                    return key in self.where
                 if key in {n.key for n in numerals(_window(text, at, len(anchor)))}:
                     return True
                 at = lower.find(anchor, at + 1)
@@ -84,6 +90,7 @@ class Evidence:
         return [key[1] for key in self.where if key[0] == "n"]  # type: ignore[misc]
 
 
+_MAX_WINDOWS = 16  # places read for one claim before every number of the evidence is read instead
 _WINDOW = 60  # characters read on each side of a place a number may be written, widened to whitespace
 _MONTH_PREFIX = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
