@@ -14,8 +14,14 @@ Two bounds are printed beside them, so a target can be checked against what the 
 - ``N cpu``: the CPU time of the N-worker run (all processes) over the 1-process run's. On N cores the wall-clock
   speed-up cannot exceed N divided by it.
 
+``--compare CHECKOUT`` (a worktree of an older commit) runs that checkout's code beside this one for light and heavy
+traces, 1 and N workers, the two taken in turn run for run (so the load of a shared machine falls on both alike), and
+prints this checkout's CPU time and wall clock from the end of the child's imports (measured in the child itself: a
+separate start-up run adds its own noise) and store size, as ratios to its.
+
     python benchmarks/throughput.py                      # 20,000 light, 2,000 heavy, N = the cores
     python benchmarks/throughput.py --light 5000 --heavy 500 --workers 2
+    git worktree add /tmp/base 7d9c36a && python benchmarks/throughput.py --light 10000 --heavy 1000 --compare /tmp/base
 """
 
 from __future__ import annotations
@@ -171,21 +177,28 @@ def best_child(path: Path, work: Path, workers: int, src: str | None = None, rep
 
 
 def score_child(path: Path, work: Path, workers: int, src: str | None = None) -> dict[str, float]:
-    """Score ``path`` with the CLI in a child process: its wall seconds, CPU seconds (user+sys) and peak RSS (MiB)."""
+    """Score ``path`` with the CLI in a child process: its wall seconds (after the imports), CPU seconds (user+sys, its
+    worker processes' included), peak RSS (MiB), store size (MB) and ``run``: the CPU seconds after the imports."""
     store = work / f"store-{time.time_ns()}.db"
     code = (
         "import resource, sys, time\n"
         "from tracescore.cli.main import main\n"
         "entry = getattr(sys.modules['tracescore.cli.main'], 'entry', main)\n"  # the program (older checkouts: main)
         "sys.argv = ['tracescore', *sys.argv[1:]]\n"
+        "i = resource.getrusage(resource.RUSAGE_SELF)\n"  # the imports done: what the run itself spends starts here
         "t = time.perf_counter()\n"
         "try:\n    entry()\nexcept SystemExit:\n    pass\n"
         "r = resource.getrusage(resource.RUSAGE_SELF); c = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
         "print(time.perf_counter() - t, r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime,"
-        " r.ru_maxrss / 1024, file=sys.stderr)\n"
+        " r.ru_maxrss / 1024, i.ru_utime + i.ru_stime, file=sys.stderr)\n"
     )
     args = ["score", str(path), "--out", str(work / "out.jsonl"), "--store", str(store), "--no-judge", "-q"]
     env = dict(os.environ)
+    # bytecode compiled once, into the run's own cache (no checkout is written to), as an installed package has it:
+    # with PYTHONDONTWRITEBYTECODE every run compiled every module again, and a module imported lazily, during the
+    # run, had its compilation counted as the run's CPU
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     if src is not None:  # an older checkout's code, side by side (it may predate --workers)
         env["PYTHONPATH"] = f"{src}/src"
     # an older checkout may predate --workers (then it scored in 1 process); a newer one defaults to every core
@@ -194,17 +207,17 @@ def score_child(path: Path, work: Path, workers: int, src: str | None = None) ->
     child = subprocess.run(
         [sys.executable, "-c", code, *args, *extra], capture_output=True, text=True, check=True, env=env
     )
-    wall, cpu, rss = (float(x) for x in child.stderr.split()[-3:])
+    wall, cpu, rss, imports = (float(x) for x in child.stderr.split()[-4:])
     size = 0
     for leftover in work.glob(store.name + "*"):
         size += leftover.stat().st_size
         leftover.unlink()
-    return {"wall": wall, "cpu": cpu, "rss": rss, "store": size / 1e6}
+    return {"wall": wall, "cpu": cpu, "rss": rss, "store": size / 1e6, "run": cpu - imports}
 
 
 def startup_child(work: Path, src: str | None = None) -> dict[str, float]:
     """The same child on an empty file: interpreter start and imports, subtracted from every run of the same code
-    (an older checkout's own: with PYTHONDONTWRITEBYTECODE its modules are compiled again in every run)."""
+    (an older checkout's own start-up for its runs)."""
     empty = work / "empty.jsonl"
     empty.write_text("")
     return score_child(empty, work, 1, src)
@@ -232,47 +245,78 @@ def machine_parallelism(workers: int) -> float:
     return alone / together
 
 
+def interleaved(
+    path: Path, work: Path, workers: int, src: str, repeat: int = 3
+) -> tuple[dict[str, float], dict[str, float]]:
+    """This checkout's and ``src``'s runs of ``path`` taken in turn, ``repeat`` times: each one's least CPU and least
+    wall clock (the least disturbed), so the machine's load moves both alike."""
+    ours: list[dict[str, float]] = []
+    theirs: list[dict[str, float]] = []
+    for _ in range(repeat):
+        ours.append(score_child(path, work, workers))
+        theirs.append(score_child(path, work, workers, src))
+    return _least(ours), _least(theirs)
+
+
+def _least(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {key: min(run[key] for run in runs) for key in runs[0]}
+
+
+def _ratios(label: str, ours: dict[str, float], theirs: dict[str, float]) -> str:
+    """One line of the comparison: CPU after the imports (measured in the same child, so no separate start-up run's
+    noise), wall clock and store size, with their ratios."""
+    line = f"{label:>20}"
+    for key in ("run", "wall", "store"):
+        line += f" {ours[key]:>7.2f} {theirs[key]:>7.2f} {ours[key] / max(theirs[key], 1e-9):>6.3f}x"
+    return line
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--light", type=int, default=20_000)
     parser.add_argument("--heavy", type=int, default=2_000)
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
-    parser.add_argument("--compare", metavar="CHECKOUT", help="also time this checkout's code (1 process), e.g. main")
+    parser.add_argument("--compare", metavar="CHECKOUT", help="also time this checkout's code, run for run, e.g. main")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each kind; the least is taken (default 3)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         base = min((startup_child(work) for _ in range(3)), key=lambda run: run["cpu"])
-        old_base = base
-        if args.compare:
-            old_base = min((startup_child(work, args.compare) for _ in range(3)), key=lambda run: run["cpu"])
         print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; start-up {base['cpu']:.2f} s")
         print(f"{'file':>14} {'MB':>5} {'loads s':>8} {'1 proc cpu s':>13} {'ratio':>6} {'scorers':>8} "
               f"{'1 proc wall':>12} {f'{args.workers} wkr wall':>11} {'speed-up':>9} {f'{args.workers} cpu':>6}"
               f" {'peak RSS MiB':>13} {'store MB':>9}")
         small = max(args.light // 10, 1)
         runs = (("light", args.light, write_light_file), ("heavy", args.heavy, write_file))
+        compared: list[str] = []
         for index, (kind, n, write) in enumerate((*runs, ("light", small, write_light_file))):
             path = work / f"{kind}-{n}.jsonl"
             size = write(path, n)
             parse = parse_seconds(path)
             scorers = scoring_seconds(path)
-            one = best_child(path, work, 1)
-            many = best_child(path, work, args.workers) if index < len(runs) else one
+            if args.compare and index < len(runs):  # both checkouts in the same runs, taken in turn
+                one, old_one = interleaved(path, work, 1, args.compare, args.repeat)
+                many, old_many = interleaved(path, work, args.workers, args.compare, args.repeat)
+                compared.append(_ratios(f"{kind} {n}, 1 wkr", one, old_one))
+                compared.append(_ratios(f"{kind} {n}, {args.workers} wkr", many, old_many))
+            else:
+                one = best_child(path, work, 1, repeat=args.repeat)
+                many = best_child(path, work, args.workers, repeat=args.repeat) if index < len(runs) else one
             cpu = one["cpu"] - base["cpu"]
             speed = (one["wall"] - base["wall"]) / max(many["wall"] - base["wall"], 1e-9)
             spent = (many["cpu"] - base["cpu"]) / max(cpu, 1e-9)  # all processes' CPU, N workers over 1
             print(f"{kind + ' ' + str(n):>14} {size / 1e6:>5.0f} {parse:>8.2f} {cpu:>13.2f} {cpu / parse:>5.1f}x "
                   f"{scorers / parse:>7.1f}x {one['wall']:>12.2f} {many['wall']:>11.2f} {speed:>8.2f}x {spent:>5.2f}x"
                   f" {one['rss']:>13.1f} {one['store']:>9.1f}")
-            if args.compare and index < len(runs):
-                old = best_child(path, work, 1, args.compare)
-                print(f"{'  ' + args.compare[-12:]:>14} {'':>5} {'':>8} {old['cpu'] - old_base['cpu']:>13.2f}"
-                      f" {(old['cpu'] - old_base['cpu']) / parse:>5.1f}x {'':>8} {old['wall']:>12.2f} {'':>11} {'':>9}"
-                      f" {'':>6} {old['rss']:>13.1f} {old['store']:>9.1f}")
             path.unlink()
+        if compared:
+            print(f"this checkout vs {args.compare}, run for run (least of {args.repeat} each; CPU and wall clock from"
+                  " the end of the imports; ratio = this / that, under 1 is faster or smaller):")
+            print(f"{'':>20} {'cpu s':>7} {'that':>7} {'ratio':>7} {'wall s':>7} {'that':>7} {'ratio':>7}"
+                  f" {'store MB':>7} {'that':>7} {'ratio':>7}")
+            print("\n".join(compared))
         print(f"load average after: {os.getloadavg()[0]:.2f}; the same machine gives pure arithmetic a"
               f" {machine_parallelism(args.workers):.2f}x speed-up with {args.workers} processes now")
-
 
 if __name__ == "__main__":
     main()

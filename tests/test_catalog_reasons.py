@@ -28,6 +28,7 @@ from tracescore.catalog import (
 from tracescore.config import Config, parse_sections
 from tracescore.engine.pipeline import score_trace
 from tracescore.engine.recipe import ScorerPlan, build_recipe, options
+from tracescore.engine.sampling import Sampling
 from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.links import LinkStatus
 from tracescore.scorers import Scored, Scorer
@@ -76,6 +77,7 @@ CLASSES = {
     "no search result or fetched page text seen": D,  # #33
     "answer states no number": D,  # #33
     "no search or fetch step in trace": D,  # #33
+    "not sampled (judge_sample {rate:g})": N,
 }
 NOT_ON_A_LINE = {
     "no longer produced by the scoring setup",  # the mirror's reason for a score a clean result does not have
@@ -169,13 +171,14 @@ def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
     def no_claims(output: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         return {"claims": []} if "claims" in output else output
 
-    for mode in ("judged", "no claims", "529", "budget"):
+    for mode in ("judged", "no claims", "529", "budget", "sampled"):
         with FakeAnthropic(tamper=no_claims if mode == "no claims" else None) as fake:
             if mode == "529":
                 fake.faults.add("/v1/messages", *[overloaded()] * 10_000)
             judge = AnthropicJudge(base_url=fake.url, max_attempts=1)
             budget = 1e-9 if mode == "budget" else None
-            scorers = ScorerPlan(no_judge_reason="", max_cost=budget).scorers(judge)
+            sampling = Sampling(0.5, flagged=False) if mode == "sampled" else Sampling()  # [scoring] judge_sample
+            scorers = ScorerPlan(no_judge_reason="", max_cost=budget, sampling=sampling).scorers(judge)
             seen[mode] = _reasons(traces, scorers, pairs)
             judge.close()
 

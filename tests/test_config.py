@@ -15,7 +15,7 @@ def test_no_file_means_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     config = load_config()
     assert config.path is None
     assert "RETRIEVER" in config.mapping.search_types
-    assert config.langfuse.page_size == 1000
+    assert config.section("langfuse").page_size == 1000
 
 
 def test_overrides(tmp_path: Path) -> None:
@@ -24,7 +24,7 @@ def test_overrides(tmp_path: Path) -> None:
     config = load_config(path)
     assert config.mapping.search_tools == ["kb_lookup"]
     assert config.mapping.fetch_tools  # untouched defaults stay
-    assert config.langfuse.environment == ["production"]
+    assert config.section("langfuse").environment == ["production"]
 
 
 @pytest.mark.parametrize(
@@ -57,7 +57,8 @@ def test_readme_documents_the_actual_defaults() -> None:
     import tomllib
 
     from tracescore.adapters.mapping import MappingConfig
-    from tracescore.config import LangfuseSettings, parse_sections
+    from tracescore.config import parse_sections
+    from tracescore.platforms.langfuse.settings import LangfuseSettings
 
     readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
     documented: dict[str, object] = {}

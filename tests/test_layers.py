@@ -1,6 +1,6 @@
 """The import graph of ``src/tracescore``: no cycle between modules or between packages, and no import from a lower
-layer to a higher one (cli → report → engine → config → platforms → sinks → store → scorers → judge/sources/adapters →
-contract), no module over 400 lines, and imports at module top except the optional SDKs."""
+layer to a higher one (cli, api and integrations → report → engine → config → platforms → sinks → store → scorers →
+judge/sources/adapters → contract), no module over 400 lines, and imports at module top except the optional SDKs."""
 
 from __future__ import annotations
 
@@ -25,13 +25,13 @@ LAYERS: dict[str, int] = {
     # 4: one folder per platform, and their registry
     "platforms": 4,
     # 5: the config schema (core sections + each registered platform's)
-    "config": 5,
+    "config": 5, "starter": 5,
     # 6: the one engine
     "engine": 6,
     # 7: report, gate, renderers
     "report": 7,
     # 8: the command line, the in-process API, the package root
-    "cli": 8, "api": 8, "__init__": 8, "__main__": 8,
+    "cli": 8, "api": 8, "__init__": 8, "__main__": 8, "integrations": 8,
 }
 
 # Upward imports that exist today in files other engineers own, each with its way out; the list only shrinks.

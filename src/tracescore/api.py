@@ -14,7 +14,9 @@ from typing import Any, cast
 
 import msgspec
 
+from tracescore.config import JUDGE_SALT
 from tracescore.engine.recipe import Options, build_recipe, labelled, score_stage
+from tracescore.engine.sampling import Sampling
 from tracescore.engine.stage import Stage
 from tracescore.errors import ConfigError
 from tracescore.judge.protocol import Judge
@@ -39,6 +41,9 @@ def score_traces(
     max_cost: float | None = None,
     merge_partial: str | None = None,
     store: str | Path | None = None,
+    judge_sample: float = 1.0,
+    judge_flagged: bool = True,
+    judge_salt: str = JUDGE_SALT,
 ) -> list[TraceResult]:
     """Score each trace (a ``Trace``, a dict in the canonical format or a JSONL line) with every stage, as
     ``tracescore score`` does (the same recipe and stage: the same result lines); the judged stages run when
@@ -48,12 +53,15 @@ def score_traces(
     ``max_cost`` (USD) stops judging once the judge's estimated spend reaches it; ``merge_partial`` is
     ``[judge] merge_partial``. ``store`` (a local store, e.g. ``tracescore.db``) brings what ``score --store`` reads
     from it: reviewer-entered required doc ids, the agreement of the judge's latest calibration, and the judge cache.
+    ``judge_sample``, ``judge_flagged``, ``judge_salt`` are ``[scoring]``'s: the judged stages run on the same traces
+    as ``score`` and ``backfill`` choose.
 
     A dict or line that is not a valid trace gives a result carrying the error (its position as ``line``), never an
     exception.
     """
     options = Options(k=k, final_answer_prefix=final_answer_prefix or "", max_cost=max_cost,
-                      merge_partial=merge_partial, rubrics=rubrics or Rubrics())  # fmt: skip
+                      merge_partial=merge_partial, rubrics=rubrics or Rubrics(),
+                      sampling=Sampling(judge_sample, judge_flagged, judge_salt))  # fmt: skip
     # no judge given: absent with the reason, never one built from the environment
     recipe = build_recipe(options if judge is not None else replace(options, judge_off=NO_JUDGE), store, judge=judge)
     stage = Stage(labelled(adapter(), store), recipe.scorers, "", oneshot=True)

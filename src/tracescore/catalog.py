@@ -181,6 +181,8 @@ class Reasons:
     NO_TOOL_STEP = _dna("no search or fetch step in trace")
     # the class of the reason it wraps
     RETRIEVAL_UNDECIDED = Reason("retrieval undecided: {reason}", None)
+    # not computed this time: [scoring] judge_sample left the trace out (engine/sampling.py); judged on another run
+    NOT_SAMPLED = _nc("not sampled (judge_sample {rate:g})")
 
 
 REASONS: tuple[Reason, ...] = tuple(v for v in vars(Reasons).values() if isinstance(v, Reason))
@@ -190,7 +192,8 @@ REASONS: tuple[Reason, ...] = tuple(v for v in vars(Reasons).values() if isinsta
 _WHY = Reasons
 ANY_SCORE: tuple[Reason, ...] = (_WHY.SETUP_DROPPED, _WHY.UNGIVEN)
 """The reasons any score can be absent for: its scorer no longer runs (the mirror), or it carries no reason."""
-_JUDGED = (_WHY.NO_JUDGE, _WHY.JUDGE_OFF, _WHY.JUDGE_OFF_FLAG, _WHY.NO_SDK, _WHY.JUDGE_ERROR, _WHY.BUDGET)
+_JUDGED = (_WHY.NO_JUDGE, _WHY.JUDGE_OFF, _WHY.JUDGE_OFF_FLAG, _WHY.NO_SDK, _WHY.JUDGE_ERROR, _WHY.BUDGET,
+           _WHY.NOT_SAMPLED)
 _RETRIEVAL = (_WHY.NO_SEARCH_STEP, _WHY.NO_REQUIRED_LABEL, _WHY.REFUSAL_RECALL, _WHY.EMPTY_REQUIRED_ID)
 _TEXT = (_WHY.EMPTY_ANSWER, _WHY.NO_SENTENCES)
 _GROUNDED = (*_JUDGED, *_TEXT, _WHY.NO_CLAIM)

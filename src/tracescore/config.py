@@ -1,8 +1,7 @@
 """``tracescore.toml``, declared in one place: every section's schema, read the same way by every command.
 
 The core sections are declared here (``[source]``, ``[job]``, ``[scoring]``, ``[judge]``, ``[mapping]``, ``[gate]``,
-``[sinks]``); each platform declares its own (``[langfuse]``, ``[langsmith]``, …) in its folder and the registry
-hands them over.
+``[sinks]``); each platform declares its own (``[<platform>]``) in its folder and the registry hands them over.
 Nothing registers itself on import. A wrong section, key or value fails with the file, the dotted key and what is
 allowed. Credentials never live in the file: the platform clients read them from the environment.
 """
@@ -13,6 +12,7 @@ import hashlib
 import json
 import re
 import tomllib
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -25,8 +25,7 @@ from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import DEFAULT_MODEL
 from tracescore.judge.rubrics import load_rubric
 from tracescore.platforms import registry
-from tracescore.platforms.langfuse.settings import LangfuseSettings
-from tracescore.platforms.langsmith.settings import LangSmithSettings
+from tracescore.platforms.base import Platform
 from tracescore.scorers.rubrics import RUBRIC_KEYS, Rubrics, choose_rubrics
 
 __all__ = [
@@ -35,18 +34,18 @@ __all__ = [
     "Config",
     "GateSettings",
     "JobSettings",
+    "JUDGE_SALT",
     "JudgeSettings",
-    "LangSmithSettings",
-    "LangfuseSettings",
+    "SAMPLING_KEYS",
     "ScoringSettings",
     "SinksSettings",
     "SourceSettings",
     "fingerprint",
     "load_config",
+    "option_of",
     "parse_duration",
     "parse_sections",
     "schema",
-    "starter_config",
 ]
 
 DEFAULT_CONFIG_FILE = "tracescore.toml"
@@ -62,14 +61,30 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
 
 
+def _kinds(has: Callable[[Platform], bool]) -> list[str]:
+    return [repr(n) for n, p in registry.platforms().items() if has(p)]
+
+
+def option_of(platform: Platform, key: str) -> bool:
+    """Whether ``platform`` declares the option ``key`` (e.g. ``project``)."""
+    return any(o.key == key for o in platform.options)
+
+
 class SourceSettings(BaseModel):
     """``[source]``: where the traces come from (scores are written back to the same platform)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: str = Field(default="jsonl", description="platform to read: " + ", ".join(repr(n) for n in registry.names()))
-    path: str | None = Field(default=None, description="the traces file, for kind = 'jsonl'")
-    project: str | None = Field(default=None, description="the LangSmith project name, for kind = 'langsmith'")
+    kind: str = Field(
+        default=registry.DEFAULT_SOURCE, description="platform to read: " + ", ".join(repr(n) for n in registry.names())
+    )
+    path: str | None = Field(
+        default=None, description="the traces file, for kind = " + " or ".join(_kinds(lambda p: p.file))
+    )
+    project: str | None = Field(
+        default=None,
+        description="the project name, for kind = " + " or ".join(_kinds(lambda p: option_of(p, "project"))),
+    )
 
     @field_validator("kind")
     @classmethod
@@ -89,7 +104,7 @@ class JobSettings(BaseModel):
     settle: str = Field(default="1m", description="leave traces younger than this for the next run (still running)")
     judge_concurrency: int = Field(default=8, ge=1, le=256, description="traces scored at once (judge calls in flight)")
     requests_per_minute: float | None = Field(
-        default=None, gt=0, description="platform request rate (reads + writes); Langfuse Hobby allows 30/min"
+        default=None, gt=0, description="platform request rate (reads + writes) per minute: your plan's limit"
     )
     write_batch: int = Field(default=50, ge=1, le=1000, description="traces per write to the platform")
     queue_size: int = Field(default=64, ge=1, le=10_000, description="bound of each queue between the stages")
@@ -116,6 +131,10 @@ class JobSettings(BaseModel):
         return parse_duration(self.settle)
 
 
+JUDGE_SALT = "tracescore-judge-sample"  # [scoring] judge_salt's default: the same traces everywhere unless changed
+SAMPLING_KEYS = ("judge_sample", "judge_flagged", "judge_salt")  # which traces, not what a score means: no fingerprint
+
+
 class ScoringSettings(BaseModel):
     """``[scoring]``: parameters of the deterministic scorers (part of score names and of the backfill identity)."""
 
@@ -129,6 +148,15 @@ class ScoringSettings(BaseModel):
     judge_model: str = Field(default=DEFAULT_MODEL, description="Anthropic model of the judge")
     max_cost: float | None = Field(
         default=None, ge=0, description="USD: stop judging once the judge's estimated spend of a run reaches this"
+    )
+    judge_sample: float = Field(default=1.0, ge=0, le=1, description="share of traces the judged stages run on,"
+                                " chosen by a hash of the trace id (1: every trace)")
+    judge_flagged: bool = Field(
+        default=True, description="also judge every trace a deterministic stage flags (recall < 1, a fabricated or"
+        " unfetched citation, a wrong answer)"
+    )
+    judge_salt: str = Field(
+        default=JUDGE_SALT, min_length=1, description="mixed into the hash of judge_sample: another salt, other traces"
     )
 
 
@@ -234,14 +262,6 @@ class Config:
         return self.section("mapping")  # type: ignore[no-any-return]
 
     @property
-    def langfuse(self) -> LangfuseSettings:
-        return self.section("langfuse")  # type: ignore[no-any-return]
-
-    @property
-    def langsmith(self) -> LangSmithSettings:
-        return self.section("langsmith")  # type: ignore[no-any-return]
-
-    @property
     def judge_model(self) -> str:
         """The judge's model: ``[judge] model`` when set, else ``[scoring] judge_model``."""
         return self.section("judge").model or self.section("scoring").judge_model  # type: ignore[no-any-return]
@@ -321,7 +341,7 @@ def fingerprint(config: Config) -> str:
     judge: JudgeSettings = config.section("judge")
     rubrics = config.rubrics
     parts: dict[str, Any] = {
-        "scoring": config.section("scoring").model_dump(exclude={"max_cost"}),
+        "scoring": config.section("scoring").model_dump(exclude={"max_cost", *SAMPLING_KEYS}),
         "versions": sorted({e.version for e in CATALOG if not e.judged}),
         "judge": {"model": config.judge_model, "rubric": rubrics.grounding.name, "version": rubrics.grounding.version},
     }
@@ -333,48 +353,3 @@ def fingerprint(config: Config) -> str:
     if config.section("sinks").keep_versions:  # other score names: a backfill of its own
         parts["keep_versions"] = True
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
-
-
-def starter_config(kind: str = "langfuse", path: str | None = None, *, project: str | None = None) -> str:
-    """A commented ``tracescore.toml``: the chosen source set, every other key shown with its default."""
-    lines = [
-        "# tracescore.toml: read by every command (`score`, `run`, `backfill`, `gate`) or given with --config.",
-        "# Credentials come only from the environment (LANGFUSE_BASE_URL / LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY,",
-        "# LANGSMITH_API_KEY / LANGSMITH_ENDPOINT, ANTHROPIC_API_KEY), never from this file.",
-        "# Uncomment a key to change it; a wrong key or value stops the run with the key and what is allowed.",
-        "",
-        "[source]",
-        f"kind = {json.dumps(kind)}",
-    ]
-    if kind == "jsonl":
-        lines.append(f"path = {json.dumps(path or 'traces.jsonl')}")
-    if kind == "langsmith":
-        lines.append(f"project = {json.dumps(project)}" if project else '# project = "<LangSmith project name>"')
-    for name, model in (("source", SourceSettings), ("job", JobSettings), ("scoring", ScoringSettings)):
-        if name != "source":
-            lines += ["", f"[{name}]"]
-        for key, info in model.model_fields.items():
-            if name == "source" and (key == "kind" or (key == "path" and kind == "jsonl") or
-                                     (key == "project" and kind == "langsmith")):
-                continue
-            lines.append(f"# {info.description}")
-            lines.append(f"# {key} = {_toml(info.default)}")
-    for name, section in sorted(schema().items()):
-        if name in ("source", "job", "scoring", "mapping"):
-            continue
-        lines += ["", f"# [{name}]"]
-        for key, info in section.model_fields.items():
-            default = info.get_default(call_default_factory=True)
-            lines.append(f"# {key} = {_toml(default)}" + (f"  # {info.description}" if info.description else ""))
-    lines += ["", "# [mapping]: how native records become traces; see the README for every key and its default."]
-    return "\n".join(lines) + "\n"
-
-
-def _toml(value: Any) -> str:
-    if value is None:
-        return "(unset)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    return json.dumps(value)

@@ -263,6 +263,8 @@ class TraceResult:
             judge.update(model=judged["judge_model"], rubric_version=judged.get("rubric_version"))
             if "agreement" in judged:  # measured against human labels; absent when never measured
                 judge["agreement"] = judged["agreement"]
+            if "judge_sample" in judged:  # [scoring] judge_sample: the rate, and whether the hash or a flag chose it
+                judge["sample"] = judged["judge_sample"]
         return judge
 
 

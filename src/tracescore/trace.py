@@ -16,6 +16,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "BlindSpot",
     "Citation",
+    "DocGroup",
     "FetchStep",
     "Hit",
     "Labels",
@@ -114,13 +115,48 @@ class BlindSpot(_Model):
     reason: str
 
 
+DocGroup = Annotated[list[str], Field(min_length=1)]  # alternatives: any one of these documents will do
+
+
 class Labels(_Model):
     """Optional ground truth. Scores that need a missing label are absent, with the reason."""
 
-    required_doc_ids: list[str] | None = None
+    required_doc_ids: list[str | DocGroup] | None = Field(
+        default=None,
+        description="documents the answer needs; an entry is an id/URL or a non-empty list of alternatives (any one)",
+    )
     expected_answer_contains: list[str] | None = None
     gold_answer: str | None = None
     expect_refusal: bool | None = None
+    gold_answers: list[str] | None = Field(
+        default=None, description="more acceptable answers beside gold_answer: F1 and exact match take the best"
+    )
+
+    @field_validator("required_doc_ids", mode="before")
+    @classmethod
+    def _groups_one_deep(cls, value: Any) -> Any:
+        """One clear message for an entry that is neither an id nor a non-empty flat list of ids."""
+        for i, entry in enumerate(value if isinstance(value, list) else ()):
+            if (fault := _group_fault(entry)) is not None:
+                shown = text if len(text := repr(entry)) <= 80 else text[:77] + "..."
+                raise ValueError(
+                    f"required_doc_ids[{i}] {fault} ({shown}); an entry is an id or a non-empty list of ids"
+                    " (alternatives: any one will do)"
+                )
+        return value
+
+
+def _group_fault(entry: Any) -> str | None:
+    """What is wrong with one ``required_doc_ids`` entry, or None when it is an id or a non-empty list of ids."""
+    if isinstance(entry, str):
+        return None
+    if not isinstance(entry, list):
+        return "is neither an id nor a list of ids"
+    if not entry:
+        return "is an empty group"
+    if any(isinstance(e, list | dict) for e in entry):
+        return "nests deeper than one list of alternatives"
+    return None if all(isinstance(e, str) for e in entry) else "holds a member that is not an id"
 
 
 class Trace(_Model):

@@ -14,7 +14,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from tests.conftest import REPO
+from tests.fakes.base import Fault
 from tests.fakes.langfuse import FakeLangfuse, env_for
+from tests.fakes.langsmith import FakeLangSmith
 from tracescore.cli import main
 from tracescore.errors import ConfigError, NothingToDoError, SourceError
 
@@ -117,6 +119,28 @@ def test_rejected_keys_are_named_after_the_one_request_sent(tmp_path: Path) -> N
     (line,) = result.stderr.strip().splitlines()
     assert "rejected the API keys (HTTP 401) after the one request sent" in line
     assert "LANGFUSE_PUBLIC_KEY" in line and "attempts" not in line and "sk-lf-wrong" not in line
+
+
+def test_langsmith_refused_or_rejecting_is_one_line_naming_the_fix_with_no_empty_tables(tmp_path: Path) -> None:
+    """A LangSmith read that cannot get through is the reason alone (no empty stage tables printed before it): a
+    refused host names LANGSMITH_ENDPOINT, a rejected key (the fake's 401, as the SDK meets it) LANGSMITH_API_KEY."""
+    args = ["score", "--source", "langsmith", "--project", "p", *WINDOW, "--store", str(tmp_path / "s.db")]
+    url = f"http://127.0.0.1:{_closed_port()}"
+    refused = _cli(*args, env={"LANGSMITH_API_KEY": "lsv2_pt_secret1", "LANGSMITH_ENDPOINT": url})
+    assert refused.exit_code == SourceError.exit_code, refused.output
+    assert refused.stdout == "", refused.stdout  # no tables, no run line: nothing was read
+    (line,) = refused.stderr.strip().splitlines()
+    assert f"cannot read LangSmith project 'p': LangSmith at {url} refused the connection" in line, line
+    assert "check LANGSMITH_ENDPOINT" in line and "lsv2_pt_secret1" not in line and "MaxRetryError" not in line
+    with FakeLangSmith() as fake:
+        fake.add_project("p")
+        fake.faults.add("/sessions", Fault.http(401, {"detail": "Invalid token"}))
+        rejected = _cli(*args, env={"LANGSMITH_API_KEY": "lsv2_pt_secret1", "LANGSMITH_ENDPOINT": fake.url})
+    assert rejected.exit_code == SourceError.exit_code, rejected.output
+    assert rejected.stdout == ""
+    (line,) = rejected.stderr.strip().splitlines()
+    assert "rejected the API key (HTTP 401)" in line and "LANGSMITH_API_KEY" in line, line
+    assert "lsv2_pt_secret1" not in line
 
 
 def test_a_bad_ray_address_is_one_line(tmp_path: Path) -> None:

@@ -14,10 +14,11 @@ from click.testing import CliRunner
 from tests.engine.helpers import write_traces
 from tests.fakes.anthropic import FakeAnthropic
 from tracescore.cli import main
-from tracescore.config import JobSettings, LangfuseSettings, ScoringSettings, load_config
+from tracescore.config import JobSettings, ScoringSettings, load_config
 from tracescore.engine.batch import judge_requests
 from tracescore.judge.anthropic import DEFAULT_MODEL
 from tracescore.platforms.jsonl.platform import adapter
+from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.store.db import Store
 from tracescore.store.lock import StoreLock
 
@@ -51,7 +52,7 @@ def test_init_writes_a_commented_starter_that_loads_with_every_default(tmp_path:
     uncommented.write_text("\n".join(lines))
     full = load_config(uncommented)
     assert full.section("job") == JobSettings() and full.section("scoring") == ScoringSettings()
-    assert full.langfuse == LangfuseSettings()
+    assert full.section("langfuse") == LangfuseSettings()
     again = CliRunner().invoke(main, ["init", str(target)])
     assert again.exit_code == 2 and "exists; pass --force" in again.output
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tests.conftest import SAMPLES
 from tracescore.result import TraceResult
+from tracescore.sinks.base import Sink
 from tracescore.sinks.records import WriteReport, records_from_result
 from tracescore.sources.base import Record
 from tracescore.sources.jsonl import JsonlSource
@@ -32,8 +33,9 @@ def write_traces(
     return ids
 
 
-class CountingSink:
-    """A real idempotent sink in memory: upserts score records by id, counts deliveries, can fail on demand."""
+class CountingSink(Sink):
+    """A real idempotent sink in memory: upserts score records by id, counts deliveries, can fail on demand (no
+    ledger: ``attach`` and ``preview`` are the protocol's defaults)."""
 
     def __init__(self, fail_on_batch: int | None = None) -> None:
         self.stored: dict[str, dict[str, object]] = {}

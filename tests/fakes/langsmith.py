@@ -8,7 +8,8 @@ Routes (as the SDK 0.15 sends them, see ``langsmith/client.py``):
   (``lt/lte/gt/gte/eq(field, "value")`` and ``and(...)``), ``select`` and ``cursor``; a ``limit`` over 100 is a 400
   (as the real server, langsmith-sdk issue #3455); answers ``{"runs": [...], "cursors": {"next": …}}``;
 - ``GET /runs/{id}``, ``GET /examples/{id}``: single reads (what a naive loop uses);
-- ``GET /examples?id=…``: reference examples of an experiment (offset paging);
+- ``GET /examples?id=…``: reference examples of an experiment (offset paging); datasets, examples by dataset,
+  experiment sessions and synchronous run ingest (``evaluate``): ``langsmith_experiments.py``;
 - ``POST /feedback`` (a repeated id is a 409 conflict, a missing ``session_id`` a 400), ``PATCH /feedback/{id}``,
   ``GET /feedback/{id}``, ``GET /feedback?run=…``;
 - ``GET /feedback-configs?key=…`` (offset paging) and ``POST /feedback-configs``: an identical config returns as
@@ -34,6 +35,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tests.fakes.base import FakeServer, Request, Response
+from tests.fakes.langsmith_experiments import handle_experiments
 from tests.fakes.langsmith_queues import handle_queues
 from tests.fakes.langsmith_v2 import handle_v2
 
@@ -59,6 +61,7 @@ class FakeLangSmith(FakeServer):
         self.projects: dict[str, dict[str, Any]] = {}
         self.runs: list[dict[str, Any]] = []
         self.examples: dict[str, dict[str, Any]] = {}
+        self.datasets: dict[str, dict[str, Any]] = {}  # langsmith_experiments.py: what evaluate() reads
         self.feedback: dict[str, dict[str, Any]] = {}
         self.feedback_configs: dict[str, dict[str, Any]] = {}
         self.feedback_creates = 0
@@ -105,7 +108,7 @@ class FakeLangSmith(FakeServer):
     # ------------------------------------------------------------------ routing
     def handle(self, request: Request) -> Response:
         path, method = request.path.rstrip("/"), request.method
-        queued = handle_queues(self, request) or handle_v2(self, request)  # queues; /info, v2 queries
+        queued = handle_queues(self, request) or handle_v2(self, request) or handle_experiments(self, request)
         if queued is not None:
             return queued
         if path == "/info" and method == "GET":

@@ -103,10 +103,11 @@ class BlindSpot(_Struct, frozen=True, kw_only=True):
 class Labels(_Struct, frozen=True):
     """Mirror of ``tracescore.trace.Labels``."""
 
-    required_doc_ids: list[str] | None = None
+    required_doc_ids: list[str | Annotated[list[str], Meta(min_length=1)]] | None = None
     expected_answer_contains: list[str] | None = None
     gold_answer: str | None = None
     expect_refusal: bool | None = None
+    gold_answers: list[str] | None = None
 
 
 class Trace(_Struct, frozen=True, kw_only=True, gc=True, weakref=True):

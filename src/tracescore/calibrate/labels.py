@@ -117,7 +117,7 @@ def _text(moment: datetime) -> str:
 
 @dataclass(frozen=True)
 class Label:
-    """One human answer: which item, which label, the value, who gave it and when (``source``: sheet, langfuse…)."""
+    """One human answer: which item, which label, the value, who gave it and when (``source``: sheet, platform)."""
 
     item_id: str
     label: str

@@ -1,7 +1,7 @@
 """What a platform queue holds, as the store remembers it: items recorded for a queue, which are on it already, and
 the blind text a reviewer reads beside a queued trace.
 
-A platform queue item is a whole trace (Langfuse) or root run (LangSmith), so each trace carries one claim there; the
+A platform queue item is a whole trace (or root run), so each trace carries one claim there; the
 store remembers the platform's reference of every pushed item so that no item is ever pushed twice, and a push that
 stopped halfway resumes with what is still pending.
 """

@@ -1,11 +1,12 @@
 """Required doc ids entered by reviewers become the retrieval labels of their traces for later runs and backfills.
 
-A reviewer answers ``retrieval.required_doc_ids`` on an item (ids or URLs, separated by spaces or commas; ``none``
-for a question that should be refused); URLs are normalised as retrieval compares them. The latest answer for a
-trace wins. Precedence: a dataset item's label (the trace came from a Langfuse dataset item or a LangSmith example
-and carries one) > the human label > the trace's own metadata. Each applied id is checked against the trace's hits:
-one that never came back is a real retrieval miss, reported (``never_retrieved``) and kept in the label. What was
-applied is recorded in the trace's metadata under ``label_sources`` so the result line says where its label came from.
+A reviewer answers ``retrieval.required_doc_ids`` on an item (ids or URLs, separated by spaces or commas; ``a|b``
+for alternatives, any one of which will do; ``none`` for a question that should be refused); URLs are normalised as
+retrieval compares them. The latest answer for a trace wins. Precedence: a dataset item's label (the trace came from
+a platform's dataset item or example and carries one) > the human label > the trace's own metadata. Each applied id
+(or group) is checked against the trace's hits: one that never came back is a real retrieval miss, reported
+(``never_retrieved``) and kept in the label. What was applied is recorded in the trace's metadata under
+``label_sources`` so the result line says where its label came from.
 """
 
 from __future__ import annotations
@@ -40,12 +41,20 @@ def _key(ident: str) -> str:
     return normalize_url(ident) if is_url(ident) else ident.strip()
 
 
-def parse_required(text: str) -> list[str]:
+def parse_required(text: str) -> list[str | list[str]]:
     """A reviewer's answer as ids: split on spaces, commas or semicolons, URLs normalised, duplicates dropped;
-    ``none`` (or ``-``) means no document is needed (a refusal case): an empty list."""
+    ``a|b`` is a group of alternatives (any one will do); ``none`` (or ``-``) means no document is needed (a refusal
+    case): an empty list."""
     if text.strip().lower() in _NONE:
         return []
-    return list(dict.fromkeys(_key(part) for part in _SPLIT.split(text) if part.strip()))
+    entries: dict[str | frozenset[str], str | list[str]] = {}
+    for part in _SPLIT.split(text):
+        members = list(dict.fromkeys(_key(m) for m in part.split("|") if m.strip()))
+        if len(members) == 1:
+            entries.setdefault(members[0], members[0])
+        elif members:
+            entries.setdefault(frozenset(members), members)
+    return list(entries.values())
 
 
 @dataclass(frozen=True)
@@ -53,7 +62,7 @@ class HumanRequired:
     """The latest reviewer answer for one trace: the ids, who entered them, when, and on which item."""
 
     trace_id: str
-    doc_ids: tuple[str, ...]
+    doc_ids: tuple[str | list[str], ...]
     author: str
     labelled_at: datetime
     item_id: str
@@ -77,8 +86,8 @@ def human_required(store: Store) -> dict[str, HumanRequired]:
 def _from_dataset(trace: Trace) -> str | None:
     """The dataset item / example a trace was run from, when it names one."""
     item = trace.metadata.get("dataset_item_id")
-    langsmith = trace.metadata.get("langsmith")
-    example = langsmith.get("reference_example_id") if isinstance(langsmith, Mapping) else None
+    platform = [v for v in trace.metadata.values() if isinstance(v, Mapping)]  # e.g. a run's own ids, by platform
+    example = next((str(v["reference_example_id"]) for v in platform if v.get("reference_example_id")), None)
     found = item or example
     return str(found) if found else None
 
@@ -118,7 +127,8 @@ def apply_required(trace: Trace, human: Mapping[str, HumanRequired]) -> Trace:
         ids = list(entered.doc_ids)
         labels = replace(labels, required_doc_ids=ids)
     retrieved = _retrieved(trace)
-    note["never_retrieved"] = [i for i in ids if _key(i) not in retrieved]
+    # a group of alternatives never came back when none of its members did
+    note["never_retrieved"] = [i for i in ids if retrieved.isdisjoint(map(_key, [i] if isinstance(i, str) else i))]
     sources = dict(trace.metadata.get("label_sources") or {}) | {"required_doc_ids": note}
     return replace(trace, labels=labels, metadata=trace.metadata | {"label_sources": sources})
 

@@ -1,6 +1,7 @@
 """``tracescore calibrate``: set up the label schema and queue, sample judged claims into it, pull human labels back.
 
-A target is ``langfuse``, ``langsmith`` (credentials from the environment) or the path of a CSV sheet (no platform).
+A target is a platform with a label queue (``registry.queue_targets()``; credentials from the environment) or the
+path of a CSV sheet, ending in ``.csv`` (no platform); anything else is a usage error naming both.
 Every sampled item is remembered in the local store, so nothing is queued twice; ``pull`` appends labels (a re-pull
 adds nothing). Measuring, drift checks and the agreement report are their own commands.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -30,13 +31,12 @@ from tracescore.calibrate.sampling import (
 from tracescore.calibrate.sheet import read_sheet, write_sheet
 from tracescore.cli.calibrate_measure import agreement, check, measure
 from tracescore.cli.exits import EXIT_INPUT, end, store_option
+from tracescore.cli.platform_options import check_platform_options, platform_options
 from tracescore.config import load_config
-from tracescore.errors import ConfigError, NothingToDoError, TracescoreError
-from tracescore.platforms.base import LabelQueue
-from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client
-from tracescore.platforms.langfuse.queue import LangfuseLabelQueue
-from tracescore.platforms.langsmith.queue import LangSmithLabelQueue
-from tracescore.platforms.langsmith.source import make_client as langsmith_client
+from tracescore.errors import NothingToDoError, TracescoreError
+from tracescore.limits import RateLimiter
+from tracescore.platforms import registry
+from tracescore.platforms.base import LabelQueue, QueueContext
 from tracescore.report.runs import resolve_run
 from tracescore.sources.jsonl import read_jsonl
 from tracescore.store.db import Store
@@ -44,8 +44,8 @@ from tracescore.trace import Trace
 
 __all__ = ["calibrate"]
 
-PLATFORMS = ("langfuse", "langsmith")
 _F = TypeVar("_F", bound=Callable[..., Any])
+_SHEET = ".csv"
 
 _NOTHING_JUDGED = (
     "nothing to sample: the run(s) hold no judged claim (the judge ran on no trace); score with ANTHROPIC_API_KEY"
@@ -55,38 +55,48 @@ _store_option = store_option("Local store: scored runs, what was queued, the lab
 
 
 def _platform_options(f: _F) -> _F:
-    f = click.option("--project", help="LangSmith project whose runs are queued (default: [source] project).")(f)
+    f = platform_options("calibrate")(f)
     f = click.option("--queue", "queue_name", default="tracescore-calibration", show_default=True, help="Queue name.")(
         f
     )
     return click.option(
-        "--config", "config_path", type=click.Path(dir_okay=False), help="tracescore.toml (for [source] project)."
+        "--config", "config_path", type=click.Path(dir_okay=False),
+        help="tracescore.toml ([source] project, [job] requests_per_minute).",
     )(f)
 
 
-def _is_sheet(target: str) -> bool:
-    return target not in PLATFORMS
+def _targets() -> str:
+    return ", ".join(registry.queue_targets()) + f", or the path of a CSV sheet (ending in {_SHEET})"
+
+
+def _is_sheet(target: str, via: str, options: dict[str, Any]) -> bool:
+    """A platform with a label queue, or a sheet path; a usage error names both (and a platform option given
+    with a target that does not take it)."""
+    if target in registry.queue_targets():
+        check_platform_options(target, options, "calibrate", via=via, require=False)
+        return False
+    if not target.lower().endswith(_SHEET):
+        raise click.BadParameter(f"{target!r} is neither a platform with a label queue nor a sheet: expected"
+                                 f" {_targets()}", param_hint=via)
+    check_platform_options(target, options, "calibrate", via=via, require=False)
+    return True
 
 
 @contextmanager
-def _queue(target: str, store: Store, name: str, project: str | None, config_path: str | None) -> Iterator[LabelQueue]:
-    """The platform queue of ``target``, its client closed on exit; usage errors name what to set."""
-    if target == "langfuse":
-
-        with make_client(LangfuseCredentials.from_env()) as client:
-            yield LangfuseLabelQueue(client, store, name=name)
-        return
-
-    if not project:
-
-        project = load_config(config_path).section("source").project
-    if not project:
-        raise ConfigError("langsmith needs the project whose runs are queued: pass --project NAME")
-    yield LangSmithLabelQueue(langsmith_client(), store, project=project, name=name)
+def _queue(
+    target: str, store: Store, name: str, options: dict[str, Any], config_path: str | None
+) -> Iterator[LabelQueue]:
+    """The label queue of platform ``target`` from the registry, every request through the limiter of
+    ``[job] requests_per_minute``, its client closed on exit; usage errors name what to set."""
+    config = load_config(config_path)
+    limiter = RateLimiter(config.section("job").requests_per_minute)
+    with ExitStack() as resources:
+        context = QueueContext(store, name, options, config.section("source").project, limiter, resources)
+        yield registry.build_queue(target, context)
 
 
-def _key(target: str, name: str) -> str:
-    return f"{target}:{name}" if not _is_sheet(target) else f"sheet:{target}"
+def _key(target: str, name: str, sheet: bool) -> str:
+    return f"sheet:{target}" if sheet else f"{target}:{name}"
 
 
 @click.group()
@@ -99,12 +109,15 @@ for _command in (measure, check, agreement):  # measure the labels, watch for dr
 
 
 @calibrate.command()
-@click.option("--to", "target", type=click.Choice(PLATFORMS), required=True, help="Platform to set up.")
+@click.option(
+    "--to", "target", type=click.Choice(registry.queue_targets()), required=True, help="Platform to set up."
+)
 @_platform_options
 @_store_option
-def setup(target: str, queue_name: str, project: str | None, config_path: str | None, store_path: str) -> None:
+def setup(target: str, queue_name: str, config_path: str | None, store_path: str, **options: Any) -> None:
     """Create the label schema (same names and categories as the judged scores) and the queue, once."""
-    with _queue(target, Store(store_path), queue_name, project, config_path) as queue:
+    check_platform_options(target, options, "calibrate", via="--to", require=False)
+    with _queue(target, Store(store_path), queue_name, options, config_path) as queue:
         ref = queue.setup()
     click.echo(f"{target} queue {ref.name!r} ({ref.queue_id}) ready with labels: {', '.join(ref.configs)}")
 
@@ -156,7 +169,7 @@ def _when(value: str | None) -> datetime | None:
 
 
 @calibrate.command(name="sample")
-@click.option("--to", "target", required=True, help="langfuse, langsmith, or the path of a CSV sheet to write.")
+@click.option("--to", "target", required=True, help=f"Where to queue: {_targets()} to write.")
 @click.option("--run", "runs", multiple=True, help="Stored run to sample from (run id or latest; repeatable).")
 @click.option("--since", help="Sample every finished run started at or after this ISO time.")
 @click.option("--until", help="... and before this ISO time.")
@@ -180,14 +193,15 @@ def sample_command(
     budget_per_day: int | None,
     traces_path: str | None,
     queue_name: str,
-    project: str | None,
     config_path: str | None,
     store_path: str,
+    **options: Any,
 ) -> None:
     """Sample judged claims (stratified by diagnosis × verdict) into a queue or a sheet, never one queued before."""
     now = datetime.now(UTC)
+    sheet = _is_sheet(target, "--to", options)
     store = Store(store_path)
-    key = _key(target, queue_name)
+    key = _key(target, queue_name, sheet)
     with store:
         pool = attach_documents(_pool(store, runs, _when(since), _when(until)), _traces(traces_path))
         if not pool:  # nothing to do is not a success that queued 0 items
@@ -200,16 +214,16 @@ def sample_command(
             failures=failures,
             exclude=queued_ids(store),
             budget_left=budget_left,
-            per_trace=not _is_sheet(target),
-            exclude_traces=queued_traces(store, key) if not _is_sheet(target) else frozenset(),
+            per_trace=not sheet,
+            exclude_traces=queued_traces(store, key) if not sheet else frozenset(),
         )
-        if _is_sheet(target):
+        if sheet:
             write_sheet(target, drawn.items)  # written before it is remembered: a failed write re-samples
             record_sample(store, drawn, now=now, queue=key)
             where = f"sheet {target}"
         else:
             record_sample(store, drawn, now=now, queue=key)
-            with _queue(target, store, queue_name, project, config_path) as queue:
+            with _queue(target, store, queue_name, options, config_path) as queue:
                 queue.push(pending(store, key))
             where = f"{target} queue {queue_name!r}"
     randoms = sum(1 for p in drawn.picked if p.slice == "random")
@@ -223,23 +237,24 @@ def sample_command(
 
 
 @calibrate.command()
-@click.option("--from", "target", required=True, help="langfuse, langsmith, or the path of a filled CSV sheet.")
+@click.option("--from", "target", required=True, help=f"Where the labels are: {_targets()}, filled in.")
 @click.option("--since", help="Only labels given at or after this ISO time (platforms).")
 @_platform_options
 @_store_option
 def pull(
-    target: str, since: str | None, queue_name: str, project: str | None, config_path: str | None, store_path: str
+    target: str, since: str | None, queue_name: str, config_path: str | None, store_path: str, **options: Any
 ) -> None:
     """Pull human labels back into the store (append-only; a re-pull adds nothing)."""
     now = datetime.now(UTC)
+    sheet = _is_sheet(target, "--from", options)
     store = Store(store_path)
     errors: list[str] = []
     with store:
-        if _is_sheet(target):
+        if sheet:
             read = read_sheet(target, now=now, known_items=queued_ids(store))
             labels, errors = read.labels, read.errors
         else:
-            with _queue(target, store, queue_name, project, config_path) as queue:
+            with _queue(target, store, queue_name, options, config_path) as queue:
                 labels = queue.pull(_when(since))
         added = add_labels(store, labels, now=now)
     items = len({lab.item_id for lab in labels})

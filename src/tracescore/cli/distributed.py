@@ -1,5 +1,5 @@
 """``tracescore score FOLDER --engine ray --out DIR``: a folder of JSONL files (one shard each) or a platform export
-(``--source langfuse-export|langsmith-export``, its own shards and adapter) scored on Ray, the results as one Parquet
+(``--source <platform>-export``, its own shards and adapter) scored on Ray, the results as one Parquet
 file per shard under ``DIR/results``; a re-run skips the shards already done."""
 
 from __future__ import annotations
@@ -7,12 +7,11 @@ from __future__ import annotations
 import os
 from contextlib import ExitStack
 from pathlib import Path
-from typing import cast
 
 import click
 from rich.console import Console
 
-from tracescore.adapters import Adapter, trace_from_json
+from tracescore.adapters import Adapter
 from tracescore.cli.exits import EXIT_INPUT, end
 from tracescore.config import Config
 from tracescore.engine.distributed import JudgeSpec, RayRun, RaySettings, score_shards
@@ -23,7 +22,6 @@ from tracescore.limits import RateLimiter
 from tracescore.report.safe import fitted_console
 from tracescore.report.summary import Summary, render_terminal
 from tracescore.sources.base import ShardedSource
-from tracescore.sources.folder import FolderSource
 
 __all__ = ["score_ray"]
 
@@ -41,7 +39,7 @@ def score_ray(
     judge_rps: float | None,
 ) -> None:
     """Check the options that go with ``--engine ray``, run it, print the stage table of every shard's results."""
-    if traces is None or (kind == "jsonl" and not Path(traces).is_dir()):
+    if traces is None or Path(traces).is_file():
         raise click.BadParameter(
             f"{traces!r} is not a folder; --engine ray reads a folder of .jsonl files (one shard each)",
             param_hint="TRACES",
@@ -66,14 +64,12 @@ def score_ray(
 
 
 def _sharded(config: Config, kind: str, traces: str, resources: ExitStack) -> tuple[ShardedSource, Adapter]:
-    """The folder of JSONL files, or the export source and adapter built by the registry exactly as for
+    """The folder of JSONL files or the export, and the adapter, built by the registry exactly as for
     ``--engine local`` (both travel to the workers by pickle: the source with its shard plan, the adapter by value)."""
-    if kind == "jsonl":
-        return FolderSource(traces), trace_from_json
     parts = build_platform(config, RateLimiter(None), resources, kind=kind, path=traces, write_back=False)
-    if not callable(getattr(parts.source, "shards", None)):
+    if parts.sharded is None:
         raise ConfigError(f"--source {kind} cannot be split into shards; score it with --engine local")
-    return cast(ShardedSource, parts.source), parts.adapter
+    return parts.sharded, parts.adapter
 
 
 def _scoring(options: Options, store_path: str, in_flight: int) -> tuple[ScorerPlan, JudgeSpec | None]:

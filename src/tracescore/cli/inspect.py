@@ -11,14 +11,16 @@ from tracescore.cli.exits import EXIT_INPUT, end
 from tracescore.config import load_config
 from tracescore.errors import ConfigError
 from tracescore.platforms.inspect import inspect_record, render_report
-from tracescore.platforms.registry import get_adapter, names, server_line
+from tracescore.platforms.registry import DEFAULT_SOURCE, get_adapter, names, server_line
 
 __all__ = ["inspect"]
 
 
 @click.command()
 @click.argument("record_file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--source", "source", default="jsonl", show_default=True, help="Which adapter reads the record.")
+@click.option(
+    "--source", "source", default=DEFAULT_SOURCE, show_default=True, help="Which adapter reads the record."
+)
 @click.option("--line", type=click.IntRange(min=1), default=1, show_default=True, help="The line of a JSONL file.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="tracescore.toml of the [mapping].")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -26,7 +28,7 @@ def inspect(record_file: str, source: str, line: int, config_path: str | None, a
     """Show what the adapter made of one record of RECORD_FILE (a JSON document, or line --line of a JSONL file).
 
     Searches, hits, fetches, question, answer, labels and blind spots found; every tool call skipped, with the
-    reason and a hint for ``[mapping]``; for a platform, what its server says (LangSmith: the query backend). Exits 1
+    reason and a hint for ``[mapping]``; for a platform, what its server says (e.g. the query backend it reads). Exits 1
     when the record cannot be adapted at all.
     """
     if source not in names():

@@ -17,7 +17,8 @@ import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from tracescore.cli.exits import EXIT_GAPS, EXIT_INPUT, end
-from tracescore.config import load_config, starter_config
+from tracescore.cli.platform_options import check_platform_options, platform_options
+from tracescore.config import load_config
 from tracescore.engine.batch import BATCH_DISCOUNT
 from tracescore.engine.estimate import dry_run as estimate_dry_run
 from tracescore.engine.runner import backfill_job, run_job
@@ -26,6 +27,7 @@ from tracescore.engine.setup import JobSetup, build_setup
 from tracescore.errors import ConfigError, LockError, TracescoreError
 from tracescore.platforms import registry
 from tracescore.report.safe import console as safe_console
+from tracescore.starter import starter_config
 from tracescore.store.db import Store
 from tracescore.store.state import JobState, MarkReader
 
@@ -56,8 +58,8 @@ _config_option = click.option(
 )
 
 
-def _setup(config_path: str | None) -> JobSetup:
-    setup = build_setup(load_config(config_path))
+def _setup(config_path: str | None, judge_sample: float | None = None) -> JobSetup:
+    setup = build_setup(load_config(config_path), judge_sample=judge_sample)
     click.get_current_context().call_on_close(setup.close)
     for note in setup.notes:  # the recipe's warnings, as ``score`` prints them
         click.echo(f"warning: {note}", err=True)
@@ -146,6 +148,8 @@ def _stopped(what: str) -> Iterator[None]:
 @click.option("--resume", is_flag=True, help="Continue the last unfinished backfill (same window without --from/--to).")
 @click.option("--dry-run", is_flag=True, help="Count traces and estimate judge calls, tokens and cost; call nothing.")
 @click.option("--judge-batch", is_flag=True, help="Judge each slice through the Message Batches API (half the price).")
+@click.option("--judge-sample", type=click.FloatRange(min=0, max=1), default=None, metavar="RATE",
+              help="Judge this share of traces, chosen by a hash of the trace id (plus flagged ones).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def backfill(
     config_path: str | None,
@@ -155,11 +159,12 @@ def backfill(
     dry_run: bool,
     judge_batch: bool,
     quiet: bool,
+    judge_sample: float | None = None,
 ) -> None:
     """Re-score history in [--from, --to): progress, judge cost and ETA; a killed backfill resumes where it stopped."""
     if start is not None and stop is not None and stop <= start:  # a usage error, before the config is read
         raise click.BadParameter(f"{stop.isoformat()} is not after --from {start.isoformat()}", param_hint="--to")
-    setup = _setup(config_path)
+    setup = _setup(config_path, judge_sample)
     if dry_run:
         _dry_run(setup, start, stop, judge_batch)
         return
@@ -198,6 +203,7 @@ def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, jud
             done=counted,
             model=setup.judge_model,
             rubrics=setup.rubrics,
+            judges=setup.judges,
         )
     removals = _removals(setup, seen)
     if judge_batch and estimate.cost_usd is not None:
@@ -209,7 +215,9 @@ def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, jud
     cost = "unknown (no judge price table)" if estimate.cost_usd is None else f"~${estimate.cost_usd:.2f}"
     click.echo(
         f"{estimate.traces} traces ({estimate.already_done} already scored by a backfill of this window and setup,"
-        f" {estimate.unreadable} unreadable); judge estimate: {estimate.judge.calls} calls,"
+        f" {estimate.unreadable} unreadable"
+        + ("" if estimate.not_sampled is None else f", {estimate.not_sampled} left out by judge_sample")
+        + f"); judge estimate: {estimate.judge.calls} calls,"
         f" {estimate.judge.input_tokens} input + {estimate.judge.output_tokens} output tokens, {cost}"
         f" with {estimate.model}" + (f" (but the judge will not run: {setup.judge_off})" if setup.judge_off else ""),
         err=True,
@@ -218,18 +226,19 @@ def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, jud
 
 def _removals(setup: JobSetup, trace_ids: list[str]) -> dict[str, Any] | None:
     """What the write-back would remove from the platform: our scores on these traces, those superseded for sure."""
-    preview = getattr(setup.sink, "preview", None)
-    if not callable(preview) or not Path(setup.store_path).exists():
+    if setup.sink is None or not Path(setup.store_path).exists():
         return None
     with Store(setup.store_path) as store:
-        found: dict[str, Any] = preview(store, trace_ids)
+        found = setup.sink.preview(store, trace_ids)
+    if found is None:  # a sink that never removes anything
+        return None
     click.echo(
         f"removals: {found['superseded']} of our {found['ours']} scores on these traces are superseded and would be"
         " removed once re-written; any that become absent on the re-score for a reason that does not apply (not a"
         " judge failure) would be removed too",
         err=True,
     )
-    return found
+    return dict(found)
 
 
 def _done_lookup(setup: JobSetup, start: datetime, stop: datetime) -> Any:
@@ -305,19 +314,20 @@ class _Bar:
     "--source",
     "kind",
     type=click.Choice(registry.names()),
-    default="langfuse",
+    default=registry.DEFAULT_JOB_SOURCE,
     show_default=True,
     help="Platform the job reads and writes back to.",
 )
-@click.option("--traces", "traces_path", help="The traces file, for --source jsonl.")
-@click.option("--project", help="The LangSmith project, for --source langsmith.")
+@click.option("--traces", "traces_path", help=f"The traces file, for --source {registry.DEFAULT_SOURCE}.")
+@platform_options("init")
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
-def init(path: str, kind: str, traces_path: str | None, project: str | None, force: bool) -> None:
+def init(path: str, kind: str, traces_path: str | None, force: bool, **platform: Any) -> None:
     """Write a commented starter tracescore.toml."""
+    check_platform_options(kind, platform, "init", require=False)
     target = Path(path)
     if target.exists() and not force:
         raise ConfigError(f"{path} exists; pass --force to overwrite it")
-    target.write_text(starter_config(kind, traces_path, project=project), encoding="utf-8")
+    target.write_text(starter_config(kind, traces_path, project=platform.get("project")), encoding="utf-8")
     then = f"run `tracescore run --config {path}`"
     if registry.get(kind).file:  # a file source needs no platform credentials (the judge's key stays optional)
         click.echo(f"wrote {path}: {then} (no credentials needed; ANTHROPIC_API_KEY turns on the judged stages)")

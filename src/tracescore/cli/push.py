@@ -1,6 +1,6 @@
-"""``tracescore push``: write the scores of result files back to Langfuse or LangSmith, as a step of its own.
+"""``tracescore push``: write the scores of result files back to a platform (``--to``), as a step of its own.
 
-Scoring an export (``score s3://… --source langfuse-export --out …``, or the Ray engine's per-shard files) writes
+Scoring an export (``score s3://… --source <platform>-export --out …``, or the Ray engine's per-shard files) writes
 nothing to the platform; ``push`` does, later and resumably. RESULTS are result files (JSONL, also gzip, or Parquet
 with the result-line columns) or folders/prefixes of them, local or ``s3://``. Each result line becomes a
 ``TraceResult`` again and goes through the platform's own batch sink, so the score ids are the sinks' deterministic
@@ -35,6 +35,7 @@ from tracescore.engine.interrupt import listening, received
 from tracescore.engine.setup import build_platform
 from tracescore.errors import ConfigError, Interrupted, SinkError, TracescoreError
 from tracescore.limits import RateLimiter
+from tracescore.platforms import registry
 from tracescore.platforms.base import Parts
 from tracescore.result import TraceResult
 from tracescore.scores import Score
@@ -45,10 +46,8 @@ from tracescore.store.state import JobState
 
 __all__ = ["push", "result_from_line"]
 
-TARGETS = ("langfuse", "langsmith")
 RESULT_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")
 PUSHED = "pushed"
-_PUSH_PROJECT = "(push)"  # LangSmith's factory wants a project; push reads nothing, the results name their runs
 _JSON_COLUMNS = ("scores", "missing", "comments", "metadata", "judge", "errors")
 
 
@@ -171,7 +170,9 @@ def _push_file(parts: Parts, root: ExportRoot, f: ExportFile, batch: int, pushed
 
 @click.command()
 @click.argument("results", nargs=-1, required=True)
-@click.option("--to", "target", type=click.Choice(TARGETS), required=True, help="The platform to write scores to.")
+@click.option(
+    "--to", "target", type=click.Choice(registry.push_targets()), required=True, help="The platform to write scores to."
+)
 @click.option(
     "--store",
     "store_path",
@@ -199,7 +200,7 @@ def push(
     batch: int | None,
     config_path: str | None,
 ) -> None:
-    """Write the scores of RESULTS (result files or folders of them, local or s3://) back to Langfuse or LangSmith.
+    """Write the scores of RESULTS (result files or folders of them, local or s3://) back to the platform --to.
 
     Resumable: files already pushed are skipped (markers in the store); scores carry the sinks' deterministic ids,
     so pushing the same results again creates nothing new.
@@ -210,16 +211,13 @@ def push(
     pushed = _Pushed()
     with ExitStack() as resources:
         files = [item for spec in results for item in _files(spec)]
-        overrides = {"project": _PUSH_PROJECT} if target == "langsmith" else {}
-        parts = build_platform(
-            config, limiter, resources, kind=target, path=None, write_back=True, overrides=overrides
-        )
+        parts = build_platform(config, limiter, resources, kind=target, path=None, write_back=True, push=True)
         store = Store(store_path or job.store)
         resources.callback(store.close)
         state, scope = JobState(store), f"push:{parts.key}"
         run_id = store.start_run("push", source=f"{target}: " + " ".join(results))
-        if callable(attach := getattr(parts.sink, "attach", None)):
-            attach(store, run_id)  # as in score/run: the written-score ledger, removals of superseded scores
+        if parts.sink is not None:
+            parts.sink.attach(store, run_id)  # as in score/run: the written-score ledger, removals of superseded
         try:
             with listening(threading.Event()):  # SIGINT/SIGTERM: stop after the write in progress
                 _push_files(parts, files, state, scope, run_id, batch or job.write_batch, pushed)

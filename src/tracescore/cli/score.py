@@ -15,6 +15,7 @@ from rich.console import Console
 from tracescore.catalog import GROUNDING_RATE, Reasons, declared_reason
 from tracescore.cli.distributed import score_ray
 from tracescore.cli.exits import EXIT_INPUT, end, rate_option, store_option
+from tracescore.cli.platform_options import check_platform_options, platform_options
 from tracescore.cli.progress import Progress, input_problem
 from tracescore.cli.scoring import Scoring, judged_scores
 from tracescore.config import load_config
@@ -93,19 +94,21 @@ class _Request:
     help="Stop judging (between traces) once the judge's estimated spend reaches this; the rest stay unjudged.",
 )
 @click.option(
+    "--judge-sample",
+    type=click.FloatRange(min=0, max=1),
+    default=None,
+    metavar="RATE",
+    help="Judge this share of traces, chosen by a hash of the trace id (plus flagged ones). [default: [scoring]"
+    " judge_sample]",
+)
+@click.option(
     "--source",
     type=click.Choice(registry.names()),
-    default="jsonl",
+    default=registry.DEFAULT_SOURCE,
     show_default=True,
     help="Where traces come from: " + "; ".join(f"{p.name}: {p.summary}" for p in registry.platforms().values()) + ".",
 )
-@click.option("--project", help="LangSmith: the project (session) name whose root runs are scored.")
-@click.option(
-    "--extend-trace-retention",
-    is_flag=True,
-    default=None,
-    help="LangSmith: let feedback upgrade each trace to extended (400-day, billed) retention. Off by default.",
-)
+@platform_options("score")
 @click.option("--from", "window_from", help="Platform sources: first trace start time (ISO 8601; no zone = UTC).")
 @click.option("--to", "window_to", help="Platform sources: end of the window, exclusive (default: now).")
 @click.option("--environment", multiple=True, help="Platform sources: only this environment (repeatable).")
@@ -151,12 +154,12 @@ def score(
     tags: tuple[str, ...],
     write_back: bool | None,
     config_path: str | None,
-    project: str | None = None,
-    extend_trace_retention: bool | None = None,
     workers: int | None = None,
     check_links: bool = False,
     engine: str = "local",
     judge_rps: float | None = None,
+    judge_sample: float | None = None,
+    **platform: Any,  # the options platforms add (``platform_options``), e.g. a project name
 ) -> None:
     """Score traces stage by stage and print the stage contingency table.
 
@@ -164,31 +167,26 @@ def score(
     traces of the window ``--from``..``--to`` are read from it and, unless ``--no-write-back``, each score is written
     back to its trace.
     """
-    overrides = {
-        "environment": environment,
-        "trace_name": trace_name,
-        "tags": tags,
-        "project": project,
-        "extend_trace_retention": extend_trace_retention,
-    }
+    overrides = {"environment": environment, "trace_name": trace_name, "tags": tags, **platform}
     request = _request(source, traces, window_from, window_to, write_back, overrides)
     config = load_config(config_path)
     recipe_options = options(config, k=k, final_answer_prefix=final_answer_prefix, no_judge=no_judge,
-                             judge_model=judge_model, max_cost=max_cost, check_links=check_links)
+                             judge_model=judge_model, max_cost=max_cost, check_links=check_links,
+                             judge_sample=judge_sample)
     if engine == "ray" or judge_rps is not None:
-        if engine != "ray" or not registry.get(source).file:
-            raise click.BadParameter("--engine ray scores a folder of JSONL files or an export (--source jsonl,"
-                                     " langfuse-export, langsmith-export); --judge-rps goes with it",
-                                     param_hint="--engine")
+        if engine != "ray" or not registry.get(source).shards:
+            files = ", ".join(n for n in registry.names() if registry.get(n).shards)
+            raise click.BadParameter(f"--engine ray scores a folder of JSONL files or an export (--source {files});"
+                                     " --judge-rps goes with it", param_hint="--engine")
         score_ray(traces, out, recipe_options, config=config, kind=source, store_path=store_path, quiet=quiet,
                   in_flight=config.section("job").judge_concurrency, judge_rps=judge_rps)
         return
-    for given, flag in ((traces if request.kind == "jsonl" else None, "TRACES"), (out, "--out")):
+    for given, flag in ((traces if request.kind == registry.DEFAULT_SOURCE else None, "TRACES"), (out, "--out")):
         if given not in (None, "-") and Path(given).is_dir():  # an export source reads a folder; JSONL does not
             raise click.BadParameter(f"{given!r} is a folder; score a folder with --engine ray", param_hint=flag)
     to_stdout = out == "-"
     console = fitted_console(stderr=to_stdout, quiet=quiet)
-    if request.kind == "jsonl" and request.path is not None:  # a JSONL file that is not JSONL: one line
+    if request.kind == registry.DEFAULT_SOURCE and request.path is not None:  # a JSONL file that is not: one line
         problem = input_problem(request.path)
         if problem is not None:
             raise InputError(problem)
@@ -219,7 +217,8 @@ def _request(
     """Check which options go with which source (a file platform takes TRACES, the others a window)."""
     if registry.get(kind).file:
         if traces is None:
-            raise click.UsageError(f"missing TRACES: give a {kind} file (or '-') or choose --source langfuse")
+            windowed = "|".join(n for n in registry.names() if not registry.get(n).file)
+            raise click.UsageError(f"missing TRACES: give a {kind} file (or '-') or choose --source {windowed}")
         platform_only = [("--from", window_from), ("--to", window_to), ("--write-back", write_back)] + [
             ("--" + name.replace("_", "-").replace("tags", "tag"), value or None) for name, value in overrides.items()
         ]
@@ -229,10 +228,10 @@ def _request(
         return _Request(kind, traces, EVERYTHING, None, False, {})
     if traces is not None:
         raise click.UsageError(
-            f"TRACES {traces!r} is for a file source (--source jsonl); --source {kind} reads --from/--to"
+            f"TRACES {traces!r} is for a file source (--source {registry.DEFAULT_SOURCE}); --source {kind} reads"
+            " --from/--to"
         )
-    if kind == "langsmith" and not overrides.get("project"):
-        raise click.BadParameter("required with --source langsmith: the project name", param_hint="--project")
+    check_platform_options(kind, overrides, "score")
     start = _parse_time("--from", window_from, kind)
     end = _parse_time("--to", window_to, kind, default=datetime.now(UTC))
     if end <= start:  # a usage error, found before anything is read
@@ -241,7 +240,7 @@ def _request(
 
 
 def _parse_time(flag: str, value: str | None, kind: str, default: datetime | None = None) -> datetime:
-    """ISO 8601 date or datetime; no zone means UTC (the unit Langfuse and LangSmith store)."""
+    """ISO 8601 date or datetime; no zone means UTC (the unit the platforms store)."""
     if value is None:
         if default is None:
             raise click.BadParameter(f"required with --source {kind}, e.g. 2026-11-20T00:00:00Z", param_hint=flag)
@@ -332,6 +331,8 @@ def _finish(
     counts = run.counts
     if run.input_error is not None:
         raise InputError(run.input_error)
+    if run.stopped is not None and counts.seen == 0:  # nothing was read: no empty tables before the reason
+        raise TracescoreError(run.stopped)
     if not quiet:  # a quiet console renders every table and then drops it: skip the work (~70 ms at 20k traces)
         render_terminal(summary, console)
     scoring.print_usage(console)

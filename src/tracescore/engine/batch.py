@@ -380,8 +380,10 @@ def window_prefill(
     read: Callable[[Any, Any], Iterable[Any]],
     adapter: Callable[[object], Trace],
     done: Callable[[str], bool],
+    judges: Callable[[Trace], bool] | None = None,
 ) -> Callable[[Any, Any], None]:
-    """A ``before_window`` hook: read the window, keep the traces not yet done, prefill their judge replies."""
+    """A ``before_window`` hook: read the window, keep the traces not yet done (and, with ``judges``, the ones the
+    judged stages will run on: ``[scoring] judge_sample``), prefill their judge replies."""
 
     def before(since: Any, until: Any) -> None:
         def traces() -> Iterable[Trace]:
@@ -390,7 +392,7 @@ def window_prefill(
                     trace = adapter(record.payload)
                 except Exception:  # noqa: BLE001 - reported when the pipeline reads it again
                     continue
-                if not done(trace.id):
+                if not done(trace.id) and (judges is None or judges(trace)):
                     yield trace
 
         prefill.prefill(traces(), (since, until))

@@ -32,8 +32,8 @@ from tracescore.engine.stage import Plan, Scored, Stage
 from tracescore.engine.wire import Unread, pack_records, score_packed, unpack
 from tracescore.engine.writer import STOP, Flight, Writer
 from tracescore.errors import Interrupted, SourceError, TracescoreError
-from tracescore.platforms.base import BatchSink
 from tracescore.scorers import Scorer
+from tracescore.sinks.base import Sink
 from tracescore.sinks.records import WriteReport
 from tracescore.sources.base import Record, Source
 from tracescore.store.db import Store
@@ -51,9 +51,6 @@ queued hold tens of MiB at most, whatever the size of a trace."""
 
 
 Window = tuple[datetime, datetime]
-
-
-Sink = BatchSink
 
 
 @dataclass(slots=True)

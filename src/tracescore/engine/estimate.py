@@ -11,7 +11,7 @@ the judge's price table (``judge/pricing.py``); prompt caching and the judge cac
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -112,9 +112,10 @@ class DryRun:
     judge: JudgeEstimate = field(default_factory=JudgeEstimate)
     model: str | None = None
     cost_usd: float | None = None
+    not_sampled: int | None = None  # [scoring] judge_sample: traces the judged stages will leave out (None: no sample)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "dry_run": True,
             "window": [self.window[0].isoformat(), self.window[1].isoformat()],
             "traces": self.traces,
@@ -127,6 +128,9 @@ class DryRun:
             "judge_model": self.model,
             "judge_cost_usd": None if self.cost_usd is None else round(self.cost_usd, 4),
         }
+        if self.not_sampled is not None:
+            out["not_sampled"] = self.not_sampled
+        return out
 
 
 def dry_run(
@@ -138,9 +142,11 @@ def dry_run(
     done: Any = None,
     model: str | None = None,
     rubrics: Rubrics | None = None,
+    judges: Callable[[Trace], bool] | None = None,
 ) -> DryRun:
-    """Read every trace of ``windows`` and add up the estimate; ``done(trace_id)`` tells traces already scored."""
-    out = DryRun(window=window, model=model)
+    """Read every trace of ``windows`` and add up the estimate; ``done(trace_id)`` tells traces already scored,
+    ``judges(trace)`` the traces ``[scoring] judge_sample`` judges (the others are counted, not estimated)."""
+    out = DryRun(window=window, model=model, not_sampled=None if judges is None else 0)
     for since, until in windows:
         for record in source.records(since, until):
             try:
@@ -151,6 +157,9 @@ def dry_run(
             out.traces += 1
             if done is not None and done(trace.id):
                 out.already_done += 1
+                continue
+            if judges is not None and not judges(trace):
+                out.not_sampled = (out.not_sampled or 0) + 1
                 continue
             out.judge.add(estimate_trace(trace, model or "", rubrics=rubrics))
     out.cost_usd = _price(out.model, out.judge)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from tracescore.adapters import Adapter
 from tracescore.catalog import DIAGNOSIS
+from tracescore.engine.sampling import Sampled
 from tracescore.errors import InputError
 from tracescore.result import TraceResult
 from tracescore.scorers import Scorer, diagnose
@@ -39,14 +40,16 @@ class RunCounts:
 def score_trace(trace: Trace, scorers: Sequence[Scorer]) -> TraceResult:
     """Run every scorer on ``trace``, then derive the diagnosis cell from their scores.
 
-    Each scorer's ``Scored`` brings its scores, its rows (claims, citations) and its notes: nothing else is read.
+    Each scorer's ``Scored`` brings its scores, its rows (claims, citations) and its notes: nothing else is read. A
+    ``Sampled`` judged stage is also given the scores so far (``engine/sampling.py``).
     """
     result = TraceResult(trace_id=trace.id, timestamp=trace.timestamp, metadata=dict(trace.metadata))
     scores = result.scores
     notes: list[str] = []
     for scorer in scorers:
         try:
-            scored = scorer(trace)
+            # a sampled judged stage reads the scores before it (judge_flagged); type(): the hot path's cheapest test
+            scored = scorer.given(trace, scores) if type(scorer) is Sampled else scorer(trace)
         except Exception as exc:  # noqa: BLE001 - a scorer bug must not stop the batch
             name = getattr(scorer, "__name__", repr(scorer))
             result.errors.append(f"scorer {name} failed: {type(exc).__name__}: {exc}")

@@ -23,7 +23,8 @@ from tracescore.calibrate.required import HumanRequired, apply_required, human_r
 from tracescore.catalog import Reasons
 from tracescore.config import Config
 from tracescore.engine.judging import JudgePool, StoreJudgeCache
-from tracescore.engine.pipeline import RunCounts
+from tracescore.engine.pipeline import RunCounts, score_trace
+from tracescore.engine.sampling import Sampled, Sampling
 from tracescore.engine.stage import Plan, Stage, process_plan
 from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import DEFAULT_MODEL, PRICES_PER_MTOK, AnthropicJudge
@@ -60,6 +61,7 @@ class Options:
     merge_partial: str | None = None  # [judge] merge_partial
     rubrics: Rubrics = field(default_factory=Rubrics)  # [judge] rubric, surface_rubric, semantic_rubric
     judge_concurrency: int = 1  # [job] judge_concurrency: traces scored at once with a judge (a thread each)
+    sampling: Sampling = field(default_factory=Sampling)  # [scoring] judge_sample, judge_flagged, judge_salt
 
 
 def options(
@@ -71,6 +73,7 @@ def options(
     judge_model: str | None = None,
     max_cost: float | None = None,
     check_links: bool = False,
+    judge_sample: float | None = None,
 ) -> Options:
     """The options of ``config`` with the command line's values (None: not given) winning."""
     scoring = config.section("scoring")
@@ -85,6 +88,8 @@ def options(
         merge_partial=config.section("judge").merge_partial,
         rubrics=config.rubrics,
         judge_concurrency=config.section("job").judge_concurrency,
+        sampling=Sampling(judge_sample if judge_sample is not None else scoring.judge_sample, scoring.judge_flagged,
+                          scoring.judge_salt),
     )
 
 
@@ -99,21 +104,41 @@ class ScorerPlan:
     agreement: dict[str, dict[str, Any]] | None = None
     merge_partial: str | None = None
     rubrics: Rubrics = field(default_factory=Rubrics)
+    sampling: Sampling = field(default_factory=Sampling)
 
     def scorers(self, judge: Judge | None, links: LinkChecker | None = None) -> list[Scorer]:
         """The deterministic stages, then grounding, surface and semantic (``judge=None``: absent with the reason),
-        then dead links when a checker is given."""
-        reason, budget, prefix, rubrics = self.no_judge_reason, self.max_cost, self.final_answer_prefix, self.rubrics
-        scorers = default_scorers(k=self.k, final_answer_prefix=prefix) + [
+        then dead links when a checker is given. With a judge and ``sampling`` below every trace, each judged stage
+        runs on the sampled (and flagged) traces only, the others get its scores without a judge (not sampled)."""
+        scorers = default_scorers(k=self.k, final_answer_prefix=self.final_answer_prefix) + self._judged(judge)
+        if judge is not None and not self.sampling.everything:
+            unjudged = self._judged(None, self.sampling.reason)
+            scorers[-3:] = [Sampled(j, u, self.sampling) for j, u in zip(scorers[-3:], unjudged, strict=True)]
+        if links is not None:
+            scorers.append(dead_link_scorer(checker=links))
+        return scorers
+
+    def judges(self, trace: Trace) -> bool:
+        """Whether the judged stages run on ``trace`` (asked before scoring it: ``backfill --judge-batch`` batches
+        only these traces' requests); the flagged check scores the deterministic stages."""
+        sampling = self.sampling
+        chosen = sampling.chosen(trace.id)
+        if chosen or not sampling.flagged:
+            return chosen
+        deterministic = default_scorers(k=self.k, final_answer_prefix=self.final_answer_prefix)
+        return sampling.judges(trace.id, score_trace(trace, deterministic).scores)
+
+    def _judged(self, judge: Judge | None, reason: str | None = None) -> list[Scorer]:
+        """Grounding, surface and semantic around ``judge`` (None: absent with ``reason``, else the plan's)."""
+        reason = reason or self.no_judge_reason
+        budget, prefix, rubrics = self.max_cost, self.final_answer_prefix, self.rubrics
+        return [
             grounding_scorer(judge=judge, no_judge_reason=reason, max_cost=budget, agreement=self.agreement,
                              merge_partial=self.merge_partial, rubric=rubrics.grounding),
             surface_scorer(judge=judge, no_judge_reason=reason, max_cost=budget, rubric=rubrics.surface),
             semantic_scorer(judge=judge, final_answer_prefix=prefix, no_judge_reason=reason, max_cost=budget,
                             rubric=rubrics.semantic),
         ]  # fmt: skip
-        if links is not None:
-            scorers.append(dead_link_scorer(checker=links))
-        return scorers
 
 
 def _unjudged(adapter: Adapter, plan: ScorerPlan) -> tuple[Adapter, list[Scorer]]:
@@ -209,7 +234,7 @@ def scorer_plan(options: Options, reason: str | None, judge_model: str | None, s
         with Store(store) as opened:
             agreement = grounding_agreement(opened, judge_model, options.rubrics.grounding.version)
     return ScorerPlan(options.k, options.final_answer_prefix or None, reason or NO_JUDGE, options.max_cost,
-                      agreement, options.merge_partial, options.rubrics)  # fmt: skip
+                      agreement, options.merge_partial, options.rubrics, options.sampling)  # fmt: skip
 
 
 def build_recipe(

@@ -104,8 +104,8 @@ def score_once(
     with listening(threading.Event()):
         run_id = store.start_run("score", source=parts.describe + label)
         run = OneShot(run_id, engine.counts, engine.write_report)
-        if callable(attach := getattr(parts.sink, "attach", None)):
-            attach(store, run_id)  # the sink records what it wrote in the store and removes what this run supersedes
+        if parts.sink is not None:
+            parts.sink.attach(store, run_id)  # the sink records what it wrote and removes what this run supersedes
         results_file = JsonlSink(out) if out else None
         done = 0
 
@@ -134,7 +134,7 @@ def score_once(
             if results_file is not None:  # only a complete output replaces the previous one
                 results_file.close(complete=status == "done")
             summary: dict[str, Any] = _oneshot_counts(engine.counts) | {"results": out}
-            if hasattr(parts.stats, "as_dict"):
+            if parts.stats is not None:
                 summary["read"] = parts.stats.as_dict()
             if parts.sink is not None:
                 summary["write"] = engine.write_report.as_dict()
@@ -269,7 +269,8 @@ def backfill_job(
             )
             scan = SlicedScan(setup.source, windows[-1][0] if windows else job.start)  # the prefill's own listing
             before = window_prefill(
-                prefill, scan.records, setup.adapter, lambda key: marks.marked(job.scope, key) is not None
+                prefill, scan.records, setup.adapter, lambda key: marks.marked(job.scope, key) is not None,
+                setup.judges,
             )
             extra["judge_batch"] = True
             extra["judge_batches"] = prefill.summary  # kept current by the prefill, so the stored summary has it too
@@ -316,8 +317,8 @@ def _execute(
         processes=setup.plan,
     )
     summary: dict[str, Any] = {"run_id": run_id, "command": command, "source": setup.source_key} | extra
-    if callable(attach := getattr(setup.sink, "attach", None)):
-        attach(store, run_id)  # the sink records what it wrote in the store and removes what this run supersedes
+    if setup.sink is not None:
+        setup.sink.attach(store, run_id)  # the sink records what it wrote and removes what this run supersedes
     status, error = "done", None
     with listening(threading.Event()):  # a signal once the engine is done waits for the run's summary to be stored
         try:
@@ -330,8 +331,8 @@ def _execute(
             raise
         finally:
             summary |= engine.counts.as_dict() | {"status": status, "error": error}
-            if hasattr(setup.stats, "as_dict"):
-                summary["read"] = setup.stats.as_dict()  # what the source did (e.g. LangSmith's query backend)
+            if setup.stats is not None:
+                summary["read"] = setup.stats.as_dict()  # what the source did (e.g. the query backend it read)
             if command == "run":
                 mark = JobState(store).watermark(setup.source_key)
                 summary["watermark"] = to_text(mark.watermark) if mark else None

@@ -19,10 +19,11 @@ from tracescore.engine.recipe import build_recipe, cores, labelled, options
 from tracescore.engine.stage import Plan
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
-from tracescore.platforms.base import Parts, PlatformContext
+from tracescore.platforms.base import Parts, PlatformContext, SourceStats
 from tracescore.scorers import Scorer
 from tracescore.scorers.rubrics import Rubrics
 from tracescore.sources.base import Source
+from tracescore.trace import Trace
 
 __all__ = ["JobSetup", "build_platform", "build_setup", "cores"]
 
@@ -50,10 +51,11 @@ class JobSetup:
     settle_minutes: float = 0.0
     judge_off: str | None = None  # why the judged stages will be absent, when they will be
     describe: str = ""
-    stats: Any = None
+    stats: SourceStats | None = None
     plan: Callable[[str, str | None], Plan] | None = None  # no judge: score in ``limits.workers`` processes
     rubrics: Rubrics = field(default_factory=Rubrics)  # each judged stage's rubric ([judge] rubric, ...)
     notes: list[str] = field(default_factory=list)  # the recipe's warnings (missing SDK, deprecated judge model)
+    judges: Callable[[Trace], bool] | None = None  # [scoring] judge_sample: the traces judged (None: every one)
 
     def close(self) -> None:
         """Close the platform clients."""
@@ -67,9 +69,11 @@ def build_setup(
     path: str | None = None,
     write_back: bool | None = None,
     overrides: dict[str, Any] | None = None,
+    judge_sample: float | None = None,
 ) -> JobSetup:
     """The run described by ``config`` (``kind``/``path``/``write_back``/``overrides`` from the command line win);
-    ConfigError names the bad key and the fix. Its scoring is the recipe's (``engine/recipe.py``)."""
+    ConfigError names the bad key and the fix. Its scoring is the recipe's (``engine/recipe.py``); ``judge_sample``
+    (``--judge-sample``) wins over ``[scoring] judge_sample``."""
     job: JobSettings = config.section("job")
     limiter = RateLimiter(job.requests_per_minute)
     resources = ExitStack()
@@ -78,7 +82,7 @@ def build_setup(
         config, limiter, resources, kind=kind, path=path, write_back=write_back, overrides=overrides
     )
     try:
-        recipe = build_recipe(options(config), job.store)
+        recipe = build_recipe(options(config, judge_sample=judge_sample), job.store)
     except BaseException:
         resources.close()
         raise
@@ -114,6 +118,7 @@ def build_setup(
         limiter=limiter,
         resources=resources,
         notes=recipe.notes,
+        judges=None if recipe.plan.sampling.everything else recipe.plan.judges,
     )
 
 
@@ -126,10 +131,11 @@ def build_platform(
     path: str | None = None,
     write_back: bool = True,
     overrides: dict[str, Any] | None = None,
+    push: bool = False,
 ) -> Parts:
     """Source, adapter and sink of the platform ``kind`` (default ``[source] kind``), from the registry; its clients
     close with ``resources``. ``path`` (a command-line file) is taken as given, ``[source] path`` relative to the
-    config file."""
+    config file; ``push``: the write-only sink of ``tracescore push`` (nothing is read)."""
     source_cfg: SourceSettings = config.section("source")
     kind = kind or source_cfg.kind
     platform = registry.get(kind)
@@ -143,6 +149,7 @@ def build_platform(
         write_back=write_back,
         resources=resources,
         overrides=dict(overrides or {}),
+        push=push,
         keep_versions=config.section("sinks").keep_versions,
     )
     try:

@@ -7,7 +7,7 @@ engine asks for the slices in turn: the records of ``records(since, until)`` are
 first one older than ``since``, which is held back for the next, older slice.
 
 No I/O of its own: it only splits what the source yields. Records must come newest first by ``Record.timestamp``
-(the Langfuse and LangSmith sources yield them so). A source whose records carry no timestamp (a file: its lines
+(the platform sources yield them so). A source whose records carry no timestamp (a file: its lines
 come in file order) is read slice by slice, as ``records(since, until)`` each, from its first record on; a record
 without a timestamp further on belongs to the slice being read, so it is written before that slice is checkpointed.
 A slice asked for out of turn (its ``until`` is not the ``since`` of the slice before) starts a listing of its own.

@@ -22,7 +22,7 @@ from tracescore.engine.counts import FAILURES_KEPT, JobCounts, Limits, Windows
 from tracescore.engine.interrupt import received
 from tracescore.engine.stage import Scored
 from tracescore.errors import Interrupted, SinkError, TracescoreError
-from tracescore.platforms.base import BatchSink
+from tracescore.sinks.base import Sink
 from tracescore.sinks.records import WriteReport
 from tracescore.store.db import Store, result_rows
 from tracescore.store.state import JobState
@@ -65,7 +65,7 @@ class Writer:
 
     flight: Flight
     store: Store
-    sink: BatchSink | None
+    sink: Sink | None
     limits: Limits
     counts: JobCounts
     report: WriteReport  # the sink's reports summed over batches
@@ -108,6 +108,7 @@ class Writer:
                 while len(batch) >= limits.write_batch:  # a chunk from a process may hold more than a batch
                     self._flush(batch[: limits.write_batch])
                     batch = batch[limits.write_batch :]
+                    self._complete(windows, on_window)  # the windows that batch completed: their cursor now
             due = time.monotonic() - last_flush >= limits.write_interval
             if due and batch:
                 self._flush(batch)

@@ -1,6 +1,8 @@
 """The one registry of platforms, the built-in JSONL included: every folder under ``platforms/`` with a ``PLATFORM``.
 
-The CLI's ``--source`` choices, the ``[source] kind`` values and the platform config sections all come from here.
+The CLI's ``--source``, ``push --to`` and ``calibrate --to`` choices, the options a platform adds to a command, the
+``[source] kind`` values and the platform config sections all come from here; nothing outside ``platforms/`` names
+a platform or builds its client.
 """
 
 from __future__ import annotations
@@ -16,9 +18,25 @@ import tracescore.platforms as _package
 from tracescore.adapters import Adapter
 from tracescore.adapters.mapping import MappingConfig
 from tracescore.errors import ConfigError
-from tracescore.platforms.base import Parts, Platform, PlatformContext
+from tracescore.platforms.base import LabelQueue, Option, Parts, Platform, PlatformContext, QueueContext
 
-__all__ = ["build", "get", "get_adapter", "names", "platforms", "server_line"]
+__all__ = [
+    "DEFAULT_JOB_SOURCE",
+    "DEFAULT_SOURCE",
+    "build",
+    "build_queue",
+    "get",
+    "get_adapter",
+    "names",
+    "options",
+    "platforms",
+    "push_targets",
+    "queue_targets",
+    "server_line",
+]
+
+DEFAULT_SOURCE = "jsonl"  # ``score``, ``inspect`` and ``[source] kind`` without a choice: a file, no credentials
+DEFAULT_JOB_SOURCE = "langfuse"  # ``init``: the platform a production job reads and writes back to
 
 
 @cache
@@ -37,8 +55,28 @@ def platforms() -> dict[str, Platform]:
 
 
 def names() -> list[str]:
-    """The platform names, JSONL first (the default)."""
-    return sorted(platforms(), key=lambda n: (n != "jsonl", n))
+    """The platform names, the default first."""
+    return sorted(platforms(), key=lambda n: (n != DEFAULT_SOURCE, n))
+
+
+def push_targets() -> list[str]:
+    """The platforms that write scores back (``push --to``)."""
+    return [n for n in names() if platforms()[n].push]
+
+
+def queue_targets() -> list[str]:
+    """The platforms with a label queue (``calibrate --to``/``--from``)."""
+    return [n for n in names() if platforms()[n].queue is not None]
+
+
+def options(command: str) -> list[tuple[Option, list[str]]]:
+    """The options platforms add to ``command``, each once, with the platforms that declare it."""
+    found: dict[str, tuple[Option, list[str]]] = {}
+    for name in names():
+        for option in platforms()[name].options:
+            if command in option.commands:
+                found.setdefault(option.flag, (option, []))[1].append(name)
+    return list(found.values())
 
 
 def get(name: str) -> Platform:
@@ -53,11 +91,20 @@ def get(name: str) -> Platform:
 def build(name: str, context: PlatformContext) -> Parts:
     """Build platform ``name``: a missing SDK is one line with the pip command, then its factory runs."""
     platform = get(name)
-    if platform.sdk is not None and importlib.util.find_spec(platform.sdk) is None:
-        raise ConfigError(
-            f"--source {name} needs the {platform.sdk} SDK: pip install 'tracescore[{platform.extra or name}]'"
-        )
+    _need_sdk(platform)
     factory = cast(Callable[[PlatformContext], Parts], _load(platform.factory))
+    return factory(context)
+
+
+def build_queue(name: str, context: QueueContext) -> LabelQueue:
+    """The label queue of platform ``name`` (its client closes with ``context.resources``); a ConfigError names the
+    platforms that have one, or the pip command of a missing SDK."""
+    platform = platforms().get(name)
+    if platform is None or platform.queue is None:
+        known = ", ".join(repr(n) for n in queue_targets())
+        raise ConfigError(f"{name!r} has no label queue; expected one of {known}")
+    _need_sdk(platform)
+    factory = cast(Callable[[QueueContext], LabelQueue], _load(platform.queue))
     return factory(context)
 
 
@@ -75,6 +122,13 @@ def server_line(name: str) -> str | None:
         return None
     describe = cast(Callable[[], str], _load(platform.server))
     return describe()
+
+
+def _need_sdk(platform: Platform) -> None:
+    if platform.sdk is not None and importlib.util.find_spec(platform.sdk) is None:
+        raise ConfigError(
+            f"{platform.name} needs the {platform.sdk} SDK: pip install 'tracescore[{platform.extra or platform.name}]'"
+        )
 
 
 def _load(path: str) -> object:

@@ -123,6 +123,14 @@ def _no_value(stat: StageStat | None) -> str:
     return why
 
 
+def _sampled(name: str, summary: Summary) -> str:
+    """For a judged score of a sampled run: the rate beside the figure (the flagged traces are not in it)."""
+    known = catalog.entry(name.split("@", 1)[0])
+    if summary.sample_rate is None or known is None or not known.judged:
+        return ""
+    return f" sampled (judge_sample {summary.sample_rate:g}; {summary.flagged} flagged traces apart)"
+
+
 def _threshold(name: str, limit: float, sign: int, summary: Summary) -> GateCheck:
     op = "≥" if sign > 0 else "≤"
     stat = summary.stats.get(name)
@@ -132,7 +140,8 @@ def _threshold(name: str, limit: float, sign: int, summary: Summary) -> GateChec
         return GateCheck("threshold", name, "fail", message, None, f"{op} {limit:g}")
     ok = mean >= limit - _EPS if sign > 0 else mean <= limit + _EPS
     absent = f" ({stat.absent_count} absent)" if stat and stat.absent_count else ""
-    message = f"{name} = {_fmt(mean)} over {stat.present if stat else 0} traces{absent}, needs {op} {limit:g}"
+    message = (f"{name} = {_fmt(mean)} over {stat.present if stat else 0} traces{absent}{_sampled(name, summary)},"
+               f" needs {op} {limit:g}")  # fmt: skip
     return GateCheck("threshold", name, "pass" if ok else "fail", message, mean, f"{op} {limit:g}")
 
 
@@ -163,7 +172,8 @@ def _regressions(
             continue
         ok = mean >= floor - _EPS if sign > 0 else mean <= ceiling + _EPS
         verb = "inside or better than" if ok else "outside"
-        message = f"{name} = {_fmt(mean)}, {verb} the {where}; needs {limit}"
+        n = f" over {stat.present} traces{_sampled(name, current)}" if stat and current.sample_rate is not None else ""
+        message = f"{name} = {_fmt(mean)}{n}, {verb} the {where}; needs {limit}"
         checks.append(GateCheck("regression", name, "pass" if ok else "fail", message, mean, limit, band))
     return checks
 

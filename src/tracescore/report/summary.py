@@ -181,8 +181,9 @@ def _stage_json(count: StageCount, ids: bool = True) -> dict[str, Any]:
 
 
 def summary_to_json(summary: Summary) -> dict[str, Any]:
-    """One Summary as plain JSON: cells with their trace ids, stage rates, score stats, judge usage, work queue."""
-    return {
+    """One Summary as plain JSON: cells with their trace ids, stage rates, score stats, judge usage, work queue; with
+    ``[scoring] judge_sample``, the rate and the flagged traces' judged scores apart (``judge_sample``)."""
+    out = {
         "traces": summary.traces,
         "unreadable": summary.failed,
         "cells": {c: {"count": len(ids), "trace_ids": list(ids)} for c, ids in summary.cells.items()},
@@ -211,6 +212,20 @@ def summary_to_json(summary: Summary) -> dict[str, Any]:
         ],
         "errors": list(summary.errors),
     }
+    if summary.sample_rate is not None:
+        out["judge_sample"] = _sample_json(summary)
+    return out
+
+
+def _sample_json(summary: Summary) -> dict[str, Any]:
+    """The judged shares are over the sampled traces only (``present`` is their n); the traces judged because a
+    deterministic stage flagged them are counted apart, with their own means."""
+    return {
+        "rate": summary.sample_rate,
+        "flagged_traces": summary.flagged,
+        "flagged_scores": {n: {"present": s.present, "mean": _round(s.mean)}
+                           for n, s in sorted(summary.flagged_stats.items())},
+    }  # fmt: skip
 
 
 def report_to_json(report: Report) -> dict[str, Any]:
@@ -288,6 +303,9 @@ def render_terminal(summary: Summary, console: Console) -> None:
         if top and not wide:
             below.append(f"  {name}: {top}")
     console.print(stages)
+    if summary.sample_rate is not None:
+        console.print(term(f"judged scores over the sampled traces only (judge_sample {summary.sample_rate:g}, n ="
+                           f" present); {summary.flagged} flagged traces judged apart"), highlight=False)
     if below:
         console.print(Text("Top reason absent", style="bold"))
         for line in below:

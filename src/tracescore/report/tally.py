@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
-from tracescore.catalog import CITATION_FABRICATED_COUNT, DIAGNOSIS
+from tracescore.catalog import CITATION_FABRICATED_COUNT, DIAGNOSIS, entry
 from tracescore.report.verdicts import STAGES, verdicts_of
 from tracescore.scorers.diagnosis import CELLS
 
@@ -103,6 +104,12 @@ class JudgeUsage:
 _PENDING = 512
 
 
+@lru_cache(maxsize=1024)
+def _judged(name: str) -> bool:
+    found = entry(name)
+    return found is not None and found.judged
+
+
 @dataclass
 class Summary:
     """Counts per contingency cell (with trace ids), per-stage pass counts, per-score statistics, judge usage."""
@@ -117,6 +124,11 @@ class Summary:
     fabricated: dict[str, float] = field(default_factory=dict)
     judge: JudgeUsage = field(default_factory=JudgeUsage)
     errors: list[str] = field(default_factory=list)
+    # [scoring] judge_sample (the lines' ``judge.sample``): the rate, and the judged scores of the traces judged only
+    # because a deterministic stage flagged them, kept apart so the judged shares are the sample's, unbiased
+    sample_rate: float | None = None
+    flagged: int = 0
+    flagged_stats: dict[str, StageStat] = field(default_factory=_stat_table)
     # each distinct ``missing`` mapping and how many lines had it: counted in C, folded into the stats when read
     _absent: Counter[tuple[tuple[str, str], ...]] = field(default_factory=Counter, init=False, repr=False)
 
@@ -145,8 +157,13 @@ class Summary:
         """Fold one result line (and its ``stage_verdicts``, when already computed) into the summary."""
         get = result.get
         judge = get("judge")
+        apart = False
         if judge is not None:
             self.judge.add(judge)
+            sample = judge.get("sample") if isinstance(judge, Mapping) else None
+            if isinstance(sample, Mapping):
+                self.sample_rate = sample.get("rate")
+                apart = sample.get("by") == "flagged"
         scores: Mapping[str, Any] = get("scores") or {}
         missing: Mapping[str, str] = get("missing") or {}
         errors = get("errors")
@@ -159,11 +176,12 @@ class Summary:
             self.errors += list(errors)
         tid = str(get("trace_id"))
         stats = self._stats
+        self.flagged += apart
         for name, value in scores.items():
             if isinstance(value, str):
                 self.categorical[name][value] += 1
                 continue
-            stat = stats[name]
+            stat = self.flagged_stats[name] if apart and _judged(name) else stats[name]
             stat.present += 1
             stat.total += float(value)
         if missing:
@@ -175,7 +193,7 @@ class Summary:
             self.cells.setdefault(cell, []).append(tid)
         stages = self.stages
         for stage, verdict in (verdicts if verdicts is not None else verdicts_of(scores)).items():
-            if verdict is not None:  # StageCount.add, inlined: this runs for every stage of every line
+            if verdict is not None and not (apart and stage == "grounding"):  # StageCount.add, inlined: every line
                 count = stages[stage]
                 count.decided += 1
                 if verdict:
@@ -211,6 +229,12 @@ class Summary:
             into.decided += count.decided
             into.failed_ids += count.failed_ids
         self.fabricated.update(other.fabricated)
+        self.sample_rate = other.sample_rate if other.sample_rate is not None else self.sample_rate
+        self.flagged += other.flagged
+        for name, stat in other.flagged_stats.items():
+            into_stat = self.flagged_stats[name]
+            into_stat.present += stat.present
+            into_stat.total += stat.total
         self.judge.merge(other.judge)
         self.errors += other.errors
         self._absent.update(other._absent)

@@ -1,7 +1,8 @@
 """Answer stage: is the final answer right, against the labels?
 
 ``answer.correct`` (every ``expected_answer_contains`` present after normalisation, or a refusal when one is
-expected), ``answer.token_f1`` and ``answer.exact_match`` with SQuAD v1.1 normalisation plus number words as digits.
+expected), ``answer.token_f1`` and ``answer.exact_match`` with SQuAD v1.1 normalisation plus number words as digits;
+with ``gold_answers``, the best over every gold answer (the SQuAD v1.1 script's maximum over ground truths).
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from types import MappingProxyType
 
 from tracescore.catalog import ANSWER_CORRECT, ANSWER_EXACT_MATCH, ANSWER_TOKEN_F1, Reasons
 from tracescore.scorers.scored import Scored, Scorer
-from tracescore.scores import absent, score
-from tracescore.trace import Trace
+from tracescore.scores import Score, absent, score
+from tracescore.trace import Labels, Trace
 
 __all__ = [
     "answer_scorer",
     "exact_match",
     "extract_final_answer",
+    "gold_answers",
     "is_refusal",
     "normalize_answer",
     "squad_normalize",
@@ -168,6 +170,8 @@ def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Score
         else:
             correct = unlabelled
         gold = labels.gold_answer
+        if labels.gold_answers:
+            return Scored((correct, *_best_of(final, gold_answers(labels))))
         if gold is None:
             return Scored((correct, *no_gold))
         if not _answer_tokens(gold):  # "", "  ", "the", "!!!": nothing to compare with, not an answer that missed it
@@ -177,3 +181,25 @@ def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Score
         return Scored((correct, f1, exact))
 
     return score_answer
+
+
+def gold_answers(labels: Labels) -> list[str]:
+    """Every acceptable answer: ``gold_answer`` (when given), then each of ``gold_answers``, in label order."""
+    golds = [] if labels.gold_answer is None else [labels.gold_answer]
+    return golds + list(labels.gold_answers or ())
+
+
+def _best_of(final: str, golds: list[str]) -> tuple[Score, Score]:
+    """Token F1 and exact match as the SQuAD v1.1 script scores several ground truths: the maximum over them. A gold
+    with no word is a broken label, so both are absent naming it; ``gold`` names the best-scoring one."""
+    for gold in golds:
+        if not _answer_tokens(gold):
+            reason = Reasons.EMPTY_GOLD.format(gold=gold)
+            return absent(ANSWER_TOKEN_F1, reason), absent(ANSWER_EXACT_MATCH, reason)
+    f1s = [token_f1(final, gold) for gold in golds]
+    best = max(range(len(golds)), key=f1s.__getitem__)  # the first of the best
+    exact = next((gold for gold in golds if exact_match(final, gold)), None)
+    return (
+        score(ANSWER_TOKEN_F1, f1s[best], gold=golds[best]),
+        score(ANSWER_EXACT_MATCH, exact is not None, gold=exact if exact is not None else golds[best]),
+    )

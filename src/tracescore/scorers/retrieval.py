@@ -127,32 +127,81 @@ def retrieval_scorer(*, k: int = 5) -> Scorer:
             return Scored((*no_label, any_hit))
         if not required:
             return Scored((*refusal, any_hit))
-        if not all(r.strip() for r in required):  # an empty id can match no document: a broken label, not a miss
+        if not all(type(r) is str for r in required):  # some entry is a group of alternatives
+            grouped = _grouped(searches, required, recall, k)
+            if isinstance(grouped, tuple):
+                return Scored((*grouped, any_hit))
+            return Scored((grouped.first, ranked(grouped.found.rank), any_hit))
+        flat: list[str] = required  # type: ignore[assignment]  # every entry is a str (checked above)
+        if not all(r.strip() for r in flat):  # an empty id can match no document: a broken label, not a miss
             return Scored((*_absent(recall, k, Reasons.EMPTY_REQUIRED_ID.format(required=required)), any_hit))
-        keys = [_key(r) for r in required]
+        keys = [_key(r) for r in flat]
         wanted = set(keys)
-        urls = any(_is_url(r) for r in required)
+        urls = any(_is_url(r) for r in flat)
         found = _find(searches, wanted, urls, k)
         # "missing": the required ids in no call's top k (returned lower down or never); a stale label is one never
         # returned whose other version was
-        missing = [r for r, key in zip(required, keys, strict=True) if key not in found.top]
-        never = [r for r, key in zip(required, keys, strict=True) if key not in found.anywhere]
+        missing = [r for r, key in zip(flat, keys, strict=True) if key not in found.top]
+        never = [r for r, key in zip(flat, keys, strict=True) if key not in found.anywhere]
         stale = _stale(never, _everywhere(searches, urls)) if any(doc_family(r) for r in never) else {}
         if stale:
-            pairs = ", ".join(f"required {req} but retrieved {got}" for req, got in stale.items())
-            first = absent(recall, Reasons.STALE_LABEL.format(pairs=pairs), k=k, stale=stale)
+            first = _stale_recall(recall, k, stale)
         elif not missing:
             first = full_recall
         else:
             comment = f"missing required docs in top {k}: {', '.join(missing)}"
             first = score(recall, len(found.top) / len(wanted), comment=comment, k=k, missing=missing)
-        if found.rank is None:
-            return Scored((first, no_rank, any_hit))
-        if found.rank not in ranks and found.rank <= _SHARED_RANKS:
-            ranks[found.rank] = score(RETRIEVAL_FIRST_HIT_RANK, float(found.rank))
-        return Scored((first, ranks.get(found.rank) or score(RETRIEVAL_FIRST_HIT_RANK, float(found.rank)), any_hit))
+        return Scored((first, ranked(found.rank), any_hit))
+
+    def ranked(rank: int | None) -> Score:
+        """``first_hit_rank``: absent without a hit, else shared for the first ``_SHARED_RANKS`` ranks."""
+        if rank is None:
+            return no_rank
+        if rank not in ranks and rank <= _SHARED_RANKS:
+            ranks[rank] = score(RETRIEVAL_FIRST_HIT_RANK, float(rank))
+        return ranks.get(rank) or score(RETRIEVAL_FIRST_HIT_RANK, float(rank))
 
     return score_retrieval
+
+
+def _stale_recall(recall: str, k: int, stale: dict[str, str]) -> Score:
+    pairs = ", ".join(f"required {req} but retrieved {got}" for req, got in stale.items())
+    return absent(recall, Reasons.STALE_LABEL.format(pairs=pairs), k=k, stale=stale)
+
+
+class _Grouped:
+    __slots__ = ("first", "found")
+
+    def __init__(self, first: Score, found: _Found) -> None:
+        self.first, self.found = first, found
+
+
+def _grouped(
+    searches: list[SearchStep], required: list[str | list[str]], recall: str, k: int
+) -> _Grouped | tuple[Score, Score]:
+    """Recall over groups of alternatives (a plain id is a group of one): a group is satisfied when any member is in
+    some call's top ``k``; recall = satisfied groups / groups (equal groups counted once, as equal ids are). A group
+    none of whose members came back anywhere is a stale label when a member's other version did."""
+    groups = [[entry] if isinstance(entry, str) else entry for entry in required]
+    members = [m for group in groups for m in group]
+    if not all(m.strip() for m in members):
+        reason = Reasons.EMPTY_REQUIRED_ID.format(required=required)
+        return _absent(recall, k, reason)
+    keysets = [frozenset(map(_key, group)) for group in groups]
+    urls = any(_is_url(m) for m in members)
+    found = _find(searches, set().union(*keysets), urls, k)
+    missing = [entry for entry, keys in zip(required, keysets, strict=True) if not keys & found.top]
+    never = [m for group, keys in zip(groups, keysets, strict=True) if not keys & found.anywhere for m in group]
+    stale = _stale(never, _everywhere(searches, urls)) if any(doc_family(m) for m in never) else {}
+    if stale:
+        return _Grouped(_stale_recall(recall, k, stale), found)
+    distinct = set(keysets)
+    satisfied = sum(1 for keys in distinct if keys & found.top)
+    if not missing:
+        return _Grouped(score(recall, 1.0, k=k, missing=[]), found)
+    named = ", ".join(entry if isinstance(entry, str) else " or ".join(entry) for entry in missing)
+    comment = f"missing required docs in top {k}: {named}"
+    return _Grouped(score(recall, satisfied / len(distinct), comment=comment, k=k, missing=missing), found)
 
 
 def _absent(recall: str, k: int, reason: str) -> tuple[Score, Score]:

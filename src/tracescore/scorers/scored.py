@@ -9,8 +9,9 @@ sequence of its scores, so ``for s in scorer(trace)`` reads them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import overload
+
+import msgspec
 
 from tracescore.result import CitationRow, ClaimRow, UrlRow
 from tracescore.scores import Score
@@ -19,8 +20,7 @@ from tracescore.trace import Trace
 __all__ = ["Scored", "Scorer"]
 
 
-@dataclass(frozen=True, slots=True)
-class Scored(Sequence[Score]):
+class Scored(msgspec.Struct, frozen=True, gc=False):
     """One scorer's outcome on one trace: ``scores`` (present or absent with a reason) and what they rest on.
 
     ``claims``: the judged claims (grounding); ``citations``: every cited source of every sentence (citations);
@@ -49,6 +49,8 @@ class Scored(Sequence[Score]):
     def __getitem__(self, index: int | slice) -> Score | Sequence[Score]:
         return self.scores[index]
 
+
+Sequence.register(Scored)  # a Sequence of its scores (a Struct, built in C: three a trace, on the hot path)
 
 Scorer = Callable[[Trace], Scored]
 """A scorer: a pure function of the trace (built by a factory from its options, plus the judge if judged)."""

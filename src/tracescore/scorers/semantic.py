@@ -17,7 +17,7 @@ from tracescore.errors import JudgeError
 from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
 from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.scorers.absent import absent_for
-from tracescore.scorers.answer import exact_match, extract_final_answer
+from tracescore.scorers.answer import exact_match, extract_final_answer, gold_answers
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
@@ -53,11 +53,16 @@ def needed_request(
     trace: Trace, *, final_answer_prefix: str | None = "FINAL ANSWER:", rubric: Rubric | None = None
 ) -> JudgeRequest | None:
     """The request ``semantic_scorer`` will send for ``trace``, or None when it needs no call (batch prefill)."""
-    gold = trace.labels.gold_answer
+    golds = _golds(trace)
     final = extract_final_answer(trace.answer, final_answer_prefix).strip()
-    if gold is None or not gold.strip() or not final or exact_match(final, gold):
+    if not golds or not final or any(exact_match(final, gold) for gold in golds):
         return None
-    return semantic_request(trace.question, gold, final, rubric=rubric)
+    return semantic_request(trace.question, golds[0], final, rubric=rubric)
+
+
+def _golds(trace: Trace) -> list[str]:
+    """The gold answers a judge can compare with: ``gold_answer`` then ``gold_answers``, blank ones left out."""
+    return [gold for gold in gold_answers(trace.labels) if gold.strip()]
 
 
 def semantic_scorer(
@@ -80,29 +85,39 @@ def semantic_scorer(
     no_judge = Scored((absent(SCORE, no_judge_reason),))
 
     def score_semantic(trace: Trace) -> Scored:
-        gold = trace.labels.gold_answer
-        if gold is None or not gold.strip():
+        golds = _golds(trace)
+        if not golds:
             return no_gold
         final = extract_final_answer(trace.answer, final_answer_prefix).strip()
-        if exact_match(final, gold):
+        if any(exact_match(final, gold) for gold in golds):
             return exact
         if not final:
             return empty
         if judge is None:
             return no_judge
-        if max_cost is not None and judge.usage.cost_usd >= max_cost:
-            return Scored(absent_for((SCORE,), Reasons.BUDGET.format(spent=judge.usage.cost_usd, limit=max_cost)))
-        meta: dict[str, Any] = {
-            "judge_model": judge.model, "rubric": rubric.name, "rubric_version": rubric.version, "how": "judge"
-        }
-        try:
-            reply = judge.judge(semantic_request(trace.question, gold, final, rubric=rubric))
-        except JudgeError as exc:
-            return Scored((Score(name=SCORE, reason=Reasons.JUDGE_ERROR.text, comment=str(exc), metadata=meta),))
-        spent = JudgeUsage()  # what this call cost (nothing from the cache), summed into the result line's judge
-        if not reply.cached:
-            spent.bill(reply)
-        verdict: SemanticVerdict = reply.output
+        spent = JudgeUsage()  # what the calls cost (nothing from the cache), summed into the result line's judge
+        for i, gold in enumerate(golds):  # one call per gold answer, until one matches: passes when any matches
+            if max_cost is not None and judge.usage.cost_usd >= max_cost:
+                reason = Reasons.BUDGET.format(spent=judge.usage.cost_usd, limit=max_cost)
+                if i == 0:
+                    return Scored(absent_for((SCORE,), reason))
+                return Scored((Score(name=SCORE, reason=reason, metadata={"judge_usage": spent.as_dict()}),))
+            meta: dict[str, Any] = {
+                "judge_model": judge.model, "rubric": rubric.name, "rubric_version": rubric.version, "how": "judge"
+            }
+            if len(golds) > 1:
+                meta["gold"] = gold
+            try:
+                reply = judge.judge(semantic_request(trace.question, gold, final, rubric=rubric))
+            except JudgeError as exc:
+                if i > 0:  # what the earlier calls cost stays on the line
+                    meta["judge_usage"] = spent.as_dict()
+                return Scored((Score(name=SCORE, reason=Reasons.JUDGE_ERROR.text, comment=str(exc), metadata=meta),))
+            if not reply.cached:
+                spent.bill(reply)
+            verdict: SemanticVerdict = reply.output
+            if verdict.match:
+                break
         judged = score(SCORE, verdict.match, comment=verdict.reason or None, judge_usage=spent.as_dict(), **meta)
         return Scored((judged,))
 

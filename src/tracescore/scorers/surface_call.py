@@ -17,6 +17,7 @@ from tracescore.catalog import Reasons
 from tracescore.judge.passages import MAX_SHARE, approx_tokens, chunk_text, select_passages
 from tracescore.judge.protocol import JudgeRequest
 from tracescore.judge.rubrics import Rubric, load_rubric
+from tracescore.scorers.answer import gold_answers
 from tracescore.trace import Hit, Trace, fetch_failed
 from tracescore.urls import normalize_url
 
@@ -123,8 +124,8 @@ def gold_text(trace: Trace) -> tuple[str | None, str | None]:
     labels = trace.labels
     if labels.expect_refusal:
         return None, Reasons.SURFACE_REFUSAL.text
-    if labels.gold_answer and labels.gold_answer.strip():
-        return labels.gold_answer.strip(), None
+    if golds := [gold.strip() for gold in gold_answers(labels) if gold.strip()]:
+        return " OR ".join(golds), None  # several acceptable answers (gold_answers): any of them is the gold
     if labels.expected_answer_contains:
         return "; ".join(labels.expected_answer_contains), None
     return None, Reasons.NO_GOLD_OR_EXPECTED.text

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
 from tracescore.errors import SinkError
 from tracescore.result import TraceResult
+from tracescore.sinks.base import Sink
+from tracescore.sinks.records import WriteReport
 
 __all__ = ["JsonlSink"]
 
 
-class JsonlSink:
+class JsonlSink(Sink):
     """Writes ``TraceResult.to_json()`` lines to ``PATH.partial``; the file is replaced as a whole, once complete, so a
-    re-run never duplicates and an unfinished run never truncates it."""
+    re-run never duplicates and an unfinished run never truncates it. A ``Sink`` without a ledger: nothing to attach,
+    nothing it writes is ever removed (the defaults)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -28,8 +32,11 @@ class JsonlSink:
         except OSError as exc:
             raise SinkError(f"cannot write results to {str(self.path)!r}: {exc.strerror}") from exc
 
-    def write(self, result: TraceResult) -> None:
-        self.write_line(result.encoded()[1])
+    def write(self, results: Sequence[TraceResult]) -> WriteReport:
+        """One line per result, every score in it (present or absent with its reason): each present one accepted."""
+        self.write_lines([result.encoded()[1] for result in results])
+        present = sum(1 for result in results for score in result.scores.values() if score.value is not None)
+        return WriteReport(accepted=present, batches=1)
 
     def write_line(self, line: str) -> None:
         """One result line already serialised (``TraceResult.encoded()``)."""

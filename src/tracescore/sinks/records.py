@@ -15,10 +15,9 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Literal
 
 from tracescore.catalog import DIAGNOSIS, entry
-from tracescore.errors import SinkError
 from tracescore.result import TraceResult
 from tracescore.scores import Score
 
@@ -29,8 +28,6 @@ __all__ = [
     "DataType",
     "Rejection",
     "ScoreRecord",
-    "BatchWriter",
-    "BufferedSink",
     "WriteReport",
     "batches",
     "versioned_score_id",
@@ -308,59 +305,6 @@ class WriteReport:
                 {"id": r.id, "trace_id": r.trace_id, "name": r.name, "reason": r.reason} for r in self.rejected
             ],
         }
-
-
-class BufferedSink(Protocol):
-    """A platform's score sink: queues results, sends on ``flush``, counts into one running ``report``; ``attach``
-    gives it the run's store (the written-scores ledger, for removals), ``preview`` says what a write would remove."""
-
-    report: WriteReport
-
-    def write(self, result: TraceResult) -> object: ...
-
-    def flush(self) -> object: ...
-
-    def attach(self, store: Any, run_id: str) -> None: ...
-
-    def preview(self, store: Any, trace_ids: Sequence[str]) -> dict[str, Any]: ...
-
-
-_S = TypeVar("_S", bound=BufferedSink)
-
-
-class BatchWriter(Generic[_S]):
-    """The engine's batch sink over one platform sink (its caches kept across batches): each batch returns its part
-    of the sink's running report; scores not delivered after the retries raise SinkError (the engine stops and
-    leaves those traces unmarked)."""
-
-    def __init__(self, sink: _S, *, platform: str, scores: str = "scores") -> None:
-        self.sink = sink
-        self.attach = sink.attach
-        self.preview = sink.preview  # --dry-run: what the next write would remove
-        self._words = platform, scores
-
-    def write(self, results: Sequence[TraceResult]) -> WriteReport:
-        """Write the results that have scores, flush, and return what this batch did."""
-        report = self.sink.report
-        accepted, rejected, retried, requests, removed, stale = (
-            report.accepted, len(report.rejected), report.retried, report.requests, report.removed, report.kept_stale
-        )
-        for result in results:
-            if result.scores:
-                self.sink.write(result)
-        self.sink.flush()
-        batch = WriteReport(
-            accepted=report.accepted - accepted,
-            rejected=list(report.rejected[rejected:]),
-            retried=report.retried - retried,
-            requests=report.requests - requests,
-            removed=report.removed - removed,
-            kept_stale=report.kept_stale - stale,
-        )
-        if batch.undelivered:
-            platform, scores = self._words
-            raise SinkError(f"{platform} did not take {len(batch.undelivered)} {scores}: {batch.undelivered[0].reason}")
-        return batch
 
 
 def rejection_lines(rejected: Sequence[Rejection]) -> list[str]:

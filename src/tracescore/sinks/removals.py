@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from tracescore.catalog import NOT_COMPUTED, Reasons, absence_kind
 from tracescore.errors import SinkError
 from tracescore.result import TraceResult
+from tracescore.sinks.base import RemovalPreview
 from tracescore.sinks.records import (
     ScoreRecord,
     WriteReport,
@@ -160,7 +160,7 @@ class Mirror:
 
 def preview_removals(
     store: Store, platform: str, trace_ids: Sequence[str], *, keep_versions: bool, versioned_ids: bool = False
-) -> dict[str, Any]:
+) -> RemovalPreview:
     """For ``--dry-run``: our scores on these traces, and those the next write supersedes whatever the new values
     (ids of older releases and, without ``keep_versions``, versioned names), by name. Scores that become absent on
     the re-score for a reason that does not apply, and (with ``versioned_ids``) older versions, are removed too; only

@@ -21,7 +21,7 @@ from typing import Any
 from tracescore.errors import StoreError
 from tracescore.result import TraceResult
 from tracescore.store.citations_view import CITATIONS_VIEW_MIGRATION, citation_rows
-from tracescore.store.current_view import CURRENT_VIEW_MIGRATION, not_computed
+from tracescore.store.current_view import CURRENT_VIEW_MIGRATION, NOT_COMPUTED_REASONS_MIGRATION, not_computed
 from tracescore.store.scores_view import SCORES_VIEW_MIGRATION, score_metadata
 
 __all__ = ["MIGRATIONS", "ResultRows", "Store", "result_rows"]
@@ -168,6 +168,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0013_current_scores", CURRENT_VIEW_MIGRATION),  # which absences were not computed; the current score per trace
     ("0014_judge_batch_outcome", "ALTER TABLE judge_batches ADD COLUMN outcome TEXT"),  # API counts, results, cost
     ("0015_backfill_done_from", "ALTER TABLE backfills ADD COLUMN done_from TEXT"),  # slices done newest first
+    ("0016_not_computed_reasons", NOT_COMPUTED_REASONS_MIGRATION),  # not_computed holds reasons, not names: -90 %
 ]
 PAGE_SIZE = 16_384
 """Bytes per page of a new store: results rows of 1.5-2.5 KB pack several to a page (at SQLite's default, 4096, a row

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tracescore.config import LangSmithSettings, parse_sections
+from tracescore.config import parse_sections
 from tracescore.errors import ConfigError
+from tracescore.platforms.langsmith.settings import LangSmithSettings
 
 
 def test_readme_documents_the_langsmith_defaults() -> None:

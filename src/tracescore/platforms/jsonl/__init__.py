@@ -9,5 +9,6 @@ PLATFORM = Platform(
     adapter="tracescore.platforms.jsonl.platform:adapter",
     factory="tracescore.platforms.jsonl.platform:build",
     file=True,
+    shards=True,
     summary="a JSONL file of canonical traces (TRACES, or [source] path)",
 )

@@ -11,6 +11,7 @@ from tracescore.adapters.mapping import MappingConfig
 from tracescore.errors import ConfigError
 from tracescore.platforms.base import EVERYTHING, Parts, PlatformContext
 from tracescore.sources.base import Record
+from tracescore.sources.folder import FolderSource
 from tracescore.sources.jsonl import JsonlSource, read_jsonl
 
 __all__ = ["FileSource", "adapter", "build"]
@@ -31,7 +32,8 @@ class FileSource(JsonlSource):
 
 
 def build(context: PlatformContext) -> Parts:
-    """The file named by ``[source] path`` (relative to the config file) or by the command line."""
+    """The file named by ``[source] path`` (relative to the config file) or by the command line; a folder of JSONL
+    files is sharded, one file a shard (``--engine ray``)."""
     if not context.path:
         raise ConfigError(f"[source] kind = 'jsonl' needs path = '<traces file>'{context.where()}")
     if context.path == "-":
@@ -39,7 +41,10 @@ def build(context: PlatformContext) -> Parts:
     path = Path(context.path)
     if context.config_dir is not None and not path.is_absolute():
         path = context.config_dir / path
-    return Parts(FileSource(path), f"jsonl:{path.resolve()}", trace_from_json, None, describe=f"jsonl:{context.path}")
+    return Parts(
+        FileSource(path), f"jsonl:{path.resolve()}", trace_from_json, None, describe=f"jsonl:{context.path}",
+        sharded=FolderSource(path) if path.is_dir() else None,
+    )
 
 
 def adapter(mapping: MappingConfig | None = None) -> Adapter:

@@ -11,6 +11,9 @@ PLATFORM = Platform(
     factory="tracescore.platforms.langfuse.platform:build",
     sections={"langfuse": LangfuseSettings},
     sdk="langfuse",
+    push=True,
+    credentials=("LANGFUSE_BASE_URL", "LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY"),
+    queue="tracescore.platforms.langfuse.platform:label_queue",
     summary="a Langfuse project (host from LANGFUSE_BASE_URL, keys from LANGFUSE_PUBLIC_KEY/_SECRET_KEY)",
 )
 
@@ -19,6 +22,7 @@ EXPORT = Platform(
     adapter="tracescore.platforms.langfuse.adapter:langfuse_adapter",
     factory="tracescore.platforms.langfuse.export:build",
     file=True,
+    shards=True,
     sdk="pyarrow",
     extra="export",
     summary="a Langfuse blob-storage export (TRACES = its folder or s3://bucket/prefix; complete runs only)",

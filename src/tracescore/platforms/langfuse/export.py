@@ -319,4 +319,4 @@ def build(context: PlatformContext) -> Parts:
     source = open_export(LangfuseExport, "langfuse-export", context.path, context.where())
     key = f"langfuse-export:{context.path}"
     adapter = functools.partial(with_unread, adapter=langfuse_adapter(context.mapping))  # picklable: processes
-    return Parts(source, key, adapter, None, describe=key, stats=source.stats, summary=source.summary)
+    return Parts(source, key, adapter, None, describe=key, stats=source.stats, summary=source.summary, sharded=source)

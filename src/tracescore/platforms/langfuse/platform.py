@@ -13,21 +13,22 @@ from typing import TYPE_CHECKING, Any
 
 from tracescore.adapters.fields import split_path
 from tracescore.adapters.mapping import MappingConfig
-from tracescore.platforms.base import Parts, PlatformContext
+from tracescore.platforms.base import LabelQueue, Parts, PlatformContext, QueueContext
 from tracescore.platforms.langfuse.adapter import langfuse_adapter
 from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client
+from tracescore.platforms.langfuse.queue import LangfuseLabelQueue
 from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.platforms.langfuse.sink import LangfuseScoreSink
 from tracescore.platforms.langfuse.source import LangfuseWindow, ReadStats, read_experiment_items, read_langfuse
 from tracescore.secrets import redact
-from tracescore.sinks.records import BatchWriter
+from tracescore.sinks.base import BatchWriter
 from tracescore.sources.base import Record
 from tracescore.trace import Labels
 
 if TYPE_CHECKING:
     from langfuse.api import LangfuseAPI
 
-__all__ = ["LangfuseJobSink", "LangfuseJobSource", "build", "metadata_keys_to_expand"]
+__all__ = ["LangfuseJobSink", "LangfuseJobSource", "build", "label_queue", "metadata_keys_to_expand"]
 
 
 def metadata_keys_to_expand(mapping: MappingConfig) -> list[str]:
@@ -113,3 +114,11 @@ def build(context: PlatformContext) -> Parts:
         stats=source.stats,
         summary=summary,
     )
+
+
+def label_queue(context: QueueContext) -> LabelQueue:
+    """The calibration queue over one client (credentials from the environment), every request through the
+    limiter."""
+    credentials = LangfuseCredentials.from_env()
+    client = context.resources.enter_context(make_client(credentials, on_request=context.limiter.httpx_hook))
+    return LangfuseLabelQueue(client, context.store, name=context.name)

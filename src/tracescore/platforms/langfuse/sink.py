@@ -26,6 +26,7 @@ from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.result import TraceResult
 from tracescore.retry import Verdict, call_with_retries
 from tracescore.scorers.diagnosis import CELLS
+from tracescore.sinks.base import RemovalPreview
 from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, batches, records_from_result
 from tracescore.sinks.removals import Mirror, Written, preview_removals
 
@@ -100,7 +101,7 @@ class LangfuseScoreSink:
         """Record what is written in ``store`` (run ``run_id``) and remove what the latest scoring superseded."""
         self.mirror = Mirror(store, "langfuse", run_id=run_id, keep_versions=self.keep_versions)
 
-    def preview(self, store: Store, trace_ids: Sequence[str]) -> dict[str, Any]:
+    def preview(self, store: Store, trace_ids: Sequence[str]) -> RemovalPreview:
         """For ``--dry-run``: our scores on these traces and those the next write supersedes (nothing is sent)."""
         return preview_removals(store, "langfuse", trace_ids, keep_versions=self.keep_versions)
 

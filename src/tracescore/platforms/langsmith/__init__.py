@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tracescore.platforms.base import Platform
+from tracescore.platforms.base import Option, Platform
 from tracescore.platforms.langsmith.settings import LangSmithSettings
 
 PLATFORM = Platform(
@@ -11,6 +11,23 @@ PLATFORM = Platform(
     factory="tracescore.platforms.langsmith.platform:build",
     sections={"langsmith": LangSmithSettings},
     sdk="langsmith",
+    push=True,
+    credentials=("LANGSMITH_API_KEY", "LANGSMITH_ENDPOINT"),
+    queue="tracescore.platforms.langsmith.platform:label_queue",
+    options=(
+        Option(
+            "--project",
+            "LangSmith: the project (session) name whose root runs are scored or queued [default: [source] project]",
+            frozenset({"score", "init", "calibrate"}),
+            required="the project name",
+        ),
+        Option(
+            "--extend-trace-retention",
+            "LangSmith: let feedback upgrade each trace to extended (400-day, billed) retention. Off by default.",
+            frozenset({"score"}),
+            is_flag=True,
+        ),
+    ),
     summary="a LangSmith project (--project; LANGSMITH_API_KEY, LANGSMITH_ENDPOINT)",
     server="tracescore.platforms.langsmith.platform:describe_server",
 )
@@ -20,6 +37,7 @@ EXPORT = Platform(
     adapter="tracescore.platforms.langsmith.adapter:langsmith_adapter",
     factory="tracescore.platforms.langsmith.export:build",
     file=True,
+    shards=True,
     sdk="pyarrow",
     extra="export",
     summary="a LangSmith bulk export (TRACES = its folder or s3://bucket/prefix of Parquet runs)",

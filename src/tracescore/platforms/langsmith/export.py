@@ -202,4 +202,4 @@ def build(context: PlatformContext) -> Parts:
     source = open_export(LangSmithExport, "langsmith-export", context.path, context.where())
     key = f"langsmith-export:{context.path}"
     return Parts(source, key, langsmith_adapter(context.mapping), None, describe=key, stats=source.stats,
-                 summary=source.summary)
+                 summary=source.summary, sharded=source)

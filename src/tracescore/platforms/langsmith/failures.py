@@ -14,7 +14,7 @@ from typing import Any
 
 from tracescore.secrets import HIDDEN, redact
 
-__all__ = ["RETRYABLE_4XX", "describe", "permanent", "status_of"]
+__all__ = ["RETRYABLE_4XX", "describe", "permanent", "reach_line", "status_of"]
 
 RETRYABLE_4XX = frozenset({408, 409, 429})
 """The client errors a later attempt may get past (timeout, conflict, rate limit); every other 4xx is final."""
@@ -90,3 +90,19 @@ def describe(exc: BaseException, *, secret: str | None = None) -> str:
         text = f"{type(exc).__name__}: {first[0]}" if first else type(exc).__name__
     text = redact(text)
     return text.replace(secret, HIDDEN) if secret and len(secret) >= 6 else text
+
+
+def reach_line(exc: BaseException, endpoint: str) -> str | None:
+    """The fix for a request that could not get through, as the Langfuse client says it: the API key rejected
+    (401/403, with the variable to check), or the host refusing or not answering (with the endpoint); None for any
+    other failure (the caller then says the server's own answer)."""
+    from langsmith.utils import LangSmithAuthError, LangSmithConnectionError
+
+    status = status_of(exc)
+    if status in (401, 403) or isinstance(exc, LangSmithAuthError):
+        return redact(f"LangSmith at {endpoint} rejected the API key (HTTP {status or 401}); check that"
+                      " LANGSMITH_API_KEY is a key of this workspace, for that endpoint (region)")
+    if status is None and isinstance(exc, LangSmithConnectionError | ConnectionError):
+        what = "refused the connection" if "refused" in str(exc).lower() else "could not be reached"
+        return redact(f"LangSmith at {endpoint} {what}; check LANGSMITH_ENDPOINT and that the server is up")
+    return None

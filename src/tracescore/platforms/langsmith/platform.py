@@ -13,17 +13,20 @@ from typing import Any
 
 from tracescore.errors import ConfigError
 from tracescore.limits import RateLimiter
-from tracescore.platforms.base import Parts, PlatformContext
+from tracescore.platforms.base import LabelQueue, Parts, PlatformContext, QueueContext
 from tracescore.platforms.langsmith.adapter import langsmith_adapter
 from tracescore.platforms.langsmith.backend import CLICKHOUSE_ONLY, V1_API, V2_API, detect_backend
 from tracescore.platforms.langsmith.query_v2 import make_v2_client
+from tracescore.platforms.langsmith.queue import LangSmithLabelQueue
 from tracescore.platforms.langsmith.settings import LangSmithSettings
 from tracescore.platforms.langsmith.sink import LangSmithSink
 from tracescore.platforms.langsmith.source import LangSmithSource, make_client
 from tracescore.secrets import redact
-from tracescore.sinks.records import BatchWriter
+from tracescore.sinks.base import BatchWriter
 
-__all__ = ["LangSmithJobSink", "build", "describe_server"]
+__all__ = ["LangSmithJobSink", "build", "describe_server", "label_queue"]
+
+_PUSH_PROJECT = "(push)"  # push reads nothing (the results name their runs): the project only names its store scope
 
 
 class LangSmithJobSink(BatchWriter[LangSmithSink]):
@@ -47,7 +50,7 @@ def _limit(client: Any, limiter: RateLimiter) -> None:
 
 def build(context: PlatformContext) -> Parts:
     """Credentials from the environment, one client for reading and writing, the project from ``[source]``."""
-    project = context.overrides.get("project") or context.project
+    project = _PUSH_PROJECT if context.push else context.overrides.get("project") or context.project
     if not project:
         raise ConfigError(f"[source] kind = 'langsmith' needs project = '<LangSmith project name>'{context.where()}")
     settings: LangSmithSettings = context.sections["langsmith"]
@@ -114,3 +117,15 @@ def describe_server() -> str:
     reads = V1_API if backend == CLICKHOUSE_ONLY else V2_API
     line = f"LangSmith query backend at {where}: {backend} (runs are read through {reads})"
     return line + (f"; {note}" if note else "")
+
+
+def label_queue(context: QueueContext) -> LabelQueue:
+    """The calibration queue of the project (``--project``, else ``[source] project``), every request of the
+    client through the limiter."""
+    project = context.options.get("project") or context.project
+    if not project:
+        raise ConfigError("langsmith needs the project whose runs are queued: pass --project NAME")
+    client = make_client()
+    context.resources.callback(client.close)
+    _limit(client, context.limiter)
+    return LangSmithLabelQueue(client, context.store, project=project, name=context.name)

@@ -29,6 +29,7 @@ from tracescore.platforms.langsmith.configs import FeedbackConfigs, catalog_conf
 from tracescore.platforms.langsmith.failures import describe, permanent, status_of
 from tracescore.result import TraceResult
 from tracescore.secrets import RedactLogs
+from tracescore.sinks.base import RemovalPreview
 from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, records_from_result
 from tracescore.sinks.removals import Mirror, Written, preview_removals
 
@@ -128,7 +129,7 @@ class LangSmithSink:
         """Record what is written in ``store`` (run ``run_id``) and remove what the latest scoring superseded."""
         self.mirror = Mirror(store, "langsmith", run_id=run_id, keep_versions=self.keep_versions)
 
-    def preview(self, store: Store, trace_ids: Sequence[str]) -> dict[str, Any]:
+    def preview(self, store: Store, trace_ids: Sequence[str]) -> RemovalPreview:
         """For ``--dry-run``: our feedback on these runs and what the next write supersedes (nothing is sent)."""
         return preview_removals(store, "langsmith", trace_ids, keep_versions=self.keep_versions, versioned_ids=True)
 

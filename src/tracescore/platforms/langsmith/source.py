@@ -37,6 +37,7 @@ from tracescore.platforms.langsmith.backend import (
     http_failure,
     read_errors,
 )
+from tracescore.platforms.langsmith.failures import reach_line
 from tracescore.secrets import redact
 from tracescore.sources.base import Record
 
@@ -222,9 +223,9 @@ class LangSmithSource:
                 raise SourceError(f"LangSmith project {which!r} not found; check the name or id (and the API key's "
                                   "workspace)") from exc
             except (LangSmithError, OSError, ValueError) as exc:
-                failure = http_failure(exc)
+                failure = reach_line(exc, self.client.api_url) or http_failure(exc) or _short(exc)
                 raise SourceError(f"cannot read LangSmith project {self._project_name or self._project_id!r}: "
-                                  f"{failure if failure is not None else _short(exc)}") from exc
+                                  f"{failure}") from exc
             dataset = found.reference_dataset_id
             self._project = LangSmithProject(str(found.id), found.name, str(dataset) if dataset else None)
         return self._project

@@ -1,0 +1,119 @@
+"""Which traces the judged stages run on: ``[scoring] judge_sample``, ``judge_flagged``, ``judge_salt``.
+
+A trace is judged when the hash of its id (salted) read as a number in [0, 1) is below the rate, so the choice
+depends on nothing but the id, the salt and the rate: every run, backfill, Ray task and ``score_traces`` call chooses
+the same traces, and a smaller rate chooses a subset of a larger one's. With ``judge_flagged`` a trace that a
+deterministic stage flags is judged too (recall@k below 1, a fabricated or unfetched citation, a wrong answer): the
+engine hands the judged stages the scores computed before them (``engine/pipeline.py``). A trace left out has its
+judged scores as a run without a judge has them, absent with ``Reasons.NOT_SAMPLED`` — *not computed*, so an earlier
+judged score of that trace stays on the platform.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from tracescore.catalog import (
+    ANSWER_CORRECT,
+    CITATION_FABRICATED_COUNT,
+    CITATION_UNFETCHED_RATE,
+    RECALL_PREFIX,
+    Reasons,
+)
+from tracescore.config import JUDGE_SALT
+from tracescore.errors import ConfigError
+from tracescore.scorers.scored import Scored, Scorer
+from tracescore.scores import Score
+from tracescore.trace import Trace
+
+__all__ = ["Sampled", "Sampling", "flagged", "share"]
+
+
+def share(trace_id: str, salt: str = JUDGE_SALT) -> float:
+    """The trace's draw: the first 8 bytes of sha256(salt, id) as a number uniform in [0, 1)."""
+    digest = hashlib.sha256(f"{salt}\x00{trace_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def flagged(scores: Mapping[str, Score]) -> bool:
+    """Whether a deterministic stage flags the trace: recall@k present and < 1, a fabricated citation, an unfetched
+    one, or ``answer.correct`` false (an absent score flags nothing)."""
+    for name, s in scores.items():
+        value = s.value
+        if value is None:
+            continue
+        if name.startswith(RECALL_PREFIX) and isinstance(value, float) and value < 1:
+            return True
+        if name in (CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE) and isinstance(value, float) and value > 0:
+            return True
+        if name == ANSWER_CORRECT and value is False:
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """The share of traces judged (``rate``, 1: all), whether flagged traces are judged too, and the hash's salt."""
+
+    rate: float = 1.0
+    flagged: bool = True
+    salt: str = JUDGE_SALT
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.rate <= 1 or not self.salt:
+            raise ConfigError(
+                f"judge_sample must be a share from 0 to 1 and judge_salt a non-empty text, got"
+                f" {self.rate!r} and {self.salt!r}; e.g. judge_sample = 0.1"
+            )
+
+    @property
+    def everything(self) -> bool:
+        return self.rate >= 1.0
+
+    @property
+    def reason(self) -> str:
+        """Why a trace left out has no judged score: ``not sampled (judge_sample 0.1)``."""
+        return Reasons.NOT_SAMPLED.format(rate=self.rate)
+
+    def chosen(self, trace_id: str) -> bool:
+        """Whether the hash alone chooses the trace (the sampled share, flagged traces apart)."""
+        return self.everything or share(trace_id, self.salt) < self.rate
+
+    def judges(self, trace_id: str, scores: Mapping[str, Score]) -> bool:
+        """Whether the judged stages run on the trace, given the deterministic scores computed before them."""
+        return self.chosen(trace_id) or (self.flagged and flagged(scores))
+
+
+class Sampled:
+    """A judged stage run only on the traces ``sampling`` judges; on the others ``unjudged`` (the same stage without
+    a judge, its judged scores absent with the not-sampled reason) answers, a value it gives without a call (an exact
+    semantic match) absent too."""
+
+    __slots__ = ("__name__", "judged", "sampling", "unjudged")
+
+    def __init__(self, judged: Scorer, unjudged: Scorer, sampling: Sampling) -> None:
+        self.judged, self.unjudged, self.sampling = judged, unjudged, sampling
+        self.__name__ = getattr(judged, "__name__", "judged")
+
+    def given(self, trace: Trace, scores: Mapping[str, Score]) -> Scored:
+        """Score ``trace`` knowing the scores of the stages before this one (what ``judge_flagged`` reads). A judged
+        score says why its trace was judged (metadata ``judge_sample``: the rate, ``by`` hash or flagged), so a
+        report can keep the flagged traces apart from the sample."""
+        sampling = self.sampling
+        by = "hash" if sampling.chosen(trace.id) else "flagged" if sampling.flagged and flagged(scores) else None
+        if by is None:  # a value given without a call (an exact semantic match) too: the shares stay the sample's
+            scored = self.unjudged(trace)
+            if all(s.value is None for s in scored.scores):
+                return scored
+            left = tuple(s if s.value is None else Score(s.name, reason=sampling.reason) for s in scored.scores)
+            return replace(scored, scores=left)
+        scored = self.judged(trace)
+        tag = {"rate": sampling.rate, "by": by}
+        tagged = tuple(s.with_metadata(s.metadata | {"judge_sample": tag}) for s in scored.scores)
+        return replace(scored, scores=tagged)
+
+    def __call__(self, trace: Trace) -> Scored:
+        """Score ``trace`` without the earlier scores: the hash alone decides (the engine calls ``given``)."""
+        return self.given(trace, {})

@@ -1,0 +1,49 @@
+"""Shared by the integration tests: the cookbook examples they run, and one Langfuse client for the session.
+
+``Langfuse()`` is a singleton per public key (VENDOR-NOTES: a second client with the same key but another base URL
+talks to the first server; after ``shutdown()`` a new one drops scores), so every test here shares one fake Langfuse
+and the one client pointed at it, each test starting from an empty fake.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.langfuse import PUBLIC_KEY, SECRET_KEY, FakeLangfuse
+
+COOKBOOK = Path(__file__).resolve().parents[2] / "cookbook"
+
+
+def cookbook(name: str) -> Any:
+    """The cookbook example ``cookbook/<name>.py``, imported as a user runs it."""
+    spec = importlib.util.spec_from_file_location(f"cookbook_{name}", COOKBOOK / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def _langfuse_session() -> Iterator[tuple[FakeLangfuse, Any]]:
+    langfuse = pytest.importorskip("langfuse")
+    with FakeLangfuse() as fake:
+        client = langfuse.Langfuse(public_key=PUBLIC_KEY, secret_key=SECRET_KEY, base_url=fake.url)
+        try:
+            yield fake, client
+        finally:
+            client.shutdown()
+
+
+@pytest.fixture
+def langfuse_pair(_langfuse_session: tuple[FakeLangfuse, Any]) -> tuple[FakeLangfuse, Any]:
+    """(the fake Langfuse, emptied; the session's ``Langfuse`` client pointed at it)."""
+    fake, client = _langfuse_session
+    fake.observations.clear()
+    fake.scores.clear()
+    fake.score_writes.clear()
+    return fake, client
