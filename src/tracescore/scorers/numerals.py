@@ -65,6 +65,9 @@ _MARKER = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]")
 _LIST_NUMBER = re.compile(r"^\s*\d{1,3}[.)](?=\s)", re.MULTILINE)
 _NAME_SEPARATORS = re.compile(r"[\s-]+")
 _DIGIT = re.compile(r"\d")
+# every match of _PATTERN holds a digit or a number word, with at most two runs of whitespace before the first one
+# ("May of 2026"): the full pattern is tried only from three words before each of these
+_TRIGGER = re.compile(rf"\d|\b(?:{'|'.join(NUMBER_WORDS + ORDINAL_WORDS)})\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,13 +149,27 @@ def _clean(text: str) -> str:
     return _LIST_NUMBER.sub(" ", text)
 
 
+def _next(text: str, pos: int) -> re.Match[str] | None:
+    """``_PATTERN.search(text, pos)``, the pattern tried only from three words before the next digit or number word."""
+    trigger = _TRIGGER.search(text, pos)
+    if trigger is None:
+        return None
+    at = trigger.start()
+    for _ in range(3):
+        while at > pos and not text[at - 1].isspace():
+            at -= 1
+        while at > pos and text[at - 1].isspace():
+            at -= 1
+    return _PATTERN.search(text, at)
+
+
 def numerals(text: str, *, whole: bool = False) -> list[Numeral]:
     """Every number ``text`` states, in order. Read as a claim (``whole``), a date is one number and a name with a
     number is the name; read as evidence, a date also states its month and year, and a name (in any case) also
     states the numbers in it, so evidence is read generously."""
     found: list[Numeral] = []
     pos, text = 0, _clean(text)
-    while (match := _PATTERN.search(text, pos)) is not None:
+    while (match := _next(text, pos)) is not None:
         named = match.group("name") is not None
         if named and not whole:
             found += _one(match)
