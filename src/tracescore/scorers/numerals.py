@@ -66,7 +66,7 @@ _LIST_NUMBER = re.compile(r"^\s*\d{1,3}[.)](?=\s)", re.MULTILINE)
 _NAME_SEPARATORS = re.compile(r"[\s-]+")
 _DIGIT = re.compile(r"\d")
 # every match of _PATTERN holds a digit or a number word, with at most two runs of whitespace before the first one
-# ("May of 2026"): the full pattern is tried only from three words before each of these
+# ("May of 2026"): the full pattern is tried only from the word before each of these (two words after "of")
 _TRIGGER = re.compile(rf"\d|\b(?:{'|'.join(NUMBER_WORDS + ORDINAL_WORDS)})\b", re.IGNORECASE)
 
 
@@ -155,9 +155,12 @@ def _next(text: str, pos: int) -> re.Match[str] | None:
     if trigger is None:
         return None
     at = trigger.start()
-    for _ in range(3):
+    for words in range(3):
+        end = at
         while at > pos and not text[at - 1].isspace():
             at -= 1
+        if words == 2 or (words == 1 and text[at:end].lower() != "of"):  # only "May of 2026" spans three words
+            break
         while at > pos and text[at - 1].isspace():
             at -= 1
     return _PATTERN.search(text, at)
