@@ -60,6 +60,8 @@ CLASSES = {
     "no page fetched": D,
     "no cited URL": D,
     "answer undecided: no answer label": D,
+    "hops holds an empty id ({hops!r}); fix the label": D,
+    "hop order undecided: hop(s) {hops} never came back": D,
     "judge turned off ([scoring] judge = false)": D,
     "no longer produced by the scoring setup": D,
     "judge_error": N,
@@ -104,7 +106,7 @@ def _variants(sample: dict[str, Any]) -> Iterator[dict[str, Any]]:
     def edit(**changes: Any) -> dict[str, Any]:
         out = copy.deepcopy(sample) | {"id": f"{sample['id']}-{len(changes)}-{sorted(changes)[0]}"}
         for key, value in changes.items():
-            if key in ("required_doc_ids", "expected_answer_contains", "gold_answer", "expect_refusal"):
+            if key in ("required_doc_ids", "expected_answer_contains", "gold_answer", "expect_refusal", "hops"):
                 out["labels"] = dict(out.get("labels") or {}, **{key: value})
             else:
                 out[key] = value
@@ -117,6 +119,9 @@ def _variants(sample: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield edit(labels={})
     yield edit(required_doc_ids=[], expect_refusal=True)
     yield edit(required_doc_ids=[""])
+    yield edit(hops=[["never-returned-a"], "never-returned-b"])  # a multi-hop label: hops never found, order undecided
+    yield edit(hops=[["", "x"]])
+    yield edit(steps=[], hops=["x"])
     yield edit(gold_answer="the", expected_answer_contains=["!!!"])
     yield edit(steps=[s for s in sample["steps"] if s["kind"] == "search"])
     spots = [{"kind": "search", "tool": "web_search", "reason": "output is str"},

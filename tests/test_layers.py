@@ -25,7 +25,7 @@ LAYERS: dict[str, int] = {
     # 4: one folder per platform, and their registry
     "platforms": 4,
     # 5: the config schema (core sections + each registered platform's)
-    "config": 5, "starter": 5,
+    "config": 5, "sections": 5, "starter": 5,
     # 6: the one engine
     "engine": 6,
     # 7: report, gate, renderers

@@ -28,7 +28,8 @@ __all__ = [
     "CITATION_COVERAGE", "CITATION_DEAD_RATE", "CITATION_DRIFT_RATE", "CITATION_FABRICATED_COUNT",
     "CITATION_SUPPORT_RATE", "CITATION_UNFETCHED_RATE", "DIAGNOSIS", "DOES_NOT_APPLY", "GROUNDING_HALLUCINATION_RATE",
     "GROUNDING_RATE", "GROUNDING_UNVERIFIED_QUOTES", "NOT_COMPUTED", "REASONS", "RECALL_PREFIX",
-    "RETRIEVAL_FIRST_HIT_RANK", "RETRIEVAL_RECALL_AT_K", "RETRIEVAL_RETRIEVED_ANY", "STAGES", "SURFACE_BLIND",
+    "RETRIEVAL_FIRST_HIT_RANK", "RETRIEVAL_HOP_ORDER", "RETRIEVAL_HOPS_FOUND", "RETRIEVAL_RECALL_AT_K",
+    "RETRIEVAL_RETRIEVED_ANY", "STAGES", "SURFACE_BLIND",
     "SURFACE_CONTRADICTION_RATIO", "SURFACE_DISCOVERED_SUPPORT", "SURFACE_FETCH_YIELD", "SURFACE_FIRST_SUPPORT_RANK",
     "SURFACE_MISSED", "SURFACE_NOOP", "SURFACE_SMART", "SURFACE_SUPPORT_ANY", "Absence", "Entry", "Reason", "Reasons",
     "Versions", "absence_kind", "closest", "declared_reason", "entry", "is_known", "names_of", "recall_name",
@@ -45,6 +46,8 @@ RETRIEVAL_RECALL_AT_K = "retrieval.recall_at_{k}"  # k is part of the name: reca
 RECALL_PREFIX = RETRIEVAL_RECALL_AT_K.partition("{k}")[0]  # every recall name starts so
 RETRIEVAL_FIRST_HIT_RANK = "retrieval.first_hit_rank"
 RETRIEVAL_RETRIEVED_ANY = "retrieval.retrieved_any"
+RETRIEVAL_HOPS_FOUND = "retrieval.hops_found"  # written only when the trace has a ``hops`` label
+RETRIEVAL_HOP_ORDER = "retrieval.hop_order"
 GROUNDING_RATE = "grounding.rate"
 GROUNDING_HALLUCINATION_RATE = "grounding.hallucination_rate"
 GROUNDING_UNVERIFIED_QUOTES = "grounding.unverified_quotes"
@@ -159,6 +162,9 @@ class Reasons:
     NO_PAGE_FETCHED = _dna("no page fetched")
     NO_CITED_URL = _dna("no cited URL")
     NO_ANSWER_DECIDED = _dna("answer undecided: no answer label")
+    # does not apply, multi-hop (#34): the hop scores are written only when the trace has a ``hops`` label
+    EMPTY_HOP_ID = _dna("hops holds an empty id ({hops!r}); fix the label")
+    HOP_NEVER_FOUND = _dna("hop order undecided: hop(s) {hops} never came back")
     # does not apply: the configuration says the score is no longer produced (a scorer, a stage or a k gone is a
     # score missing from a clean result: SETUP_DROPPED)
     JUDGE_OFF = _dna("judge turned off ([scoring] judge = false)")
@@ -298,6 +304,12 @@ CATALOG: tuple[Entry, ...] = (
     _e(CITATION_DEAD_RATE, "citations", "NUMERIC", -1, "links", _V.LINKS, False,
        "cited URLs that no longer resolve (404/410/DNS/timeout) / cited URLs decided; --check-links only",
        (_WHY.NO_CITED_URL, _WHY.LINKS_UNKNOWN)),
+    _e(RETRIEVAL_HOPS_FOUND, "retrieval", "NUMERIC", 1, "retrieval", _V.RETRIEVAL, False,
+       "hops (groups of a hops label) any of whose documents came back in any search call / hops; with a hops"
+       " label only", (_WHY.NO_SEARCH_STEP, _WHY.EMPTY_HOP_ID)),
+    _e(RETRIEVAL_HOP_ORDER, "retrieval", "BOOLEAN", 1, "retrieval", _V.RETRIEVAL, False,
+       "every hop's document came back only after a document of the hop before was fetched; with a hops label only",
+       (_WHY.NO_SEARCH_STEP, _WHY.EMPTY_HOP_ID, _WHY.HOP_NEVER_FOUND)),
     # #33: grounding without a judge
     _e(GROUNDING_UNSUPPORTED_NUMBERS, "grounding", "NUMERIC", -1, "numbers", _V.NUMBERS, False,
        "numbers the answer states (values, dates, names with a number; not the question's, markers, list numbers or"

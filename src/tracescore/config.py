@@ -10,23 +10,31 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import tomllib
-from collections.abc import Callable
-from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator
+from pydantic import BaseModel, ValidationError
 
 from tracescore.adapters.mapping import MappingConfig
 from tracescore.catalog import CATALOG
 from tracescore.errors import ConfigError
-from tracescore.judge.anthropic import DEFAULT_MODEL
 from tracescore.judge.rubrics import load_rubric
 from tracescore.platforms import registry
-from tracescore.platforms.base import Platform
 from tracescore.scorers.rubrics import RUBRIC_KEYS, Rubrics, choose_rubrics
+from tracescore.sections import (
+    CORE_SECTIONS,
+    JUDGE_SALT,
+    SAMPLING_KEYS,
+    GateSettings,
+    JobSettings,
+    JudgeSettings,
+    ScoringSettings,
+    SinksSettings,
+    SourceSettings,
+    option_of,
+    parse_duration,
+)
 
 __all__ = [
     "CORE_SECTIONS",
@@ -49,187 +57,6 @@ __all__ = [
 ]
 
 DEFAULT_CONFIG_FILE = "tracescore.toml"
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(text: str) -> timedelta:
-    """``"90s"``, ``"15m"``, ``"2h"``, ``"7d"`` → timedelta; anything else is a ValueError saying what is allowed."""
-    match = _DURATION.match(text)
-    if not match:
-        raise ValueError(f"expected a duration such as '90s', '15m', '2h' or '7d', got {text!r}")
-    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
-
-
-def _kinds(has: Callable[[Platform], bool]) -> list[str]:
-    return [repr(n) for n, p in registry.platforms().items() if has(p)]
-
-
-def option_of(platform: Platform, key: str) -> bool:
-    """Whether ``platform`` declares the option ``key`` (e.g. ``project``)."""
-    return any(o.key == key for o in platform.options)
-
-
-class SourceSettings(BaseModel):
-    """``[source]``: where the traces come from (scores are written back to the same platform)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    kind: str = Field(
-        default=registry.DEFAULT_SOURCE, description="platform to read: " + ", ".join(repr(n) for n in registry.names())
-    )
-    path: str | None = Field(
-        default=None, description="the traces file, for kind = " + " or ".join(_kinds(lambda p: p.file))
-    )
-    project: str | None = Field(
-        default=None,
-        description="the project name, for kind = " + " or ".join(_kinds(lambda p: option_of(p, "project"))),
-    )
-
-    @field_validator("kind")
-    @classmethod
-    def _known(cls, value: str) -> str:
-        if value not in registry.platforms():
-            raise ValueError("expected one of " + ", ".join(repr(n) for n in registry.names()))
-        return value
-
-
-class JobSettings(BaseModel):
-    """``[job]``: the scheduled run and the backfill: store, lookback, concurrency, write-back."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    store: str = Field(default="tracescore.db", description="local SQLite store: results, watermarks, lock beside it")
-    lookback: str = Field(default="15m", description="re-read this far behind the watermark for late-arriving traces")
-    settle: str = Field(default="1m", description="leave traces younger than this for the next run (still running)")
-    judge_concurrency: int = Field(default=8, ge=1, le=256, description="traces scored at once (judge calls in flight)")
-    requests_per_minute: float | None = Field(
-        default=None, gt=0, description="platform request rate (reads + writes) per minute: your plan's limit"
-    )
-    write_batch: int = Field(default=50, ge=1, le=1000, description="traces per write to the platform")
-    queue_size: int = Field(default=64, ge=1, le=10_000, description="bound of each queue between the stages")
-    backfill_chunks: int = Field(
-        default=48, ge=1, le=10_000, description="a backfill window is done (and resumed) in this many slices"
-    )
-    write_back: bool = Field(default=True, description="write scores to the source platform (false: local store only)")
-    batch_poll_seconds: float = Field(
-        default=30.0, gt=0, le=3600, description="backfill --judge-batch: seconds between polls of a message batch"
-    )
-
-    @field_validator("lookback", "settle")
-    @classmethod
-    def _duration(cls, value: str) -> str:
-        parse_duration(value)
-        return value
-
-    @property
-    def lookback_delta(self) -> timedelta:
-        return parse_duration(self.lookback)
-
-    @property
-    def settle_delta(self) -> timedelta:
-        return parse_duration(self.settle)
-
-
-JUDGE_SALT = "tracescore-judge-sample"  # [scoring] judge_salt's default: the same traces everywhere unless changed
-SAMPLING_KEYS = ("judge_sample", "judge_flagged", "judge_salt")  # which traces, not what a score means: no fingerprint
-
-
-class ScoringSettings(BaseModel):
-    """``[scoring]``: parameters of the deterministic scorers (part of score names and of the backfill identity)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    k: int = Field(default=5, ge=1, description="cut-off of retrieval.recall_at_{k}; part of the score name")
-    final_answer_prefix: str = Field(
-        default="FINAL ANSWER:", description="score only the text after this marker when present ('' to disable)"
-    )
-    judge: bool = Field(default=True, description="run the judged stages when ANTHROPIC_API_KEY is set")
-    judge_model: str = Field(default=DEFAULT_MODEL, description="Anthropic model of the judge")
-    max_cost: float | None = Field(
-        default=None, ge=0, description="USD: stop judging once the judge's estimated spend of a run reaches this"
-    )
-    judge_sample: float = Field(default=1.0, ge=0, le=1, description="share of traces the judged stages run on,"
-                                " chosen by a hash of the trace id (1: every trace)")
-    judge_flagged: bool = Field(
-        default=True, description="also judge every trace a deterministic stage flags (recall < 1, a fabricated or"
-        " unfetched citation, a wrong answer)"
-    )
-    judge_salt: str = Field(
-        default=JUDGE_SALT, min_length=1, description="mixed into the hash of judge_sample: another salt, other traces"
-    )
-
-
-class JudgeSettings(BaseModel):
-    """``[judge]``: the judge's model and rubric; part of the scoring identity (a change starts a new backfill)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    model: str | None = Field(
-        default=None, description="Anthropic model of the judge (overrides [scoring] judge_model)"
-    )
-    rubric: str = Field(
-        default="grounding",
-        min_length=1,
-        description="grounding rubric: a bundled name (scorers/<name>.toml) or a TOML file in that format",
-    )
-    surface_rubric: str = Field(
-        default="surface", min_length=1, description="surface oracle rubric: a bundled name or a TOML file"
-    )
-    semantic_rubric: str = Field(
-        default="semantic", min_length=1, description="semantic match rubric: a bundled name or a TOML file"
-    )
-    merge_partial: Literal["contradicted", "unsupported"] | None = Field(
-        default=None,
-        description="count the judge's PARTIAL verdicts as this verdict in grounding and citation scores (when a"
-        " calibration shows PARTIAL is not above chance); said in each judged score's metadata; off by default",
-    )
-
-
-class GateSettings(BaseModel):
-    """``[gate]``: what ``tracescore gate`` enforces (limits given on the command line win per score)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    min: dict[str, Annotated[float, Strict()]] = Field(
-        default_factory=dict, description='score name = lowest allowed mean, e.g. "grounding.rate" = 0.85'
-    )
-    max: dict[str, Annotated[float, Strict()]] = Field(
-        default_factory=dict, description='score name = highest allowed mean, e.g. "citation.unfetched_rate" = 0.1'
-    )
-    allow_unread: bool = Field(default=False, description="cited-but-unread URLs warn instead of failing")
-    tolerance: float = Field(default=0.0, ge=0, description="absolute slack below the baseline noise band")
-    case_key: str = Field(
-        default="trace_id", min_length=1, description='field that names a case, e.g. "metadata.case_id"'
-    )
-    min_judge_kappa: float = Field(
-        default=0.6,
-        ge=-1,
-        le=1,
-        description="a judged score may fail the gate only when its judge's calibration reaches this kappa",
-    )
-
-
-class SinksSettings(BaseModel):
-    """``[sinks]``: how the platform sinks mirror the scoring."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    keep_versions: bool = Field(
-        default=False,
-        description="write versioned names (grounding.rate@grounding-1) and keep old versions beside new ones",
-    )
-
-
-CORE_SECTIONS: dict[str, type[BaseModel]] = {
-    "source": SourceSettings,
-    "job": JobSettings,
-    "scoring": ScoringSettings,
-    "judge": JudgeSettings,
-    "mapping": MappingConfig,
-    "gate": GateSettings,
-    "sinks": SinksSettings,
-}
 
 
 def schema() -> dict[str, type[BaseModel]]:

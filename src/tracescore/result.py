@@ -91,7 +91,7 @@ class TraceResult:
     """What scoring one trace (or failing to read one input line) produced.
 
     ``to_json()`` is the documented result line: ``trace_id``, ``scores`` {name: value}, ``missing``
-    {name: reason}, ``errors`` [...], plus ``line``, ``timestamp``, ``comments`` and ``metadata``.
+    {name: reason}, ``errors`` [...], plus ``line``, ``timestamp``, ``comments``, ``metadata`` and ``trace_url``.
     """
 
     trace_id: str | None
@@ -103,6 +103,7 @@ class TraceResult:
     line: int | None = None
     timestamp: datetime | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    trace_url: str | None = None  # the trace in the platform's UI; absent (no field) for traces read from files
 
     def __post_init__(self) -> None:
         self.metadata = _strict(self.metadata)
@@ -221,6 +222,9 @@ class TraceResult:
         if judge:
             out["judge"] = judge
             parts += ', "judge": ', _ENCODE(judge)
+        if self.trace_url is not None:
+            out["trace_url"] = self.trace_url
+            parts += ', "trace_url": ', _text(self.trace_url)
         parts.append("}")
         return out, "".join(parts)
 
@@ -254,6 +258,8 @@ class TraceResult:
         judge = self._judge(judged, usage)
         if judge:
             out["judge"] = judge
+        if self.trace_url is not None:
+            out["trace_url"] = self.trace_url
         return out
 
     def _judge(self, judged: dict[str, Any] | None, usage: bool) -> dict[str, Any]:

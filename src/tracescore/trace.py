@@ -10,7 +10,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -131,23 +131,28 @@ class Labels(_Model):
     gold_answers: list[str] | None = Field(
         default=None, description="more acceptable answers beside gold_answer: F1 and exact match take the best"
     )
+    hops: list[str | DocGroup] | None = Field(
+        default=None, min_length=1,
+        description="a multi-hop case: the documents of each hop in order (an id/URL or a list of alternatives)",
+    )
 
-    @field_validator("required_doc_ids", mode="before")
+    @field_validator("required_doc_ids", "hops", mode="before")
     @classmethod
-    def _groups_one_deep(cls, value: Any) -> Any:
+    def _groups_one_deep(cls, value: Any, info: ValidationInfo) -> Any:
         """One clear message for an entry that is neither an id nor a non-empty flat list of ids."""
         for i, entry in enumerate(value if isinstance(value, list) else ()):
             if (fault := _group_fault(entry)) is not None:
                 shown = text if len(text := repr(entry)) <= 80 else text[:77] + "..."
                 raise ValueError(
-                    f"required_doc_ids[{i}] {fault} ({shown}); an entry is an id or a non-empty list of ids"
+                    f"{info.field_name}[{i}] {fault} ({shown}); an entry is an id or a non-empty list of ids"
                     " (alternatives: any one will do)"
                 )
         return value
 
 
 def _group_fault(entry: Any) -> str | None:
-    """What is wrong with one ``required_doc_ids`` entry, or None when it is an id or a non-empty list of ids."""
+    """What is wrong with one ``required_doc_ids`` or ``hops`` entry, or None when it is an id or a non-empty list
+    of ids."""
     if isinstance(entry, str):
         return None
     if not isinstance(entry, list):

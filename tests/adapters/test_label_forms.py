@@ -30,6 +30,9 @@ ACCEPTED = [
     _labels(gold_answers=["30 days", "thirty days"]),
     _labels(gold_answer="30 days", gold_answers=["a month"]),
     _labels(gold_answers=[]),
+    _labels(hops=[["faq-returns"], ["shipping-v2"]]),  # multi-hop
+    _labels(hops=["faq-returns", ["shipping-v2", "shipping-v3"]], required_doc_ids=["shipping-v2"]),
+    _labels(hops=[["faq-returns"]]),  # a single hop, a group of one
 ]
 
 HOSTILE = {
@@ -42,6 +45,12 @@ HOSTILE = {
     _labels(required_doc_ids=[1]): "required_doc_ids[0] is neither an id nor a list of ids",
     _labels(required_doc_ids=[None]): "required_doc_ids[0] is neither an id nor a list of ids",
     _labels(required_doc_ids="faq-returns"): "wrong value at labels.required_doc_ids: Input should be a valid array",
+    _labels(hops=[]): "wrong value at labels.hops: List should have at least 1 item",
+    _labels(hops=[[]]): "hops[0] is an empty group ([])",
+    _labels(hops=["a", [["b"]]]): "hops[1] nests deeper than one list of alternatives",
+    _labels(hops=[["a", 2]]): "hops[0] holds a member that is not an id",
+    _labels(hops=[{"doc": "a"}]): "hops[0] is neither an id nor a list of ids",
+    _labels(hops="a"): "wrong value at labels.hops: Input should be a valid array",
     _labels(gold_answers="30 days"): "wrong value at labels.gold_answers: Input should be a valid array",
     _labels(gold_answers=["30 days", 30]): "wrong value at labels.gold_answers.1: Input should be a valid string",
 }
@@ -79,3 +88,23 @@ def test_a_huge_hostile_entry_is_shown_cut_short() -> None:
     line = _labels(required_doc_ids=[["a", ["b" * 50] * 1000]])
     kind, error = outcome(trace_from_json, line)
     assert kind == "error" and "nests deeper than one list of alternatives (['a', [" in error and len(error) < 400
+
+
+def test_score_writes_the_hop_scores_only_on_a_line_with_a_hops_label(tmp_path: Path) -> None:
+    path = tmp_path / "hops.jsonl"
+    right = ["30 days"]
+    both = _labels(hops=[["faq-returns"], ["shipping-v2"]], expected_answer_contains=right)
+    one = _labels(hops=[["faq-returns"], ["doc-a"]], expected_answer_contains=right)
+    path.write_bytes(ACCEPTED[2] + b"\n" + both + b"\n" + one + b"\n")  # flat required_doc_ids; then hops
+    for workers in ("1", "2"):  # the hot path (msgspec structs) in the worker processes too
+        _, out = score_file(path, tmp_path, "--workers", workers)
+        flat, found, short = (json.loads(x) for x in out.splitlines())
+        assert not any(n.startswith("retrieval.hop") for row in (flat["scores"], flat["missing"]) for n in row)
+        # both came back in the one search, faq-returns never fetched: every hop found, out of order
+        assert found["scores"]["retrieval.hops_found"] == 1.0 and found["scores"]["retrieval.hop_order"] is False
+        assert found["scores"]["diagnosis"] == "retrieval_pass/right"  # every hop found
+        assert short["scores"]["retrieval.hops_found"] == 0.5 and short["comments"]["retrieval.hops_found"] == (
+            "hops never found: doc-a"
+        )
+        assert short["missing"]["retrieval.hop_order"] == "hop order undecided: hop(s) doc-a never came back"
+        assert short["scores"]["diagnosis"] == "retrieval_fail/right"  # a hop never came back

@@ -91,8 +91,9 @@ def test_a_langfuse_backfill_sends_a_request_per_page_and_per_write_batch_not_pe
         labels = fake.requests_to("/api/public/experiment-items")
         batches = fake.requests_to("/api/public/scores", "POST")
         assert len(pages) == len(labels) == 1  # one page of observations holds the day, one of experiment items
-        # + the diagnosis score config, looked up and created once
-        assert len(fake.requests) == len(pages) + len(labels) + len(batches) + 2
+        # + the diagnosis score config, looked up and created once, + the project id for trace links, read once (#31)
+        assert len(fake.requests_to("/api/public/projects")) == 1
+        assert len(fake.requests) == len(pages) + len(labels) + len(batches) + 3
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -50,6 +50,16 @@ def _through_pipe(value: object) -> object:
     return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
 
+def test_records_from_a_platform_arrive_with_their_trace_urls() -> None:
+    """A worker gets each record's trace URL (the result line's ``trace_url``); records without one stay without."""
+    items = [(seq, w, Record(r.payload, r.line, r.size, url=f"https://ui.example/t/{seq}" if seq % 2 else None))
+             for seq, w, r in _records()[:10]]  # fmt: skip
+    got = unpack_records(_through_pipe(pack_records(items)))  # type: ignore[arg-type]
+    assert [r.url for _, _, r in got] == [r.url for _, _, r in items] and any(r.url for _, _, r in got)
+    plain = unpack_records(_through_pipe(pack_records(_records()[:10])))  # type: ignore[arg-type]
+    assert all(r.url is None for _, _, r in plain)
+
+
 def test_records_arrive_with_their_sequence_numbers_lines_and_payloads() -> None:
     items = _records()
     got = unpack_records(_through_pipe(pack_records(items)))  # type: ignore[arg-type]

@@ -8,11 +8,13 @@ and the one client pointed at it, each test starting from an empty fake.
 from __future__ import annotations
 
 import importlib.util
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from tests.fakes.langfuse import PUBLIC_KEY, SECRET_KEY, FakeLangfuse
 
@@ -47,3 +49,17 @@ def langfuse_pair(_langfuse_session: tuple[FakeLangfuse, Any]) -> tuple[FakeLang
     fake.scores.clear()
     fake.score_writes.clear()
     return fake, client
+
+
+def cli_lines(tmp_path: Path, traces: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``tracescore score --out`` over ``traces`` with no judge: each result line by trace id (what an integration's
+    results must equal)."""
+    from tracescore.cli.main import main
+
+    path = tmp_path / "traces.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in traces), encoding="utf-8")
+    out = tmp_path / "results.jsonl"
+    done = CliRunner().invoke(main, ["score", str(path), "--out", str(out), "--store", str(tmp_path / "t.db"), "-q"],
+                              env={"ANTHROPIC_API_KEY": ""})
+    assert done.exit_code == 0, done.output
+    return {line["trace_id"]: line for line in map(json.loads, out.read_text(encoding="utf-8").splitlines())}

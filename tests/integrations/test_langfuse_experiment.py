@@ -9,18 +9,15 @@ score, one TEXT ``tracescore.absent`` listing them; the run evaluator's continge
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from tests.fakes.langfuse import FakeLangfuse
 from tests.fakes.langsmith_runs import load_samples
-from tests.integrations.conftest import cookbook
+from tests.integrations.conftest import cli_lines, cookbook
 from tracescore.catalog import entry
-from tracescore.cli.main import main
 from tracescore.integrations import langfuse as ts
 
 langfuse = pytest.importorskip("langfuse")
@@ -35,22 +32,12 @@ def _item(n: int, case: dict[str, Any]) -> dict[str, Any]:
     return {"input": {"case": case["id"], "question": case["question"]}, "expected_output": labels}
 
 
-def _cli_lines(tmp_path: Path) -> dict[str, dict[str, Any]]:
-    traces = tmp_path / "traces.jsonl"
-    traces.write_text("".join(json.dumps(t) + "\n" for t in SAMPLES.values()), encoding="utf-8")
-    out = tmp_path / "results.jsonl"
-    done = CliRunner().invoke(main, ["score", str(traces), "--out", str(out), "--store", str(tmp_path / "t.db"),
-                                     "-q"], env={"ANTHROPIC_API_KEY": ""})
-    assert done.exit_code == 0, done.output
-    return {line["trace_id"]: line for line in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
-
-
 def test_run_experiment_posts_one_score_per_present_score_with_the_catalog_type(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, langfuse_pair: tuple[FakeLangfuse, Any]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    expected = _cli_lines(tmp_path)
+    expected = cli_lines(tmp_path, list(SAMPLES.values()))
     fake, client = langfuse_pair
     items = [_item(n, c) for n, c in enumerate(SAMPLES.values())]
     result = cookbook("langfuse_experiment").experiment(client, items, max_concurrency=1)  # the README's example

@@ -10,19 +10,16 @@ runs and child runs read back from the server as ``Run`` objects) gives the same
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_experiments import add_dataset
 from tests.fakes.langsmith_runs import load_samples
-from tests.integrations.conftest import cookbook
-from tracescore.cli.main import main
+from tests.integrations.conftest import cli_lines, cookbook
 from tracescore.integrations import langsmith as ts
 
 langsmith = pytest.importorskip("langsmith")
@@ -39,17 +36,6 @@ def _example(n: int, trace: dict[str, Any]) -> dict[str, Any]:
     if n % 3 == 0 and "required_doc_ids" in outputs:
         metadata["required_doc_ids"] = outputs.pop("required_doc_ids")  # labels in the example's metadata
     return {"inputs": {"case": trace["id"], "question": trace["question"]}, "outputs": outputs, "metadata": metadata}
-
-
-def _cli_lines(tmp_path: Path) -> dict[str, dict[str, Any]]:
-    traces = tmp_path / "traces.jsonl"
-    traces.write_text("".join(json.dumps(t) + "\n" for t in SAMPLES.values()), encoding="utf-8")
-    out = tmp_path / "results.jsonl"
-    done = CliRunner().invoke(main, ["score", str(traces), "--out", str(out), "--store", str(tmp_path / "t.db"),
-                                     "-q"], env={"ANTHROPIC_API_KEY": ""})
-    assert done.exit_code == 0, done.output
-    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    return {line["trace_id"]: line for line in lines}
 
 
 def _by_run(fake: FakeLangSmith) -> dict[str, list[dict[str, Any]]]:
@@ -81,7 +67,7 @@ def test_evaluate_writes_one_feedback_per_present_score_equal_to_score(tmp_path:
     monkeypatch.chdir(tmp_path)  # no stray tracescore.toml
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("LANGSMITH_TRACING", "true")
-    expected = _cli_lines(tmp_path)
+    expected = cli_lines(tmp_path, list(SAMPLES.values()))
     with FakeLangSmith() as fake:
         add_dataset(fake, "search-agent-cases", [_example(n, t) for n, t in enumerate(SAMPLES.values())])
         client = langsmith.Client(api_url=fake.url, api_key="fake-key", auto_batch_tracing=False)

@@ -108,6 +108,7 @@ class Labels(_Struct, frozen=True):
     gold_answer: str | None = None
     expect_refusal: bool | None = None
     gold_answers: list[str] | None = None
+    hops: Annotated[list[str | Annotated[list[str], Meta(min_length=1)]], Meta(min_length=1)] | None = None
 
 
 class Trace(_Struct, frozen=True, kw_only=True, gc=True, weakref=True):

@@ -85,7 +85,7 @@ def score_records(
             yield TraceResult(trace_id=guess_id(record.payload), errors=[message], line=record.line)
             continue
         result = score_trace(trace, scorers)
-        result.line = record.line
+        result.line, result.trace_url = record.line, record.url
         if result.errors:
             counts.scorer_errors += 1
         counts.scored += 1

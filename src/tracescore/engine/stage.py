@@ -97,7 +97,7 @@ class Stage:
             except Exception as exc:  # noqa: BLE001 - one trace's bug must neither stop the batch nor hang it
                 result = TraceResult(trace_id=key, timestamp=trace.timestamp)
                 result.errors.append(f"scoring failed: {type(exc).__name__}: {exc}")
-            result.line = record.line
+            result.line, result.trace_url = record.line, record.url
             failure = f"{key}: {result.errors[0]}" if not result.scores and result.errors else None
         data, text = result.encoded()
         if not _unicode(text):  # a lone surrogate in any text of the trace: reported on this trace, never written

@@ -27,9 +27,10 @@ from tracescore.store.db import ResultRows
 
 __all__ = ["Packed", "Records", "Unread", "pack", "pack_records", "score_packed", "unpack", "unpack_records"]
 
-Records = tuple[int, int, list[Any], list[int | None], FileRef | None]
-"""A chunk of records for a worker: (first sequence number, window, payloads, line numbers, None), or, for lines
-of a file, (..., each line's (offset, size) there, line numbers, the file): the worker reads them itself."""
+Records = tuple[int, int, list[Any], list[int | None], FileRef | None, list[str | None] | None]
+"""A chunk of records for a worker: (first sequence number, window, payloads, line numbers, None, trace URLs or None
+when no record has one), or, for lines of a file, (..., each line's (offset, size) there, line numbers, the file,
+None): the worker reads them itself."""
 
 _ENCODE = msgspec.msgpack.Encoder().encode
 # per result: seq, chunk, key, readable, text, store row of the result (its line left out: it is ``text``),
@@ -58,6 +59,7 @@ def pack_records(items: list[tuple[int, int, Record]], *, inline: bool = False) 
     seq, window, first = items[0]
     ref = first.at[0] if first.at is not None and not inline else None
     lines = [r.line for _, _, r in items]
+    urls = [r.url for _, _, r in items] if any(r.url for _, _, r in items) else None
     if ref is not None:
         spans = []
         for _, _, r in items:
@@ -65,14 +67,15 @@ def pack_records(items: list[tuple[int, int, Record]], *, inline: bool = False) 
                 break
             spans.append((r.at[1], r.size))
         else:
-            return seq, window, spans, lines, ref
-    return seq, window, [r.payload for _, _, r in items], lines, None
+            return seq, window, spans, lines, ref, urls
+    return seq, window, [r.payload for _, _, r in items], lines, None, urls
 
 
 def unpack_records(records: Records) -> list[tuple[int, int, Record]]:
     """The records of a chunk, their lines read from the file when they came as offsets (``Unread`` if they cannot
     be: the parent then sends the bytes)."""
-    seq, window, payloads, lines, ref = records
+    seq, window, payloads, lines, ref = records[:5]
+    urls = records[5] if len(records) > 5 else None
     if ref is not None:
         start, end = payloads[0][0], payloads[-1][0] + payloads[-1][1]
         view = _buffer(end - start)
@@ -83,8 +86,9 @@ def unpack_records(records: Records) -> list[tuple[int, int, Record]]:
         if got != end - start:
             raise Unread(f"{ref.path}: {end - start} bytes expected at {start}, {got} read")
         payloads = [view[at - start : at - start + size].tobytes() for at, size in payloads]
-    pairs = enumerate(zip(payloads, lines, strict=True))
-    return [(seq + i, window, Record(payload, line)) for i, (payload, line) in pairs]
+    links = urls if urls is not None else [None] * len(lines)
+    rows = enumerate(zip(payloads, lines, links, strict=True))
+    return [(seq + i, window, Record(payload, line, url=url)) for i, (payload, line, url) in rows]
 
 
 _OPEN: list[tuple[FileRef, int]] = []  # the worker's open file (one: a run reads its files one after another)

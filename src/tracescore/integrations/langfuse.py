@@ -126,11 +126,8 @@ def evaluations(scoring: Scoring, result: TraceResult, evaluation: Any) -> list[
     if result.errors and not result.scores:
         return [evaluation(name=ABSENT_KEY, value="trace not scored: " + "; ".join(result.errors), data_type="TEXT")]
     out: list[Any] = []
-    absent: list[str] = []
-    for s in scoring.reported(result):
-        if s.value is None:
-            absent.append(f"{s.name}: {s.reason or 'not computed'}")
-            continue
+    present, absent = scoring.reported(result)
+    for s in present:
         found = entry(s.name)
         kind = found.kind if found is not None else s.data_type
         value = (1.0 if s.value else 0.0) if kind == "BOOLEAN" else s.value

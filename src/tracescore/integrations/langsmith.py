@@ -77,11 +77,8 @@ def feedback(scoring: Scoring, result: TraceResult) -> list[Result]:
     if result.errors and not result.scores:
         return [{"key": ABSENT_KEY, "comment": "trace not scored: " + "; ".join(result.errors)}]
     out: list[Result] = []
-    absent: list[str] = []
-    for s in scoring.reported(result):
-        if s.value is None:
-            absent.append(f"{s.name}: {s.reason or 'not computed'}")
-            continue
+    present, absent = scoring.reported(result)
+    for s in present:
         found = entry(s.name)
         item: Result = {"key": s.name, "comment": s.comment}
         if found is not None and found.kind == "CATEGORICAL":

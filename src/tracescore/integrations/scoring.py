@@ -82,9 +82,19 @@ class Scoring:
         with self._lock:
             return next(score_stage(self._stage, [Record(payload=payload)]))
 
-    def reported(self, result: TraceResult) -> list[Score]:
-        """The scores of ``result`` in the chosen stages, present and absent, in the result's order."""
-        return [s for s in result.scores.values() if _stage_of(s.name) in self.stages]
+    def reported(self, result: TraceResult) -> tuple[list[Score], list[str]]:
+        """The present scores of ``result`` in the chosen stages, in the result's order, and one line per absent one
+        (``name: reason``) for the platform's ``tracescore.absent`` result."""
+        present: list[Score] = []
+        absent: list[str] = []
+        for s in result.scores.values():
+            if _stage_of(s.name) not in self.stages:
+                continue
+            if s.value is None:
+                absent.append(f"{s.name}: {s.reason or 'not computed'}")
+            else:
+                present.append(s)
+        return present, absent
 
     def close(self) -> None:
         self.recipe.close()

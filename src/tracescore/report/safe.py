@@ -6,12 +6,25 @@ or make a JUnit file invalid XML (which fails the CI job that reads it)."""
 from __future__ import annotations
 
 import re
+from html import escape
 from typing import Any
+from urllib.parse import quote
 
 from rich.console import Console
 from rich.text import Text
 
-__all__ = ["PIPED_WIDTH", "console", "fitted_console", "md_code", "md_text", "term", "visible"]
+__all__ = [
+    "PIPED_WIDTH",
+    "console",
+    "fitted_console",
+    "html_link",
+    "link_url",
+    "md_code",
+    "md_link",
+    "md_text",
+    "term",
+    "visible",
+]
 
 PIPED_WIDTH = 100  # the fixed layout of tables written to a pipe or a file (a terminal gets its own width)
 
@@ -22,6 +35,7 @@ _UNSAFE = re.compile(
 )
 _MD = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|"})
 _TICKS = re.compile("`+")
+_URL_SAFE = "/:?#[]@!$&*+,;=%-._~"  # RFC 3986 reserved and unreserved characters, minus ' ( ) that end a link
 
 
 def visible(text: str) -> str:
@@ -64,3 +78,24 @@ def fitted_console(**options: Any) -> Console:
     then cut, read worse)."""
     probe = console(**options)
     return probe if probe.is_terminal else console(width=PIPED_WIDTH, **options)
+
+
+def link_url(url: object) -> str | None:
+    """``url`` fit for an ``href`` or a Markdown link: an http(s) URL with every other character percent-encoded (a
+    space, quote, bracket or control can end neither the link nor the attribute); None for anything else
+    (``javascript:``, a relative path, not text)."""
+    if not isinstance(url, str) or not url.lower().startswith(("https://", "http://")):
+        return None
+    return quote(url, safe=_URL_SAFE)
+
+
+def html_link(html: str, url: str | None = None) -> str:
+    """``html`` (already escaped) as a link to ``url`` when it has one, else unchanged."""
+    href = link_url(url)
+    return f'<a href="{escape(href)}">{html}</a>' if href else html
+
+
+def md_link(text: str, url: str | None = None) -> str:
+    """``text`` as a Markdown code span, a link to ``url`` when it has one."""
+    href = link_url(url)
+    return f"[{md_code(text)}](<{href}>)" if href else md_code(text)

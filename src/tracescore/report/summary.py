@@ -126,9 +126,13 @@ class Report:
     overall: Summary = field(default_factory=Summary)
     groups: dict[str, Summary] = field(default_factory=dict)
     hours: dict[str, dict[str, StageCount]] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)  # trace id → its ``trace_url`` (lines read from a platform)
 
     def add(self, result: Mapping[str, Any]) -> None:
-        """Fold one result line into the overall summary, its group and its time buckets."""
+        """Fold one result line into the overall summary, its group and its time buckets (and its trace link)."""
+        url, trace_id = result.get("trace_url"), result.get("trace_id")
+        if isinstance(url, str) and isinstance(trace_id, str):
+            self.links[trace_id] = url
         if result.get("errors") and not result.get("scores") and not result.get("missing"):
             self.overall.add(result)
             return  # unreadable: counted overall only, it has no group and no time

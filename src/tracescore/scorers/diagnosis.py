@@ -10,7 +10,16 @@ from collections.abc import Mapping
 from functools import lru_cache
 from types import MappingProxyType
 
-from tracescore.catalog import ANSWER_CORRECT, ANSWER_TOKEN_F1, DIAGNOSIS, GROUNDING_RATE, Reasons, entry, recall_name
+from tracescore.catalog import (
+    ANSWER_CORRECT,
+    ANSWER_TOKEN_F1,
+    DIAGNOSIS,
+    GROUNDING_RATE,
+    RETRIEVAL_HOPS_FOUND,
+    Reasons,
+    entry,
+    recall_name,
+)
 from tracescore.scores import Score, absent, score
 
 __all__ = ["CELLS", "MIN_F1", "MIN_GROUNDING", "MIN_RECALL", "diagnose"]
@@ -62,13 +71,20 @@ def diagnose(
 ) -> Score:
     """The contingency cell from a trace's scores, or absent with the reason a stage could not be decided.
 
-    Retrieval passes when recall@k ≥ ``min_recall`` (a refusal case, with nothing required, passes); grounded
+    Retrieval passes when recall@k ≥ ``min_recall`` (a refusal case, with nothing required, passes) and, in a
+    multi-hop case (``retrieval.hops_found``), every hop was found; grounded
     means ``grounding.rate`` ≥ ``min_grounding``; the answer is right by ``answer.correct``, else by token F1 ≥
     ``min_f1``.
     """
     recall = _recall(scores)
     if recall is None:
         return _NOT_SCORED
+    hops = scores.get(RETRIEVAL_HOPS_FOUND)
+    if hops is not None:  # a multi-hop case: retrieval passes only when every hop was found (and recall, if labelled)
+        if hops.value is None:
+            return _undecided(hops.reason)
+        if float(hops.value) < 1.0 or recall.reason == Reasons.NO_REQUIRED_LABEL.text:
+            recall = hops  # a hop never found fails retrieval; with hops alone, the hops decide it
     if recall.value is not None:
         retrieval_ok = float(recall.value) >= min_recall
     elif recall.reason == Reasons.REFUSAL_RECALL.text:

@@ -1,6 +1,7 @@
 """Retrieval stage: did the search calls bring back the documents the answer needed?
 
-``retrieval.recall_at_{k}``, ``retrieval.first_hit_rank``, ``retrieval.retrieved_any``. Required doc ids are
+``retrieval.recall_at_{k}``, ``retrieval.first_hit_rank``, ``retrieval.retrieved_any`` (and, with a ``hops`` label,
+the hop scores of ``scorers/hops.py``). Required doc ids are
 version-pinned (``policy-returns-v4``); when only another version came back the miss is a stale label, a labelling
 task, so recall is absent with that reason instead of a silent retrieval failure.
 """
@@ -12,6 +13,7 @@ from functools import lru_cache
 from operator import attrgetter
 
 from tracescore.catalog import RETRIEVAL_FIRST_HIT_RANK, RETRIEVAL_RETRIEVED_ANY, Reasons, recall_name
+from tracescore.scorers.hops import hop_scores
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Hit, SearchStep, Trace
@@ -118,6 +120,11 @@ def retrieval_scorer(*, k: int = 5) -> Scorer:
     retrieved[False] = score(RETRIEVAL_RETRIEVED_ANY, False, comment="every search call came back empty")
 
     def score_retrieval(trace: Trace) -> Scored:
+        """The retrieval scores, and the hop scores after them when the trace has a ``hops`` label."""
+        scored = _plain(trace)
+        return Scored((*scored, *hops)) if (hops := hop_scores(trace)) else scored
+
+    def _plain(trace: Trace) -> Scored:
         searches = trace.searches
         if not searches:
             return no_search

@@ -28,6 +28,7 @@ class Record:
     size: int = 0
     at: tuple[FileRef, int] | None = None  # (file, byte offset) the payload was read at: a worker reads it there
     timestamp: datetime | None = None  # the platform's time of the trace (root start); newest first when set
+    url: str | None = None  # the trace in the platform's UI (the result line's ``trace_url``); None for files
 
 
 @dataclass(frozen=True)

@@ -228,7 +228,9 @@ class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            # wait up to 30 s for another process's write (a second run opening the store while the first migrates
+            # it must reach the job lock and say so, not fail on "database is locked" after sqlite's default 5 s)
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
             # a new store only (an existing one keeps its pages): at 4 KiB, 20,000 heavy results took 83 MB and
             # 14 us of CPU each to write, at 16 KiB 48 MB and 9 us (benchmarks/throughput.py traces)
             self._db.execute(f"PRAGMA page_size={PAGE_SIZE}")

@@ -15,7 +15,8 @@ from tracescore.adapters.fields import split_path
 from tracescore.adapters.mapping import MappingConfig
 from tracescore.platforms.base import LabelQueue, Parts, PlatformContext, QueueContext
 from tracescore.platforms.langfuse.adapter import langfuse_adapter
-from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client
+from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client, request_options
+from tracescore.platforms.langfuse.links import TraceLinks
 from tracescore.platforms.langfuse.queue import LangfuseLabelQueue
 from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.platforms.langfuse.sink import LangfuseScoreSink
@@ -42,7 +43,7 @@ class LangfuseJobSource:
 
     def __init__(
         self, client: LangfuseAPI, settings: LangfuseSettings, mapping: MappingConfig, where: str = "Langfuse",
-        **filters: Any,
+        base_url: str | None = None, **filters: Any,
     ) -> None:
         self.client = client
         self.settings = settings
@@ -50,6 +51,8 @@ class LangfuseJobSource:
         self.filters = filters
         self.expand = metadata_keys_to_expand(mapping)
         self.stats = ReadStats()
+        options = request_options(settings.timeout)
+        self.links = TraceLinks(client, base_url, self.stats.notes.append, options) if base_url else None
 
     def records(self, since: datetime, until: datetime | None = None) -> Iterator[Record]:
         window = LangfuseWindow.from_settings(since, until or datetime.now(UTC), self.settings, **self.filters)
@@ -58,7 +61,7 @@ class LangfuseJobSource:
             if self.settings.experiment_labels
             else None
         )
-        yield from read_langfuse(
+        records = read_langfuse(
             self.client,
             window,
             self.settings,
@@ -67,6 +70,7 @@ class LangfuseJobSource:
             experiment_items=experiments,
             where=self.where,
         )
+        yield from self.links.attach(records) if self.links is not None else records
 
 
 class LangfuseJobSink(BatchWriter[LangfuseScoreSink]):
@@ -93,7 +97,9 @@ def build(context: PlatformContext) -> Parts:
     key = where + ("|" + ",".join(map(str, filters)) if any(filters) else "")
     score_sink = LangfuseScoreSink(client, settings, keep_versions=context.keep_versions)
     sink = LangfuseJobSink(score_sink) if context.write_back else None
-    source = LangfuseJobSource(client, settings, context.mapping, credentials.where, **overrides)
+    source = LangfuseJobSource(
+        client, settings, context.mapping, credentials.where, base_url=credentials.base_url, **overrides
+    )
 
     def summary(seen: int) -> tuple[str, list[str]]:
         read = source.stats

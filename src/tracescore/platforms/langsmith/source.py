@@ -38,6 +38,7 @@ from tracescore.platforms.langsmith.backend import (
     read_errors,
 )
 from tracescore.platforms.langsmith.failures import reach_line
+from tracescore.platforms.langsmith.links import run_url
 from tracescore.secrets import redact
 from tracescore.sources.base import Record
 
@@ -122,6 +123,7 @@ class LangSmithProject:
     id: str
     name: str | None
     reference_dataset_id: str | None = None
+    tenant_id: str | None = None  # the workspace, for trace links
 
 
 def _utc(value: datetime, what: str) -> datetime:
@@ -227,7 +229,8 @@ class LangSmithSource:
                 raise SourceError(f"cannot read LangSmith project {self._project_name or self._project_id!r}: "
                                   f"{failure}") from exc
             dataset = found.reference_dataset_id
-            self._project = LangSmithProject(str(found.id), found.name, str(dataset) if dataset else None)
+            tenant = str(found.tenant_id) if found.tenant_id else None
+            self._project = LangSmithProject(str(found.id), found.name, str(dataset) if dataset else None, tenant)
         return self._project
 
     # -- records -------------------------------------------------------------------------------------------------
@@ -384,7 +387,8 @@ class LangSmithSource:
             payload["error"] = payload["error"] or example
         else:
             payload["example"] = example
-        return Record(payload=payload, timestamp=_start_of(root))
+        url = run_url(self.client.api_url, project.tenant_id, project.id, root.get("id"))
+        return Record(payload=payload, timestamp=_start_of(root), url=url)
 
 
 def _short(exc: BaseException | None) -> str:

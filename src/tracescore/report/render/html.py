@@ -14,7 +14,7 @@ from tracescore.report.render.surface import (
     surface_table,
 )
 from tracescore.report.render.svg import FEW, bar_chart, line_chart
-from tracescore.report.safe import visible
+from tracescore.report.safe import html_link, visible
 from tracescore.report.summary import STAGES, Report, by_stage, score_stage, work_queue
 from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
@@ -108,7 +108,7 @@ def render_html(
     if not queue:
         out.append("<li>Nothing to fix: no trace in a failing cell.</li>")
     for item in queue:
-        ids = ", ".join(f"<code>{escape(i)}</code>" for i in item.trace_ids)
+        ids = ", ".join(html_link(f"<code>{escape(i)}</code>", report.links.get(i)) for i in item.trace_ids)
         out.append(
             f'<li data-key="{escape(item.key)}"><b>{len(item.trace_ids)} {escape(item.title)}</b> —'
             f" {escape(item.advice)}: {ids}</li>"
@@ -131,10 +131,15 @@ def render_html(
 
 def _cell_ids(report: Report, cell: str) -> str:
     """The trace ids of a cell: one list, or in a grouped view one list per group, each named."""
+    links = report.links
+
+    def linked(ids: list[str]) -> str:
+        return ", ".join(html_link(escape(i), links.get(i)) for i in ids)
+
     if not report.group_by:
-        return ", ".join(escape(i) for i in report.overall.cells.get(cell, []))
+        return linked(report.overall.cells.get(cell, []))
     return "".join(
-        f'<div data-group="{escape(name)}"><b>{escape(name)}</b>: {", ".join(escape(i) for i in ids)}</div>'
+        f'<div data-group="{escape(name)}"><b>{escape(name)}</b>: {linked(ids)}</div>'
         for name, summary in report.columns()
         if (ids := summary.cells.get(cell))
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from tracescore.report.agreement import AgreementSection
 from tracescore.report.gate import GateCheck, GateResult
@@ -14,7 +14,7 @@ from tracescore.report.render.surface import (
     surface_note,
     surface_table,
 )
-from tracescore.report.safe import md_code, md_text
+from tracescore.report.safe import md_code, md_link, md_text
 from tracescore.report.summary import STAGES, Report, Summary, by_stage, score_stage, work_queue
 from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
@@ -28,8 +28,9 @@ def _cell(text: str) -> str:
     return md_text(text)
 
 
-def _ids(ids: Sequence[str], limit: int = MAX_IDS) -> str:
-    shown = ", ".join(map(md_code, ids[:limit]))
+def _ids(ids: Sequence[str], limit: int = MAX_IDS, links: Mapping[str, str] | None = None) -> str:
+    """Ids as code spans, each a link to its trace when ``links`` has it."""
+    shown = ", ".join(md_link(i, links.get(i)) if links else md_code(i) for i in ids[:limit])
     return shown + (f" … and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
@@ -87,10 +88,12 @@ def render_markdown(
     if not queue:
         lines.append("Nothing to fix: no trace in a failing cell.")
     for item in queue:
-        lines.append(f"- **{len(item.trace_ids)} {item.title}** — {item.advice}: {_ids(item.trace_ids)}")
+        ids = _ids(item.trace_ids, links=report.links)
+        lines.append(f"- **{len(item.trace_ids)} {item.title}** — {item.advice}: {ids}")
     lines += ["", "### Traces per cell", ""]
     for cell in _used_cells([("all", overall)]):
-        lines.append(f"- `{cell}` ({len(overall.cells[cell])}): {_ids(overall.cells[cell], limit=10**9)}")
+        ids = _ids(overall.cells[cell], limit=10**9, links=report.links)
+        lines.append(f"- `{cell}` ({len(overall.cells[cell])}): {ids}")
     if overall.undiagnosed:
         reasons = "; ".join(f"{n} × {md_text(r)}" for r, n in sorted(overall.undiagnosed.items(), key=lambda p: -p[1]))
         lines.append(f"- no cell ({sum(overall.undiagnosed.values())}): {reasons}")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rich.console import Console
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
@@ -15,7 +18,7 @@ from tracescore.report.render.surface import (
     surface_note,
     surface_table,
 )
-from tracescore.report.safe import term, visible
+from tracescore.report.safe import link_url, term, visible
 from tracescore.report.summary import STAGES, Report, by_stage, score_stage, score_table, work_queue
 from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
@@ -26,8 +29,14 @@ MAX_IDS = 12  # ids shown per work-queue item
 MAX_CELL_IDS = 200  # ids shown per cell
 
 
-def _ids(ids: tuple[str, ...] | list[str], limit: int = MAX_IDS) -> str:
-    return ", ".join(map(visible, ids[:limit])) + (f" … and {len(ids) - limit} more" if len(ids) > limit else "")
+def _ids(ids: tuple[str, ...] | list[str], limit: int = MAX_IDS, links: Mapping[str, str] | None = None) -> Text:
+    """The ids, each an OSC 8 hyperlink to its trace when ``links`` has it (given only for a terminal)."""
+    out = Text()
+    for n, trace_id in enumerate(ids[:limit]):
+        href = link_url(links.get(trace_id)) if links else None
+        out.append(", " if n else "")
+        out.append(visible(trace_id), style=Style(link=href) if href else "")
+    return out.append(f" … and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
 def render_report_terminal(
@@ -41,6 +50,7 @@ def render_report_terminal(
     human labels (when given) and the work queue."""
     overall = report.overall
     columns = report.columns()
+    trace_links = report.links if console.is_terminal else None  # a pipe or a file gets plain ids, no escape codes
     title = f"Stage contingency ({overall.traces} traces scored, {overall.failed} unreadable)"
     if report.group_by:
         title += f" by {visible(report.group_by)}"
@@ -93,7 +103,7 @@ def render_report_terminal(
     for cell in CELLS:
         if overall.cells.get(cell):
             ids = overall.cells[cell]
-            line = term(f"  {cell} ({len(ids)}): {_ids(ids, limit=MAX_CELL_IDS)}")
+            line = Text.assemble(f"  {cell} ({len(ids)}): ", _ids(ids, limit=MAX_CELL_IDS, links=trace_links))
             console.print(line, highlight=False)
     console.print(Text("Work queue", style="bold"))
     queue = work_queue(overall)
@@ -102,7 +112,9 @@ def render_report_terminal(
     for item in queue:
         console.print(
             Text.assemble(
-                (f"  {len(item.trace_ids)} {item.title}", "bold"), f" — {item.advice}: ", _ids(item.trace_ids)
+                (f"  {len(item.trace_ids)} {item.title}", "bold"),
+                f" — {item.advice}: ",
+                _ids(item.trace_ids, links=trace_links),
             ),
             highlight=False,
         )
