@@ -15,11 +15,13 @@ from bisect import bisect_left, bisect_right
 from decimal import Decimal
 
 from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS, Reasons
-from tracescore.scorers.numerals import NUMBER_WORDS, ORDINAL_WORDS, Key, Numeral, numerals
+from tracescore.scorers.evidence_numbers import Evidence
+from tracescore.scorers.evidence_numbers import shown as _shown
+from tracescore.scorers.numerals import Key, Numeral, numerals
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
-from tracescore.trace import Trace, fetch_failed
+from tracescore.trace import Trace
 
 __all__ = ["Evidence", "numbers_scorer"]
 
@@ -28,150 +30,72 @@ _HUNDRED = Decimal(100)
 _MAX_NOTES = 20  # unsupported numbers named (closest, derived) in the comment; the count is of all
 
 
-class Evidence:
-    """The numbers the evidence states: a claim is looked up by the text it could be written as (its digits, its
-    number word, its year, its month), each place found read whole (a window widened to whitespace), always so,
-    whatever was read before; every number the evidence states, with where it was first seen ("page 2", "search
-    1"), is read only when a note (closest, derived) needs it."""
-
-    def __init__(self, trace: Trace) -> None:
-        self.parts: list[tuple[str, str]] = []  # (text, where)
-        for i, search in enumerate(trace.searches, start=1):
-            for hit in search.hits:
-                for part in (hit.title, hit.snippet):
-                    if part:
-                        self.parts.append((part, f"search {i}"))
-        for i, fetch in enumerate(trace.fetches, start=1):
-            if fetch.text and not fetch_failed(fetch.status):
-                self.parts.append((fetch.text, f"page {i}"))
-        self.seen = bool(self.parts)
-        self._where: dict[Key, tuple[str, str]] | None = None
-        self._joined: str | None = None  # every part, one per line: one search per anchor
-        self._lower = ""
-
-    @property
-    def where(self) -> dict[Key, tuple[str, str]]:
-        """Every number the evidence states → (its text as written, where it was first seen)."""
-        if self._where is None:
-            self._where = {}
-            for text, where in self.parts:
-                for n in numerals(text):
-                    self._where.setdefault(n.key, (n.text, where))
-        return self._where
-
-    def states(self, key: Key) -> bool:
-        """Whether the evidence states the number of ``key``; a full date also when it states its day and month
-        ("on May 7") and its year."""
-        if self._found(key):
-            return True
-        return key[0] == "d" and self._found(("md", key[2], key[3])) and self._found(("n", Decimal(key[1])))  # type: ignore[arg-type]
-
-    def _found(self, key: Key) -> bool:
-        if self._where is not None:  # every number already read (a note needed them, or a common anchor did)
-            return key in self._where
-        if self._joined is None:
-            self._joined = "\n".join(text for text, _ in self.parts)
-            lower = self._joined.lower()  # a character whose lower case is longer ("İ") would shift every offset
-            self._lower = lower if len(lower) == len(self._joined) else self._joined
-        text, lower = self._joined, self._lower
-        windows = 0
-        for anchor in _anchors(key):
-            at = lower.find(anchor)
-            while at >= 0:
-                windows += 1
-                if windows > _MAX_WINDOWS:  # a common anchor ("1"): reading every number once costs less
-                    return key in self.where
-                if key in {n.key for n in numerals(_window(text, at, len(anchor)))}:
-                    return True
-                at = lower.find(anchor, at + 1)
-        return False
-
-    def values(self) -> list[Decimal]:
-        return [key[1] for key in self.where if key[0] == "n"]  # type: ignore[misc]
-
-
-_MAX_WINDOWS = 16  # places read for one claim before every number of the evidence is read instead
-_WINDOW = 60  # characters read on each side of a place a number may be written, widened to whitespace
-_MONTH_PREFIX = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-
-
-def _window(text: str, at: int, size: int) -> str:
-    start, end = max(0, at - _WINDOW), min(len(text), at + size + _WINDOW)
-    while start > 0 and not text[start - 1].isspace():
-        start -= 1
-    while end < len(text) and not text[end].isspace():
-        end += 1
-    return text[start:end]
-
-
-def _anchors(key: Key) -> list[str]:
-    """The lower-cased texts one of which any writing of ``key`` contains."""
-    kind = key[0]
-    if kind == "n":
-        return _value_anchors(key[1])  # type: ignore[arg-type]
-    if kind in ("d", "ym"):
-        return [str(key[1])]
-    if kind == "md":
-        return [_MONTH_PREFIX[key[1] - 1], f"-{key[1]:02d}-{key[2]:02d}"]  # type: ignore[operator]
-    name = str(key[1])
-    letters = name[: len(name) - len(name.lstrip("abcdefghijklmnopqrstuvwxyz"))]
-    return [letters] if len(letters) >= 3 else ["".join(c for c in name if c.isdigit()) or name]
-
-
-def _value_anchors(value: Decimal) -> list[str]:
-    anchors = []
-    for scale in (1, 10**3, 10**6, 10**9, 10**12):
-        q = value / scale
-        if scale > 1 and q < 1:
-            break
-        anchors.append(_shown(q))
-        if q == q.to_integral_value() and q >= 1000:
-            anchors.append(f"{int(q):,}")
-    if value == value.to_integral_value() and 1000 <= value <= 2100:  # the end of a range of years, "1616–17"
-        anchors += [f"-{int(value) % 100:02d}", f"\u2013{int(value) % 100:02d}"]
-    if value == value.to_integral_value() and 1 <= value <= 20:
-        anchors += [NUMBER_WORDS[int(value) - 1], ORDINAL_WORDS[int(value) - 1]]
-    return anchors
-
-
-def _closest(claim: Numeral, evidence: Evidence, values: list[Decimal]) -> str | None:
-    """The evidence number nearest ``claim``: within a factor of two for a value, the same year for a date, the
-    same letters for a name."""
+def _closest(claim: Numeral, evidence: Evidence) -> str | None:
+    """The evidence number nearest ``claim``: within a factor of two for a value (the first stated of two as near),
+    the same year for a date, the same letters for a name."""
     key = claim.key
     if claim.value is not None:
-        x = claim.value
-        near = [v for v in values if v != x and x != 0 and Decimal("0.5") <= v / x <= 2]
-        found: Key | None = ("n", min(near, key=lambda v: abs(v - x))) if near else None
+        found = _nearest(claim.value, evidence)
     elif key[0] in ("d", "ym"):
-        found = next((k for k in evidence.where if k[0] == key[0] and k[1] == key[1]), None)
+        found = evidence.first_like(str(key[0]), key[1], key)
     else:
-        letters = "".join(c for c in str(key[1]) if c.isalpha())
-        found = next((k for k in evidence.where if k[0] == "name" and k != key
-                      and "".join(c for c in str(k[1]) if c.isalpha()) == letters), None)  # fmt: skip
+        found = evidence.first_like("name", "".join(c for c in str(key[1]) if c.isalpha()), key)
     if found is None:
         return None
-    text, where = evidence.where[found]
+    text, where = found
     return f'closest: "{text}" ({where})'
 
 
-def _derived(x: Decimal, values: list[Decimal]) -> str | None:
+def _nearest(x: Decimal, evidence: Evidence) -> tuple[str, str] | None:
+    if x == 0:
+        return None
+    values = evidence.candidates()
+    if values is None:
+        values = evidence.values()
+    near = sorted((abs(v - x), v) for v in values if v != x and Decimal("0.5") <= v / x <= 2)
+    best: tuple[int, int, str, str] | None = None
+    for i, (distance, v) in enumerate(near):
+        if best is not None and distance > near[i - 1][0]:
+            break  # every value as near as the best one has been tried: the first stated of them
+        first = evidence.first(("n", v))
+        if first is not None and (best is None or first[:2] < best[:2]):
+            best = (first[0], first[1], first[2].text, evidence.parts[first[0]][1])
+    return None if best is None else (best[2], best[3])
+
+
+def _derived(x: Decimal, evidence: Evidence) -> str | None:
     """One operation on two stated numbers that gives ``x``: a sum, a difference, a share (as a percentage, to the
     claim's precision)."""
-    pool = sorted({v for v in values if v > 1})[:_MAX_DERIVE]  # "a + 1" derives anything
-    have = set(pool)
+    candidates = evidence.candidates()
+    pool = sorted({v for v in (candidates if candidates is not None else evidence.values()) if v > 1})
+    if len(pool) > _MAX_DERIVE:  # the 300 smallest stated values: past it only reading every number tells them
+        pool = sorted({v for v in evidence.values() if v > 1})[:_MAX_DERIVE]
+    maybe = set(pool)
+    told: dict[Decimal, bool] = {}
+
+    def have(v: Decimal) -> bool:  # stated (a candidate is only a digit run that may be one)
+        if v not in maybe:
+            return False
+        if v not in told:
+            told[v] = evidence.states(("n", v))
+        return told[v]
+
     exponent = x.as_tuple().exponent
     places = Decimal(1).scaleb(exponent if isinstance(exponent, int) else 0)
     for a in pool:
-        if x - a in have and x - a <= a:
-            return f"{_shown(a)} + {_shown(x - a)}"
-        if a - x in have:
-            return f"{_shown(a)} - {_shown(a - x)}"
+        if (x - a in maybe and x - a <= a) or a - x in maybe:
+            if not have(a):
+                continue
+            if x - a <= a and have(x - a):
+                return f"{_shown(a)} + {_shown(x - a)}"
+            if have(a - x):
+                return f"{_shown(a)} - {_shown(a - x)}"
     if 0 < x <= _HUNDRED:  # a share a / b that rounds to x %: a within half a place of x·b/100 (found by bisection)
         half = places / 2
         for b in pool:
             low, high = (x - half) * b / _HUNDRED, (x + half) * b / _HUNDRED
             for a in pool[bisect_left(pool, low):bisect_right(pool, high)]:
-                if a < b and (a / b * _HUNDRED).quantize(places) == x:
+                if a < b and (a / b * _HUNDRED).quantize(places) == x and have(b) and have(a):
                     return f"{_shown(a)} / {_shown(b)}"
     return None
 
@@ -181,10 +105,6 @@ def _derivable(claim: Numeral) -> bool:
     ("the other two")."""
     year = claim.text.isdigit() and len(claim.text) == 4 and 1000 <= int(claim.text) <= 2100
     return not year and any(ch.isdigit() for ch in claim.text)
-
-
-def _shown(value: Decimal) -> str:
-    return f"{value.normalize():f}"
 
 
 def _claims(trace: Trace) -> list[Numeral]:
@@ -228,12 +148,11 @@ def _unsupported(trace: Trace, claims: list[Numeral], evidence: Evidence) -> Sco
                                                  consequence="a number may be stated on the page not read")
         return absent(GROUNDING_UNSUPPORTED_NUMBERS, reason)
     missing = [claim for claim in claims if not evidence.states(claim.key)]
-    values = evidence.values() if missing else []
     notes = []
     for claim in missing[:_MAX_NOTES]:
         note = f'"{claim.text}" not in any evidence'
-        derived = _derived(claim.value, values) if claim.value is not None and _derivable(claim) else None
-        near = _closest(claim, evidence, values)
+        derived = _derived(claim.value, evidence) if claim.value is not None and _derivable(claim) else None
+        near = None if derived else _closest(claim, evidence)
         note += f"; may be derived from {derived}" if derived else f"; {near}" if near else ""
         notes.append(note)
     if len(missing) > _MAX_NOTES:
