@@ -11,11 +11,12 @@ values compare by value (``12%`` = ``12 percent``, ``three`` = ``3``), dates by 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
 
-__all__ = ["NUMBER_WORDS", "ORDINAL_WORDS", "Key", "Numeral", "numerals"]
+__all__ = ["NUMBER_WORDS", "ORDINAL_WORDS", "Key", "Numeral", "clean", "numerals", "reading"]
 
 Key = tuple[object, ...]  # ("n", Decimal) a value, ("d", y, m, d) a day, ("ym", y, m) a month, ("md", m, d) a day
 # of no stated year, ("name", text)
@@ -140,7 +141,7 @@ def _names_ok(match: re.Match[str]) -> bool:
     return word is None or (word.lower() not in _NOT_NAMES and word[:3].lower() not in _MONTHS)
 
 
-def _clean(text: str) -> str:
+def clean(text: str) -> str:
     """The text without URLs, citation markers and list numbering (each replaced by a space)."""
     if "/" in text or "www." in text or "](" in text:
         text = _URL.sub(" ", text)
@@ -171,15 +172,20 @@ def numerals(text: str, *, whole: bool = False) -> list[Numeral]:
     number is the name; read as evidence, a date also states its month and year, and a name (in any case) also
     states the numbers in it, so evidence is read generously."""
     found: list[Numeral] = []
-    pos, text = 0, _clean(text)
+    for _, some in reading(clean(text), 0, whole=whole):
+        found += some
+    return found
+
+
+def reading(text: str, pos: int, *, whole: bool = False) -> Iterator[tuple[int, list[Numeral]]]:
+    """The numbers of ``text`` (already ``clean``) read from ``pos`` on: (where the match starts, its numbers)."""
     while (match := _next(text, pos)) is not None:
         named = match.group("name") is not None
         if named and not whole:
-            found += _one(match)
+            yield match.start(), _one(match)
             pos = _DIGIT.search(text, match.start()).start()  # type: ignore[union-attr]  # a name holds a digit
         elif _names_ok(match):
-            found += _one(match)[:1] if whole and not match.group("range") else _one(match)
+            yield match.start(), _one(match)[:1] if whole and not match.group("range") else _one(match)
             pos = match.end()
         else:  # "In 12", "covid-19": not a name of the claim; read the number on its own
             pos = _DIGIT.search(text, match.start()).start()  # type: ignore[union-attr]
-    return found
