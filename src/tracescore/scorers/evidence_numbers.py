@@ -64,6 +64,7 @@ class Evidence:
         self._starts: list[int] = []
         self._text = ""  # the cleaned joined text (original case) the numbers are read from
         self._near: dict[int, list[tuple[int, Numeral]]] = {}
+        self._heads: dict[str, list[int] | None] = {}
         self._values: list[Decimal] | None = None
         self._ws: tuple[str, ...] = ()
         self._scales: tuple[int, ...] = ()
@@ -215,8 +216,10 @@ class Evidence:
                 return k[0] == "name" and k != key and _letters(k) == letters
 
             def narrow(lower: str) -> list[int] | None:
-                found = [m.start() for m in _name_heads(letters).finditer(lower)]
-                return found if len(found) <= _MAX_PLACES else None
+                if letters not in self._heads:  # every claim with these letters looks at the same places
+                    found = [m.start() for m in _name_heads(letters).finditer(lower)]
+                    self._heads[letters] = found if len(found) <= _MAX_PLACES else None
+                return self._heads[letters]
         else:
 
             def ok(k: Key) -> bool:

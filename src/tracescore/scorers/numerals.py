@@ -63,7 +63,10 @@ _PATTERN = re.compile(
 _CASED = re.compile(r"[A-Z]")  # the name alternatives are case-sensitive: checked on the match
 _URL = re.compile(r"(?:https?://|www\.)\S+|\]\([^)\s]*\)", re.IGNORECASE)
 _MARKER = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]")
-_LIST_NUMBER = re.compile(r"^\s*\d{1,3}[.)](?=\s)", re.MULTILINE)
+# list numbering: r"^\s*\d{1,3}[.)](?=\s)" with re.MULTILINE, found from the text's start and its newlines (a
+# pattern starting with a newline is searched for as fast as a string, one starting with ^ is tried everywhere)
+_FIRST_LIST_NUMBER = re.compile(r"\s*\d{1,3}[.)](?=\s)")
+_LINE_LIST_NUMBER = re.compile(r"\n\s*\d{1,3}[.)](?=\s)")
 _NAME_SEPARATORS = re.compile(r"[\s-]+")
 _DIGIT = re.compile(r"\d")
 # every match of _PATTERN holds a digit or a number word, with at most two runs of whitespace before the first one
@@ -147,7 +150,10 @@ def clean(text: str) -> str:
         text = _URL.sub(" ", text)
     if "[" in text:
         text = _MARKER.sub(" ", text)
-    return _LIST_NUMBER.sub(" ", text)
+    head = ""
+    if (first := _FIRST_LIST_NUMBER.match(text)) is not None:
+        head, text = " ", text[first.end():]
+    return head + _LINE_LIST_NUMBER.sub("\n ", text) if "\n" in text else head + text
 
 
 def _next(text: str, pos: int) -> re.Match[str] | None:
