@@ -157,3 +157,14 @@ def test_reading_lazily_gives_what_reading_every_number_gives() -> None:
         flagged += want[GROUNDING_UNSUPPORTED_NUMBERS][0] > 0
         noted += any(w in str(want[GROUNDING_UNSUPPORTED_NUMBERS][1]) for w in ("closest", "derived"))
     assert compared > 200 and flagged > 100 and noted > 60, (compared, flagged, noted)  # the comparison saw notes
+
+
+def test_a_number_ending_one_part_is_read_as_that_part_alone_reads_it() -> None:
+    """"2)" ending a snippet is no list number (none follows it in the snippet); read joined with the next part, it
+    would look like one (found by the random traces, seed 11)."""
+    trace = Trace.model_validate({"id": "t", "answer": "It took 2 weeks.", "steps": [
+        {"kind": "search", "query": "q", "hits": [{"url": "https://a.example/", "title": "Result", "snippet": "see 2)"},
+                                                  {"url": "https://b.example/", "title": "Other", "snippet": "x"}]}]})
+    got = {s.name: s.value for s in numbers_scorer()(trace)}
+    assert got == {GROUNDING_UNSUPPORTED_NUMBERS: 0.0, GROUNDING_NUMBERS_CHECKED: 1.0}
+    assert _reference(trace) == {GROUNDING_UNSUPPORTED_NUMBERS: (0.0, None), GROUNDING_NUMBERS_CHECKED: (1.0, '"2"')}

@@ -22,7 +22,7 @@ from tracescore.trace import Trace, fetch_failed
 
 __all__ = ["Evidence", "shown"]
 
-_SEP = "\n\x00\n"  # between parts: no number, URL, marker or list number spans it
+_SEP = "\n\x00\n"  # between parts: no number spans it
 _SCALES = {"thousand": 10**3, "million": 10**6, "mn": 10**6, "billion": 10**9, "bn": 10**9, "trillion": 10**12}
 _MONTH_PREFIX = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*")  # the digit runs every stated value is read from (a prefix of one)
@@ -89,11 +89,12 @@ class Evidence:
         return self._read[i]
 
     def _index(self) -> str:
-        """The evidence as one text, cleaned as ``numerals`` cleans it (its parts joined by _SEP, which no number,
-        URL, marker or list number spans), lower-cased; "" when a lookup cannot be narrowed."""
+        """The evidence as one text: each part cleaned as ``numerals`` cleans it, joined by _SEP (which no number
+        spans), lower-cased; "" when a lookup cannot be narrowed."""
         if self._lower is None:
             self._lower = ""
-            text = clean(_SEP.join(part for part, _ in self.parts))
+            cleaned: dict[str, str] = {}  # each part cleaned on its own ("2)" ending a part is not a list number)
+            text = _SEP.join(cleaned.get(part) or cleaned.setdefault(part, clean(part)) for part, _ in self.parts)
             lower = text.lower()
             if len(lower) != len(text) or (not text.isascii() and _WIDE.search(text)):
                 return ""  # case folding or digits the lookup does not cover: read everything
