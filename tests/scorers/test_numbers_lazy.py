@@ -163,7 +163,7 @@ def test_a_number_ending_one_part_is_read_as_that_part_alone_reads_it() -> None:
     """"2)" ending a snippet is no list number (none follows it in the snippet); read joined with the next part, it
     would look like one (found by the random traces, seed 11)."""
     trace = Trace.model_validate({"id": "t", "answer": "It took 2 weeks.", "steps": [
-        {"kind": "search", "query": "q", "hits": [{"url": "https://a.example/", "title": "Result", "snippet": "see 2)"},
+        {"kind": "search", "query": "q", "hits": [{"url": "https://a.example/", "title": "Result", "snippet": "2)"},
                                                   {"url": "https://b.example/", "title": "Other", "snippet": "x"}]}]})
     got = {s.name: s.value for s in numbers_scorer()(trace)}
     assert got == {GROUNDING_UNSUPPORTED_NUMBERS: 0.0, GROUNDING_NUMBERS_CHECKED: 1.0}
