@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
+from types import MappingProxyType
 
 from tracescore.scorers.numerals import NUMBER_WORDS, ORDINAL_WORDS, Key, Numeral, clean, numerals, reading
 from tracescore.trace import Trace, fetch_failed
@@ -23,7 +24,8 @@ from tracescore.trace import Trace, fetch_failed
 __all__ = ["Evidence", "shown"]
 
 _SEP = "\n\x00\n"  # between parts: no number spans it
-_SCALES = {"thousand": 10**3, "million": 10**6, "mn": 10**6, "billion": 10**9, "bn": 10**9, "trillion": 10**12}
+_SCALES = MappingProxyType({"thousand": 10**3, "million": 10**6, "mn": 10**6, "billion": 10**9, "bn": 10**9,
+                            "trillion": 10**12})
 _MONTH_PREFIX = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*")  # the digit runs every stated value is read from (a prefix of one)
 _RANGE = re.compile(r"(\d\d)\d\d(?=\s?[\u2013-]\s?(\d\d))")  # "2018–19" states 2019 (and "2018-2019-20" 2020)
@@ -167,7 +169,7 @@ class Evidence:
         m = _LAST_PLAIN.match(self._lower or "", at - _SPAN, at)
         return m.end(1) if m else start
 
-    def _places(self, lower: str, anchors: list[tuple[str, str]]) -> list[int] | None:
+    def _places(self, lower: str, anchors: Sequence[tuple[str, str]]) -> list[int] | None:
         """The places of the anchors where a number can be written, in order (None: too many, read every part).
         A place is passed over when no writing can be there: digits after a digit 1-9 ("130" is not 30, nor
         "0.05" 5 × 10^k: the digits that count differ), a word, a name, a month or a year run on from a letter or
@@ -248,7 +250,7 @@ class Evidence:
             self._values = sorted(seen)
         return self._values
 
-    def _anchors(self, key: Key) -> list[tuple[str, str]]:
+    def _anchors(self, key: Key) -> Sequence[tuple[str, str]]:
         """The lower-cased texts one of which any writing of ``key`` contains, each with what may stand beside it
         (``_parts``)."""
         kind = key[0]
@@ -260,7 +262,7 @@ class Evidence:
             return [(_MONTH_PREFIX[key[1] - 1], "head"), (f"-{key[1]:02d}-{key[2]:02d}", "")]  # type: ignore[operator]
         return [(form, "word") for form in _name_forms(str(key[1]), self._ws)]
 
-    def _value_anchors(self, value: Decimal) -> list[tuple[str, str]]:
+    def _value_anchors(self, value: Decimal) -> Sequence[tuple[str, str]]:
         return _value_anchors(value, self._scales, self._ws)
 
 
@@ -280,7 +282,7 @@ def _token_values(token: str) -> tuple[Decimal, ...]:
 
 
 @lru_cache(maxsize=4096)
-def _value_anchors(value: Decimal, scales: tuple[int, ...], ws: tuple[str, ...]) -> list[tuple[str, str]]:
+def _value_anchors(value: Decimal, scales: tuple[int, ...], ws: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     anchors = []
     for scale in (1, *scales):  # the digits at each scale a word of the evidence gives ("0.5 million")
         q = value / scale
@@ -292,7 +294,7 @@ def _value_anchors(value: Decimal, scales: tuple[int, ...], ws: tuple[str, ...])
         anchors += [(f"{dash}{w}{yy}", "") for dash in ("-", "\u2013") for w in ("", *ws)]
     if value == value.to_integral_value() and 1 <= value <= 20:
         anchors += [(NUMBER_WORDS[int(value) - 1], "word"), (ORDINAL_WORDS[int(value) - 1], "word")]
-    return anchors
+    return tuple(anchors)
 
 
 def _word(ch: str) -> bool:
