@@ -78,6 +78,9 @@ CLASSES = {
     "retrieval was not scored": N,
     "not computed": N,
     "retrieval undecided: {reason}": None,  # the class of the retrieval reason it wraps
+    "no search result or fetched page text seen": D,  # #33
+    "answer states no number": D,  # #33
+    "no search or fetch step in trace": D,  # #33
     "not sampled (judge_sample {rate:g})": N,
     "daily judge budget spent ({spent} of max {limit} on {day} UTC)": N,
     "not re-scored (backfill --judge-only)": N,

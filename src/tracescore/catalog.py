@@ -43,6 +43,8 @@ __all__ = [
     "SURFACE_MISSED", "SURFACE_NOOP", "SURFACE_SMART", "SURFACE_SUPPORT_ANY", "Absence", "Entry", "Reason", "Reasons",
     "Versions", "absence_kind", "closest", "declared_reason", "entry", "is_known", "names_of", "recall_name",
 ]  # fmt: skip
+__all__ += ["FETCH_CALLS", "FETCH_CHARS", "GROUNDING_NUMBERS_CHECKED", "GROUNDING_UNSUPPORTED_NUMBERS",
+            "SEARCH_CALLS", "SEARCH_REPEATED_QUERIES"]  # #33
 
 Stage = Literal["retrieval", "grounding", "citations", "answer", "diagnosis", "surface"]
 Kind = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL"]
@@ -78,6 +80,14 @@ SURFACE_NOOP = "surface.noop"
 SURFACE_CONTRADICTION_RATIO = "surface.contradiction_ratio"
 SURFACE_FETCH_YIELD = "surface.fetch_yield"
 SURFACE_DISCOVERED_SUPPORT = "surface.discovered_support"
+# #33: grounding without a judge (scorers/numbers.py)
+GROUNDING_UNSUPPORTED_NUMBERS = "grounding.unsupported_numbers"
+GROUNDING_NUMBERS_CHECKED = "grounding.numbers_checked"
+# #33: the search trajectory (scorers/trajectory.py)
+SEARCH_CALLS = "search.calls"
+FETCH_CALLS = "fetch.calls"
+SEARCH_REPEATED_QUERIES = "search.repeated_queries"
+FETCH_CHARS = "fetch.chars"
 
 
 class Versions:
@@ -92,6 +102,8 @@ class Versions:
     SURFACE = "surface-1"  # scorers/surface.toml
     SEMANTIC = "semantic-1"  # scorers/semantic.toml
     LINKS = "links-1"  # the link checker
+    NUMBERS = "numbers-1"  # #33: scorers/numbers.py, scorers/numerals.py
+    TRAJECTORY = "trajectory-1"  # #33: scorers/trajectory.py
 
 
 # -- the reasons a score of each stage can be absent for (each entry says its own) ---------------------------------
@@ -211,6 +223,27 @@ CATALOG: tuple[Entry, ...] = (
     _e(RETRIEVAL_HOP_ORDER, "retrieval", "BOOLEAN", 1, "retrieval", _V.RETRIEVAL, False,
        "every hop's document came back only after a document of the hop before was fetched; with a hops label only",
        (_WHY.NO_SEARCH_STEP, _WHY.EMPTY_HOP_ID, _WHY.HOP_NEVER_FOUND)),
+    # #33: grounding without a judge
+    _e(GROUNDING_UNSUPPORTED_NUMBERS, "grounding", "NUMERIC", -1, "numbers", _V.NUMBERS, False,
+       "numbers the answer states (values, dates, names with a number; not the question's, markers, list numbers or"
+       " URLs) that no evidence the agent saw states; absent when a fetch could not be read",
+       (_WHY.NO_EVIDENCE_SEEN, _WHY.NO_NUMBER, _WHY.STEPS_UNREADABLE), *_COUNT),
+    _e(GROUNDING_NUMBERS_CHECKED, "grounding", "NUMERIC", 0, "numbers", _V.NUMBERS, False,
+       "distinct numbers the answer states, checked against the evidence", (_WHY.NO_EVIDENCE_SEEN, _WHY.NO_NUMBER),
+       *_COUNT),
+    # #33: the search trajectory
+    _e(SEARCH_CALLS, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
+       "search calls the agent made (unreadable ones included); absent when the trace has no search or fetch step",
+       (_WHY.NO_TOOL_STEP,), *_COUNT),
+    _e(FETCH_CALLS, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
+       "fetch calls the agent made (unreadable and failed ones included); absent when the trace has no search or"
+       " fetch step", (_WHY.NO_TOOL_STEP,), *_COUNT),
+    _e(SEARCH_REPEATED_QUERIES, "retrieval", "NUMERIC", -1, "trajectory", _V.TRAJECTORY, False,
+       "searches whose normalised query (case, spacing, end punctuation) the agent already sent in this trace",
+       (_WHY.NO_SEARCH_STEP, _WHY.STEPS_UNREADABLE), *_COUNT),
+    _e(FETCH_CHARS, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
+       "characters of fetched text the agent read (its reading budget)", (_WHY.NO_PAGE_FETCHED, _WHY.STEPS_UNREADABLE),
+       *_COUNT),
 )
 
 

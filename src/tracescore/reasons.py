@@ -109,6 +109,10 @@ class Reasons:
     DAILY_BUDGET = _nc("daily judge budget spent ({spent} of max {limit} on {day} UTC)")
     # not written this time: ``backfill --judge-only`` sends the judged scores only, the deterministic ones stay
     JUDGE_ONLY = _nc("not re-scored (backfill --judge-only)")
+    # #33: the numbers of the answer against the evidence
+    NO_EVIDENCE_SEEN = _dna("no search result or fetched page text seen")
+    NO_NUMBER = _dna("answer states no number")
+    NO_TOOL_STEP = _dna("no search or fetch step in trace")
 
 
 REASONS: tuple[Reason, ...] = tuple(v for v in vars(Reasons).values() if isinstance(v, Reason))

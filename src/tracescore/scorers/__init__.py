@@ -7,10 +7,12 @@ from tracescore.scorers.answer import answer_scorer
 from tracescore.scorers.citations import citation_scorer
 from tracescore.scorers.diagnosis import CELLS, diagnose
 from tracescore.scorers.grounding import grounding_scorer
+from tracescore.scorers.numbers import numbers_scorer
 from tracescore.scorers.retrieval import retrieval_scorer
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.semantic import semantic_scorer
 from tracescore.scorers.surface import surface_scorer
+from tracescore.scorers.trajectory import trajectory_scorer
 
 __all__ = [
     "CELLS",
@@ -21,12 +23,16 @@ __all__ = [
     "default_scorers",
     "diagnose",
     "grounding_scorer",
+    "numbers_scorer",
     "retrieval_scorer",
     "semantic_scorer",
     "surface_scorer",
+    "trajectory_scorer",
 ]
 
 
 def default_scorers(*, k: int = 5, final_answer_prefix: str | None = "FINAL ANSWER:") -> list[Scorer]:
-    """The deterministic stages: retrieval, citations, answer (no network, no key)."""
-    return [retrieval_scorer(k=k), citation_scorer(), answer_scorer(final_answer_prefix=final_answer_prefix)]
+    """The deterministic stages: retrieval, citations, answer, the answer's numbers, the trajectory (no network, no
+    key)."""
+    return [retrieval_scorer(k=k), citation_scorer(), answer_scorer(final_answer_prefix=final_answer_prefix),
+            numbers_scorer(), trajectory_scorer()]

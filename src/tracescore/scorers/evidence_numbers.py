@@ -1,0 +1,323 @@
+"""The numbers the evidence of a trace states, read lazily: behind ``grounding.unsupported_numbers``
+(``scorers/numbers.py``).
+
+Reading every number of every page is what costs (a 15 KB page holds hundreds), so a number is looked up by the texts
+any writing of it contains (its digits at each scale, its number word, its year, its month, a name's forms): only
+the parts (a hit's title or snippet, a page) holding one of them are read, each at most once per trace, whole, by
+``numerals`` — so the answer is the same as reading everything (``where``), which is done only when a lookup cannot
+be narrowed (a text whose case folding or digits the lookup does not cover). The closest-number and derived notes
+look among the digit runs of the evidence for candidates and read only the parts of the ones they would name.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from types import MappingProxyType
+
+from tracescore.scorers.numerals import NUMBER_WORDS, ORDINAL_WORDS, Key, Numeral, clean, numerals, reading
+from tracescore.trace import Trace, fetch_failed
+
+__all__ = ["Evidence", "shown"]
+
+_SEP = "\n\x00\n"  # between parts: no number spans it
+_SCALES = MappingProxyType({"thousand": 10**3, "million": 10**6, "mn": 10**6, "billion": 10**9, "bn": 10**9,
+                            "trillion": 10**12})
+_MONTH_PREFIX = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*")  # the digit runs every stated value is read from (a prefix of one)
+_RANGE = re.compile(r"(\d\d)\d\d(?=\s?[\u2013-]\s?(\d\d))")  # "2018–19" states 2019 (and "2018-2019-20" 2020)
+_WIDE = re.compile(r"[\u0131\u017f]|(?![0-9])\d")  # "ı", "ſ" match i, s without case; digits other than 0-9
+_WS = tuple(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+            "\u200a\u2028\u2029\u202f\u205f\u3000")  # what \s matches; the ASCII ones first
+_MAX_PLACES = 64  # places read around for one lookup before every part is read whole instead
+_PER_MATCH = 8  # a number's place in the order read: where its match starts × 8 + its place among the match's
+_SPAN = 120  # how far before a place a plain word is looked for
+# a plain word: letters only, followed by a space and a letter — not a month, "of", a scale or percent word, a
+# currency or a number word (each of which a match can hold or end with), nor a name's word before its number
+_NOT_PLAIN = ("of", "per", "cent", "percent", "usd", "eur", "gbp", "us", *_SCALES, *NUMBER_WORDS, *ORDINAL_WORDS)
+_LAST_PLAIN = re.compile(rf"(?s:.*)(?<!\S)(?!{'|'.join(_MONTH_PREFIX)}|(?:{'|'.join(_NOT_PLAIN)})(?![a-z]))"
+                         r"([a-z]+)(?=\s+[a-z])")  # the last one (a word starting as a month does is not plain)
+
+
+def shown(value: Decimal) -> str:
+    return f"{value.normalize():f}"
+
+
+class Evidence:
+    """The evidence of a trace (search hits' titles and snippets, fetched pages read) and the numbers it states."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.parts: list[tuple[str, str]] = []  # (text, where)
+        for i, search in enumerate(trace.searches, start=1):
+            for hit in search.hits:
+                for part in (hit.title, hit.snippet):
+                    if part:
+                        self.parts.append((part, f"search {i}"))
+        for i, fetch in enumerate(trace.fetches, start=1):
+            if fetch.text and not fetch_failed(fetch.status):
+                self.parts.append((fetch.text, f"page {i}"))
+        self.seen = bool(self.parts)
+        self._where: dict[Key, tuple[str, str]] | None = None
+        self._read: dict[int, list[Numeral]] = {}
+        self._lower: str | None = None  # every part lower-cased, joined by _SEP; "" when a lookup cannot be narrowed
+        self._starts: list[int] = []
+        self._text = ""  # the cleaned joined text (original case) the numbers are read from
+        self._near: dict[int, list[tuple[int, Numeral]]] = {}
+        self._heads: dict[str, list[int] | None] = {}
+        self._values: list[Decimal] | None = None
+        self._ws: tuple[str, ...] = ()
+        self._scales: tuple[int, ...] = ()
+
+    @property
+    def where(self) -> dict[Key, tuple[str, str]]:
+        """Every number the evidence states → (its text as written, where it was first seen)."""
+        if self._where is None:
+            self._where = {}
+            for i, (_, where) in enumerate(self.parts):
+                for n in self._numerals(i):
+                    self._where.setdefault(n.key, (n.text, where))
+        return self._where
+
+    def values(self) -> list[Decimal]:
+        """Every value the evidence states, in the order first stated."""
+        return [key[1] for key in self.where if key[0] == "n"]  # type: ignore[misc]
+
+    def _numerals(self, i: int) -> list[Numeral]:
+        if i not in self._read:
+            self._read[i] = numerals(self.parts[i][0])
+        return self._read[i]
+
+    def _index(self) -> str:
+        """The evidence as one text: each part cleaned as ``numerals`` cleans it, joined by _SEP (which no number
+        spans), lower-cased; "" when a lookup cannot be narrowed."""
+        if self._lower is None:
+            self._lower = ""
+            cleaned: dict[str, str] = {}  # each part cleaned on its own ("2)" ending a part is not a list number)
+            text = _SEP.join(cleaned.get(part) or cleaned.setdefault(part, clean(part)) for part, _ in self.parts)
+            lower = text.lower()
+            if len(lower) != len(text) or (not text.isascii() and _WIDE.search(text)):
+                return ""  # case folding or digits the lookup does not cover: read everything
+            at = 0
+            while at >= 0:
+                self._starts.append(at)
+                at = text.find(_SEP, at)
+                at = at + len(_SEP) if at >= 0 else -1
+            if len(self._starts) != len(self.parts):
+                return ""
+            self._text, self._lower = text, lower
+            self._ws = tuple(w for w in (_WS[:10] if text.isascii() else _WS) if w in text)
+            self._scales = tuple(sorted({s for word, s in _SCALES.items() if word in lower}))
+        return self._lower
+
+    def first(self, key: Key) -> tuple[int, int, Numeral] | None:
+        """Where ``key`` is first stated: (part, place in the order read, the number), or None."""
+        return self._first_of(lambda k: k == key, lambda lower: self._places(lower, self._anchors(key)))
+
+    def _first_of(self, ok: Callable[[Key], bool], narrow: Callable[[str], list[int] | None]
+                  ) -> tuple[int, int, Numeral] | None:
+        """The first number (in the order every part is read) whose key is ``ok``: read around each place
+        ``narrow`` names, in order (every part, whole, when it names None)."""
+        lower = self._index()
+        places = narrow(lower) if lower else None
+        if places is None:
+            for i in range(len(self.parts)):
+                for j, n in self._whole(i, bool(lower)):
+                    if ok(n.key):
+                        return i, j, n
+            return None
+        for at in places:
+            for j, n in self._around(at):
+                if ok(n.key):
+                    return bisect_right(self._starts, at) - 1, j, n
+        return None
+
+    def _whole(self, i: int, placed: bool) -> list[tuple[int, Numeral]]:
+        """Every number of part ``i`` (with where its match starts in the joined text, when ``placed``)."""
+        if not placed:
+            return list(enumerate(self._numerals(i)))
+        start = self._starts[i]
+        end = self._starts[i + 1] if i + 1 < len(self._starts) else len(self._text)
+        got = []
+        for at, some in reading(self._text, start):
+            if at >= end:
+                break
+            got += [(at * _PER_MATCH + k, n) for k, n in enumerate(some)]
+        return got
+
+    def _around(self, at: int) -> list[tuple[int, Numeral]]:
+        """The numbers read from a place before ``at`` where reading the whole part would be in the same state
+        (``_sync``) up to the match holding ``at``: the same numbers reading everything gives there."""
+        if at not in self._near:
+            got = []
+            for start, some in reading(self._text, self._sync(at)):
+                if start > at:
+                    break
+                got += [(start * _PER_MATCH + k, n) for k, n in enumerate(some)]
+            self._near[at] = got
+        return self._near[at]
+
+    def _sync(self, at: int) -> int:
+        """The end of the last plain word (``_LAST_PLAIN``) shortly before ``at`` in its part, else the part's
+        start. No match of ``numerals`` touches such a word, so the matches read from its end are those reading the
+        whole part finds after it."""
+        start = self._starts[bisect_right(self._starts, at) - 1]
+        if at - start <= _SPAN:
+            return start
+        m = _LAST_PLAIN.match(self._lower or "", at - _SPAN, at)
+        return m.end(1) if m else start
+
+    def _places(self, lower: str, anchors: Sequence[tuple[str, str]]) -> list[int] | None:
+        """The places of the anchors where a number can be written, in order (None: too many, read every part).
+        A place is passed over when no writing can be there: digits after a digit 1-9 ("130" is not 30, nor
+        "0.05" 5 × 10^k: the digits that count differ), a word, a name, a month or a year run on from a letter or
+        digit before it (``numerals`` reads them from a word boundary), a word or a name running on after."""
+        found: set[int] = set()
+        end = len(lower)
+        for anchor, mode in anchors:
+            at = lower.find(anchor)
+            while at >= 0:
+                if mode == "digits":
+                    skip = at > 0 and lower[at - 1] in "123456789"
+                else:
+                    skip = mode != "" and at > 0 and _word(lower[at - 1])
+                    after = at + len(anchor)
+                    skip = skip or (mode == "word" and after < end and _word(lower[after]))
+                if not skip:
+                    found.add(at)
+                    if len(found) > _MAX_PLACES:
+                        return None
+                at = lower.find(anchor, at + 1)
+        return sorted(found)
+
+    def states(self, key: Key) -> bool:
+        """Whether the evidence states the number of ``key``; a full date also when it states its day and month
+        ("on May 7") and its year."""
+        if self._known(key):
+            return True
+        return key[0] == "d" and self._known(("md", key[2], key[3])) and self._known(("n", Decimal(key[1])))  # type: ignore[arg-type]
+
+    def _known(self, key: Key) -> bool:
+        return key in self._where if self._where is not None else self.first(key) is not None
+
+    def stated(self, key: Key) -> tuple[str, str] | None:
+        """(the number as first written, where) when the evidence states ``key``."""
+        if self._where is not None:
+            return self._where.get(key)
+        found = self.first(key)
+        return None if found is None else (found[2].text, self.parts[found[0]][1])
+
+    def first_like(self, kind: str, like: object, key: Key) -> tuple[str, str] | None:
+        """The first number of ``kind`` (a date with the same year, a name with the same letters), other than
+        ``key``, that the evidence states: (its text, where)."""
+        if kind == "name":
+            letters = str(like)
+
+            def ok(k: Key) -> bool:
+                return k[0] == "name" and k != key and _letters(k) == letters
+
+            def narrow(lower: str) -> list[int] | None:
+                if letters not in self._heads:  # every claim with these letters looks at the same places
+                    found = [m.start() for m in _name_heads(letters).finditer(lower)]
+                    self._heads[letters] = found if len(found) <= _MAX_PLACES else None
+                return self._heads[letters]
+        else:
+
+            def ok(k: Key) -> bool:
+                return k[0] == kind and k[1] == like
+
+            def narrow(lower: str) -> list[int] | None:
+                return self._places(lower, [(f"{like:04d}", "head")])  # a date's year is four digits
+        if self._where is not None:
+            k = next((k for k in self._where if ok(k)), None)
+            return None if k is None else self._where[k]
+        found = self._first_of(ok, narrow)
+        return None if found is None else (found[2].text, self.parts[found[0]][1])
+
+    def candidates(self) -> list[Decimal] | None:
+        """Every value the evidence may state (a superset, sorted), None when past the derived note's pool."""
+        if self._values is None:
+            lower = self._index()
+            if not lower:
+                return None
+            seen: set[Decimal] = set(_WORD_VALUES)
+            for token in set(_TOKEN.findall(lower)):
+                seen.update(_token_values(token))
+            seen.update(Decimal(int(c) * 100 + int(y)) for c, y in _RANGE.findall(lower))
+            seen.update([v * s for v in list(seen) for s in self._scales])
+            self._values = sorted(seen)
+        return self._values
+
+    def _anchors(self, key: Key) -> Sequence[tuple[str, str]]:
+        """The lower-cased texts one of which any writing of ``key`` contains, each with what may stand beside it
+        (``_parts``)."""
+        kind = key[0]
+        if kind == "n":
+            return self._value_anchors(key[1])  # type: ignore[arg-type]
+        if kind in ("d", "ym"):
+            return [(f"{key[1]:04d}", "head")]  # a date's year is four digits
+        if kind == "md":
+            return [(_MONTH_PREFIX[key[1] - 1], "head"), (f"-{key[1]:02d}-{key[2]:02d}", "")]  # type: ignore[operator]
+        return [(form, "word") for form in _name_forms(str(key[1]), self._ws)]
+
+    def _value_anchors(self, value: Decimal) -> Sequence[tuple[str, str]]:
+        return _value_anchors(value, self._scales, self._ws)
+
+
+_WORD_VALUES = tuple(Decimal(i) for i in range(1, 21))  # the number words
+
+
+@lru_cache(maxsize=4096)
+def _token_values(token: str) -> tuple[Decimal, ...]:
+    """The values a run of digits may state: each of its prefixes up to a "." or "," ("1,234.5": 1, 1234, 1234.5)."""
+    got = []
+    for cut in [i for i, ch in enumerate(token) if ch in ".,"] + [len(token)]:
+        try:
+            got.append(Decimal(token[:cut].replace(",", "")))
+        except InvalidOperation:
+            pass
+    return tuple(got)
+
+
+@lru_cache(maxsize=4096)
+def _value_anchors(value: Decimal, scales: tuple[int, ...], ws: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    anchors = []
+    for scale in (1, *scales):  # the digits at each scale a word of the evidence gives ("0.5 million")
+        q = value / scale
+        anchors.append((shown(q), "digits"))
+        if q >= 1000:
+            anchors.append((f"{q.normalize():,f}", "digits"))
+    if value == value.to_integral_value() and 1000 <= value <= 2100:  # the end of a range of years, "1616–17"
+        yy = f"{int(value) % 100:02d}"
+        anchors += [(f"{dash}{w}{yy}", "") for dash in ("-", "\u2013") for w in ("", *ws)]
+    if value == value.to_integral_value() and 1 <= value <= 20:
+        anchors += [(NUMBER_WORDS[int(value) - 1], "word"), (ORDINAL_WORDS[int(value) - 1], "word")]
+    return tuple(anchors)
+
+
+def _word(ch: str) -> bool:
+    """What ``\\w`` matches."""
+    return ch.isalnum() or ch == "_"
+
+
+def _letters(key: Key) -> str:
+    return "".join(c for c in str(key[1]) if c.isalpha())
+
+
+@lru_cache(maxsize=256)
+def _name_heads(letters: str) -> re.Pattern[str]:
+    """What every (lower-cased) name with these letters holds: some leading letters, a hyphen or one space or
+    nothing, digits, the other letters (``numerals``' name forms)."""
+    return re.compile("|".join(re.escape(letters[:j]) + r"[\s-]?\d+(?:\.\d+)?" + re.escape(letters[j:])
+                               for j in range(1, len(letters) + 1)))
+
+
+def _name_forms(name: str, ws: tuple[str, ...]) -> list[str]:
+    """The lower-cased writings of a name key ("gpt4o"): "gpt4o", "gpt-4o", and "covid 19" with any one space."""
+    lead = len(name) - len(name.lstrip("abcdefghijklmnopqrstuvwxyz"))
+    if not lead or not name[lead:lead + 1].isdigit():
+        return [name]
+    head, rest = name[:lead], name[lead:]
+    return [name, f"{head}-{rest}", *(f"{head}{w}{rest}" for w in ws)]
