@@ -24,6 +24,7 @@ __all__ = [
     "JUDGE_SALT",
     "JudgeSettings",
     "SAMPLING_KEYS",
+    "STALE_AFTER",
     "ScoringSettings",
     "SinksSettings",
     "SourceSettings",
@@ -115,6 +116,7 @@ class JobSettings(BaseModel):
 
 JUDGE_SALT = "tracescore-judge-sample"  # [scoring] judge_salt's default: the same traces everywhere unless changed
 SAMPLING_KEYS = ("judge_sample", "judge_flagged", "judge_salt")  # which traces, not what a score means: no fingerprint
+STALE_AFTER = "365d"  # [scoring] stale_after's default: written into the fingerprint only when another is set
 
 
 class ScoringSettings(BaseModel):
@@ -145,6 +147,20 @@ class ScoringSettings(BaseModel):
     judge_salt: str = Field(
         default=JUDGE_SALT, min_length=1, description="mixed into the hash of judge_sample: another salt, other traces"
     )
+    stale_after: str = Field(
+        default=STALE_AFTER, description="citation.stale_rate: a cited source dated more than this before the trace"
+        " is stale ('365d', '90d')"
+    )
+
+    @field_validator("stale_after")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        parse_duration(value)
+        return value
+
+    @property
+    def stale_after_delta(self) -> timedelta:
+        return parse_duration(self.stale_after)
 
 
 class JudgeSettings(BaseModel):

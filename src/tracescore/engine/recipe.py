@@ -14,6 +14,7 @@ import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from tracescore.scorers.deadlinks import dead_link_scorer
 from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
 from tracescore.scorers.rubrics import Rubrics
 from tracescore.scorers.semantic import semantic_scorer
+from tracescore.scorers.stale import DEFAULT_STALE_AFTER
 from tracescore.scorers.surface import surface_scorer
 from tracescore.sources.base import Record
 from tracescore.store.db import Store
@@ -62,6 +64,7 @@ class Options:
     rubrics: Rubrics = field(default_factory=Rubrics)  # [judge] rubric, surface_rubric, semantic_rubric
     judge_concurrency: int = 1  # [job] judge_concurrency: traces scored at once with a judge (a thread each)
     sampling: Sampling = field(default_factory=Sampling)  # [scoring] judge_sample, judge_flagged, judge_salt
+    stale_after: timedelta = DEFAULT_STALE_AFTER  # [scoring] stale_after
 
 
 def options(
@@ -90,6 +93,7 @@ def options(
         judge_concurrency=config.section("job").judge_concurrency,
         sampling=Sampling(judge_sample if judge_sample is not None else scoring.judge_sample, scoring.judge_flagged,
                           scoring.judge_salt),
+        stale_after=scoring.stale_after_delta,
     )
 
 
@@ -105,12 +109,13 @@ class ScorerPlan:
     merge_partial: str | None = None
     rubrics: Rubrics = field(default_factory=Rubrics)
     sampling: Sampling = field(default_factory=Sampling)
+    stale_after: timedelta = DEFAULT_STALE_AFTER
 
     def scorers(self, judge: Judge | None, links: LinkChecker | None = None) -> list[Scorer]:
         """The deterministic stages, then grounding, surface and semantic (``judge=None``: absent with the reason),
         then dead links when a checker is given. With a judge and ``sampling`` below every trace, each judged stage
         runs on the sampled (and flagged) traces only, the others get its scores without a judge (not sampled)."""
-        scorers = default_scorers(k=self.k, final_answer_prefix=self.final_answer_prefix) + self._judged(judge)
+        scorers = self._deterministic() + self._judged(judge)
         if judge is not None and not self.sampling.everything:
             unjudged = self._judged(None, self.sampling.reason)
             scorers[-3:] = [Sampled(j, u, self.sampling) for j, u in zip(scorers[-3:], unjudged, strict=True)]
@@ -125,8 +130,10 @@ class ScorerPlan:
         chosen = sampling.chosen(trace.id)
         if chosen or not sampling.flagged:
             return chosen
-        deterministic = default_scorers(k=self.k, final_answer_prefix=self.final_answer_prefix)
-        return sampling.judges(trace.id, score_trace(trace, deterministic).scores)
+        return sampling.judges(trace.id, score_trace(trace, self._deterministic()).scores)
+
+    def _deterministic(self) -> list[Scorer]:
+        return default_scorers(k=self.k, final_answer_prefix=self.final_answer_prefix, stale_after=self.stale_after)
 
     def _judged(self, judge: Judge | None, reason: str | None = None) -> list[Scorer]:
         """Grounding, surface and semantic around ``judge`` (None: absent with ``reason``, else the plan's)."""
@@ -234,7 +241,8 @@ def scorer_plan(options: Options, reason: str | None, judge_model: str | None, s
         with Store(store) as opened:
             agreement = grounding_agreement(opened, judge_model, options.rubrics.grounding.version)
     return ScorerPlan(options.k, options.final_answer_prefix or None, reason or NO_JUDGE, options.max_cost,
-                      agreement, options.merge_partial, options.rubrics, options.sampling)  # fmt: skip
+                      agreement, options.merge_partial, options.rubrics, options.sampling,
+                      options.stale_after)  # fmt: skip
 
 
 def build_recipe(
