@@ -136,9 +136,10 @@ def _variants(sample: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield edit(blind_spots=spots)
     yield edit(answer="word. " * 100_001 + "[1]\n\n[1] https://x.example/")  # over the scoring guard
     yield edit(question="")  # #33: no question for the first query to overlap
-    yield edit(timestamp=None)  # #33: nothing to date the sources against
     yield edit(question="What is it?", expect_refusal=None)  # #33: a question of stop words only
-    yield edit(steps=[{"kind": "search", "query": ""}, *sample["steps"]], timestamp=None)  # #33: no first query
+    dated = [s | {"text": "Published: 2020-01-01\n" + s.get("text", "")} if s["kind"] == "fetch" else s
+             for s in sample["steps"]]  # fmt: skip
+    yield edit(steps=[{"kind": "search", "query": ""}, *dated], timestamp=None)  # #33: no first query; dated pages
 
 
 def _traces() -> list[Trace]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime, timedelta
+from types import MappingProxyType
 from typing import Any
 
 from tracescore.catalog import CITATION_STALE_RATE, Reasons
@@ -38,9 +39,9 @@ __all__ = ["DEFAULT_STALE_AFTER", "page_date", "stale_scorer", "value_date"]
 
 DEFAULT_STALE_AFTER = timedelta(days=365)  # [scoring] stale_after's default ("365d")
 
-_MONTHS = {m: i for i, names in enumerate(
-    ("jan january", "feb february", "mar march", "apr april", "may", "jun june", "jul july", "aug august",
-     "sep sept september", "oct october", "nov november", "dec december"), start=1) for m in names.split()}  # fmt: skip
+_NAMES = ("jan january", "feb february", "mar march", "apr april", "may", "jun june", "jul july", "aug august",
+          "sep sept september", "oct october", "nov november", "dec december")  # fmt: skip
+_MONTHS = MappingProxyType({m: i for i, names in enumerate(_NAMES, start=1) for m in names.split()})
 _MONTH = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _ISO = r"(?P<iy>\d{4})[-/](?P<im>\d{1,2})[-/](?P<id>\d{1,2})(?![\d/])"
 _MDY = rf"(?P<mm>{_MONTH})\s+(?P<md>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<my>\d{{4}})"
@@ -140,8 +141,6 @@ def _stale(trace: Trace, stale_after: timedelta, days: float) -> Score:
     cited = list(dict.fromkeys(row.normalized for row in citation_rows(trace) if row.kind != "text"))
     if not cited:
         return absent(CITATION_STALE_RATE, Reasons.NOTHING_CITED.text)
-    if trace.timestamp is None:
-        return absent(CITATION_STALE_RATE, Reasons.NO_TIMESTAMP.text)
     fetches: dict[str, FetchStep] = {}  # every key of a page read -> its first fetch that did not fail
     for step in trace.fetches:
         if not fetch_failed(step.status):
@@ -156,7 +155,6 @@ def _stale(trace: Trace, stale_after: timedelta, days: float) -> Score:
     sources = {key: fetches[key] for key in cited if key in fetches}
     if not sources:
         return absent(CITATION_STALE_RATE, Reasons.NO_CITED_FETCH.text)
-    now = trace.timestamp if trace.timestamp.tzinfo else trace.timestamp.replace(tzinfo=UTC)
     dated: dict[str, tuple[datetime, str]] = {}
     undated: list[str] = []
     for key, fetch in sources.items():
@@ -169,6 +167,9 @@ def _stale(trace: Trace, stale_after: timedelta, days: float) -> Score:
     if not dated:
         shown = ", ".join(undated[:3]) + (f" (+{len(undated) - 3} more)" if len(undated) > 3 else "")
         return absent(CITATION_STALE_RATE, Reasons.NO_SOURCE_DATE.format(sources=shown))
+    if trace.timestamp is None:  # asked last: the reasons before it are facts of the pages, the same on every platform
+        return absent(CITATION_STALE_RATE, Reasons.NO_TIMESTAMP.text)
+    now = trace.timestamp if trace.timestamp.tzinfo else trace.timestamp.replace(tzinfo=UTC)
     stale = {key: found for key, found in dated.items() if found[0] < now - stale_after}
     parts = [f"stale (older than {days:g} days): "
              + "; ".join(f"{key} ({moment.date().isoformat()}, {where})" for key, (moment, where) in stale.items())
