@@ -17,6 +17,7 @@ a per-trace guard (``MAX_ANSWER_CHARS``, ``MAX_CITATIONS``, ``MAX_HITS``) scores
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from operator import attrgetter
 from typing import Any
 
@@ -50,6 +51,7 @@ __all__ = [
     "NOTHING_CITED",
     "CitedSentence",
     "ParsedAnswer",
+    "cited_keys",
     "citation_rows",
     "citation_scorer",
     "judged_citation_scores",
@@ -170,6 +172,36 @@ class _Rows:
 def citation_rows(trace: Trace, parsed: ParsedAnswer | None = None) -> list[CitationRow]:
     """Every cited source of every sentence (plus the trace's explicit citations), checked against the steps."""
     return _rows_of(trace, parsed).rows
+
+
+def cited_keys(trace: Trace) -> list[str]:
+    """The sources the answer cites, as ``citation_rows`` keys them (a normalised URL, a stripped doc id; text
+    citations left out), in order, each once: the inline markers' references and links, then the explicit
+    citations. Nothing is looked up in the steps, so this costs the parse (memoised) and no index of the hits."""
+    keys = dict.fromkeys(_answer_keys(trace.answer))
+    for citation in trace.citations or ():  # kinds and targets as _explicit_rows gives them
+        target = citation.url or citation.doc_id
+        if citation.url and is_url(citation.url):
+            keys.setdefault(normalize_url(citation.url))
+        elif target and citation.doc_id:
+            keys.setdefault(target.strip())
+    return list(keys)
+
+
+@lru_cache(maxsize=16)
+def _answer_keys(answer: str) -> tuple[str, ...]:
+    parsed = parse_answer(answer)
+    keys: dict[str, None] = {}
+    for sentence in parsed.sentences:
+        for marker in sentence.markers:
+            if marker in parsed.references:
+                kind, target = reference_target(parsed.references[marker])
+                if kind == "url":
+                    keys.setdefault(normalize_url(target))
+        for link in sentence.links:
+            if is_url(link):
+                keys.setdefault(normalize_url(link))
+    return tuple(keys)
 
 
 def _rows_of(trace: Trace, parsed: ParsedAnswer | None = None) -> _Rows:

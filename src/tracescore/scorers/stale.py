@@ -28,7 +28,7 @@ from types import MappingProxyType
 from typing import Any
 
 from tracescore.catalog import CITATION_STALE_RATE, Reasons
-from tracescore.scorers.citations import citation_rows
+from tracescore.scorers.citations import cited_keys
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
@@ -103,9 +103,37 @@ def _metadata_dates(metadata: Mapping[str, Any]) -> list[datetime]:
             if _SEPARATORS.sub("", str(key)).lower() in _KEYS and (d := value_date(value)) is not None]  # fmt: skip
 
 
+# Every form above contains one of these (lower case): the page text is searched only around them, so a page with
+# none costs a few substring searches, not a regex scan of every position.
+_KEYWORDS = ("publish", "updated", "modified", "posted", "edited", "datetime", "by ")
+_REACH = 260  # characters a form can span before its keyword (``<time`` + 200 + ``datetime``) and after it
+
+
+def _windows(text: str) -> list[tuple[int, int]]:
+    """The merged spans of ``text`` within ``_REACH`` of a keyword."""
+    low = text.lower()
+    spans = []
+    for keyword in _KEYWORDS:
+        at = low.find(keyword)
+        while at >= 0:
+            if keyword != "by " or not low[low.rfind("\n", 0, at) + 1 : at].strip(" \t"):  # a byline starts a line
+                spans.append((max(at - _REACH, 0), at + _REACH))
+            at = low.find(keyword, at + 1)
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 def page_date(text: str) -> datetime | None:
-    """The latest labelled date of a page's text (see the module's forms), or None."""
-    days = [day for match in _IN_TEXT.finditer(text) if (day := _day(match)) is not None]
+    """The latest labelled date of a page's text (see the module's forms), or None. The regex runs over the spans
+    near a keyword only, on the whole text (``pos``/``endpos``: look-behind and line starts see the real text)."""
+    days = [day for start, end in _windows(text) for match in _IN_TEXT.finditer(text, start, end)
+            if (day := _day(match)) is not None]  # fmt: skip
     return _moment(max(days)) if days else None
 
 
@@ -138,7 +166,7 @@ def _stale(trace: Trace, stale_after: timedelta, days: float) -> Score:
         return absent(CITATION_STALE_RATE, Reasons.EMPTY_ANSWER.text)
     if not parse_answer(trace.answer).sentences:
         return absent(CITATION_STALE_RATE, Reasons.NO_SENTENCES.text)
-    cited = list(dict.fromkeys(row.normalized for row in citation_rows(trace) if row.kind != "text"))
+    cited = cited_keys(trace)
     if not cited:
         return absent(CITATION_STALE_RATE, Reasons.NOTHING_CITED.text)
     fetches: dict[str, FetchStep] = {}  # every key of a page read -> its first fetch that did not fail

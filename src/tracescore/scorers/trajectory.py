@@ -24,7 +24,7 @@ from tracescore.catalog import (
     SEARCH_REPEATED_QUERIES,
     Reasons,
 )
-from tracescore.scorers.citations import citation_rows
+from tracescore.scorers.citations import cited_keys
 from tracescore.scorers.retrieval import all_found_after
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
@@ -158,7 +158,7 @@ def _unused(trace: Trace, fetches: int) -> Score:
         return absent(FETCH_UNUSED_RATE, Reasons.EMPTY_ANSWER.text)
     if not parse_answer(trace.answer).sentences:
         return absent(FETCH_UNUSED_RATE, Reasons.NO_SENTENCES.text)
-    cited = {row.normalized for row in citation_rows(trace) if row.kind != "text"}
+    cited = set(cited_keys(trace))
     if not cited:
         return absent(FETCH_UNUSED_RATE, Reasons.NOTHING_CITED.text)
     reason = _unreadable(trace, "fetch", "its page may be one the answer cites or not")
