@@ -81,6 +81,13 @@ CLASSES = {
     "no search result or fetched page text seen": D,  # #33
     "answer states no number": D,  # #33
     "no search or fetch step in trace": D,  # #33
+    "trace has no question": D,  # #33 (signals)
+    "question has no content word (only stop words)": D,  # #33 (signals)
+    "the first search call recorded no query": D,  # #33 (signals)
+    "required doc(s) never came back in any search call: {missing}": D,  # #33 (signals)
+    "trace has no timestamp to date its sources against": D,  # #33 (signals)
+    "no cited source was fetched": D,  # #33 (signals)
+    "no cited source the agent fetched has a findable date ({sources})": D,  # #33 (signals)
     "not sampled (judge_sample {rate:g})": N,
     "daily judge budget spent ({spent} of max {limit} on {day} UTC)": N,
     "not re-scored (backfill --judge-only)": N,
@@ -133,6 +140,11 @@ def _variants(sample: dict[str, Any]) -> Iterator[dict[str, Any]]:
              {"kind": "fetch", "tool": "fetch_url", "reason": "no output recorded"}]  # fmt: skip
     yield edit(blind_spots=spots)
     yield edit(answer="word. " * 100_001 + "[1]\n\n[1] https://x.example/")  # over the scoring guard
+    yield edit(question="")  # #33: no question for the first query to overlap
+    yield edit(question="What is it?", expect_refusal=None)  # #33: a question of stop words only
+    dated = [s | {"text": "Published: 2020-01-01\n" + s.get("text", "")} if s["kind"] == "fetch" else s
+             for s in sample["steps"]]  # fmt: skip
+    yield edit(steps=[{"kind": "search", "query": ""}, *dated], timestamp=None)  # #33: no first query; dated pages
 
 
 def _traces() -> list[Trace]:

@@ -45,6 +45,7 @@ __all__ = [
 ]  # fmt: skip
 __all__ += ["FETCH_CALLS", "FETCH_CHARS", "GROUNDING_NUMBERS_CHECKED", "GROUNDING_UNSUPPORTED_NUMBERS",
             "SEARCH_CALLS", "SEARCH_REPEATED_QUERIES"]  # #33
+__all__ += ["CITATION_STALE_RATE", "FETCH_UNUSED_RATE", "SEARCH_AFTER_FOUND", "SEARCH_QUERY_OVERLAP"]  # #33 signals
 
 Stage = Literal["retrieval", "grounding", "citations", "answer", "diagnosis", "surface"]
 Kind = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL"]
@@ -88,6 +89,11 @@ SEARCH_CALLS = "search.calls"
 FETCH_CALLS = "fetch.calls"
 SEARCH_REPEATED_QUERIES = "search.repeated_queries"
 FETCH_CHARS = "fetch.chars"
+# #33 (signals): the rest of the trajectory (scorers/trajectory.py) and stale sources (scorers/stale.py)
+SEARCH_QUERY_OVERLAP = "search.query_overlap"
+FETCH_UNUSED_RATE = "fetch.unused_rate"
+SEARCH_AFTER_FOUND = "search.after_found"
+CITATION_STALE_RATE = "citation.stale_rate"
 
 
 class Versions:
@@ -104,6 +110,7 @@ class Versions:
     LINKS = "links-1"  # the link checker
     NUMBERS = "numbers-1"  # #33: scorers/numbers.py, scorers/numerals.py
     TRAJECTORY = "trajectory-1"  # #33: scorers/trajectory.py
+    STALE = "stale-1"  # #33: scorers/stale.py
 
 
 # -- the reasons a score of each stage can be absent for (each entry says its own) ---------------------------------
@@ -244,6 +251,19 @@ CATALOG: tuple[Entry, ...] = (
     _e(FETCH_CHARS, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
        "characters of fetched text the agent read (its reading budget)", (_WHY.NO_PAGE_FETCHED, _WHY.STEPS_UNREADABLE),
        *_COUNT),
+    # #33 (signals): the rest of the trajectory, and stale sources
+    _e(SEARCH_QUERY_OVERLAP, "retrieval", "NUMERIC", 1, "trajectory", _V.TRAJECTORY, False,
+       "share of the question's content words (not stop words) present in the agent's first query",
+       (_WHY.NO_SEARCH_STEP, _WHY.STEPS_UNREADABLE, _WHY.NO_QUESTION, _WHY.NO_QUESTION_WORD, _WHY.NO_FIRST_QUERY)),
+    _e(FETCH_UNUSED_RATE, "retrieval", "NUMERIC", -1, "trajectory", _V.TRAJECTORY, False,
+       "pages fetched (read, distinct) that no answer sentence cites / pages fetched; absent when the answer cites"
+       " nothing", (*_TEXT, _WHY.NO_PAGE_FETCHED, _WHY.NOTHING_CITED, _WHY.STEPS_UNREADABLE)),
+    _e(SEARCH_AFTER_FOUND, "retrieval", "NUMERIC", -1, "trajectory", _V.TRAJECTORY, False,
+       "search calls made after every required document (group) was already among the hits, at any rank: wasted"
+       " budget", (*_RETRIEVAL, _WHY.STEPS_UNREADABLE, _WHY.NOT_ALL_FOUND), *_COUNT),
+    _e(CITATION_STALE_RATE, "citations", "NUMERIC", -1, "stale", _V.STALE, False,
+       "cited, fetched sources dated more than [scoring] stale_after before the trace / those with a findable date",
+       (*_TEXT, _WHY.NOTHING_CITED, _WHY.NO_TIMESTAMP, _WHY.NO_CITED_FETCH, _WHY.NO_SOURCE_DATE)),
 )
 
 

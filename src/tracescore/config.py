@@ -28,6 +28,7 @@ from tracescore.sections import (
     CORE_SECTIONS,
     JUDGE_SALT,
     SAMPLING_KEYS,
+    STALE_AFTER,
     GateSettings,
     JobSettings,
     JudgeSettings,
@@ -186,9 +187,10 @@ def fingerprint(config: Config) -> str:
     """What makes two scorings the same: scoring parameters, scorer versions from the catalog, the judge's model and
     rubric version (a change means a new backfill)."""
     judge: JudgeSettings = config.section("judge")
+    scoring: ScoringSettings = config.section("scoring")
     rubrics = config.rubrics
     parts: dict[str, Any] = {
-        "scoring": config.section("scoring").model_dump(exclude={"max_cost", *SAMPLING_KEYS}),
+        "scoring": scoring.model_dump(exclude={"max_cost", "stale_after", *SAMPLING_KEYS}),
         "versions": sorted({e.version for e in CATALOG if not e.judged}),
         "judge": {"model": config.judge_model, "rubric": rubrics.grounding.name, "version": rubrics.grounding.version},
     }
@@ -201,6 +203,8 @@ def fingerprint(config: Config) -> str:
         parts["judge"]["merge_partial"] = judge.merge_partial
     if (redacting := config.redactor) is not None:  # other request bodies; absent when off, as merge_partial
         parts["judge"]["redact"] = list(redacting.spec)
+    if scoring.stale_after_delta != parse_duration(STALE_AFTER):  # the default is absent: fingerprints stay the same
+        parts["scoring"]["stale_after_s"] = scoring.stale_after_delta.total_seconds()
     if config.section("sinks").keep_versions:  # other score names: a backfill of its own
         parts["keep_versions"] = True
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]

@@ -113,6 +113,14 @@ class Reasons:
     NO_EVIDENCE_SEEN = _dna("no search result or fetched page text seen")
     NO_NUMBER = _dna("answer states no number")
     NO_TOOL_STEP = _dna("no search or fetch step in trace")
+    # #33: the trajectory's use of the question and the pages, and the age of the cited sources
+    NO_QUESTION = _dna("trace has no question")
+    NO_QUESTION_WORD = _dna("question has no content word (only stop words)")
+    NO_FIRST_QUERY = _dna("the first search call recorded no query")
+    NOT_ALL_FOUND = _dna("required doc(s) never came back in any search call: {missing}")
+    NO_TIMESTAMP = _dna("trace has no timestamp to date its sources against")
+    NO_CITED_FETCH = _dna("no cited source was fetched")
+    NO_SOURCE_DATE = _dna("no cited source the agent fetched has a findable date ({sources})")
 
 
 REASONS: tuple[Reason, ...] = tuple(v for v in vars(Reasons).values() if isinstance(v, Reason))

@@ -27,6 +27,7 @@ __all__ = [
     "JudgeSettings",
     "RedactPattern",
     "SAMPLING_KEYS",
+    "STALE_AFTER",
     "ScoringSettings",
     "SinksSettings",
     "SourceSettings",
@@ -139,6 +140,7 @@ def check_judge_key(key: str) -> str:
             f"judge_key must be 'trace_id', 'question' or 'metadata.<field>' (e.g. 'metadata.request_id'), got {key!r}"
         )
     return key
+STALE_AFTER = "365d"  # [scoring] stale_after's default: written into the fingerprint only when another is set
 
 
 class ScoringSettings(BaseModel):
@@ -179,6 +181,20 @@ class ScoringSettings(BaseModel):
     @classmethod
     def _judge_key(cls, value: str) -> str:
         return check_judge_key(value)
+    stale_after: str = Field(
+        default=STALE_AFTER, description="citation.stale_rate: a cited source dated more than this before the trace"
+        " is stale ('365d', '90d')"
+    )
+
+    @field_validator("stale_after")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        parse_duration(value)
+        return value
+
+    @property
+    def stale_after_delta(self) -> timedelta:
+        return parse_duration(self.stale_after)
 
 
 class RedactPattern(BaseModel):

@@ -71,6 +71,9 @@ class FetchStep(_Model):
     text: str = ""
     status: int | str | None = None
     fetched_at: datetime | None = None
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="what the fetch tool returned beside the text (a published date, headers)"
+    )
 
 
 Step = Annotated[SearchStep | FetchStep, Field(discriminator="kind")]

@@ -27,6 +27,7 @@ NON_FINITE = [
     b'{"id": "h", "metadata": {"x": 1.5e300, "y": 2e-400}}',  # finite
     b'{"id": "i", "steps": [{"kind": "fetch", "status": 1e400}]}',
     b'{"id": "j", "timestamp": 1e400}',
+    b'{"id": "k", "steps": [{"kind": "fetch", "metadata": {"published": [1e400]}}]}',  # a fetch step's metadata (#33)
 ]
 
 
@@ -75,6 +76,8 @@ def test_the_non_finite_cases_are_rejected_with_their_path() -> None:
         "non-finite number at metadata.a.1.b (strict JSON has no Infinity/NaN; write it as a string)",
         "non-finite number at steps.0.hits.0.metadata.x.0 (strict JSON has no Infinity/NaN; write it as a string)",
     ]
+    assert outcome(fast, NON_FINITE[-1])[1] == (
+        "non-finite number at steps.0.metadata.published.0 (strict JSON has no Infinity/NaN; write it as a string)")
 
 
 def _float_fields(model: type, path: str, seen: set[type]) -> list[str]:
@@ -102,4 +105,5 @@ def test_the_non_finite_walk_covers_every_field_that_can_hold_a_float() -> None:
         "metadata",
         "steps.hits.metadata",
         "steps.hits.score",
+        "steps.metadata",  # a fetch step's (#33)
     ]

@@ -5,9 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracescore.catalog import FETCH_CALLS, FETCH_CHARS, SEARCH_CALLS, SEARCH_REPEATED_QUERIES, Reasons
+from tracescore.catalog import (
+    FETCH_CALLS,
+    FETCH_CHARS,
+    FETCH_UNUSED_RATE,
+    SEARCH_AFTER_FOUND,
+    SEARCH_CALLS,
+    SEARCH_QUERY_OVERLAP,
+    SEARCH_REPEATED_QUERIES,
+    Reasons,
+)
 from tracescore.scorers import default_scorers
-from tracescore.scorers.trajectory import normalise_query, trajectory_scorer
+from tracescore.scorers.trajectory import content_words, first_query, normalise_query, trajectory_scorer
 from tracescore.scores import Score
 from tracescore.trace import Trace
 
@@ -65,3 +74,97 @@ def test_normalised_query_and_every_path_scores_the_trajectory() -> None:
     assert normalise_query(" “Acme”   Return\tPolicy?! ") == "acme” return policy"  # only the ends are trimmed
     names = {s.name for scorer in default_scorers() for s in scorer(Trace.model_validate({"id": "t"}))}
     assert {SEARCH_CALLS, FETCH_CALLS, SEARCH_REPEATED_QUERIES, FETCH_CHARS} <= names
+
+
+# -- #33 item 3, the rest: the first query against the question, pages never cited, searches after the find -------
+
+QUESTION = "How many days do I have to return an item at Acme?"  # content words: days, return, item, acme
+
+
+def test_query_overlap_counted_by_hand_with_the_queries_named() -> None:
+    steps = [_search("acme return window"), _search("acme return days"), _search("")]
+    got = _scores(question=QUESTION, steps=steps)[SEARCH_QUERY_OVERLAP]
+    assert got.value == 0.5  # acme and return of the four
+    assert got.comment == ('first query: "acme return window"; question words not in it: days, item;'
+                           ' later queries: "acme return days"')  # fmt: skip
+    assert first_query(got.comment) == "acme return window"
+    assert content_words(QUESTION) == ["days", "return", "item", "acme"]
+    whole = _scores(question=QUESTION, steps=[_search('Acme: return an ITEM, "days"?')])[SEARCH_QUERY_OVERLAP]
+    assert whole.value == 1.0 and whole.comment == 'first query: "Acme: return an ITEM, \\"days\\"?"'
+    assert first_query(whole.comment) == 'Acme: return an ITEM, "days"?'
+
+
+def test_query_overlap_absent_without_a_question_a_content_word_or_a_first_query() -> None:
+    assert _scores(steps=[_search("q")])[SEARCH_QUERY_OVERLAP].reason == Reasons.NO_QUESTION.text
+    only_stop = _scores(question="What is it?", steps=[_search("q")])[SEARCH_QUERY_OVERLAP]
+    assert only_stop.reason == Reasons.NO_QUESTION_WORD.text
+    unsent = _scores(question=QUESTION, steps=[_search(""), _search("acme")])[SEARCH_QUERY_OVERLAP]
+    assert unsent.reason == Reasons.NO_FIRST_QUERY.text and not unsent.present
+    assert _scores(question=QUESTION, steps=[_fetch("x")])[SEARCH_QUERY_OVERLAP].reason == Reasons.NO_SEARCH_STEP.text
+    spot = [{"kind": "search", "tool": "web_search", "reason": "output is str"}]
+    blind = _scores(question=QUESTION, steps=[_search("acme")], blind_spots=spot)[SEARCH_QUERY_OVERLAP]
+    assert "web_search: output is str" in (blind.reason or "") and not blind.present
+    assert first_query("repeated: 'x'") is None and first_query(None) is None and first_query("first query: 3") is None
+
+
+def _page(url: str | None, status: int | None = 200, doc_id: str | None = None) -> dict[str, Any]:
+    return {"kind": "fetch", "url": url, "doc_id": doc_id, "text": "page", "status": status}
+
+
+ANSWER = "Returns take 30 days [1]. Shipping is free [2].\n\n[1] https://a.example/1\n[2] https://z.example/never"
+
+
+def test_unused_rate_counted_by_hand() -> None:
+    steps = [_search("acme"), _page("https://a.example/1"), _page("https://b.example/2"), _page("https://B.example/2/"),
+             _page("https://c.example/3", 404), _page(None, doc_id="kb-7")]  # fmt: skip
+    got = _scores(answer=ANSWER, steps=steps)[FETCH_UNUSED_RATE]
+    # pages read: a (cited), b (twice, one page: never cited), kb-7 (never cited); c failed (read nothing); the cited
+    # z was never fetched (citation.unfetched_rate's business)
+    assert got.value == 2 / 3
+    assert got.comment == "fetched, never cited: https://b.example/2; kb-7"
+    every = _scores(answer=ANSWER, steps=[_page("https://a.example/1")])[FETCH_UNUSED_RATE]
+    assert every.value == 0.0 and every.comment is None
+    explicit = _scores(answer="Returns take 30 days.", citations=[{"doc_id": "kb-7"}], steps=steps)[FETCH_UNUSED_RATE]
+    assert explicit.value == 2 / 3  # kb-7 cited explicitly; a and b not
+
+
+def test_unused_rate_absent_when_the_answer_cites_nothing_or_nothing_was_read() -> None:
+    steps = [_page("https://a.example/1")]
+    assert _scores(answer="Returns take 30 days.", steps=steps)[FETCH_UNUSED_RATE].reason == Reasons.NOTHING_CITED.text
+    assert _scores(answer="", steps=steps)[FETCH_UNUSED_RATE].reason == Reasons.EMPTY_ANSWER.text
+    failed = _scores(answer=ANSWER, steps=[_page("https://a.example/1", 500)])[FETCH_UNUSED_RATE]
+    assert failed.reason == Reasons.NO_PAGE_FETCHED.text
+    assert _scores(answer=ANSWER, steps=[_search("q")])[FETCH_UNUSED_RATE].reason == Reasons.NO_PAGE_FETCHED.text
+    spot = [{"kind": "fetch", "tool": "fetch_url", "reason": "no output recorded"}]
+    blind = _scores(answer=ANSWER, steps=steps, blind_spots=spot)[FETCH_UNUSED_RATE]
+    assert "fetch_url: no output recorded" in (blind.reason or "") and not blind.present
+
+
+def _hits(*ids: str) -> dict[str, Any]:
+    return {"kind": "search", "query": "q",
+            "hits": [{"doc_id": i} if not i.startswith("http") else {"url": i} for i in ids]}  # fmt: skip
+
+
+def test_after_found_counted_by_hand_with_groups_and_urls() -> None:
+    steps = [_hits("other", "faq"), _hits(), _hits(*[f"n{i}" for i in range(8)], "ship-v2"), _hits("faq"), _hits()]
+    required = [["faq", "policy-v4"], "ship-v2"]
+    got = _scores(steps=steps, labels={"required_doc_ids": required})[SEARCH_AFTER_FOUND]
+    assert got.value == 2.0  # the groups complete in search 3 (ship-v2 at rank 9: any rank counts); 4 and 5 after
+    assert got.comment == "every required doc among the hits of search 3 of 5" and got.metadata["found_at"] == 3
+    by_url = _scores(steps=[_hits("https://A.example/1"), _hits()], labels={"required_doc_ids": ["https://a.example/1/"]})
+    assert by_url[SEARCH_AFTER_FOUND].value == 1.0
+    last = _scores(steps=[_hits(), _hits("ship-v2")], labels={"required_doc_ids": ["ship-v2"]})[SEARCH_AFTER_FOUND]
+    assert last.value == 0.0 and last.comment is None
+
+
+def test_after_found_absent_without_the_label_or_the_find() -> None:
+    steps = [_hits("faq")]
+    never = _scores(steps=steps, labels={"required_doc_ids": [["faq"], ["x", "y"]]})[SEARCH_AFTER_FOUND]
+    assert never.reason == Reasons.NOT_ALL_FOUND.format(missing="x or y")
+    assert _scores(steps=steps)[SEARCH_AFTER_FOUND].reason == Reasons.NO_REQUIRED_LABEL.text
+    refusal = _scores(steps=steps, labels={"required_doc_ids": [], "expect_refusal": True})[SEARCH_AFTER_FOUND]
+    assert refusal.reason == Reasons.REFUSAL_RECALL.text
+    empty = _scores(steps=steps, labels={"required_doc_ids": [["", "faq"]]})[SEARCH_AFTER_FOUND]
+    assert empty.reason == Reasons.EMPTY_REQUIRED_ID.format(required=[["", "faq"]])
+    fetch_only = _scores(steps=[_fetch("x")], labels={"required_doc_ids": ["faq"]})[SEARCH_AFTER_FOUND]
+    assert fetch_only.reason == Reasons.NO_SEARCH_STEP.text

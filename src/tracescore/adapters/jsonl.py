@@ -70,7 +70,8 @@ def model_trace(payload: object) -> Trace:
 def _holds_non_finite(trace: Trace) -> bool:
     """Whether a validated trace holds an infinite/NaN float anywhere (only then is the line checked as before, so
     the result is exactly the regex-only one). Floats can sit only in ``Hit.score`` and the free-form ``metadata``
-    dicts (every other field is text, int, bool or datetime), so only those are walked: linear in hits, not in text."""
+    dicts (the trace's, a hit's, a fetch step's; every other field is text, int, bool or datetime), so only those are
+    walked: linear in hits, not in text."""
     try:
         if _walk(trace.metadata):
             return True
@@ -80,6 +81,8 @@ def _holds_non_finite(trace: Trace) -> bool:
                     score = hit.score
                     if (score is not None and not math.isfinite(score)) or (hit.metadata and _walk(hit.metadata)):
                         return True
+            elif step.metadata and _walk(step.metadata):  # a fetch step's free-form metadata
+                return True
         return False
     except RecursionError:
         return True

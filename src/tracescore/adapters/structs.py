@@ -77,6 +77,7 @@ class FetchStep(_Struct, frozen=True, tag_field="kind", tag="fetch"):
     status: int | str | None = None
     # Decoded as its raw JSON (msgspec allows Raw only alone), then set to pydantic's datetime or None.
     fetched_at: Raw = None  # type: ignore[assignment]
+    metadata: dict[str, Any] = {}
 
     def __post_init__(self) -> None:
         if isinstance(self.fetched_at, Raw):

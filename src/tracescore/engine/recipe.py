@@ -14,6 +14,7 @@ import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from tracescore.scorers.deadlinks import dead_link_scorer
 from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
 from tracescore.scorers.rubrics import Rubrics
 from tracescore.scorers.semantic import semantic_scorer
+from tracescore.scorers.stale import DEFAULT_STALE_AFTER
 from tracescore.scorers.surface import surface_scorer
 from tracescore.sources.base import Record
 from tracescore.store.db import Store
@@ -69,6 +71,7 @@ class Options:
     sampling: Sampling = field(default_factory=Sampling)  # [scoring] judge_sample, judge_flagged, judge_salt
     day: DayLimits = field(default_factory=DayLimits)  # the job's [job] max_cost_per_day, max_calls_per_day (setup.py)
     redact: Redactor | None = None  # [judge] redact: what the judge never sees
+    stale_after: timedelta = DEFAULT_STALE_AFTER  # [scoring] stale_after
 
 
 def options(
@@ -99,6 +102,7 @@ def options(
         sampling=Sampling(judge_sample if judge_sample is not None else scoring.judge_sample, scoring.judge_flagged,
                           scoring.judge_salt, scoring.judge_key),
         redact=config.redactor,
+        stale_after=scoring.stale_after_delta,
     )
 
 
@@ -115,12 +119,13 @@ class ScorerPlan:
     rubrics: Rubrics = field(default_factory=Rubrics)
     sampling: Sampling = field(default_factory=Sampling)
     redact: Redactor | None = None
+    stale_after: timedelta = DEFAULT_STALE_AFTER
 
     def scorers(self, judge: Judge | None, links: LinkChecker | None = None) -> list[Scorer]:
         """The deterministic stages, then grounding, surface and semantic (``judge=None``: absent with the reason),
         then dead links when a checker is given. With a judge and ``sampling`` below every trace, each judged stage
         runs on the sampled (and flagged) traces only, the others get its scores without a judge (not sampled)."""
-        scorers = default_scorers(k=self.k, final_answer_prefix=self.final_answer_prefix) + self._judged(judge)
+        scorers = self._deterministic() + self._judged(judge)
         if judge is not None and not self.sampling.everything:
             unjudged = self._judged(None, self.sampling.reason)
             scorers[-3:] = [Sampled(j, u, self.sampling) for j, u in zip(scorers[-3:], unjudged, strict=True)]
@@ -135,8 +140,10 @@ class ScorerPlan:
         chosen = sampling.chosen(sampling.key_of(trace))
         if chosen or not sampling.flagged:
             return chosen
-        deterministic = default_scorers(k=self.k, final_answer_prefix=self.final_answer_prefix)
-        return sampling.judges(sampling.key_of(trace), score_trace(trace, deterministic).scores)
+        return sampling.judges(sampling.key_of(trace), score_trace(trace, self._deterministic()).scores)
+
+    def _deterministic(self) -> list[Scorer]:
+        return default_scorers(k=self.k, final_answer_prefix=self.final_answer_prefix, stale_after=self.stale_after)
 
     def _judged(self, judge: Judge | None, reason: str | None = None) -> list[Scorer]:
         """Grounding, surface and semantic around ``judge`` (None: absent with ``reason``, else the plan's), each
@@ -264,7 +271,7 @@ def scorer_plan(options: Options, reason: str | None, judge_model: str | None, s
             agreement = grounding_agreement(opened, judge_model, options.rubrics.grounding.version)
     return ScorerPlan(options.k, options.final_answer_prefix or None, reason or NO_JUDGE, options.max_cost,
                       agreement, options.merge_partial, options.rubrics, options.sampling,
-                      redact=options.redact)  # fmt: skip
+                      stale_after=options.stale_after, redact=options.redact)  # fmt: skip
 
 
 def build_recipe(

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from tracescore.report.budget import Budgets
 from tracescore.report.safe import term, visible
 from tracescore.report.tally import JudgeUsage, StageCount, StageStat, Summary, summarize
 from tracescore.report.verdicts import STAGES, by_stage, field_value, score_stage, stage_verdicts
@@ -85,6 +86,9 @@ _QUEUE: tuple[tuple[str, str, str], ...] = (
 )
 
 
+QUEUED = frozenset(key for key, _, _ in _QUEUE)  # the cells the work queue names
+
+
 def work_queue(summary: Summary) -> list[WorkItem]:
     """What the cells imply the team should fix, most urgent first; empty cells give no item."""
     items = [
@@ -127,6 +131,7 @@ class Report:
     groups: dict[str, Summary] = field(default_factory=dict)
     hours: dict[str, dict[str, StageCount]] = field(default_factory=dict)
     links: dict[str, str] = field(default_factory=dict)  # trace id → its ``trace_url`` (lines read from a platform)
+    budget: Budgets = field(default_factory=Budgets)  # #33: the retrieval budget per column, the queue's queries
 
     def add(self, result: Mapping[str, Any]) -> None:
         """Fold one result line into the overall summary, its group and its time buckets (and its trace link)."""
@@ -138,9 +143,11 @@ class Report:
             return  # unreadable: counted overall only, it has no group and no time
         verdicts = stage_verdicts(result)
         self.overall.add(result, verdicts)
+        key = None
         if self.group_by:
             key = field_value(result, self.group_by) or NO_GROUP
             self.groups.setdefault(key, Summary()).add(result, verdicts)
+        self.budget.add(result, key, QUEUED)
         hour = _hour(result.get("timestamp"))
         if hour is not None:
             counts = self.hours.get(hour) or self.hours.setdefault(hour, {s: StageCount() for s in STAGES})
@@ -235,11 +242,15 @@ def _sample_json(summary: Summary) -> dict[str, Any]:
 def report_to_json(report: Report) -> dict[str, Any]:
     """The whole report as plain JSON (the ``--format json`` output)."""
     granularity, buckets = report.timeline()
+    budget = report.budget
     return {
         "source": report.source,
         "group_by": report.group_by,
         "overall": summary_to_json(report.overall),
         "groups": {name: summary_to_json(s) for name, s in report.columns()} if report.group_by else {},
+        "retrieval_budget": {"overall": budget.overall.to_json(),
+                             "groups": {name: budget.groups[name].to_json() for name, _ in report.columns()
+                                        if name in budget.groups}},  # fmt: skip
         "timeline": {
             "granularity": granularity,
             "buckets": [

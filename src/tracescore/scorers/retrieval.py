@@ -19,7 +19,7 @@ from tracescore.scores import Score, absent, score
 from tracescore.trace import Hit, SearchStep, Trace
 from tracescore.urls import URL_CACHE_SIZE, is_url, normalize_url
 
-__all__ = ["doc_family", "retrieval_scorer"]
+__all__ = ["all_found_after", "doc_family", "retrieval_scorer"]
 
 _VERSION_SUFFIX = re.compile(r"^(?P<family>.+?)[-_.@]v(?P<version>\d+(?:\.\d+)*)$", re.IGNORECASE)
 
@@ -102,6 +102,22 @@ def _find(searches: list[SearchStep], wanted: set[str], urls: bool, k: int) -> _
             if found.rank is None or ranks[i] < found.rank:
                 found.rank = ranks[i]
     return found
+
+
+def all_found_after(searches: list[SearchStep], required: list[str | list[str]]) -> tuple[int | None, list[str]]:
+    """The 0-based index of the search call whose hits (at any rank) completed the required documents, a plain id a
+    group of one and a group satisfied by any member (``None`` when some group never came back), and the groups
+    not yet seen then (as written, alternatives joined with " or ")."""
+    groups = [[entry] if isinstance(entry, str) else entry for entry in required]
+    keysets = [frozenset(map(_key, group)) for group in groups]
+    urls = any(_is_url(m) for group in groups for m in group)
+    wanted: set[str] = set().union(*keysets)
+    seen: set[str] = set()
+    for index, search in enumerate(searches):
+        seen.update(key for _, key in _matches(search.hits, wanted, urls))
+        if all(keys & seen for keys in keysets):
+            return index, []
+    return None, [" or ".join(g) for g, keys in zip(groups, keysets, strict=True) if not keys & seen]
 
 
 def retrieval_scorer(*, k: int = 5) -> Scorer:

@@ -1,22 +1,38 @@
 """The search trajectory the agent took, counted: ``search.calls``, ``fetch.calls``, ``search.repeated_queries``
-(searches whose normalised query the agent already sent in this trace) and ``fetch.chars`` (characters of fetched
-text the agent read: its reading budget).
+(searches whose normalised query the agent already sent in this trace), ``fetch.chars`` (characters of fetched
+text the agent read: its reading budget), ``search.query_overlap`` (share of the question's content words in the
+first query), ``fetch.unused_rate`` (pages read that no answer sentence cites) and ``search.after_found`` (searches
+after every required document had come back: wasted budget).
 
 A step the adapter saw but could not read (``Trace.blind_spots``) still counts as a call; a score resting on what it
-held (its query, its text) is absent with that reason. A trace with no search or fetch step at all is not a search
-agent's: its counts are absent, not 0.
+held (its query, its text, its order) is absent with that reason. A trace with no search or fetch step at all is not
+a search agent's: its counts are absent, not 0.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
-from tracescore.catalog import FETCH_CALLS, FETCH_CHARS, SEARCH_CALLS, SEARCH_REPEATED_QUERIES, Reasons
+from tracescore.catalog import (
+    FETCH_CALLS,
+    FETCH_CHARS,
+    FETCH_UNUSED_RATE,
+    SEARCH_AFTER_FOUND,
+    SEARCH_CALLS,
+    SEARCH_QUERY_OVERLAP,
+    SEARCH_REPEATED_QUERIES,
+    Reasons,
+)
+from tracescore.scorers.cited import cited_keys
+from tracescore.scorers.retrieval import all_found_after
 from tracescore.scorers.scored import Scored, Scorer
+from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
-from tracescore.trace import Trace
+from tracescore.trace import Trace, fetch_failed
+from tracescore.urls import normalize_url
 
-__all__ = ["normalise_query", "trajectory_scorer"]
+__all__ = ["FIRST_QUERY", "content_words", "first_query", "normalise_query", "trajectory_scorer"]
 
 _SPACES = re.compile(r"\s+")
 _EDGES = "\"'`“”‘’.,;:!?()[]{} "
@@ -66,12 +82,135 @@ def _chars(trace: Trace, fetches: int) -> Score:
     return score(FETCH_CHARS, sum(len(step.text) for step in trace.fetches))
 
 
+_WORD = re.compile(r"[^\W_]+")
+# The stop words a question's content words leave out: articles, pronouns, auxiliaries, prepositions, conjunctions and
+# the question words (a fixed English list: the share must not move with a library's release).
+_STOP = frozenset(
+    """
+a an the this that these those there here it its they them their theirs he him his she her hers we us our you
+your i me my mine who whom whose what which when where why how is are was were be been being am do does did
+done doing has have had having can could will would shall should may might must of in on at to for from by with
+about into onto over under after before between through during without within upon as than then so and or but nor
+if not no yes any all some each every both either neither more most much many few such own same other s t
+""".split()
+)
+FIRST_QUERY = "first query: "
+"""How ``search.query_overlap``'s comment begins: the first query follows as a JSON string (``first_query``)."""
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that carry content, case-folded, in order, each once: letters and digits runs, not a
+    stop word."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text.casefold()):
+        if word not in _STOP:
+            seen.setdefault(word)
+    return list(seen)
+
+
+def first_query(comment: str | None) -> str | None:
+    """The first query named in a ``search.query_overlap`` comment (the report's query column), else None."""
+    if not comment or not comment.startswith(FIRST_QUERY):
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(comment, len(FIRST_QUERY))
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _quoted(query: str) -> str:
+    return json.dumps(query, ensure_ascii=False)
+
+
+def _overlap(trace: Trace, searches: int) -> Score:
+    if not searches:
+        return absent(SEARCH_QUERY_OVERLAP, Reasons.NO_SEARCH_STEP.text)
+    reason = _unreadable(trace, "search", "the first query may be its")
+    if reason is not None:
+        return absent(SEARCH_QUERY_OVERLAP, reason)
+    if not trace.question.strip():
+        return absent(SEARCH_QUERY_OVERLAP, Reasons.NO_QUESTION.text)
+    wanted = content_words(trace.question)
+    if not wanted:
+        return absent(SEARCH_QUERY_OVERLAP, Reasons.NO_QUESTION_WORD.text)
+    queries = [step.query for step in trace.searches]
+    if not queries[0].strip():
+        return absent(SEARCH_QUERY_OVERLAP, Reasons.NO_FIRST_QUERY.text)
+    sent = set(_WORD.findall(queries[0].casefold()))
+    missing = [w for w in wanted if w not in sent]
+    comment = FIRST_QUERY + _quoted(queries[0])
+    if missing:
+        comment += "; question words not in it: " + ", ".join(missing[:10]) + (" …" if len(missing) > 10 else "")
+    later = [_quoted(q) for q in queries[1:] if q.strip()]
+    if later:
+        comment += "; later queries: " + ", ".join(later[:5]) + (f" (+{len(later) - 5} more)" if len(later) > 5
+                                                                 else "")  # fmt: skip
+    return score(SEARCH_QUERY_OVERLAP, (len(wanted) - len(missing)) / len(wanted), comment=comment,
+                 words=len(wanted), missing=missing)  # fmt: skip
+
+
+def _unused(trace: Trace, fetches: int) -> Score:
+    """Pages read (distinct, fetches that did not fail) that no citation names / pages read."""
+    if not fetches:
+        return absent(FETCH_UNUSED_RATE, Reasons.NO_PAGE_FETCHED.text)
+    if not trace.answer.strip():
+        return absent(FETCH_UNUSED_RATE, Reasons.EMPTY_ANSWER.text)
+    if not parse_answer(trace.answer).sentences:
+        return absent(FETCH_UNUSED_RATE, Reasons.NO_SENTENCES.text)
+    cited = set(cited_keys(trace))
+    if not cited:
+        return absent(FETCH_UNUSED_RATE, Reasons.NOTHING_CITED.text)
+    reason = _unreadable(trace, "fetch", "its page may be one the answer cites or not")
+    if reason is not None:
+        return absent(FETCH_UNUSED_RATE, reason)
+    pages: dict[str, set[str]] = {}  # a page (its URL, else its doc id) -> the keys a citation may name it by
+    for step in trace.fetches:
+        if fetch_failed(step.status):
+            continue
+        url = normalize_url(step.url) if step.url else None
+        doc = step.doc_id.strip() if step.doc_id else None
+        if url or doc:
+            pages.setdefault(url or doc or "", set()).update(k for k in (url, doc) if k)
+    if not pages:
+        return absent(FETCH_UNUSED_RATE, Reasons.NO_PAGE_FETCHED.text)
+    unused = [page for page, keys in pages.items() if not keys & cited]
+    comment = ("fetched, never cited: " + "; ".join(unused[:5]) + (f" (+{len(unused) - 5} more)" if len(unused) > 5
+                                                                     else "")) if unused else None  # fmt: skip
+    return score(FETCH_UNUSED_RATE, len(unused) / len(pages), comment=comment, pages=len(pages), unused=unused)
+
+
+def _after_found(trace: Trace, searches: int) -> Score:
+    """Search calls after the one whose hits completed ``required_doc_ids`` (groups: any member)."""
+    required = trace.labels.required_doc_ids
+    if not searches:
+        return absent(SEARCH_AFTER_FOUND, Reasons.NO_SEARCH_STEP.text)
+    if required is None:
+        return absent(SEARCH_AFTER_FOUND, Reasons.NO_REQUIRED_LABEL.text)
+    if not required:
+        return absent(SEARCH_AFTER_FOUND, Reasons.REFUSAL_RECALL.text)
+    if not all(m.strip() for entry in required for m in ([entry] if isinstance(entry, str) else entry)):
+        return absent(SEARCH_AFTER_FOUND, Reasons.EMPTY_REQUIRED_ID.format(required=required))
+    reason = _unreadable(trace, "search", "it may have found them earlier")
+    if reason is not None:
+        return absent(SEARCH_AFTER_FOUND, reason)
+    found, missing = all_found_after(trace.searches, required)
+    if found is None:
+        return absent(SEARCH_AFTER_FOUND, Reasons.NOT_ALL_FOUND.format(missing=", ".join(missing)))
+    after = len(trace.searches) - found - 1
+    comment = f"every required doc among the hits of search {found + 1} of {len(trace.searches)}"
+    return score(SEARCH_AFTER_FOUND, after, comment=comment if after else None, found_at=found + 1)
+
+
 def trajectory_scorer() -> Scorer:
-    """Scorer factory for the trajectory counts."""
+    """Scorer factory for the trajectory scores."""
     no_steps = Reasons.NO_TOOL_STEP.text
     none = Scored((absent(SEARCH_CALLS, no_steps), absent(FETCH_CALLS, no_steps),
                    absent(SEARCH_REPEATED_QUERIES, Reasons.NO_SEARCH_STEP.text),
-                   absent(FETCH_CHARS, Reasons.NO_PAGE_FETCHED.text)))  # fmt: skip
+                   absent(FETCH_CHARS, Reasons.NO_PAGE_FETCHED.text),
+                   absent(SEARCH_QUERY_OVERLAP, Reasons.NO_SEARCH_STEP.text),
+                   absent(FETCH_UNUSED_RATE, Reasons.NO_PAGE_FETCHED.text),
+                   absent(SEARCH_AFTER_FOUND, Reasons.NO_SEARCH_STEP.text)))  # fmt: skip
 
     def score_trajectory(trace: Trace) -> Scored:
         if not trace.steps and not trace.blind_spots:
@@ -79,6 +218,7 @@ def trajectory_scorer() -> Scorer:
         searches = len(trace.searches) + sum(b.kind == "search" for b in trace.blind_spots)
         fetches = len(trace.fetches) + sum(b.kind == "fetch" for b in trace.blind_spots)
         return Scored((score(SEARCH_CALLS, searches), score(FETCH_CALLS, fetches), _repeated(trace, searches),
-                       _chars(trace, fetches)))  # fmt: skip
+                       _chars(trace, fetches), _overlap(trace, searches), _unused(trace, fetches),
+                       _after_found(trace, searches)))  # fmt: skip
 
     return score_trajectory

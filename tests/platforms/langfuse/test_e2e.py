@@ -33,6 +33,15 @@ EXPECTED = {
     "answer.correct": ("BOOLEAN", "answer-1"),
     "answer.token_f1": ("NUMERIC", "answer-1"),
     "answer.exact_match": ("BOOLEAN", "answer-1"),
+    "grounding.unsupported_numbers": ("NUMERIC", "numbers-1"),  # #33: the deterministic grounding and trajectory
+    "grounding.numbers_checked": ("NUMERIC", "numbers-1"),
+    "search.calls": ("NUMERIC", "trajectory-1"),
+    "fetch.calls": ("NUMERIC", "trajectory-1"),
+    "search.repeated_queries": ("NUMERIC", "trajectory-1"),
+    "fetch.chars": ("NUMERIC", "trajectory-1"),
+    "search.query_overlap": ("NUMERIC", "trajectory-1"),
+    "fetch.unused_rate": ("NUMERIC", "trajectory-1"),
+    "search.after_found": ("NUMERIC", "trajectory-1"),  # citation.stale_rate: absent (no page states a date)
     "diagnosis": ("CATEGORICAL", "diagnosis-1"),
 }
 

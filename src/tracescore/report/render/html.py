@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape as _escape
 
 from tracescore.report.agreement import AgreementSection
 from tracescore.report.render.agreement import agreement_html
+from tracescore.report.render.budget import BUDGET_TITLE, budget_note, budget_table
+from tracescore.report.render.queue import QUEUE_CSS, queue_tables
 from tracescore.report.render.surface import (
     SURFACE_TITLE,
     complementarity_lines,
@@ -29,7 +32,7 @@ td.ids{text-align:left;font-family:ui-monospace,monospace;font-size:12px;max-wid
 .muted{color:#666}svg.chart{display:block;margin:8px 0;background:#fafafa;border:1px solid #eee}
 li{margin:4px 0}code{font-size:12px}
 .warn{color:#a40000;font-weight:600}td.diag{background:#eef6ee}caption{text-align:left;color:#666}
-"""
+""" + QUEUE_CSS
 
 
 def escape(text: str) -> str:
@@ -90,6 +93,7 @@ def render_html(
         row = "".join(f"<td>{_rate(s.stages[st].passed, s.stages[st].decided)}</td>" for _, s in columns)
         out.append(f"<tr><td>{st}</td>{row}</tr>")
     out.append("</table>")
+    out += _budget_html(report)
     if surface is not None:
         out += _surface_html(surface)
     if (links := links_line(overall)) is not None:
@@ -114,6 +118,7 @@ def render_html(
             f" {escape(item.advice)}: {ids}</li>"
         )
     out.append("</ul>")
+    out += queue_tables(report, queue)
 
     out.append('<h2>Scores</h2><table id="scores"><tr><th>stage</th><th>score</th><th>present</th>')
     out.append("<th>mean / share true</th><th>absent</th></tr>")
@@ -145,15 +150,27 @@ def _cell_ids(report: Report, cell: str) -> str:
     )
 
 
+def _budget_html(report: Report) -> list[str]:
+    """The retrieval budget beside the stage split: one column per group."""
+    note = budget_note(report)
+    if note is not None:
+        return [f'<p id="budget" class="muted">{escape(note)}.</p>']
+    return [*_columns_html("budget", BUDGET_TITLE, *budget_table(report)), "</table>"]
+
+
+def _columns_html(table_id: str, title: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A titled table of text cells, left open (``</table>`` is the caller's)."""
+    out = [f"<h2>{escape(title)}</h2>", f'<table id="{table_id}"><tr>']
+    out += [f"<th>{escape(h)}</th>" for h in header] + ["</tr>"]
+    return out + ["<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows]
+
+
 def _surface_html(surface: SurfaceReport) -> list[str]:
     """The provider section: a table with one column per provider, then complementarity."""
     note = surface_note(surface)
     if note is not None:
         return [f'<p id="surface" class="muted">{escape(note)}.</p>']
-    header, rows = surface_table(surface)
-    out = [f"<h2>{escape(SURFACE_TITLE)}</h2>", '<table id="surface"><tr>']
-    out += [f"<th>{escape(h)}</th>" for h in header] + ["</tr>"]
-    out += ["<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows]
+    out = _columns_html("surface", SURFACE_TITLE, *surface_table(surface))
     out.append('</table><ul id="complementarity">')
     out += [f"<li>{escape(line)}</li>" for line in complementarity_lines(surface)]
     out.append("</ul>")

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from tracescore.report.agreement import AgreementSection
 from tracescore.report.gate import GateCheck, GateResult
 from tracescore.report.render.agreement import agreement_markdown
+from tracescore.report.render.budget import BUDGET_TITLE, budget_note, budget_table
 from tracescore.report.render.surface import (
     SURFACE_TITLE,
     complementarity_lines,
@@ -71,6 +72,8 @@ def render_markdown(
     lines += ["", "### Stage pass rates", ""]
     rates = [[st, *(_rate(s.stages[st].passed, s.stages[st].decided) for _, s in columns)] for st in STAGES]
     lines += _table(["stage", *names], rates)
+    note = budget_note(report)
+    lines += ["", md_text(note) + "."] if note else ["", f"### {BUDGET_TITLE}", "", *_table(*budget_table(report))]
     if surface is not None:
         lines += _surface_markdown(surface)
     if (links := links_line(overall)) is not None:

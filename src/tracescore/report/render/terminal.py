@@ -11,6 +11,7 @@ from rich.text import Text
 
 from tracescore.report.agreement import AgreementSection
 from tracescore.report.render.agreement import render_agreement_terminal
+from tracescore.report.render.budget import BUDGET_TITLE, budget_note, budget_table
 from tracescore.report.render.surface import (
     SURFACE_TITLE,
     complementarity_lines,
@@ -77,6 +78,7 @@ def render_report_terminal(
             row.append(f"{c.rate:.0%} ({c.passed}/{c.decided})" if c.rate is not None else "—")
         rates.add_row(stage, *row)
     console.print(rates)
+    _budget(report, console)
 
     console.print(Text("Scores (mean over present values; absent ones counted, never as 0)", style="bold"))
     stats = score_table()
@@ -124,14 +126,18 @@ def render_report_terminal(
         console.print(f"… and {len(overall.errors) - 10} more errors", highlight=False)
 
 
-def _surface(surface: SurfaceReport, console: Console) -> None:
-    """The provider section: one column per provider, then complementarity."""
-    note = surface_note(surface)
+def _budget(report: Report, console: Console) -> None:
+    """The retrieval budget beside the stage split: one column per group."""
+    note = budget_note(report)
     if note is not None:
         console.print(term(note), highlight=False)
         return
-    console.print(Text(SURFACE_TITLE, style="bold"))
-    header, rows = surface_table(surface)
+    _columns(BUDGET_TITLE, *budget_table(report), console)
+
+
+def _columns(title: str, header: list[str], rows: list[list[str]], console: Console) -> None:
+    """A titled table of text cells: the first column names the row, one right-aligned column per group."""
+    console.print(Text(title, style="bold"))
     table = Table()
     table.add_column(term(header[0]), overflow="fold")
     for name in header[1:]:
@@ -139,5 +145,14 @@ def _surface(surface: SurfaceReport, console: Console) -> None:
     for row in rows:
         table.add_row(*map(term, row))
     console.print(table)
+
+
+def _surface(surface: SurfaceReport, console: Console) -> None:
+    """The provider section: one column per provider, then complementarity."""
+    note = surface_note(surface)
+    if note is not None:
+        console.print(term(note), highlight=False)
+        return
+    _columns(SURFACE_TITLE, *surface_table(surface), console)
     for line in complementarity_lines(surface):
         console.print(term(line), highlight=False)

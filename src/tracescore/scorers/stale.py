@@ -1,0 +1,208 @@
+"""Stale sources: ``citation.stale_rate``, the cited pages the agent fetched that are older than ``[scoring]
+stale_after`` before the trace.
+
+A source's date is the latest one found, in this order of places: the fetch step's ``metadata``, the ``metadata`` of a
+search hit for the same page, then the page text. Only these forms are read, and never a year alone:
+
+- **keys** (metadata; case, ``_``, ``-`` and ``:`` ignored): ``published``, ``published_date``, ``published_at``,
+  ``date_published``, ``publication_date``, ``updated``, ``updated_at``, ``date_modified``, ``modified``,
+  ``last_modified`` (the HTTP header), ``article:published_time``, ``article:modified_time``, ``date``;
+- **labels** (page text): ``Published``, ``Updated``, ``Last updated``, ``Last modified``, ``Modified``, ``Posted``,
+  ``Date published``, ``Date modified``, ``last edited`` (each with an optional ``on``, ``:`` or dash), a dated byline
+  at the start of a line (``By Jane Doe | May 17, 2026``), ``<time datetime="…">`` and ``datePublished`` /
+  ``dateModified`` / ``article:published_time`` remnants of the page's markup;
+- **dates**: ISO ``2026-05-17`` (a time and offset after it allowed), ``2026/05/17``, ``May 17, 2026`` / ``Sep. 3,
+  2024``, ``17 May 2026``, and the HTTP date ``Sun, 17 May 2026 10:00:00 GMT``. ``05/17/2026`` is not read: day and
+  month are ambiguous.
+
+A date without a time of day is that day at 00:00 UTC. The score is stale sources / cited fetched sources with a date;
+absent when none has one (undated sources are counted apart, never as fresh or stale).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from datetime import UTC, date, datetime, timedelta
+from types import MappingProxyType
+from typing import Any
+
+from tracescore.catalog import CITATION_STALE_RATE, Reasons
+from tracescore.scorers.cited import cited_keys
+from tracescore.scorers.scored import Scored, Scorer
+from tracescore.scorers.sentences import parse_answer
+from tracescore.scores import Score, absent, score
+from tracescore.trace import FetchStep, Trace, fetch_failed
+from tracescore.urls import normalize_url
+
+__all__ = ["DEFAULT_STALE_AFTER", "page_date", "stale_scorer", "value_date"]
+
+DEFAULT_STALE_AFTER = timedelta(days=365)  # [scoring] stale_after's default ("365d")
+
+_NAMES = ("jan january", "feb february", "mar march", "apr april", "may", "jun june", "jul july", "aug august",
+          "sep sept september", "oct october", "nov november", "dec december")  # fmt: skip
+_MONTHS = MappingProxyType({m: i for i, names in enumerate(_NAMES, start=1) for m in names.split()})
+_MONTH = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_ISO = r"(?P<iy>\d{4})[-/](?P<im>\d{1,2})[-/](?P<id>\d{1,2})(?![\d/])"
+_MDY = rf"(?P<mm>{_MONTH})\s+(?P<md>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<my>\d{{4}})"
+_DMY = rf"(?P<dd>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<dm>{_MONTH}),?\s+(?P<dy>\d{{4}})"
+_DATE = rf"(?:{_ISO}|{_MDY}|{_DMY})(?!\d)"
+_DATE_ONLY = re.compile(rf"\s*(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s+)?{_DATE}", re.IGNORECASE)
+_LABEL = (r"(?:date\s+)?(?:published|updated|last\s+updated|last\s+modified|modified|posted|last\s+edited)"
+          r"(?:\s+on)?\s*[:\-–—]?\s*")  # fmt: skip
+_BYLINE = r"(?m:^)[ \t]*by\s+[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,4}\s*[|,·•—–-]\s*(?:(?:published|updated)\s+)?"
+_MARKUP = (r"<time[^>]{0,200}?datetime\s*=\s*[\"']?\s*|[\"']?(?:datePublished|dateModified)[\"']?\s*[:=]\s*[\"']?\s*"
+           r"|article:(?:published|modified)_time[\"']?\s+content\s*=\s*[\"']?\s*")  # fmt: skip
+_IN_TEXT = re.compile(rf"(?:(?<![\w-]){_LABEL}|{_BYLINE}|{_MARKUP}){_DATE}", re.IGNORECASE)
+_KEYS = frozenset({"published", "publisheddate", "publishedat", "datepublished", "publicationdate", "updated",
+                   "updatedat", "datemodified", "modified", "lastmodified", "articlepublishedtime",
+                   "articlemodifiedtime", "date"})  # fmt: skip
+_SEPARATORS = re.compile(r"[\s_:\-]")
+
+
+def _day(match: re.Match[str]) -> date | None:
+    """The calendar day a ``_DATE`` match names, or None when it is no real day (2026-02-30)."""
+    g = match.group
+    if g("iy"):
+        y, m, d = int(g("iy")), int(g("im")), int(g("id"))
+    elif g("my"):
+        y, m, d = int(g("my")), _MONTHS[g("mm").lower().rstrip(".")], int(g("md"))
+    else:
+        y, m, d = int(g("dy")), _MONTHS[g("dm").lower().rstrip(".")], int(g("dd"))
+    try:
+        return date(y, m, d)
+    except ValueError:
+        return None
+
+
+def _moment(day: date) -> datetime:
+    return datetime(day.year, day.month, day.day, tzinfo=UTC)
+
+
+def value_date(value: Any) -> datetime | None:
+    """The date of one metadata value: a datetime, or text that begins with one of the date forms (an ISO datetime's
+    time and offset kept), else None."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        pass
+    else:
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    match = _DATE_ONLY.match(text)
+    day = _day(match) if match else None
+    return _moment(day) if day else None
+
+
+def _metadata_dates(metadata: Mapping[str, Any]) -> list[datetime]:
+    return [d for key, value in metadata.items()
+            if _SEPARATORS.sub("", str(key)).lower() in _KEYS and (d := value_date(value)) is not None]  # fmt: skip
+
+
+# Every form above contains one of these (lower case): the page text is searched only around them, so a page with
+# none costs a few substring searches, not a regex scan of every position.
+_KEYWORDS = ("publish", "updated", "modified", "posted", "edited", "datetime", "by ")
+_REACH = 260  # characters a form can span before its keyword (``<time`` + 200 + ``datetime``) and after it
+
+
+def _windows(text: str) -> list[tuple[int, int]]:
+    """The merged spans of ``text`` within ``_REACH`` of a keyword."""
+    low = text.lower()
+    spans = []
+    for keyword in _KEYWORDS:
+        at = low.find(keyword)
+        while at >= 0:
+            if keyword != "by " or not low[low.rfind("\n", 0, at) + 1 : at].strip(" \t"):  # a byline starts a line
+                spans.append((max(at - _REACH, 0), at + _REACH))
+            at = low.find(keyword, at + 1)
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def page_date(text: str) -> datetime | None:
+    """The latest labelled date of a page's text (see the module's forms), or None. The regex runs over the spans
+    near a keyword only, on the whole text (``pos``/``endpos``: look-behind and line starts see the real text)."""
+    days = [day for start, end in _windows(text) for match in _IN_TEXT.finditer(text, start, end)
+            if (day := _day(match)) is not None]  # fmt: skip
+    return _moment(max(days)) if days else None
+
+
+def _source_date(fetch: FetchStep, hits: Iterable[Mapping[str, Any]]) -> tuple[datetime, str] | None:
+    """(date, where it was found) of one fetched page: its step's metadata, a search hit's, its text."""
+    for where, metadata in (("fetch metadata", fetch.metadata), *(("search metadata", m) for m in hits)):
+        found = _metadata_dates(metadata)
+        if found:
+            return max(found), where
+    in_text = page_date(fetch.text)
+    return (in_text, "page text") if in_text else None
+
+
+def _keys(url: str | None, doc_id: str | None) -> list[str]:
+    return [k for k in (normalize_url(url) if url else None, doc_id.strip() if doc_id else None) if k]
+
+
+def stale_scorer(*, stale_after: timedelta = DEFAULT_STALE_AFTER) -> Scorer:
+    """Scorer factory for ``citation.stale_rate`` (``stale_after``: ``[scoring] stale_after``)."""
+    days = stale_after / timedelta(days=1)
+
+    def score_stale(trace: Trace) -> Scored:
+        return Scored((_stale(trace, stale_after, days),))
+
+    return score_stale
+
+
+def _stale(trace: Trace, stale_after: timedelta, days: float) -> Score:
+    if not trace.answer.strip():
+        return absent(CITATION_STALE_RATE, Reasons.EMPTY_ANSWER.text)
+    if not parse_answer(trace.answer).sentences:
+        return absent(CITATION_STALE_RATE, Reasons.NO_SENTENCES.text)
+    cited = cited_keys(trace)
+    if not cited:
+        return absent(CITATION_STALE_RATE, Reasons.NOTHING_CITED.text)
+    fetches: dict[str, FetchStep] = {}  # every key of a page read -> its first fetch that did not fail
+    for step in trace.fetches:
+        if not fetch_failed(step.status):
+            for key in _keys(step.url, step.doc_id):
+                fetches.setdefault(key, step)
+    hits: dict[str, list[Mapping[str, Any]]] = {}  # every key of a search hit -> the metadata of its hits
+    for search in trace.searches:
+        for hit in search.hits:
+            if hit.metadata:
+                for key in _keys(hit.url, hit.doc_id):
+                    hits.setdefault(key, []).append(hit.metadata)
+    sources = {key: fetches[key] for key in cited if key in fetches}
+    if not sources:
+        return absent(CITATION_STALE_RATE, Reasons.NO_CITED_FETCH.text)
+    dated: dict[str, tuple[datetime, str]] = {}
+    undated: list[str] = []
+    for key, fetch in sources.items():
+        metadata = [m for k in _keys(fetch.url, fetch.doc_id) for m in hits.get(k, ())]
+        found = _source_date(fetch, metadata)
+        if found is None:
+            undated.append(key)
+        else:
+            dated[key] = found
+    if not dated:
+        shown = ", ".join(undated[:3]) + (f" (+{len(undated) - 3} more)" if len(undated) > 3 else "")
+        return absent(CITATION_STALE_RATE, Reasons.NO_SOURCE_DATE.format(sources=shown))
+    if trace.timestamp is None:  # asked last: the reasons before it are facts of the pages, the same on every platform
+        return absent(CITATION_STALE_RATE, Reasons.NO_TIMESTAMP.text)
+    now = trace.timestamp if trace.timestamp.tzinfo else trace.timestamp.replace(tzinfo=UTC)
+    stale = {key: found for key, found in dated.items() if found[0] < now - stale_after}
+    parts = [f"stale (older than {days:g} days): "
+             + "; ".join(f"{key} ({moment.date().isoformat()}, {where})" for key, (moment, where) in stale.items())
+             ] if stale else []  # fmt: skip
+    if undated:
+        parts.append(f"{len(undated)} cited source(s) with no findable date not counted")
+    return score(CITATION_STALE_RATE, len(stale) / len(dated), comment="; ".join(parts) or None,
+                 dated=len(dated), undated=len(undated), stale=sorted(stale), stale_after_days=days)  # fmt: skip
