@@ -6,8 +6,6 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
-
 __all__ = ["PAGE_SIZE", "connect"]
 
 PAGE_SIZE = 16_384
@@ -20,12 +18,21 @@ def _locked(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
 
 
-# sqlite's busy handler does not cover the switch of a new file to WAL: a second process doing the same at the same
-# moment gets "database is locked" at once (seen: 1 of 30 opens of one new store by 3 processes), so it is retried
-@retry(retry=retry_if_exception(_locked), stop=stop_after_delay(BUSY_SECONDS),
-       wait=wait_random_exponential(multiplier=0.02, max=0.5), reraise=True)  # fmt: skip
 def _wal(db: sqlite3.Connection) -> None:
-    db.execute("PRAGMA journal_mode=WAL")
+    """Turn ``db`` to WAL. sqlite's busy handler does not cover this switch of a new file: a second process making the
+    same switch at the same moment gets "database is locked" at once (seen: 1 of 30 opens of one new store by 3
+    processes), so it is retried for up to ``BUSY_SECONDS`` (tenacity imported only then: the deterministic path
+    imports no retry machinery)."""
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.OperationalError as exc:
+        if not _locked(exc):
+            raise
+        from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
+
+        retry(retry=retry_if_exception(_locked), stop=stop_after_delay(BUSY_SECONDS),
+              wait=wait_random_exponential(multiplier=0.02, max=0.5), reraise=True)(
+            lambda: db.execute("PRAGMA journal_mode=WAL"))()  # fmt: skip
 
 
 def connect(path: Path) -> sqlite3.Connection:
