@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from types import MappingProxyType
@@ -67,6 +67,9 @@ class Evidence:
         self._text = ""  # the cleaned joined text (original case) the numbers are read from
         self._near: dict[int, list[tuple[int, Numeral]]] = {}
         self._heads: dict[str, list[int] | None] = {}
+        self._firsts: dict[Key, tuple[int, int, Numeral]] = {}  # every part read whole, as far as read (``_scan``)
+        self._stream: Iterator[tuple[int, int, Numeral]] | None = None
+        self._at: dict[tuple[tuple[str, str], ...], list[int] | None] = {}  # ``_places`` of each set of anchors
         self._values: list[Decimal] | None = None
         self._ws: tuple[str, ...] = ()
         self._scales: tuple[int, ...] = ()
@@ -114,38 +117,50 @@ class Evidence:
 
     def first(self, key: Key) -> tuple[int, int, Numeral] | None:
         """Where ``key`` is first stated: (part, place in the order read, the number), or None."""
-        return self._first_of(lambda k: k == key, lambda lower: self._places(lower, self._anchors(key)))
+        return self._first_of(lambda k: k == key, lambda lower: self._places(lower, self._anchors(key)), key)
 
-    def _first_of(self, ok: Callable[[Key], bool], narrow: Callable[[str], list[int] | None]
+    def _first_of(self, ok: Callable[[Key], bool], narrow: Callable[[str], list[int] | None], key: Key | None = None
                   ) -> tuple[int, int, Numeral] | None:
         """The first number (in the order every part is read) whose key is ``ok``: read around each place
-        ``narrow`` names, in order (every part, whole, when it names None)."""
+        ``narrow`` names, in order (every part, whole, when it names None); ``key``: the one key ``ok`` accepts."""
         lower = self._index()
         places = narrow(lower) if lower else None
         if places is None:
-            for i in range(len(self.parts)):
-                for j, n in self._whole(i, bool(lower)):
-                    if ok(n.key):
-                        return i, j, n
-            return None
+            return self._scan(ok, bool(lower), key)
         for at in places:
             for j, n in self._around(at):
                 if ok(n.key):
                     return bisect_right(self._starts, at) - 1, j, n
         return None
 
-    def _whole(self, i: int, placed: bool) -> list[tuple[int, Numeral]]:
-        """Every number of part ``i`` (with where its match starts in the joined text, when ``placed``)."""
+    def _scan(self, ok: Callable[[Key], bool], placed: bool, key: Key | None) -> tuple[int, int, Numeral] | None:
+        """The first number whose key is ``ok`` when every part is read whole, in order: read once per trace, as
+        far as the lookups that cannot be narrowed need, each key kept where it is first stated."""
+        if key is not None and key in self._firsts:
+            return self._firsts[key]
+        if key is None and (hit := next((h for k, h in self._firsts.items() if ok(k)), None)) is not None:
+            return hit
+        if self._stream is None:
+            self._stream = (hit for i in range(len(self.parts)) for hit in self._whole(i, placed))
+        for hit in self._stream:
+            if hit[2].key not in self._firsts:  # a key read before is not ``ok`` (it was looked at above)
+                self._firsts[hit[2].key] = hit
+                if ok(hit[2].key):
+                    return hit
+        return None
+
+    def _whole(self, i: int, placed: bool) -> Iterator[tuple[int, int, Numeral]]:
+        """Every number of part ``i``: (``i``, its place in the order read, the number); the place is where its
+        match starts in the joined text when ``placed``."""
         if not placed:
-            return list(enumerate(self._numerals(i)))
+            yield from ((i, j, n) for j, n in enumerate(self._numerals(i)))
+            return
         start = self._starts[i]
         end = self._starts[i + 1] if i + 1 < len(self._starts) else len(self._text)
-        got = []
         for at, some in reading(self._text, start):
             if at >= end:
-                break
-            got += [(at * _PER_MATCH + k, n) for k, n in enumerate(some)]
-        return got
+                return
+            yield from ((i, at * _PER_MATCH + k, n) for k, n in enumerate(some))
 
     def _around(self, at: int) -> list[tuple[int, Numeral]]:
         """The numbers read from a place before ``at`` where reading the whole part would be in the same state
@@ -174,6 +189,12 @@ class Evidence:
         A place is passed over when no writing can be there: digits after a digit 1-9 ("130" is not 30, nor
         "0.05" 5 × 10^k: the digits that count differ), a word, a name, a month or a year run on from a letter or
         digit before it (``numerals`` reads them from a word boundary), a word or a name running on after."""
+        memo = tuple(anchors)
+        if memo not in self._at:
+            self._at[memo] = self._find_places(lower, memo)
+        return self._at[memo]
+
+    def _find_places(self, lower: str, anchors: Sequence[tuple[str, str]]) -> list[int] | None:
         found: set[int] = set()
         end = len(lower)
         for anchor, mode in anchors:
@@ -245,7 +266,8 @@ class Evidence:
             seen: set[Decimal] = set(_WORD_VALUES)
             for token in set(_TOKEN.findall(lower)):
                 seen.update(_token_values(token))
-            seen.update(Decimal(int(c) * 100 + int(y)) for c, y in _RANGE.findall(lower))
+            if "-" in lower or "\u2013" in lower:  # a range holds a dash
+                seen.update(Decimal(int(c) * 100 + int(y)) for c, y in _RANGE.findall(lower))
             seen.update([v * s for v in list(seen) for s in self._scales])
             self._values = sorted(seen)
         return self._values
