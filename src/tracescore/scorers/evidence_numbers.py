@@ -27,7 +27,9 @@ _SEP = "\n\x00\n"  # between parts: no number spans it
 _SCALES = MappingProxyType({"thousand": 10**3, "million": 10**6, "mn": 10**6, "billion": 10**9, "bn": 10**9,
                             "trillion": 10**12})
 _MONTH_PREFIX = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_TOKEN = re.compile(r"\d+(?:[.,]\d+)*")  # the digit runs every stated value is read from (a prefix of one)
+# the digit runs every stated value is read from (a prefix of one); the index holds no digit but 0-9 (``_WIDE``),
+# and "[0-9][0-9]*" is found faster than "\d+"
+_TOKEN = re.compile(r"[0-9][0-9]*(?:[.,][0-9]+)*")
 _RANGE = re.compile(r"(\d\d)\d\d(?=\s?[\u2013-]\s?(\d\d))")  # "2018–19" states 2019 (and "2018-2019-20" 2020)
 _WIDE = re.compile(r"[\u0131\u017f]|(?![0-9])\d")  # "ı", "ſ" match i, s without case; digits other than 0-9
 _WS = tuple(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
@@ -67,6 +69,7 @@ class Evidence:
         self._text = ""  # the cleaned joined text (original case) the numbers are read from
         self._near: dict[int, list[tuple[int, Numeral]]] = {}
         self._heads: dict[str, list[int] | None] = {}
+        self._reads: dict[int, tuple[list[tuple[int, list[Numeral]]], Iterator[tuple[int, list[Numeral]]]]] = {}
         self._firsts: dict[Key, tuple[int, int, Numeral]] = {}  # every part read whole, as far as read (``_scan``)
         self._stream: Iterator[tuple[int, int, Numeral]] | None = None
         self._at: dict[tuple[tuple[str, str], ...], list[int] | None] = {}  # ``_places`` of each set of anchors
@@ -166,8 +169,16 @@ class Evidence:
         """The numbers read from a place before ``at`` where reading the whole part would be in the same state
         (``_sync``) up to the match holding ``at``: the same numbers reading everything gives there."""
         if at not in self._near:
+            sync = self._sync(at)
+            if sync not in self._reads:  # every place with the same sync point reads the same matches from it
+                self._reads[sync] = ([], reading(self._text, sync))
+            read, rest = self._reads[sync]
+            while not read or read[-1][0] <= at:
+                if (match := next(rest, None)) is None:
+                    break
+                read.append(match)
             got = []
-            for start, some in reading(self._text, self._sync(at)):
+            for start, some in read:
                 if start > at:
                     break
                 got += [(start * _PER_MATCH + k, n) for k, n in enumerate(some)]
