@@ -11,6 +11,7 @@ look among the digit runs of the evidence for candidates and read only the parts
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
@@ -208,6 +209,15 @@ class Evidence:
     def _find_places(self, lower: str, anchors: Sequence[tuple[str, str]]) -> list[int] | None:
         found: set[int] = set()
         end = len(lower)
+        fused = _fused(tuple(a for a, _ in anchors)) if all(mode == "word" for _, mode in anchors) else None
+        if fused is not None:  # a name's writings in one pass: each place holds one of them
+            for m in fused.finditer(lower):
+                at, after = m.start(), m.end(1)
+                if not ((at > 0 and _word(lower[at - 1])) or (after < end and _word(lower[after]))):
+                    found.add(at)
+                    if len(found) > _MAX_PLACES:
+                        return None
+            return sorted(found)
         for anchor, mode in anchors:
             at = lower.find(anchor)
             while at >= 0:
@@ -328,6 +338,21 @@ def _value_anchors(value: Decimal, scales: tuple[int, ...], ws: tuple[str, ...])
     if value == value.to_integral_value() and 1 <= value <= 20:
         anchors += [(NUMBER_WORDS[int(value) - 1], "word"), (ORDINAL_WORDS[int(value) - 1], "word")]
     return tuple(anchors)
+
+
+@lru_cache(maxsize=1024)
+def _fused(forms: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One pattern finding every place where one of ``forms`` starts (found with ``str.find`` one by one otherwise):
+    their common head, then what follows it in each. None unless the forms are several and differ in the first
+    letter after the head (one form per place), and the head overlaps no other writing of itself (a place
+    inside a match is then no place)."""
+    head = os.path.commonprefix(forms)
+    tails = [form[len(head):] for form in forms]
+    if len(forms) < 2 or not head or any(head.startswith(head[k:]) for k in range(1, len(head))):
+        return None
+    if not all(tails) or len({tail[0] for tail in tails}) != len(tails):
+        return None
+    return re.compile(re.escape(head) + "(?=(" + "|".join(re.escape(tail) for tail in tails) + "))")
 
 
 def _word(ch: str) -> bool:
