@@ -11,9 +11,10 @@ look among the digit runs of the evidence for candidates and read only the parts
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from types import MappingProxyType
@@ -27,7 +28,9 @@ _SEP = "\n\x00\n"  # between parts: no number spans it
 _SCALES = MappingProxyType({"thousand": 10**3, "million": 10**6, "mn": 10**6, "billion": 10**9, "bn": 10**9,
                             "trillion": 10**12})
 _MONTH_PREFIX = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_TOKEN = re.compile(r"\d+(?:[.,]\d+)*")  # the digit runs every stated value is read from (a prefix of one)
+# the digit runs every stated value is read from (a prefix of one); the index holds no digit but 0-9 (``_WIDE``),
+# and "[0-9][0-9]*" is found faster than "\d+"
+_TOKEN = re.compile(r"[0-9][0-9]*(?:[.,][0-9]+)*")
 _RANGE = re.compile(r"(\d\d)\d\d(?=\s?[\u2013-]\s?(\d\d))")  # "2018–19" states 2019 (and "2018-2019-20" 2020)
 _WIDE = re.compile(r"[\u0131\u017f]|(?![0-9])\d")  # "ı", "ſ" match i, s without case; digits other than 0-9
 _WS = tuple(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
@@ -67,6 +70,10 @@ class Evidence:
         self._text = ""  # the cleaned joined text (original case) the numbers are read from
         self._near: dict[int, list[tuple[int, Numeral]]] = {}
         self._heads: dict[str, list[int] | None] = {}
+        self._reads: dict[int, tuple[list[tuple[int, list[Numeral]]], Iterator[tuple[int, list[Numeral]]]]] = {}
+        self._firsts: dict[Key, tuple[int, int, Numeral]] = {}  # every part read whole, as far as read (``_scan``)
+        self._stream: Iterator[tuple[int, int, Numeral]] | None = None
+        self._at: dict[tuple[tuple[str, str], ...], list[int] | None] = {}  # ``_places`` of each set of anchors
         self._values: list[Decimal] | None = None
         self._ws: tuple[str, ...] = ()
         self._scales: tuple[int, ...] = ()
@@ -114,45 +121,65 @@ class Evidence:
 
     def first(self, key: Key) -> tuple[int, int, Numeral] | None:
         """Where ``key`` is first stated: (part, place in the order read, the number), or None."""
-        return self._first_of(lambda k: k == key, lambda lower: self._places(lower, self._anchors(key)))
+        return self._first_of(lambda k: k == key, lambda lower: self._places(lower, self._anchors(key)), key)
 
-    def _first_of(self, ok: Callable[[Key], bool], narrow: Callable[[str], list[int] | None]
+    def _first_of(self, ok: Callable[[Key], bool], narrow: Callable[[str], list[int] | None], key: Key | None = None
                   ) -> tuple[int, int, Numeral] | None:
         """The first number (in the order every part is read) whose key is ``ok``: read around each place
-        ``narrow`` names, in order (every part, whole, when it names None)."""
+        ``narrow`` names, in order (every part, whole, when it names None); ``key``: the one key ``ok`` accepts."""
         lower = self._index()
         places = narrow(lower) if lower else None
         if places is None:
-            for i in range(len(self.parts)):
-                for j, n in self._whole(i, bool(lower)):
-                    if ok(n.key):
-                        return i, j, n
-            return None
+            return self._scan(ok, bool(lower), key)
         for at in places:
             for j, n in self._around(at):
                 if ok(n.key):
                     return bisect_right(self._starts, at) - 1, j, n
         return None
 
-    def _whole(self, i: int, placed: bool) -> list[tuple[int, Numeral]]:
-        """Every number of part ``i`` (with where its match starts in the joined text, when ``placed``)."""
+    def _scan(self, ok: Callable[[Key], bool], placed: bool, key: Key | None) -> tuple[int, int, Numeral] | None:
+        """The first number whose key is ``ok`` when every part is read whole, in order: read once per trace, as
+        far as the lookups that cannot be narrowed need, each key kept where it is first stated."""
+        if key is not None and key in self._firsts:
+            return self._firsts[key]
+        if key is None and (hit := next((h for k, h in self._firsts.items() if ok(k)), None)) is not None:
+            return hit
+        if self._stream is None:
+            self._stream = (hit for i in range(len(self.parts)) for hit in self._whole(i, placed))
+        for hit in self._stream:
+            if hit[2].key not in self._firsts:  # a key read before is not ``ok`` (it was looked at above)
+                self._firsts[hit[2].key] = hit
+                if ok(hit[2].key):
+                    return hit
+        return None
+
+    def _whole(self, i: int, placed: bool) -> Iterator[tuple[int, int, Numeral]]:
+        """Every number of part ``i``: (``i``, its place in the order read, the number); the place is where its
+        match starts in the joined text when ``placed``."""
         if not placed:
-            return list(enumerate(self._numerals(i)))
+            yield from ((i, j, n) for j, n in enumerate(self._numerals(i)))
+            return
         start = self._starts[i]
         end = self._starts[i + 1] if i + 1 < len(self._starts) else len(self._text)
-        got = []
         for at, some in reading(self._text, start):
             if at >= end:
-                break
-            got += [(at * _PER_MATCH + k, n) for k, n in enumerate(some)]
-        return got
+                return
+            yield from ((i, at * _PER_MATCH + k, n) for k, n in enumerate(some))
 
     def _around(self, at: int) -> list[tuple[int, Numeral]]:
         """The numbers read from a place before ``at`` where reading the whole part would be in the same state
         (``_sync``) up to the match holding ``at``: the same numbers reading everything gives there."""
         if at not in self._near:
+            sync = self._sync(at)
+            if sync not in self._reads:  # every place with the same sync point reads the same matches from it
+                self._reads[sync] = ([], reading(self._text, sync))
+            read, rest = self._reads[sync]
+            while not read or read[-1][0] <= at:
+                if (match := next(rest, None)) is None:
+                    break
+                read.append(match)
             got = []
-            for start, some in reading(self._text, self._sync(at)):
+            for start, some in read:
                 if start > at:
                     break
                 got += [(start * _PER_MATCH + k, n) for k, n in enumerate(some)]
@@ -174,8 +201,23 @@ class Evidence:
         A place is passed over when no writing can be there: digits after a digit 1-9 ("130" is not 30, nor
         "0.05" 5 × 10^k: the digits that count differ), a word, a name, a month or a year run on from a letter or
         digit before it (``numerals`` reads them from a word boundary), a word or a name running on after."""
+        memo = tuple(anchors)
+        if memo not in self._at:
+            self._at[memo] = self._find_places(lower, memo)
+        return self._at[memo]
+
+    def _find_places(self, lower: str, anchors: Sequence[tuple[str, str]]) -> list[int] | None:
         found: set[int] = set()
         end = len(lower)
+        fused = _fused(tuple(a for a, _ in anchors)) if all(mode == "word" for _, mode in anchors) else None
+        if fused is not None:  # a name's writings in one pass: each place holds one of them
+            for m in fused.finditer(lower):
+                at, after = m.start(), m.end(1)
+                if not ((at > 0 and _word(lower[at - 1])) or (after < end and _word(lower[after]))):
+                    found.add(at)
+                    if len(found) > _MAX_PLACES:
+                        return None
+            return sorted(found)
         for anchor, mode in anchors:
             at = lower.find(anchor)
             while at >= 0:
@@ -245,7 +287,8 @@ class Evidence:
             seen: set[Decimal] = set(_WORD_VALUES)
             for token in set(_TOKEN.findall(lower)):
                 seen.update(_token_values(token))
-            seen.update(Decimal(int(c) * 100 + int(y)) for c, y in _RANGE.findall(lower))
+            if "-" in lower or "\u2013" in lower:  # a range holds a dash
+                seen.update(Decimal(int(c) * 100 + int(y)) for c, y in _RANGE.findall(lower))
             seen.update([v * s for v in list(seen) for s in self._scales])
             self._values = sorted(seen)
         return self._values
@@ -295,6 +338,21 @@ def _value_anchors(value: Decimal, scales: tuple[int, ...], ws: tuple[str, ...])
     if value == value.to_integral_value() and 1 <= value <= 20:
         anchors += [(NUMBER_WORDS[int(value) - 1], "word"), (ORDINAL_WORDS[int(value) - 1], "word")]
     return tuple(anchors)
+
+
+@lru_cache(maxsize=1024)
+def _fused(forms: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One pattern finding every place where one of ``forms`` starts (found with ``str.find`` one by one otherwise):
+    their common head, then what follows it in each. None unless the forms are several and differ in the first
+    letter after the head (one form per place), and the head overlaps no other writing of itself (a place
+    inside a match is then no place)."""
+    head = os.path.commonprefix(forms)
+    tails = [form[len(head):] for form in forms]
+    if len(forms) < 2 or not head or any(head.startswith(head[k:]) for k in range(1, len(head))):
+        return None
+    if not all(tails) or len({tail[0] for tail in tails}) != len(tails):
+        return None
+    return re.compile(re.escape(head) + "(?=(" + "|".join(re.escape(tail) for tail in tails) + "))")
 
 
 def _word(ch: str) -> bool:
