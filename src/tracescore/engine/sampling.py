@@ -6,7 +6,8 @@ the same traces, and a smaller rate chooses a subset of a larger one's. The key 
 (``judge_key = "trace_id"``); each platform's ids are its own (one platform's run id is not another's trace id of the
 same request), so to choose the same traces on two platforms the key is what both carry: ``"question"`` (the
 question's text) or ``"metadata.<path>"`` (a field of the trace's metadata, e.g. the team's request id; a trace
-without it is keyed by its id). With ``judge_flagged`` a trace that a deterministic stage flags is judged too (recall@k below 1, a fabricated or unfetched citation, a wrong answer): the
+without it is keyed by its id). With ``judge_flagged`` a trace that a deterministic stage flags is judged too
+(recall@k below 1, a fabricated or unfetched citation, a wrong answer): the
 engine hands the judged stages the scores computed before them (``engine/pipeline.py``). A trace left out has its
 judged scores as a run without a judge has them, absent with ``Reasons.NOT_SAMPLED`` — *not computed*, so an earlier
 judged score of that trace stays on the platform.
