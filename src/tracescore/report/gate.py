@@ -24,7 +24,7 @@ from tracescore.errors import NoResultsError
 from tracescore.report.gate_config import DEFAULT_CASE_KEY, GateConfig, check_score_name, load_gate_config, parse_limit
 from tracescore.report.gate_run import FABRICATED, UNREAD, CaseFailure, Run, fold_run
 from tracescore.report.judged import review
-from tracescore.report.tally import StageStat, Summary
+from tracescore.report.tally import StageStat, Summary, top_reason
 from tracescore.report.verdicts import STAGES, score_stage
 from tracescore.store.db import Store
 
@@ -108,7 +108,7 @@ def _all_absent(run: Run) -> str:
     reasons: Counter[str] = Counter()
     for stat in run.summary.stats.values():
         reasons.update(stat.absent)
-    top = f" (top reason: {reasons.most_common(1)[0][0]})" if reasons else ""
+    top = f" (top reason: {top_reason(reasons)})" if reasons else ""
     return f"holds no score value: every score is absent in all {run.summary.traces} trace(s){top}"
 
 

@@ -312,7 +312,7 @@ def render_terminal(summary: Summary, console: Console) -> None:
     below: list[str] = []
     for name in by_stage(summary.stats):
         stat = summary.stats[name]
-        top = max(stat.absent.items(), key=lambda p: p[1])[0] if stat.absent else ""
+        top = stat.top_reason
         values: list[Text | str] = [term(score_stage(name)), term(name), str(stat.present), _fmt(stat.mean)]
         stages.add_row(*values, str(stat.absent_count), *([term(top)] if wide else []))
         if top and not wide:

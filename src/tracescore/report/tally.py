@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from tracescore.catalog import CITATION_FABRICATED_COUNT, DIAGNOSIS, entry
+from tracescore.catalog import CITATION_FABRICATED_COUNT, DIAGNOSIS, declared_reason, entry
 from tracescore.report.verdicts import STAGES, verdicts_of
 from tracescore.scorers.diagnosis import CELLS
+
+_TEMPLATE_FIELD = re.compile(r"\{([^{}!:]*)[^{}]*\}")  # "{pairs}", "{reason!r}" → the field's name
 
 __all__ = [
     "JudgeUsage",
@@ -18,6 +21,7 @@ __all__ = [
     "StageStat",
     "Summary",
     "summarize",
+    "top_reason",
 ]
 
 
@@ -48,6 +52,26 @@ class StageStat:
     @property
     def absent_count(self) -> int:
         return sum(self.absent.values())
+
+    @property
+    def top_reason(self) -> str:
+        return top_reason(self.absent)
+
+
+def top_reason(absent: Mapping[str, int]) -> str:
+    """The commonest absence reason ("" when none). Reasons written from one declared template that names the trace
+    ("no cited source … has a findable date ({sources})") are counted together, as that template with each field
+    shown as its name in angle brackets, ``(<sources>)`` (the one text itself when only one was written): per text,
+    a reason naming each trace's own URL would never be the top one, however many traces it covers."""
+    groups: dict[str, dict[str, int]] = {}
+    for reason, n in absent.items():
+        declared = declared_reason(reason)
+        key = declared.text if declared is not None and "{" in declared.text else reason
+        groups.setdefault(key, {})[reason] = n
+    if not groups:
+        return ""
+    key, members = max(groups.items(), key=lambda item: sum(item[1].values()))  # the first of equals, as written
+    return next(iter(members)) if len(members) == 1 else _TEMPLATE_FIELD.sub(lambda m: f"<{m.group(1)}>", key)
 
 
 @dataclass
