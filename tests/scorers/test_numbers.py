@@ -119,6 +119,8 @@ def test_a_number_from_one_operation_on_stated_numbers_may_be_derived() -> None:
     # no "may be derived" (1954 - 1, 1 + 1) for a year or a number word
     assert unsupported.comment == ('"1953" not in any evidence; closest: "1954" (page 1);'
                                    ' "two" not in any evidence; closest: "1" (page 1)')
+    unsupported, _ = _scores(_trace("It had 0 complaints.", "2 complaints in May, 7 in June"))
+    assert unsupported.comment == '"0" not in any evidence'  # not "derived from 2 - 2": any number less itself
 
 
 def test_search_snippets_and_titles_are_evidence_but_a_hits_url_is_not() -> None:

@@ -101,10 +101,10 @@ def _derived(x: Decimal, evidence: Evidence) -> str | None:
 
 
 def _derivable(claim: Numeral) -> bool:
-    """Whether a sum or share could be meant: not a year (1953 "derived" as 1954 - 1 says nothing) nor a number word
-    ("the other two")."""
+    """Whether a sum or share could be meant: not a year (1953 "derived" as 1954 - 1 says nothing), nor zero (any
+    number less itself), nor a number word ("the other two")."""
     year = claim.text.isdigit() and len(claim.text) == 4 and 1000 <= int(claim.text) <= 2100
-    return not year and any(ch.isdigit() for ch in claim.text)
+    return not year and claim.value != 0 and any(ch.isdigit() for ch in claim.text)
 
 
 def _claims(trace: Trace) -> list[Numeral]:
