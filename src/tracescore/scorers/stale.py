@@ -129,9 +129,22 @@ def _windows(text: str) -> list[tuple[int, int]]:
     return merged
 
 
+# Every form above holds a year, four digits in a row: a page without one has no date (most pages of a trace's reading
+# have no number that long: this costs one pass in C, the keyword search below seven). Checked on ASCII text only,
+# where the regex's \d is [0-9]: digits become "0", anything else " ", and four "0" in a row are four digits.
+_DIGITS_ONLY = bytes(ord("0") if chr(c).isdigit() else ord(" ") for c in range(128)) + b" " * 128
+
+
+def _no_year(text: str) -> bool:
+    """True when ``text`` certainly holds no four digits in a row (False: it may)."""
+    return text.isascii() and b"0000" not in text.encode("ascii").translate(_DIGITS_ONLY)
+
+
 def page_date(text: str) -> datetime | None:
     """The latest labelled date of a page's text (see the module's forms), or None. The regex runs over the spans
     near a keyword only, on the whole text (``pos``/``endpos``: look-behind and line starts see the real text)."""
+    if _no_year(text):
+        return None
     days = [day for start, end in _windows(text) for match in _IN_TEXT.finditer(text, start, end)
             if (day := _day(match)) is not None]  # fmt: skip
     return _moment(max(days)) if days else None
@@ -140,7 +153,7 @@ def page_date(text: str) -> datetime | None:
 def _source_date(fetch: FetchStep, hits: Iterable[Mapping[str, Any]]) -> tuple[datetime, str] | None:
     """(date, where it was found) of one fetched page: its step's metadata, a search hit's, its text."""
     for where, metadata in (("fetch metadata", fetch.metadata), *(("search metadata", m) for m in hits)):
-        found = _metadata_dates(metadata)
+        found = _metadata_dates(metadata) if metadata else None
         if found:
             return max(found), where
     in_text = page_date(fetch.text)
@@ -154,49 +167,69 @@ def _keys(url: str | None, doc_id: str | None) -> list[str]:
 def stale_scorer(*, stale_after: timedelta = DEFAULT_STALE_AFTER) -> Scorer:
     """Scorer factory for ``citation.stale_rate`` (``stale_after``: ``[scoring] stale_after``)."""
     days = stale_after / timedelta(days=1)
+    fixed = {reason.text: absent(CITATION_STALE_RATE, reason.text)  # the absences no trace changes, built once
+             for reason in (Reasons.EMPTY_ANSWER, Reasons.NO_SENTENCES, Reasons.NOTHING_CITED, Reasons.NO_CITED_FETCH,
+                            Reasons.NO_TIMESTAMP)}  # fmt: skip
 
     def score_stale(trace: Trace) -> Scored:
-        return Scored((_stale(trace, stale_after, days),))
+        return Scored((_stale(trace, stale_after, days, fixed),))
 
     return score_stale
 
 
-def _stale(trace: Trace, stale_after: timedelta, days: float) -> Score:
+def _hit_metadata(trace: Trace, wanted: set[str]) -> dict[str, list[Mapping[str, Any]]]:
+    """Each of the ``wanted`` keys -> the metadata of the search hits with that key, in the order of the hits."""
+    hits: dict[str, list[Mapping[str, Any]]] = {}
+    for search in trace.searches:
+        for hit in search.hits:
+            if hit.metadata:
+                for key in _keys(hit.url, hit.doc_id):
+                    if key in wanted:
+                        hits.setdefault(key, []).append(hit.metadata)
+    return hits
+
+
+def _dates(trace: Trace, sources: dict[str, FetchStep]) -> tuple[dict[str, tuple[datetime, str]], list[str]]:
+    """(the dated sources with their date and where it was found, the undated ones), each source's page read once."""
+    keys = {key: _keys(fetch.url, fetch.doc_id) for key, fetch in sources.items()}
+    hits = _hit_metadata(trace, {k for ks in keys.values() for k in ks})
+    dated: dict[str, tuple[datetime, str]] = {}
+    undated: list[str] = []
+    seen: dict[int, tuple[datetime, str] | None] = {}  # one page cited by its URL and its doc id: dated once
+    for key, fetch in sources.items():
+        if id(fetch) in seen:
+            found = seen[id(fetch)]
+        else:
+            found = seen[id(fetch)] = _source_date(fetch, [m for k in keys[key] for m in hits.get(k, ())])
+        if found is None:
+            undated.append(key)
+        else:
+            dated[key] = found
+    return dated, undated
+
+
+def _stale(trace: Trace, stale_after: timedelta, days: float, fixed: Mapping[str, Score]) -> Score:
     if not trace.answer.strip():
-        return absent(CITATION_STALE_RATE, Reasons.EMPTY_ANSWER.text)
+        return fixed[Reasons.EMPTY_ANSWER.text]
     if not parse_answer(trace.answer).sentences:
-        return absent(CITATION_STALE_RATE, Reasons.NO_SENTENCES.text)
+        return fixed[Reasons.NO_SENTENCES.text]
     cited = cited_keys(trace)
     if not cited:
-        return absent(CITATION_STALE_RATE, Reasons.NOTHING_CITED.text)
+        return fixed[Reasons.NOTHING_CITED.text]
     fetches: dict[str, FetchStep] = {}  # every key of a page read -> its first fetch that did not fail
     for step in trace.fetches:
         if not fetch_failed(step.status):
             for key in _keys(step.url, step.doc_id):
                 fetches.setdefault(key, step)
-    hits: dict[str, list[Mapping[str, Any]]] = {}  # every key of a search hit -> the metadata of its hits
-    for search in trace.searches:
-        for hit in search.hits:
-            if hit.metadata:
-                for key in _keys(hit.url, hit.doc_id):
-                    hits.setdefault(key, []).append(hit.metadata)
     sources = {key: fetches[key] for key in cited if key in fetches}
     if not sources:
-        return absent(CITATION_STALE_RATE, Reasons.NO_CITED_FETCH.text)
-    dated: dict[str, tuple[datetime, str]] = {}
-    undated: list[str] = []
-    for key, fetch in sources.items():
-        metadata = [m for k in _keys(fetch.url, fetch.doc_id) for m in hits.get(k, ())]
-        found = _source_date(fetch, metadata)
-        if found is None:
-            undated.append(key)
-        else:
-            dated[key] = found
+        return fixed[Reasons.NO_CITED_FETCH.text]
+    dated, undated = _dates(trace, sources)
     if not dated:
         shown = ", ".join(undated[:3]) + (f" (+{len(undated) - 3} more)" if len(undated) > 3 else "")
         return absent(CITATION_STALE_RATE, Reasons.NO_SOURCE_DATE.format(sources=shown))
     if trace.timestamp is None:  # asked last: the reasons before it are facts of the pages, the same on every platform
-        return absent(CITATION_STALE_RATE, Reasons.NO_TIMESTAMP.text)
+        return fixed[Reasons.NO_TIMESTAMP.text]
     now = trace.timestamp if trace.timestamp.tzinfo else trace.timestamp.replace(tzinfo=UTC)
     stale = {key: found for key, found in dated.items() if found[0] < now - stale_after}
     parts = [f"stale (older than {days:g} days): "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 from tracescore.catalog import (
     FETCH_CALLS,
@@ -29,57 +30,30 @@ from tracescore.scorers.retrieval import all_found_after
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
-from tracescore.trace import Trace, fetch_failed
+from tracescore.trace import BlindSpot, Trace, fetch_failed
 from tracescore.urls import normalize_url
 
 __all__ = ["FIRST_QUERY", "content_words", "first_query", "normalise_query", "trajectory_scorer"]
 
-_SPACES = re.compile(r"\s+")
 _EDGES = "\"'`“”‘’.,;:!?()[]{} "
+_SHARED = 64  # count scores kept per value, per scorer: past this a trace's count Score is built for it alone
 
 
 def normalise_query(query: str) -> str:
     """The query as compared for repeats: case-folded, whitespace collapsed, quotes and punctuation at its ends
     dropped."""
-    return _SPACES.sub(" ", query.casefold()).strip(_EDGES)
+    # split() and join, not re.sub(r"\s+", " "): str.split and the regex's \s both split on str.isspace, and the
+    # whitespace split drops at the ends the regex turned into " ", which the strip removes anyway (" " is an edge)
+    return " ".join(query.casefold().split()).strip(_EDGES)
 
 
-def _unreadable(trace: Trace, kind: str, what: str) -> str | None:
-    spots = [b for b in trace.blind_spots if b.kind == kind]
+def _unreadable(spots: list[BlindSpot], kind: str, what: str) -> str | None:
+    spots = [b for b in spots if b.kind == kind]
     if not spots:
         return None
     shown = "; ".join(f"{b.tool or kind}: {b.reason}" for b in spots[:3])
     more = f" (+{len(spots) - 3} more)" if len(spots) > 3 else ""
     return Reasons.STEPS_UNREADABLE.format(kind=kind, steps=shown + more, consequence=what)
-
-
-def _repeated(trace: Trace, searches: int) -> Score:
-    if not searches:
-        return absent(SEARCH_REPEATED_QUERIES, Reasons.NO_SEARCH_STEP.text)
-    reason = _unreadable(trace, "search", "its query may repeat another")
-    if reason is not None:
-        return absent(SEARCH_REPEATED_QUERIES, reason)
-    sent: set[str] = set()
-    repeats: list[str] = []
-    for step in trace.searches:
-        query = normalise_query(step.query)
-        if not query:
-            continue  # no query recorded: nothing to compare
-        if query in sent:
-            repeats.append(step.query)
-        sent.add(query)
-    comment = "; ".join(f"repeated: {q!r}" for q in repeats[:5]) + (f" (+{len(repeats) - 5} more)"
-                                                                    if len(repeats) > 5 else "")  # fmt: skip
-    return score(SEARCH_REPEATED_QUERIES, len(repeats), comment=comment or None)
-
-
-def _chars(trace: Trace, fetches: int) -> Score:
-    if not fetches:
-        return absent(FETCH_CHARS, Reasons.NO_PAGE_FETCHED.text)
-    reason = _unreadable(trace, "fetch", "its text was not counted")
-    if reason is not None:
-        return absent(FETCH_CHARS, reason)
-    return score(FETCH_CHARS, sum(len(step.text) for step in trace.fetches))
 
 
 _WORD = re.compile(r"[^\W_]+")
@@ -101,11 +75,7 @@ FIRST_QUERY = "first query: "
 def content_words(text: str) -> list[str]:
     """The words of ``text`` that carry content, case-folded, in order, each once: letters and digits runs, not a
     stop word."""
-    seen: dict[str, None] = {}
-    for word in _WORD.findall(text.casefold()):
-        if word not in _STOP:
-            seen.setdefault(word)
-    return list(seen)
+    return list(dict.fromkeys(word for word in _WORD.findall(text.casefold()) if word not in _STOP))
 
 
 def first_query(comment: str | None) -> str | None:
@@ -119,53 +89,138 @@ def first_query(comment: str | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _quoted(query: str) -> str:
-    return json.dumps(query, ensure_ascii=False)
+# json.dumps(query, ensure_ascii=False) builds a JSONEncoder per call; for a str its encode is this one call
+_quoted = json.JSONEncoder(ensure_ascii=False).encode
 
 
-def _overlap(trace: Trace, searches: int) -> Score:
-    if not searches:
-        return absent(SEARCH_QUERY_OVERLAP, Reasons.NO_SEARCH_STEP.text)
-    reason = _unreadable(trace, "search", "the first query may be its")
+class _Steps:
+    """What every trajectory score reads of one trace, taken once: its search and fetch steps, its blind spots and
+    the call counts (steps plus unreadable steps of the kind)."""
+
+    __slots__ = ("searches", "fetches", "spots", "n_searches", "n_fetches")
+
+    def __init__(self, trace: Trace) -> None:
+        self.searches = trace.searches
+        self.fetches = trace.fetches
+        self.spots = trace.blind_spots
+        self.n_searches = len(self.searches)
+        self.n_fetches = len(self.fetches)
+        if self.spots:
+            self.n_searches += sum(b.kind == "search" for b in self.spots)
+            self.n_fetches += sum(b.kind == "fetch" for b in self.spots)
+
+    def unreadable(self, kind: str, what: str) -> str | None:
+        return _unreadable(self.spots, kind, what) if self.spots else None
+
+
+class _Scores:
+    """One scorer's Scores that do not depend on the trace (the fixed absences) or repeat across traces (a count, a
+    0 with the same metadata): built once and shared, as ``retrieval_scorer`` shares its own (a Score is immutable)."""
+
+    def __init__(self) -> None:
+        self.no_search = {name: absent(name, Reasons.NO_SEARCH_STEP.text)
+                          for name in (SEARCH_REPEATED_QUERIES, SEARCH_QUERY_OVERLAP, SEARCH_AFTER_FOUND)}  # fmt: skip
+        self.no_page = {name: absent(name, Reasons.NO_PAGE_FETCHED.text) for name in (FETCH_CHARS, FETCH_UNUSED_RATE)}
+        self.fixed = {(name, reason.text): absent(name, reason.text) for name, reason in (
+            (SEARCH_QUERY_OVERLAP, Reasons.NO_QUESTION), (SEARCH_QUERY_OVERLAP, Reasons.NO_QUESTION_WORD),
+            (SEARCH_QUERY_OVERLAP, Reasons.NO_FIRST_QUERY), (FETCH_UNUSED_RATE, Reasons.EMPTY_ANSWER),
+            (FETCH_UNUSED_RATE, Reasons.NO_SENTENCES), (FETCH_UNUSED_RATE, Reasons.NOTHING_CITED),
+            (SEARCH_AFTER_FOUND, Reasons.NO_REQUIRED_LABEL), (SEARCH_AFTER_FOUND, Reasons.REFUSAL_RECALL))}  # fmt: skip
+        self._shared: dict[tuple[str, int], Score] = {}
+
+    def absent(self, name: str, reason: str) -> Score:
+        return self.fixed[name, reason]
+
+    def shared(self, name: str, value: int, make: Callable[[], Score]) -> Score:
+        """``make()``, the Score of ``name`` that ``value`` alone determines: built once, for the first ``_SHARED``
+        (name, value) pairs seen."""
+        got = self._shared.get((name, value))
+        if got is None:
+            got = make()
+            if len(self._shared) < _SHARED:
+                self._shared[name, value] = got
+        return got
+
+    def count(self, name: str, value: int) -> Score:
+        return self.shared(name, value, lambda: score(name, value))
+
+
+def _repeated(steps: _Steps, shared: _Scores) -> Score:
+    if not steps.n_searches:
+        return shared.no_search[SEARCH_REPEATED_QUERIES]
+    reason = steps.unreadable("search", "its query may repeat another")
+    if reason is not None:
+        return absent(SEARCH_REPEATED_QUERIES, reason)
+    if len(steps.searches) < 2:  # a query can only repeat an earlier one
+        return shared.count(SEARCH_REPEATED_QUERIES, 0)
+    sent: set[str] = set()
+    repeats: list[str] = []
+    for step in steps.searches:
+        query = normalise_query(step.query)
+        if not query:
+            continue  # no query recorded: nothing to compare
+        if query in sent:
+            repeats.append(step.query)
+        sent.add(query)
+    if not repeats:
+        return shared.count(SEARCH_REPEATED_QUERIES, 0)
+    comment = "; ".join(f"repeated: {q!r}" for q in repeats[:5]) + (f" (+{len(repeats) - 5} more)"
+                                                                    if len(repeats) > 5 else "")  # fmt: skip
+    return score(SEARCH_REPEATED_QUERIES, len(repeats), comment=comment)
+
+
+def _chars(steps: _Steps, shared: _Scores) -> Score:
+    if not steps.n_fetches:
+        return shared.no_page[FETCH_CHARS]
+    reason = steps.unreadable("fetch", "its text was not counted")
+    if reason is not None:
+        return absent(FETCH_CHARS, reason)
+    return score(FETCH_CHARS, sum(len(step.text) for step in steps.fetches))
+
+
+def _overlap(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
+    if not steps.n_searches:
+        return shared.no_search[SEARCH_QUERY_OVERLAP]
+    reason = steps.unreadable("search", "the first query may be its")
     if reason is not None:
         return absent(SEARCH_QUERY_OVERLAP, reason)
     if not trace.question.strip():
-        return absent(SEARCH_QUERY_OVERLAP, Reasons.NO_QUESTION.text)
+        return shared.absent(SEARCH_QUERY_OVERLAP, Reasons.NO_QUESTION.text)
     wanted = content_words(trace.question)
     if not wanted:
-        return absent(SEARCH_QUERY_OVERLAP, Reasons.NO_QUESTION_WORD.text)
-    queries = [step.query for step in trace.searches]
-    if not queries[0].strip():
-        return absent(SEARCH_QUERY_OVERLAP, Reasons.NO_FIRST_QUERY.text)
-    sent = set(_WORD.findall(queries[0].casefold()))
+        return shared.absent(SEARCH_QUERY_OVERLAP, Reasons.NO_QUESTION_WORD.text)
+    first = steps.searches[0].query  # a search step there: a blind one would have made it absent above
+    if not first.strip():
+        return shared.absent(SEARCH_QUERY_OVERLAP, Reasons.NO_FIRST_QUERY.text)
+    sent = set(_WORD.findall(first.casefold()))
     missing = [w for w in wanted if w not in sent]
-    comment = FIRST_QUERY + _quoted(queries[0])
+    comment = FIRST_QUERY + _quoted(first)
     if missing:
         comment += "; question words not in it: " + ", ".join(missing[:10]) + (" …" if len(missing) > 10 else "")
-    later = [_quoted(q) for q in queries[1:] if q.strip()]
+    later = [q for step in steps.searches[1:] if (q := step.query).strip()]
     if later:
-        comment += "; later queries: " + ", ".join(later[:5]) + (f" (+{len(later) - 5} more)" if len(later) > 5
-                                                                 else "")  # fmt: skip
+        comment += "; later queries: " + ", ".join(map(_quoted, later[:5])) + (f" (+{len(later) - 5} more)"
+                                                                               if len(later) > 5 else "")  # fmt: skip
     return score(SEARCH_QUERY_OVERLAP, (len(wanted) - len(missing)) / len(wanted), comment=comment,
                  words=len(wanted), missing=missing)  # fmt: skip
 
 
-def _unused(trace: Trace, fetches: int) -> Score:
+def _unused(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
     """Pages read (distinct, fetches that did not fail) that no citation names / pages read."""
-    if not fetches:
-        return absent(FETCH_UNUSED_RATE, Reasons.NO_PAGE_FETCHED.text)
+    if not steps.n_fetches:
+        return shared.no_page[FETCH_UNUSED_RATE]
     if not trace.answer.strip():
-        return absent(FETCH_UNUSED_RATE, Reasons.EMPTY_ANSWER.text)
+        return shared.absent(FETCH_UNUSED_RATE, Reasons.EMPTY_ANSWER.text)
     if not parse_answer(trace.answer).sentences:
-        return absent(FETCH_UNUSED_RATE, Reasons.NO_SENTENCES.text)
+        return shared.absent(FETCH_UNUSED_RATE, Reasons.NO_SENTENCES.text)
     cited = set(cited_keys(trace))
     if not cited:
-        return absent(FETCH_UNUSED_RATE, Reasons.NOTHING_CITED.text)
-    reason = _unreadable(trace, "fetch", "its page may be one the answer cites or not")
+        return shared.absent(FETCH_UNUSED_RATE, Reasons.NOTHING_CITED.text)
+    reason = steps.unreadable("fetch", "its page may be one the answer cites or not")
     if reason is not None:
         return absent(FETCH_UNUSED_RATE, reason)
     pages: dict[str, set[str]] = {}  # a page (its URL, else its doc id) -> the keys a citation may name it by
-    for step in trace.fetches:
+    for step in steps.fetches:
         if fetch_failed(step.status):
             continue
         url = normalize_url(step.url) if step.url else None
@@ -173,52 +228,55 @@ def _unused(trace: Trace, fetches: int) -> Score:
         if url or doc:
             pages.setdefault(url or doc or "", set()).update(k for k in (url, doc) if k)
     if not pages:
-        return absent(FETCH_UNUSED_RATE, Reasons.NO_PAGE_FETCHED.text)
+        return shared.no_page[FETCH_UNUSED_RATE]
     unused = [page for page, keys in pages.items() if not keys & cited]
-    comment = ("fetched, never cited: " + "; ".join(unused[:5]) + (f" (+{len(unused) - 5} more)" if len(unused) > 5
-                                                                     else "")) if unused else None  # fmt: skip
+    if not unused:
+        return shared.shared(FETCH_UNUSED_RATE, len(pages),
+                             lambda: score(FETCH_UNUSED_RATE, 0.0, pages=len(pages), unused=[]))  # fmt: skip
+    comment = "fetched, never cited: " + "; ".join(unused[:5]) + (f" (+{len(unused) - 5} more)" if len(unused) > 5
+                                                                   else "")  # fmt: skip
     return score(FETCH_UNUSED_RATE, len(unused) / len(pages), comment=comment, pages=len(pages), unused=unused)
 
 
-def _after_found(trace: Trace, searches: int) -> Score:
+def _after_found(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
     """Search calls after the one whose hits completed ``required_doc_ids`` (groups: any member)."""
     required = trace.labels.required_doc_ids
-    if not searches:
-        return absent(SEARCH_AFTER_FOUND, Reasons.NO_SEARCH_STEP.text)
+    if not steps.n_searches:
+        return shared.no_search[SEARCH_AFTER_FOUND]
     if required is None:
-        return absent(SEARCH_AFTER_FOUND, Reasons.NO_REQUIRED_LABEL.text)
+        return shared.absent(SEARCH_AFTER_FOUND, Reasons.NO_REQUIRED_LABEL.text)
     if not required:
-        return absent(SEARCH_AFTER_FOUND, Reasons.REFUSAL_RECALL.text)
+        return shared.absent(SEARCH_AFTER_FOUND, Reasons.REFUSAL_RECALL.text)
     if not all(m.strip() for entry in required for m in ([entry] if isinstance(entry, str) else entry)):
         return absent(SEARCH_AFTER_FOUND, Reasons.EMPTY_REQUIRED_ID.format(required=required))
-    reason = _unreadable(trace, "search", "it may have found them earlier")
+    reason = steps.unreadable("search", "it may have found them earlier")
     if reason is not None:
         return absent(SEARCH_AFTER_FOUND, reason)
-    found, missing = all_found_after(trace.searches, required)
+    found, missing = all_found_after(steps.searches, required)
     if found is None:
         return absent(SEARCH_AFTER_FOUND, Reasons.NOT_ALL_FOUND.format(missing=", ".join(missing)))
-    after = len(trace.searches) - found - 1
-    comment = f"every required doc among the hits of search {found + 1} of {len(trace.searches)}"
-    return score(SEARCH_AFTER_FOUND, after, comment=comment if after else None, found_at=found + 1)
+    after = len(steps.searches) - found - 1
+    if not after:  # the last search found them: 0, no comment, the metadata its position alone
+        return shared.shared(SEARCH_AFTER_FOUND, found + 1, lambda: score(SEARCH_AFTER_FOUND, 0, found_at=found + 1))
+    comment = f"every required doc among the hits of search {found + 1} of {len(steps.searches)}"
+    return score(SEARCH_AFTER_FOUND, after, comment=comment, found_at=found + 1)
 
 
 def trajectory_scorer() -> Scorer:
     """Scorer factory for the trajectory scores."""
+    shared = _Scores()
     no_steps = Reasons.NO_TOOL_STEP.text
     none = Scored((absent(SEARCH_CALLS, no_steps), absent(FETCH_CALLS, no_steps),
-                   absent(SEARCH_REPEATED_QUERIES, Reasons.NO_SEARCH_STEP.text),
-                   absent(FETCH_CHARS, Reasons.NO_PAGE_FETCHED.text),
-                   absent(SEARCH_QUERY_OVERLAP, Reasons.NO_SEARCH_STEP.text),
-                   absent(FETCH_UNUSED_RATE, Reasons.NO_PAGE_FETCHED.text),
-                   absent(SEARCH_AFTER_FOUND, Reasons.NO_SEARCH_STEP.text)))  # fmt: skip
+                   shared.no_search[SEARCH_REPEATED_QUERIES], shared.no_page[FETCH_CHARS],
+                   shared.no_search[SEARCH_QUERY_OVERLAP], shared.no_page[FETCH_UNUSED_RATE],
+                   shared.no_search[SEARCH_AFTER_FOUND]))  # fmt: skip
 
     def score_trajectory(trace: Trace) -> Scored:
         if not trace.steps and not trace.blind_spots:
             return none
-        searches = len(trace.searches) + sum(b.kind == "search" for b in trace.blind_spots)
-        fetches = len(trace.fetches) + sum(b.kind == "fetch" for b in trace.blind_spots)
-        return Scored((score(SEARCH_CALLS, searches), score(FETCH_CALLS, fetches), _repeated(trace, searches),
-                       _chars(trace, fetches), _overlap(trace, searches), _unused(trace, fetches),
-                       _after_found(trace, searches)))  # fmt: skip
+        steps = _Steps(trace)
+        return Scored((shared.count(SEARCH_CALLS, steps.n_searches), shared.count(FETCH_CALLS, steps.n_fetches),
+                       _repeated(steps, shared), _chars(steps, shared), _overlap(trace, steps, shared),
+                       _unused(trace, steps, shared), _after_found(trace, steps, shared)))  # fmt: skip
 
     return score_trajectory
