@@ -20,12 +20,13 @@ from tracescore.scorers.cited import cited_keys
 from tracescore.scorers.retrieval import all_found_after
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
-from tracescore.scorers.trajectory import _EDGES, _STOP, _WORD, FIRST_QUERY
+from tracescore.scorers.trajectory import _EDGES, _STOP, FIRST_QUERY
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace, fetch_failed
 from tracescore.urls import normalize_url
 
 _SPACES = re.compile(r"\s+")
+_WORD = re.compile(r"[^\W_]+")
 
 
 def normalise_query(query: str) -> str:

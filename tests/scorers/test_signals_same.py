@@ -159,7 +159,10 @@ def test_normalised_query_and_content_words_as_before_on_every_space_and_random_
     texts = [spaces, " " + spaces + "a" + spaces + "b" + spaces, *(c + "x" + c + "y" + c for c in spaces)]
     texts += ["".join(rng.choice(_WORDS + tuple(spaces) + tuple("\"'`“”‘’.,;:!?()[]{}")) for _ in range(8))
               for _ in range(3000)]  # fmt: skip
+    words = "".join(c for c in _ALL if re.fullmatch(r"\w", c))  # every word character, "_" among them
+    texts += [words, *("".join(rng.choice(words[:200] + "__ -" + words[-50:]) for _ in range(12)) for _ in range(3000))]
     for text in texts:
+        assert trajectory._words(text) == old_trajectory._WORD.findall(text), repr(text)
         assert trajectory.normalise_query(text) == old_trajectory.normalise_query(text), repr(text)
         assert trajectory.content_words(text) == old_trajectory.content_words(text), repr(text)
 

@@ -152,10 +152,11 @@ def page_date(text: str) -> datetime | None:
 
 def _source_date(fetch: FetchStep, hits: Iterable[Mapping[str, Any]]) -> tuple[datetime, str] | None:
     """(date, where it was found) of one fetched page: its step's metadata, a search hit's, its text."""
-    for where, metadata in (("fetch metadata", fetch.metadata), *(("search metadata", m) for m in hits)):
-        found = _metadata_dates(metadata) if metadata else None
-        if found:
-            return max(found), where
+    if fetch.metadata and (found := _metadata_dates(fetch.metadata)):
+        return max(found), "fetch metadata"
+    for metadata in hits:
+        if found := _metadata_dates(metadata):
+            return max(found), "search metadata"
     in_text = page_date(fetch.text)
     return (in_text, "page text") if in_text else None
 

@@ -56,7 +56,16 @@ def _unreadable(spots: list[BlindSpot], kind: str, what: str) -> str | None:
     return Reasons.STEPS_UNREADABLE.format(kind=kind, steps=shown + more, consequence=what)
 
 
-_WORD = re.compile(r"[^\W_]+")
+_RUN = re.compile(r"\w+")
+
+
+def _words(text: str) -> list[str]:
+    r"""The runs of letters and digits of ``text``, in order: ``re.findall(r"[^\W_]+", text)``. ``[^\W_]`` is ``\w``
+    less "_", so they are the ``\w+`` runs cut at "_"; ``\w+`` scans twice as fast as the negated class."""
+    runs = _RUN.findall(text)
+    return runs if "_" not in text else [part for run in runs for part in run.split("_") if part]
+
+
 # The stop words a question's content words leave out: articles, pronouns, auxiliaries, prepositions, conjunctions and
 # the question words (a fixed English list: the share must not move with a library's release).
 _STOP = frozenset(
@@ -75,7 +84,7 @@ FIRST_QUERY = "first query: "
 def content_words(text: str) -> list[str]:
     """The words of ``text`` that carry content, case-folded, in order, each once: letters and digits runs, not a
     stop word."""
-    return list(dict.fromkeys(word for word in _WORD.findall(text.casefold()) if word not in _STOP))
+    return list(dict.fromkeys(word for word in _words(text.casefold()) if word not in _STOP))
 
 
 def first_query(comment: str | None) -> str | None:
@@ -192,7 +201,7 @@ def _overlap(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
     first = steps.searches[0].query  # a search step there: a blind one would have made it absent above
     if not first.strip():
         return shared.absent(SEARCH_QUERY_OVERLAP, Reasons.NO_FIRST_QUERY.text)
-    sent = set(_WORD.findall(first.casefold()))
+    sent = set(_words(first.casefold()))
     missing = [w for w in wanted if w not in sent]
     comment = FIRST_QUERY + _quoted(first)
     if missing:
