@@ -129,9 +129,10 @@ def _windows(text: str) -> list[tuple[int, int]]:
     return merged
 
 
-# Every form above holds a year, four digits in a row: a page without one has no date (most pages of a trace's reading
-# have no number that long: this costs one pass in C, the keyword search below seven). Checked on ASCII text only,
-# where the regex's \d is [0-9]: digits become "0", anything else " ", and four "0" in a row are four digits.
+# Every form above holds a year, four digits in a row, so a page without such a run has no date: ruled out by two passes
+# in C (digits become "0", anything else " "; then a search for "0000") before ``_windows`` lower-cases the page and
+# searches it seven times. ASCII text only, where the regex's \d is [0-9]; other text goes on to the keyword search,
+# as does a page with a four-digit number (it pays the two passes on top).
 _DIGITS_ONLY = bytes(ord("0") if chr(c).isdigit() else ord(" ") for c in range(128)) + b" " * 128
 
 

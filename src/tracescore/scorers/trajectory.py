@@ -36,7 +36,7 @@ from tracescore.urls import normalize_url
 __all__ = ["FIRST_QUERY", "content_words", "first_query", "normalise_query", "trajectory_scorer"]
 
 _EDGES = "\"'`“”‘’.,;:!?()[]{} "
-_SHARED = 64  # count scores kept per value, per scorer: past this a trace's count Score is built for it alone
+_SHARED = 64  # (name, value) Scores one trajectory scorer keeps to share; past this a trace's Score is its own
 
 
 def normalise_query(query: str) -> str:
