@@ -19,12 +19,13 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from types import MappingProxyType
 
-from tracescore.scorers.numerals import NUMBER_WORDS, ORDINAL_WORDS, Key, Numeral, clean, numerals, reading
+from tracescore.scorers import numerals as _numerals
+from tracescore.scorers.numerals import NOT_PLAIN, NUMBER_WORDS, ORDINAL_WORDS, Key, Numeral, clean, numerals, reading
 from tracescore.trace import Trace, fetch_failed
 
 __all__ = ["Evidence", "shown"]
 
-_SEP = "\n\x00\n"  # between parts: no number spans it
+_SEP = _numerals.PART_SEP  # between parts: no number spans it
 _SCALES = MappingProxyType({"thousand": 10**3, "million": 10**6, "mn": 10**6, "billion": 10**9, "bn": 10**9,
                             "trillion": 10**12})
 _MONTH_PREFIX = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -38,10 +39,8 @@ _WS = tuple(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u20
 _MAX_PLACES = 64  # places read around for one lookup before every part is read whole instead
 _PER_MATCH = 8  # a number's place in the order read: where its match starts × 8 + its place among the match's
 _SPAN = 120  # how far before a place a plain word is looked for
-# a plain word: letters only, followed by a space and a letter — not a month, "of", a scale or percent word, a
-# currency or a number word (each of which a match can hold or end with), nor a name's word before its number
-_NOT_PLAIN = ("of", "per", "cent", "percent", "usd", "eur", "gbp", "us", *_SCALES, *NUMBER_WORDS, *ORDINAL_WORDS)
-_LAST_PLAIN = re.compile(rf"(?s:.*)(?<!\S)(?!{'|'.join(_MONTH_PREFIX)}|(?:{'|'.join(_NOT_PLAIN)})(?![a-z]))"
+# a plain word (``numerals.NOT_PLAIN``) followed by a space and a letter — not a name's word before its number
+_LAST_PLAIN = re.compile(rf"(?s:.*)(?<!\S)(?!{'|'.join(_MONTH_PREFIX)}|(?:{'|'.join(NOT_PLAIN)})(?![a-z]))"
                          r"([a-z]+)(?=\s+[a-z])")  # the last one (a word starting as a month does is not plain)
 
 
@@ -121,17 +120,26 @@ class Evidence:
 
     def first(self, key: Key) -> tuple[int, int, Numeral] | None:
         """Where ``key`` is first stated: (part, place in the order read, the number), or None."""
-        return self._first_of(lambda k: k == key, lambda lower: self._places(lower, self._anchors(key)), key)
+        value = key[1] if key[0] == "n" else None
+        return self._first_of(lambda k: k == key, lambda lower: self._places(lower, self._anchors(key)), key,
+                              value)  # type: ignore[arg-type]
 
-    def _first_of(self, ok: Callable[[Key], bool], narrow: Callable[[str], list[int] | None], key: Key | None = None
-                  ) -> tuple[int, int, Numeral] | None:
+    def _first_of(self, ok: Callable[[Key], bool], narrow: Callable[[str], list[int] | None], key: Key | None = None,
+                  value: Decimal | None = None) -> tuple[int, int, Numeral] | None:
         """The first number (in the order every part is read) whose key is ``ok``: read around each place
-        ``narrow`` names, in order (every part, whole, when it names None); ``key``: the one key ``ok`` accepts."""
+        ``narrow`` names, in order (every part, whole, when it names None); ``key``: the one key ``ok`` accepts,
+        ``value`` its value. A place of plain digits (``plain_number``, most places) is not read: the part states
+        them there and nothing else there; a number stated before them (as a value: not a name) holds an earlier
+        place, looked at before."""
         lower = self._index()
         places = narrow(lower) if lower else None
         if places is None:
             return self._scan(ok, bool(lower), key)
         for at in places:
+            if value is not None and (digits := _numerals.plain_number(self._text, lower, at)) is not None:
+                if (number := Decimal(digits)) == value:
+                    return bisect_right(self._starts, at) - 1, at * _PER_MATCH, Numeral(digits, ("n", number), number)
+                continue
             for j, n in self._around(at):
                 if ok(n.key):
                     return bisect_right(self._starts, at) - 1, j, n
