@@ -17,6 +17,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
+from itertools import accumulate
 from types import MappingProxyType
 
 from tracescore.scorers import numerals as _numerals
@@ -103,15 +104,18 @@ class Evidence:
         if self._lower is None:
             self._lower = ""
             cleaned: dict[str, str] = {}  # each part cleaned on its own ("2)" ending a part is not a list number)
-            text = _SEP.join(cleaned.get(part) or cleaned.setdefault(part, clean(part)) for part, _ in self.parts)
+            pieces = [cleaned.get(part) or cleaned.setdefault(part, clean(part)) for part, _ in self.parts]
+            text = _SEP.join(pieces)
             lower = text.lower()
             if len(lower) != len(text) or (not text.isascii() and _WIDE.search(text)):
                 return ""  # case folding or digits the lookup does not cover: read everything
-            at = 0
+            at = 0 if "\x00" in text else -1  # a part may hold _SEP: look for where each part starts
             while at >= 0:
                 self._starts.append(at)
                 at = text.find(_SEP, at)
                 at = at + len(_SEP) if at >= 0 else -1
+            if not self._starts:  # no part holds _SEP: each starts after those before it and their separators
+                self._starts = list(accumulate((len(piece) + len(_SEP) for piece in pieces[:-1]), initial=0))
             if len(self._starts) != len(self.parts):
                 return ""
             self._text, self._lower = text, lower
