@@ -17,7 +17,7 @@ from tracescore.trace import Trace
 _WORDS = ("days policy the a of in at by may mayor March sept Dec june claim Claim Result result within about million"
           " thousand bn mn millions percent per cent % $ US usd busd EUR first two twenty five ninth st th nd rd"
           " stuff nda and was to from In Within GPT F x_y _a é café ſt ı ٣ report").split()
-_PLAIN = ("days", "policy", "report", "claim", "the", "within", "refund")
+_PLAIN = ("days", "policy", "report", "claim", "the", "within", "refund", "Claim", "Result", "Within")
 _GLUE = (" ", " ", " ", " ", " ", "  ", "", "\n", ", ", ". ", "; ", ": ", ") ", "-", "–", " - ", ".", ",")
 
 
@@ -79,10 +79,10 @@ def test_plain_digits_are_what_reading_with_the_pattern_states_there() -> None:
         lower = text.lower()
         if len(lower) != len(text):
             continue
-        for whole in (False, True):
+        for whole in (False,):  # claims: test_claims_read_fast_are_claims_read_with_the_pattern
             matches = _read(text, whole)
             for at in range(len(text)):
-                digits = plain_number(text, lower, at, whole=whole)
+                digits = plain_number(text, lower, at)
                 checked += 1
                 if digits is None:
                     continue
@@ -93,17 +93,19 @@ def test_plain_digits_are_what_reading_with_the_pattern_states_there() -> None:
                 for s, e, some in matches:  # no match before the digits holds them but a name (or a dropped one)
                     if s < at < e:
                         assert all(n.key[0] == "name" for n in some), (text, at, some)
-    assert plain > 800 and checked > 50000, (plain, checked)
+    assert plain > 400 and checked > 50000, (plain, checked)
 
 
 def test_claims_read_fast_are_claims_read_with_the_pattern() -> None:
-    r, fast = random.Random(7), 0
+    r, fast, named = random.Random(7), 0, 0
     for _ in range(4000):
         text = _text(r, r.randint(1, 6))
         want = [n for _, some in reading(clean(text), 0, whole=True) for n in some]
         assert numerals(text, whole=True) == want, text
-        fast += bool(_plain_numerals(clean(text)))  # read without the pattern, and stating a number
-    assert fast > 100, fast
+        quick = _plain_numerals(clean(text)) or []  # read without the pattern, and stating a number
+        fast += bool(quick)
+        named += any(n.key[0] == "name" for n in quick)
+    assert fast > 100 and named > 10, (fast, named)
 
 
 def _first_read_whole(evidence: Evidence) -> dict[Key, tuple[int, int, Numeral]]:

@@ -57,6 +57,7 @@ _DIGITS = re.compile(r"[0-9]+")
 _PLAIN_AFTER = re.compile(r"([0-9]++)(?: ([a-z]++)(?![0-9_])|[.,;:)](?![0-9])|\n\x00\n|\Z)")
 _LETTER_RUN = re.compile(r"[a-z]+")
 _NUMBER_WORD_SET = frozenset(NUMBER_WORDS + ORDINAL_WORDS)
+_NOT_NAME_AFTER = re.compile(r"[.,]\d|\s*(?:%|percent|per\s?cent|st|nd|rd|th)|\s*[\u2013-]\s*\d", re.IGNORECASE)
 
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _SCALE = r"(?:\s*(?P<scale{}>thousand|million|billion|trillion|bn|mn)\b)?"
@@ -208,8 +209,9 @@ def _wordish(ch: str) -> bool:  # what \w matches, in ASCII
 
 def _plain_numerals(text: str) -> list[Numeral] | None:
     """``numerals(text, whole=True)`` of a cleaned ASCII text holding no number word and only plain digit runs
-    (``plain_number``), without the pattern (whose search costs ~0.3 us a character): every match holds a digit or a
-    number word, so each match is then one plain run's value. None when the text is not so plain."""
+    (``plain_number``), without the pattern: every match holds a digit or a number word, so each match is then at
+    one plain run: its value, or the name "Word 12" the pattern claims when the word is capitalised (and
+    ``_names_ok`` keeps it). None when the text is not so plain."""
     if not text.isascii():
         return None
     lower = text.lower()
@@ -217,9 +219,16 @@ def _plain_numerals(text: str) -> list[Numeral] | None:
         return None
     found = []
     for run in _DIGITS.finditer(text):
-        if (digits := plain_number(text, lower, run.start(), whole=True)) is None:
+        if (digits := plain_number(text, lower, run.start())) is None:
             return None
-        found.append(Numeral(digits, ("n", Decimal(digits)), Decimal(digits)))
+        at, end = run.start(), run.end()
+        head = lower[max(at - _REACH, 0):at - 1]
+        start = at - 1 - (len(head) - len(head.rstrip(_ASCII_LOWER)))  # where the (plain) word before starts
+        named = text[start].isupper() and at - 1 - start >= 2 and len(digits) <= 2  # the pattern's "Word 12" name
+        if named and lower[start:at - 1] not in _NOT_NAMES and _NOT_NAME_AFTER.match(text, end) is None:
+            found.append(Numeral(text[start:end], ("name", _NAME_SEPARATORS.sub("", text[start:end]).lower()), None))
+        else:  # no name, or one dropped (as ``_names_ok`` drops it): the number on its own
+            found.append(Numeral(digits, ("n", Decimal(digits)), Decimal(digits)))
     return found
 
 
@@ -227,16 +236,16 @@ def _plain_word(word: str) -> bool:
     return bool(word) and word not in _UNPLAIN and word[:3] not in _MONTHS and word[-3:] not in _CURRENCY_ENDS
 
 
-def plain_number(text: str, lower: str, at: int, *, whole: bool = False) -> str | None:
+def plain_number(text: str, lower: str, at: int) -> str | None:
     """The digits at ``at`` of a cleaned text (``lower``: it lower-cased, as long) when they stand plainly: after a
     space and a plain word (``NOT_PLAIN``: letters only, after no letter, digit or "_", not a month and not ending
     as a currency does, "busd 5"), before the end of the text or part (``PART_SEP``), a space and a plain word, or
     one of ``.,;:)`` not followed by a digit; all in ASCII. No match of the pattern then starts before the digits and
-    holds them but a name of the word before (an evidence reading starts again at the digits; a claim's is dropped
-    when the word is not capitalised, which ``whole`` asks) — dates, years, currency and ranges need a month, "of", a
-    currency, a dash or more digits about them — and the one match starting at them is a number with no scale,
-    percent or suffix: reading the text states exactly these digits there. None when they do not stand so plainly
-    (read the text then). Used to answer most lookups and claims without the pattern: see ``_plain_numerals``."""
+    holds them but a name of the word before (read as evidence, reading starts again at the digits; a claim's name
+    is the claim: ``_plain_numerals``) — dates, years, currency and ranges need a month, "of", a currency, a dash or
+    more digits about them — and the one match starting at them is a number with no scale, percent or suffix:
+    reading the text as evidence states exactly these digits there. None when they do not stand so plainly (read
+    the text then). It answers most lookups and claims without the pattern (~0.3 us a character to search)."""
     if at < 2 or lower[at - 1] != " " or (after := _PLAIN_AFTER.match(lower, at)) is None:
         return None
     low = max(at - _REACH, 0)
@@ -248,8 +257,6 @@ def plain_number(text: str, lower: str, at: int, *, whole: bool = False) -> str 
     if after.group(2) is not None and not _plain_word(after.group(2)):
         return None
     start = at - 1 - len(word)
-    if whole and not text[start].islower():
-        return None
     return after.group(1) if text[max(start - 1, 0):after.end() + 1].isascii() else None
 
 
