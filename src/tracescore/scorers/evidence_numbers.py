@@ -55,10 +55,8 @@ class Evidence:
     def __init__(self, trace: Trace) -> None:
         self.parts: list[tuple[str, str]] = []  # (text, where)
         for i, search in enumerate(trace.searches, start=1):
-            for hit in search.hits:
-                for part in (hit.title, hit.snippet):
-                    if part:
-                        self.parts.append((part, f"search {i}"))
+            where = f"search {i}"
+            self.parts += [(part, where) for hit in search.hits for part in (hit.title, hit.snippet) if part]
         for i, fetch in enumerate(trace.fetches, start=1):
             if fetch.text and not fetch_failed(fetch.status):
                 self.parts.append((fetch.text, f"page {i}"))
