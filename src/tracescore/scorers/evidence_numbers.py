@@ -17,14 +17,16 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
+from itertools import accumulate
 from types import MappingProxyType
 
-from tracescore.scorers.numerals import NUMBER_WORDS, ORDINAL_WORDS, Key, Numeral, clean, numerals, reading
+from tracescore.scorers import numerals as _numerals
+from tracescore.scorers.numerals import NOT_PLAIN, NUMBER_WORDS, ORDINAL_WORDS, Key, Numeral, clean, numerals, reading
 from tracescore.trace import Trace, fetch_failed
 
 __all__ = ["Evidence", "shown"]
 
-_SEP = "\n\x00\n"  # between parts: no number spans it
+_SEP = _numerals.PART_SEP  # between parts: no number spans it
 _SCALES = MappingProxyType({"thousand": 10**3, "million": 10**6, "mn": 10**6, "billion": 10**9, "bn": 10**9,
                             "trillion": 10**12})
 _MONTH_PREFIX = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -38,10 +40,8 @@ _WS = tuple(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u20
 _MAX_PLACES = 64  # places read around for one lookup before every part is read whole instead
 _PER_MATCH = 8  # a number's place in the order read: where its match starts × 8 + its place among the match's
 _SPAN = 120  # how far before a place a plain word is looked for
-# a plain word: letters only, followed by a space and a letter — not a month, "of", a scale or percent word, a
-# currency or a number word (each of which a match can hold or end with), nor a name's word before its number
-_NOT_PLAIN = ("of", "per", "cent", "percent", "usd", "eur", "gbp", "us", *_SCALES, *NUMBER_WORDS, *ORDINAL_WORDS)
-_LAST_PLAIN = re.compile(rf"(?s:.*)(?<!\S)(?!{'|'.join(_MONTH_PREFIX)}|(?:{'|'.join(_NOT_PLAIN)})(?![a-z]))"
+# a plain word (``numerals.NOT_PLAIN``) followed by a space and a letter — not a name's word before its number
+_LAST_PLAIN = re.compile(rf"(?s:.*)(?<!\S)(?!{'|'.join(_MONTH_PREFIX)}|(?:{'|'.join(NOT_PLAIN)})(?![a-z]))"
                          r"([a-z]+)(?=\s+[a-z])")  # the last one (a word starting as a month does is not plain)
 
 
@@ -55,10 +55,8 @@ class Evidence:
     def __init__(self, trace: Trace) -> None:
         self.parts: list[tuple[str, str]] = []  # (text, where)
         for i, search in enumerate(trace.searches, start=1):
-            for hit in search.hits:
-                for part in (hit.title, hit.snippet):
-                    if part:
-                        self.parts.append((part, f"search {i}"))
+            where = f"search {i}"
+            self.parts += [(part, where) for hit in search.hits for part in (hit.title, hit.snippet) if part]
         for i, fetch in enumerate(trace.fetches, start=1):
             if fetch.text and not fetch_failed(fetch.status):
                 self.parts.append((fetch.text, f"page {i}"))
@@ -75,6 +73,7 @@ class Evidence:
         self._stream: Iterator[tuple[int, int, Numeral]] | None = None
         self._at: dict[tuple[tuple[str, str], ...], list[int] | None] = {}  # ``_places`` of each set of anchors
         self._values: list[Decimal] | None = None
+        self._firsts_looked: dict[Key, tuple[int, int, Numeral] | None] = {}  # ``first`` of each key looked up
         self._ws: tuple[str, ...] = ()
         self._scales: tuple[int, ...] = ()
 
@@ -103,35 +102,51 @@ class Evidence:
         if self._lower is None:
             self._lower = ""
             cleaned: dict[str, str] = {}  # each part cleaned on its own ("2)" ending a part is not a list number)
-            text = _SEP.join(cleaned.get(part) or cleaned.setdefault(part, clean(part)) for part, _ in self.parts)
+            pieces = [cleaned.get(part) or cleaned.setdefault(part, clean(part)) for part, _ in self.parts]
+            text = _SEP.join(pieces)
             lower = text.lower()
             if len(lower) != len(text) or (not text.isascii() and _WIDE.search(text)):
                 return ""  # case folding or digits the lookup does not cover: read everything
-            at = 0
+            at = 0 if "\x00" in text else -1  # a part may hold _SEP: look for where each part starts
             while at >= 0:
                 self._starts.append(at)
                 at = text.find(_SEP, at)
                 at = at + len(_SEP) if at >= 0 else -1
+            if not self._starts:  # no part holds _SEP: each starts after those before it and their separators
+                self._starts = list(accumulate((len(piece) + len(_SEP) for piece in pieces[:-1]), initial=0))
             if len(self._starts) != len(self.parts):
                 return ""
             self._text, self._lower = text, lower
             self._ws = tuple(w for w in (_WS[:10] if text.isascii() else _WS) if w in text)
-            self._scales = tuple(sorted({s for word, s in _SCALES.items() if word in lower}))
+            illion = "illion" in lower  # one pass for million, billion, trillion (a 65 KB page takes ~50 us a word)
+            self._scales = tuple(sorted({s for word, s in _SCALES.items() if (illion or "illion" not in word)
+                                         and word in lower}))
         return self._lower
 
     def first(self, key: Key) -> tuple[int, int, Numeral] | None:
         """Where ``key`` is first stated: (part, place in the order read, the number), or None."""
-        return self._first_of(lambda k: k == key, lambda lower: self._places(lower, self._anchors(key)), key)
+        if key not in self._firsts_looked:  # the derived and closest notes look some values up again
+            value = key[1] if key[0] == "n" else None
+            self._firsts_looked[key] = self._first_of(lambda k: k == key, lambda lower: self._places(
+                lower, self._anchors(key)), key, value)  # type: ignore[arg-type]
+        return self._firsts_looked[key]
 
-    def _first_of(self, ok: Callable[[Key], bool], narrow: Callable[[str], list[int] | None], key: Key | None = None
-                  ) -> tuple[int, int, Numeral] | None:
+    def _first_of(self, ok: Callable[[Key], bool], narrow: Callable[[str], list[int] | None], key: Key | None = None,
+                  value: Decimal | None = None) -> tuple[int, int, Numeral] | None:
         """The first number (in the order every part is read) whose key is ``ok``: read around each place
-        ``narrow`` names, in order (every part, whole, when it names None); ``key``: the one key ``ok`` accepts."""
+        ``narrow`` names, in order (every part, whole, when it names None); ``key``: the one key ``ok`` accepts,
+        ``value`` its value. A place of plain digits (``plain_number``, most places) is not read: the part states
+        them there and nothing else there; a number stated before them (as a value: not a name) holds an earlier
+        place, looked at before."""
         lower = self._index()
         places = narrow(lower) if lower else None
         if places is None:
             return self._scan(ok, bool(lower), key)
         for at in places:
+            if value is not None and (digits := _numerals.plain_number(self._text, lower, at)) is not None:
+                if (number := Decimal(digits)) == value:
+                    return bisect_right(self._starts, at) - 1, at * _PER_MATCH, Numeral(digits, ("n", number), number)
+                continue
             for j, n in self._around(at):
                 if ok(n.key):
                     return bisect_right(self._starts, at) - 1, j, n
@@ -209,7 +224,8 @@ class Evidence:
     def _find_places(self, lower: str, anchors: Sequence[tuple[str, str]]) -> list[int] | None:
         found: set[int] = set()
         end = len(lower)
-        fused = _fused(tuple(a for a, _ in anchors)) if all(mode == "word" for _, mode in anchors) else None
+        words = bool(anchors) and anchors[0][1] == "word" and all(mode == "word" for _, mode in anchors)
+        fused = _fused(tuple(a for a, _ in anchors)) if words else None
         if fused is not None:  # a name's writings in one pass: each place holds one of them
             for m in fused.finditer(lower):
                 at, after = m.start(), m.end(1)

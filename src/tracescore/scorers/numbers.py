@@ -109,13 +109,12 @@ def _derivable(claim: Numeral) -> bool:
 
 def _claims(trace: Trace) -> list[Numeral]:
     """The distinct numbers the answer's sentences state, in order, without the question's."""
-    asked = {n.key for n in numerals(trace.question)} if trace.question else set()
     claims: dict[Key, Numeral] = {}
     for sentence in parse_answer(trace.answer).sentences:
         for n in numerals(sentence.text, whole=True):
-            if n.key not in asked:
-                claims.setdefault(n.key, n)
-    return list(claims.values())
+            claims.setdefault(n.key, n)
+    asked = {n.key for n in numerals(trace.question)} if claims and trace.question else set()
+    return [n for key, n in claims.items() if key not in asked]  # each key's first, as when the asked were skipped
 
 
 def numbers_scorer() -> Scorer:
