@@ -3,6 +3,7 @@ computed by hand from the issue's rules (normalisation, markers, list numbers, U
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_
 from tracescore.engine.recipe import ScorerPlan
 from tracescore.scorers import default_scorers
 from tracescore.scorers.numbers import numbers_scorer
+from tracescore.scorers.numerals import numerals
 from tracescore.scores import Score
 from tracescore.trace import Trace
 
@@ -150,3 +152,24 @@ def test_every_path_scores_the_numbers() -> None:
     assert {GROUNDING_UNSUPPORTED_NUMBERS, GROUNDING_NUMBERS_CHECKED} <= names
     plan = {s.name for scorer in ScorerPlan().scorers(None) for s in scorer(_trace("40 branches.", "41 branches"))}
     assert {GROUNDING_UNSUPPORTED_NUMBERS, GROUNDING_NUMBERS_CHECKED} <= plan
+
+
+def test_a_day_before_a_month_in_lower_case_is_read_as_the_number_and_reading_ends() -> None:
+    """"5 may" is the number 5 (a month in lower case makes no date); reading it used to loop for ever, so one such
+    page or answer hung the whole run."""
+    read: list[object] = []
+    reader = threading.Thread(target=lambda: read.append(numerals("5 may, x 05 june")), daemon=True)
+    reader.start()
+    reader.join(30)  # ~1e5 times what it takes
+    assert read and [n.text for n in read[0]] == ["5", "05"]  # type: ignore[attr-defined]
+    unsupported, checked = _scores(_trace("They met on 5 may with 3 people.", "On 5 may, 3 people met; x 05 june."))
+    assert (unsupported.value, checked.value, checked.comment) == (0.0, 2.0, '"5", "3"')
+    unsupported, _ = _scores(_trace("It rained on 7 may.", "millions\n05\njune"))
+    assert unsupported.comment == '"7" not in any evidence; closest: "05" (page 1)'
+
+
+def test_a_number_word_with_a_scale_supports_the_digits() -> None:
+    """"twenty million" states 20,000,000: found by the lookup as by reading every number of the page."""
+    unsupported, _ = _scores(_trace("It cost 20,000,000 dollars and 3 billion in all.",
+                                    "It cost twenty million dollars; three billion in all."))
+    assert unsupported.value == 0.0

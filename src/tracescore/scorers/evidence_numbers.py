@@ -348,12 +348,12 @@ def _value_anchors(value: Decimal, scales: tuple[int, ...], ws: tuple[str, ...])
         anchors.append((shown(q), "digits"))
         if q >= 1000:
             anchors.append((f"{q.normalize():,f}", "digits"))
+        if q == q.to_integral_value() and 1 <= q <= 20:  # its number word, at each scale ("twenty million")
+            anchors += [(NUMBER_WORDS[int(q) - 1], "word"), (ORDINAL_WORDS[int(q) - 1], "word")]
     if value == value.to_integral_value() and 1000 <= value <= 2100:  # the end of a range of years, "1616–17"
         yy = f"{int(value) % 100:02d}"
         anchors += [(f"{dash}{w}{yy}", "") for dash in ("-", "\u2013") for w in ("", *ws)]
-    if value == value.to_integral_value() and 1 <= value <= 20:
-        anchors += [(NUMBER_WORDS[int(value) - 1], "word"), (ORDINAL_WORDS[int(value) - 1], "word")]
-    return tuple(anchors)
+    return tuple(dict.fromkeys(anchors))
 
 
 @lru_cache(maxsize=1024)

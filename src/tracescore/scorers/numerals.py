@@ -86,6 +86,7 @@ _FIRST_LIST_NUMBER = re.compile(r"\s*\d{1,3}[.)](?=\s)")
 _LINE_LIST_NUMBER = re.compile(r"\n\s*\d{1,3}[.)](?=\s)")
 _NAME_SEPARATORS = re.compile(r"[\s-]+")
 _DIGIT = re.compile(r"\d")
+_DAY = re.compile(r"\d{1,2}(?:st|nd|rd|th)?", re.IGNORECASE)  # a day refused as a date ("5 may"): the number alone
 # every match of _PATTERN holds a digit or a number word, with at most two runs of whitespace before the first one
 # ("May of 2026"): the full pattern is tried only from the word before each of these (two words after "of")
 _TRIGGER = re.compile(rf"\d|\b(?:{'|'.join(NUMBER_WORDS + ORDINAL_WORDS)})\b", re.IGNORECASE)
@@ -270,5 +271,10 @@ def reading(text: str, pos: int, *, whole: bool = False) -> Iterator[tuple[int, 
         elif _names_ok(match):
             yield match.start(), _one(match)[:1] if whole and not match.group("range") else _one(match)
             pos = match.end()
+        elif match.group("dm"):  # "5 may": a day before a month in lower case is the number alone
+            day = _DAY.match(text, match.start())
+            assert day is not None  # noqa: S101 - the dm alternative starts with one
+            yield match.start(), [Numeral(day.group(0), ("n", Decimal(match.group("d5"))), Decimal(match.group("d5")))]
+            pos = day.end()  # searching again from the digit found the same refused date, for ever
         else:  # "In 12", "covid-19": not a name of the claim; read the number on its own
             pos = _DIGIT.search(text, match.start()).start()  # type: ignore[union-attr]
