@@ -25,6 +25,9 @@ MAX_ANSWER_CHARS = 500_000  # answer characters parsed for sentences and citatio
 _MAX_SENTENCE_SEARCHES = 200  # explicit citations whose sentence is not a whole answer sentence, looked up by text
 
 _REF_LINE = re.compile(r"^\s*(?:[-*]\s*)?\[(\d{1,3})\]\s*:?\s*(?P<rest>.*\S)?\s*$")
+# _REF_LINE without its tail: on a line (no "\n" in it) "(?P<rest>.*\S)?\s*$" is what follows, right-stripped, so
+# rstrip() gives it without the regex engine walking the rest of the line and backing off its trailing spaces
+_REF_START = re.compile(r"\s*(?:[-*]\s*)?\[(\d{1,3})\]\s*:?\s*")
 # matched on the stripped line: "\s*:?\s*$" on raw text backtracks quadratically over a long run of spaces
 _REF_HEADING = re.compile(r"(?:#+\s*)?\**(references|sources|citations|bibliography)\**(?:\s*:)?$", re.IGNORECASE)
 _MARKER = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\](?!\()")
@@ -155,11 +158,10 @@ def parse_answer(answer: str) -> ParsedAnswer:
         if (last in _HEADING_LAST or not last.isascii()) and _REF_HEADING.match(stripped):
             in_reference_list = True
             continue
-        if first in "[-*":
-            ref = _REF_LINE.match(line)
-            rest = ref.group("rest") if ref else None
-            if ref and rest and _one_marker(line, ref) and (in_reference_list or _URL_IN_TEXT.search(rest)):
-                references.setdefault(ref.group(1), rest.strip())
+        if first in "[-*" and (ref := _REF_START.match(line)):
+            rest = line[ref.end() :].rstrip()  # _REF_LINE's "rest" group ("" where it is None)
+            if rest and _one_marker(line, ref) and (in_reference_list or _URL_IN_TEXT.search(rest)):
+                references.setdefault(ref.group(1), rest)
                 continue
         if first in "#*_=-" and _HEADING.match(stripped):
             continue
@@ -177,11 +179,15 @@ def parse_answer(answer: str) -> ParsedAnswer:
             links, without_links = [], text
         if "://" in without_links:
             links += [_trim_url(u) for u in _BARE_URL.findall(without_links)]
-        markers: list[str] = []
-        for group in _MARKER.findall(without_links) if "[" in without_links else ():
-            for num in _MARKER_SEP.split(group) if "," in group or ";" in group else (group,):
-                if num not in markers:
-                    markers.append(num)
+        groups = _MARKER.findall(without_links) if "[" in without_links else []
+        if len(groups) == 1 and "," not in groups[0] and ";" not in groups[0]:
+            markers = groups  # one marker: the loop below would give the same list
+        else:
+            markers = []
+            for group in groups:
+                for num in _MARKER_SEP.split(group) if "," in group or ";" in group else (group,):
+                    if num not in markers:
+                        markers.append(num)
         for num in markers:
             if num not in references and num not in unresolved:
                 unresolved.append(num)
