@@ -185,12 +185,14 @@ class TraceResult:
                     scored.append(key + _text(value))
                 else:
                     raise _Slow
-                if judged is None and metadata and "judge_model" in metadata:
-                    judged = metadata
             if s.comment:
                 comments[name] = s.comment
                 commented.append(_key(name) + _text(s.comment))
-            usage = usage or (bool(metadata) and "judge_usage" in metadata)
+            if metadata:  # most scores carry none: one test of it for both of these (bool() per score cost ~1.5 us)
+                if "judge_usage" in metadata:
+                    usage = True
+                if judged is None and value is not None and "judge_model" in metadata:
+                    judged = metadata
         tid = self.trace_id
         out: dict[str, Any] = {"trace_id": tid, "scores": values, "missing": missing, "errors": self.errors}
         parts = [
