@@ -155,18 +155,12 @@ class TraceResult:
         judged: dict[str, Any] | None = None
         usage = False
         scored: list[str] = []
-        absent: list[str] = []
         commented: list[str] = []
-        pairs, keys, floats = _PAIRS, _KEYS, _FLOATS
+        keys, floats = _KEYS, _FLOATS
         for name, s in self.scores.items():  # one pass: this runs once per trace on the hot path (#14)
             value, metadata = s.value, s.metadata
             if value is None:
-                reason = s.reason or "not computed"
-                missing[name] = reason
-                known = pairs.get(name)  # (reason, '"name": "reason"') last written for this name
-                if known is None or known[0] != reason:
-                    known = _remember(pairs, name, (reason, _key(name) + _text(reason)))
-                absent.append(known[1])
+                missing[name] = s.reason or "not computed"  # written after the loop, pair by pair from _PAIRS
             else:
                 values[name] = value
                 key = keys.get(name) or _key(name)
@@ -201,7 +195,7 @@ class TraceResult:
             ', "scores": {',
             ", ".join(scored),
             '}, "missing": {',
-            ", ".join(absent),
+            _absent(missing),
             '}, "errors": ',
             _ENCODE(self.errors) if self.errors else "[]",
         ]
@@ -306,8 +300,8 @@ _ENCODE = encoder(ensure_ascii=False)
 _text = encode_basestring
 """A str as a JSON string literal with ``ensure_ascii=False`` (the function the encoder above uses)."""
 
-_PAIRS: dict[str, tuple[str, str]] = {}
-"""Score name → (reason, ``"name": "reason"``) last written for it: a few reasons repeat over every trace."""
+_PAIRS: dict[tuple[str, str], str] = {}
+"""(score name, reason) → ``"name": "reason"``: a few reasons repeat over every trace."""
 
 _FLOATS: dict[float, str] = {}
 """JSON text of non-zero float values already written (rates and counts repeat)."""
@@ -328,6 +322,25 @@ def _remember(cache: dict[Any, Any], key: Any, value: Any) -> Any:
         cache.clear()
     cache[key] = value
     return value
+
+
+def _absent(missing: dict[str, str]) -> str:
+    """``"name": "reason", ...`` of the absent scores: each pair looked up in C (a loop of lookups in Python cost ~3
+    us a trace); a pair not written yet is written once (a name or reason not text goes the slow way)."""
+    try:
+        return ", ".join(map(_PAIRS.__getitem__, missing.items()))
+    except KeyError:
+        pass
+    written = []
+    for pair in missing.items():
+        text = _PAIRS.get(pair)
+        if text is None:
+            name, reason = pair
+            if type(reason) is not str:
+                raise _Slow
+            text = _remember(_PAIRS, pair, _key(name) + _text(reason))
+        written.append(text)
+    return ", ".join(written)
 
 
 def _key(name: str) -> str:

@@ -11,7 +11,7 @@ from operator import add
 from typing import Any
 
 from tracescore.catalog import CITATION_FABRICATED_COUNT, DIAGNOSIS, declared_reason, entry
-from tracescore.report.verdicts import STAGES, verdicts_of
+from tracescore.report.verdicts import STAGES, decided_verdicts
 from tracescore.scorers.diagnosis import CELLS
 
 _TEMPLATE_FIELD = re.compile(r"\{([^{}!:]*)[^{}]*\}")  # "{pairs}", "{reason!r}" → the field's name
@@ -263,8 +263,10 @@ class Summary:
         if isinstance(cell, str):
             self.cells.setdefault(cell, []).append(tid)
         stages = self.stages
-        for stage, verdict in (verdicts if verdicts is not None else verdicts_of(scores)).items():
-            if verdict is not None and not (apart and stage == "grounding"):  # StageCount.add, inlined: every line
+        given = verdicts.items() if verdicts is not None else None
+        decided = decided_verdicts(scores) if given is None else [(s, v) for s, v in given if v is not None]
+        for stage, verdict in decided:
+            if not (apart and stage == "grounding"):  # StageCount.add, inlined: every line
                 count = stages[stage]
                 count.decided += 1
                 if verdict:
