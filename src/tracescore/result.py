@@ -181,7 +181,7 @@ class TraceResult:
                     raise _Slow
             if s.comment:
                 comments[name] = s.comment
-                commented.append(_key(name) + _text(s.comment))
+                commented.append((keys.get(name) or _key(name)) + _text(s.comment))
             if metadata:  # most scores carry none: one test of it for both of these (bool() per score cost ~1.5 us)
                 if "judge_usage" in metadata:
                     usage = True
@@ -370,6 +370,10 @@ def _judge_usage(scores: Iterable[Score]) -> dict[str, Any]:
     return total
 
 
+_KEPT = frozenset((str, int, bool, type(None)))
+"""Types ``_strict`` returns unchanged (exactly these: a subclass goes through its checks)."""
+
+
 def _strict(value: Any) -> Any:
     """``value`` with every infinite/NaN float written as a string ("Infinity", "-Infinity", "NaN"): strict JSON out.
 
@@ -377,8 +381,9 @@ def _strict(value: Any) -> Any:
     """
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, dict):
-        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, dict):  # text, ints, bools and None are kept as they are, without a call each (a trace's
+        # metadata passes here when its result is made)
+        return {k: v if type(v) in _KEPT else _strict(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_strict(v) for v in value]
     return value

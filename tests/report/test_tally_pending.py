@@ -117,3 +117,12 @@ def test_a_lost_pending_line_is_seen() -> None:
     summary = summarize(lines)
     summary._rows.pop() if summary._rows else summary._absent.clear()
     assert _got(summary) != _plain(lines)  # the comparison above can fail
+
+
+def test_a_long_run_of_one_shape_keeps_memory_flat_and_sums_exactly() -> None:
+    rng = random.Random(8)
+    lines = [{"trace_id": f"t{i}", "scores": {"a": rng.random(), "b": True, "diagnosis": "x"}, "missing": {},
+              "errors": []} for i in range(10_000)]  # fmt: skip
+    summary = summarize(lines)
+    assert len(summary._rows) < 4096
+    assert _got(summary) == _plain(lines)

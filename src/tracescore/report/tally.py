@@ -127,6 +127,7 @@ class JudgeUsage:
 
 
 _PENDING = 512
+_PENDING_ROWS = 4096
 _PLAIN = frozenset((float, int, bool, str))
 """The value types of lines that may wait to be summed (a line with any other is counted at once, as it always was)."""
 
@@ -216,7 +217,10 @@ class Summary:
                 return
             self._shape, self._texts = (names, types), tuple(i for i, t in enumerate(types) if t is str)
         row = tuple(scores.values())
-        self._rows.append(row)
+        rows = self._rows
+        rows.append(row)
+        if len(rows) >= _PENDING_ROWS:  # memory stays flat over a long run of one shape
+            self._sum()
         categorical = self.categorical
         for i in self._texts:  # the categories at once: they are a public field
             categorical[names[i]][row[i]] += 1
