@@ -135,6 +135,7 @@ def test_varied_results_encode_as_json_dumps_does() -> None:
                 scores.append(Score(name, None, reason, comment=rng.choice([None, rng.choice(texts)])))
             else:
                 scores.append(Score(name, rng.choice(values), comment=rng.choice([None, None, f"c {i}"])))
-        result = TraceResult(trace_id=f"t{i}", scores={s.name: s for s in scores}, metadata={"provider": "p"})
+        metadata = rng.choice([{"provider": "p"}, {"é": "ü\"\x00", "n": "1"}, {"n": 1}, {"a": ["x"]}, {}])
+        result = TraceResult(trace_id=f"t{i}", scores={s.name: s for s in scores}, metadata=metadata)
         data, text = result.encoded()
         assert text == _reference(result) and data == result.to_json()
