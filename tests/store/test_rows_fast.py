@@ -72,25 +72,3 @@ def test_not_computed_equals_a_plain_classification_of_every_reason() -> None:
             assert not_computed(result) == _plain_not_computed(result)
     finally:
         current_view._REMEMBERED = 4096  # type: ignore[attr-defined]
-
-
-def test_score_metadata_equals_the_json_module_on_varied_metadata() -> None:
-    from tracescore.store.scores_view import _COMPACT, score_metadata
-
-    rng = random.Random(9)
-    leaves: list[object] = [0, 5, -3, 10**20, True, False, None, "k", "é\\\"\x7f", [], ["a", "ü"], ["a", 1],
-                            1.5, float("nan"), {"n": 1}, ("t",), {}, 7.0]  # fmt: skip
-    for i in range(3000):
-        scores = {}
-        for n in range(rng.randint(0, 6)):
-            meta = {rng.choice(["k", "missing", "é", f"x{i}"]): rng.choice(leaves) for _ in range(rng.randint(0, 3))}
-            if rng.random() < 0.03:
-                meta = {1: "a"}  # type: ignore[dict-item]  # a key that is not text
-            scores[f"s{n}"] = Score(f"s{n}", 1.0, metadata=meta)
-        result = TraceResult(trace_id=f"t{i}", scores=scores)
-        plain = {name: s.metadata for name, s in scores.items() if s.metadata}
-        try:
-            want: str | None = _COMPACT(plain) if plain else None
-        except ValueError:  # NaN: written as the result line writes it
-            want = json.dumps(json.loads(json.dumps(plain).replace("NaN", '"NaN"')), separators=(",", ":"))
-        assert score_metadata(result) == want

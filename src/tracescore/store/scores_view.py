@@ -8,8 +8,6 @@ before (the README's example). Score names hold dots, so keys are matched with `
 from __future__ import annotations
 
 import json
-from json.encoder import encode_basestring_ascii as _ASCII
-from typing import Any
 
 from tracescore.result import TraceResult, _strict, encoder
 
@@ -69,48 +67,6 @@ def score_metadata(result: TraceResult) -> str | None:
     if not metadata:
         return None
     try:
-        return _written(metadata)
-    except _Other:
-        pass
-    try:
         return _COMPACT(metadata)
     except (ValueError, RecursionError):  # a non-finite float: written as the result line writes it ("NaN", ...)
         return json.dumps(_strict(metadata), default=str, separators=(",", ":"))
-
-
-class _Other(Exception):
-    """A value ``_written`` does not write: the json module writes the whole column."""
-
-
-_TEXTS = frozenset((str,))
-
-
-def _written(metadata: dict[str, Any]) -> str:
-    """``_COMPACT(metadata)`` for the common case, piece by piece (the C encoder spent ~55k instructions a light trace
-    on its small nested dicts: more than this loop): {name: {key: int, text, bool, None or a list of texts}}, every
-    name and key a str; each piece is written as the json module writes it (ints by ``int.__repr__``, texts by the
-    encoder's own function). Anything else raises ``_Other``."""
-    parts = []
-    for name, meta in metadata.items():
-        if type(name) is not str or type(meta) is not dict:
-            raise _Other
-        items = []
-        for key, value in meta.items():
-            kind = type(value)
-            if type(key) is not str:
-                raise _Other
-            if kind is int:
-                text = int.__repr__(value)
-            elif kind is str:
-                text = _ASCII(value)
-            elif kind is bool:
-                text = "true" if value else "false"
-            elif value is None:
-                text = "null"
-            elif kind is list and _TEXTS.issuperset(map(type, value)):
-                text = "[" + ",".join(map(_ASCII, value)) + "]"
-            else:
-                raise _Other
-            items.append(f"{_ASCII(key)}:{text}")
-        parts.append(f"{_ASCII(name)}:{{{','.join(items)}}}")
-    return "{" + ",".join(parts) + "}"
