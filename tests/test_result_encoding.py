@@ -116,3 +116,26 @@ def test_the_caches_start_over_when_full(monkeypatch: pytest.MonkeyPatch) -> Non
     result = TraceResult("t", scores={f"s.{i}": Score(f"s.{i}", None, f"reason {i}") for i in range(5)})
     assert result.encoded()[1] == _reference(result)
     assert len(result_module._PAIRS) <= 2
+
+
+def test_varied_results_encode_as_json_dumps_does() -> None:
+    """Random names, values, reasons and comments (many reasons new per trace, as a URL in a reason makes them): the
+    pieces looked up in the caches give the json module's bytes, also after the caches start over."""
+    import random
+
+    rng = random.Random(4)
+    texts = ["judge turned off", "no gold_answer label", "é « x »", "\"q\"\\", "", "\x00\u2028"]
+    values: list[Any] = [0.0, -0.0, 0.5, 1 / 3, 1e16, 2, True, False, "cell/x", float("nan")]
+    for i in range(3000):
+        scores = []
+        for n in range(rng.randint(0, 12)):
+            name = rng.choice([f"s.{n}", f"é.{n}", _Name(f"n.{n}")]) if rng.random() < 0.1 else f"s.{n}"
+            if rng.random() < 0.5:
+                reason = rng.choice(texts) if rng.random() < 0.7 else f"no date (https://x.example/{i}/{n})"
+                scores.append(Score(name, None, reason, comment=rng.choice([None, rng.choice(texts)])))
+            else:
+                scores.append(Score(name, rng.choice(values), comment=rng.choice([None, None, f"c {i}"])))
+        metadata = rng.choice([{"provider": "p"}, {"é": "ü\"\x00", "n": "1"}, {"n": 1}, {"a": ["x"]}, {}])
+        result = TraceResult(trace_id=f"t{i}", scores={s.name: s for s in scores}, metadata=metadata)
+        data, text = result.encoded()
+        assert text == _reference(result) and data == result.to_json()

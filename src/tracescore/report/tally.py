@@ -6,11 +6,12 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, reduce
+from operator import add
 from typing import Any
 
 from tracescore.catalog import CITATION_FABRICATED_COUNT, DIAGNOSIS, declared_reason, entry
-from tracescore.report.verdicts import STAGES, verdicts_of
+from tracescore.report.verdicts import STAGES, decided_verdicts
 from tracescore.scorers.diagnosis import CELLS
 
 _TEMPLATE_FIELD = re.compile(r"\{([^{}!:]*)[^{}]*\}")  # "{pairs}", "{reason!r}" → the field's name
@@ -126,6 +127,9 @@ class JudgeUsage:
 
 
 _PENDING = 512
+_PENDING_ROWS = 4096
+_PLAIN = frozenset((float, int, bool, str))
+"""The value types of lines that may wait to be summed (a line with any other is counted at once, as it always was)."""
 
 
 @lru_cache(maxsize=1024)
@@ -153,8 +157,17 @@ class Summary:
     sample_rate: float | None = None
     flagged: int = 0
     flagged_stats: dict[str, StageStat] = field(default_factory=_stat_table)
-    # each distinct ``missing`` mapping and how many lines had it: counted in C, folded into the stats when read
-    _absent: Counter[tuple[tuple[str, str], ...]] = field(default_factory=Counter, init=False, repr=False)
+    # each distinct ``missing`` mapping (its names, its reasons) and how many lines had it: counted in C, folded into
+    # the stats when read (two tuples of text: no pair tuple per name to build and hash, as keying by items() had)
+    _absent: Counter[tuple[tuple[str, ...], tuple[str, ...]]] = field(
+        default_factory=Counter, init=False, repr=False
+    )
+    # the values of consecutive lines whose scores have one shape (the same names, each value of the same plain type):
+    # their numeric columns are summed once the shape changes or the stats are read, in line order (the same float
+    # sums and the same order of names as adding them line by line, which cost ~5 us a line in Python)
+    _shape: tuple[tuple[str, ...], tuple[type, ...]] | None = field(default=None, init=False, repr=False, compare=False)
+    _rows: list[tuple[Any, ...]] = field(default_factory=list, init=False, repr=False, compare=False)
+    _texts: tuple[int, ...] = field(default=(), init=False, repr=False, compare=False)
 
     @property
     def stats(self) -> dict[str, StageStat]:
@@ -169,13 +182,58 @@ class Summary:
         return self._undiagnosed
 
     def _fold(self) -> None:
+        self._sum()  # the names of the pending lines first: the stats keep the order names came in
         pending, self._absent = self._absent, Counter()
-        for pairs, n in pending.items():
-            for name, reason in pairs:
-                if name == DIAGNOSIS:
-                    self._undiagnosed[reason] += n
-                else:
-                    self._stats[name].absent[reason] += n
+        stats, undiagnosed = self._stats, self._undiagnosed
+        counts: dict[tuple[str, ...], list[dict[str, int]]] = {}  # per names: where each name's reasons are counted
+        for (names, reasons), n in pending.items():
+            into = counts.get(names)
+            if into is None:  # a name's stats are made where the first mapping naming it is folded, as one by one
+                into = counts[names] = [undiagnosed if name == DIAGNOSIS else stats[name].absent for name in names]
+            for count, reason in zip(into, reasons, strict=True):
+                count[reason] += n
+
+    def _sum(self) -> None:
+        """Fold the pending lines of one shape into the stats: per numeric name, its values summed in line order."""
+        rows = self._rows
+        if not rows or self._shape is None:
+            return
+        self._rows = []
+        names, texts, stats = self._shape[0], self._texts, self._stats
+        for i, (name, column) in enumerate(zip(names, zip(*rows, strict=True), strict=True)):
+            if i not in texts:
+                stat = stats[name]
+                stat.present += len(column)
+                stat.total = reduce(add, map(float, column), stat.total)  # total += float(value), line by line
+
+    def _values(self, scores: Mapping[str, Any], apart: bool) -> None:
+        """Count one line's present scores: numeric ones into the stats (or pending), text ones as categories."""
+        names, types = tuple(scores), tuple(map(type, scores.values()))
+        if apart or self._shape != (names, types):
+            self._sum()
+            if apart or not _PLAIN.issuperset(types):  # flagged, or a value of another type: counted now, one by one
+                self._shape = None
+                self._one(scores, apart)
+                return
+            self._shape, self._texts = (names, types), tuple(i for i, t in enumerate(types) if t is str)
+        row = tuple(scores.values())
+        rows = self._rows
+        rows.append(row)
+        if len(rows) >= _PENDING_ROWS:  # memory stays flat over a long run of one shape
+            self._sum()
+        categorical = self.categorical
+        for i in self._texts:  # the categories at once: they are a public field
+            categorical[names[i]][row[i]] += 1
+
+    def _one(self, scores: Mapping[str, Any], apart: bool) -> None:
+        stats = self._stats
+        for name, value in scores.items():
+            if isinstance(value, str):
+                self.categorical[name][value] += 1
+                continue
+            stat = self.flagged_stats[name] if apart and _judged(name) else stats[name]
+            stat.present += 1
+            stat.total += float(value)
 
     def add(self, result: Mapping[str, Any], verdicts: Mapping[str, bool | None] | None = None) -> None:
         """Fold one result line (and its ``stage_verdicts``, when already computed) into the summary."""
@@ -199,25 +257,20 @@ class Summary:
         if errors:
             self.errors += list(errors)
         tid = str(get("trace_id"))
-        stats = self._stats
         self.flagged += apart
-        for name, value in scores.items():
-            if isinstance(value, str):
-                self.categorical[name][value] += 1
-                continue
-            stat = self.flagged_stats[name] if apart and _judged(name) else stats[name]
-            stat.present += 1
-            stat.total += float(value)
+        self._values(scores, apart)
         if missing:
-            self._absent[tuple(missing.items())] += 1
+            self._absent[tuple(missing), tuple(missing.values())] += 1
             if len(self._absent) > _PENDING:  # reasons that name the trace: keep memory flat
                 self._fold()
         cell = scores.get(DIAGNOSIS)
         if isinstance(cell, str):
             self.cells.setdefault(cell, []).append(tid)
         stages = self.stages
-        for stage, verdict in (verdicts if verdicts is not None else verdicts_of(scores)).items():
-            if verdict is not None and not (apart and stage == "grounding"):  # StageCount.add, inlined: every line
+        given = verdicts.items() if verdicts is not None else None
+        decided = decided_verdicts(scores) if given is None else [(s, v) for s, v in given if v is not None]
+        for stage, verdict in decided:
+            if not (apart and stage == "grounding"):  # StageCount.add, inlined: every line
                 count = stages[stage]
                 count.decided += 1
                 if verdict:
@@ -231,6 +284,8 @@ class Summary:
     def merge(self, other: Summary) -> None:
         """Fold in the summary of the lines that follow this one's (a worker process's chunk): the same counts, ids
         and order as adding those lines here (means may differ in the last bit: totals are summed per chunk)."""
+        self._sum()
+        other._sum()
         self.traces += other.traces
         self.failed += other.failed
         for cell, ids in other.cells.items():

@@ -12,6 +12,7 @@ __all__ = [
     "STAGES",
     "as_number",
     "by_stage",
+    "decided_verdicts",
     "field_value",
     "full_path",
     "score_stage",
@@ -69,6 +70,37 @@ def verdicts_of(scores: Mapping[str, Any], unread_fails: bool = True) -> dict[st
         unread = (as_number(get(catalog.CITATION_UNFETCHED_RATE)) or 0.0) if unread_fails else 0.0
         out["citations"] = float(fabricated) == 0 and unread == 0
     return out
+
+
+def decided_verdicts(scores: Mapping[str, Any]) -> tuple[tuple[str, bool], ...]:
+    """The decided ``(stage, verdict)`` pairs of ``verdicts_of(scores)``, in its order (the summary folds every line).
+
+    A line with a diagnosis cell is decided by the cell and four scores alone: their values and types are the key of
+    the verdicts already worked out (a run has a few combinations). Any other line is worked out as it comes.
+    """
+    get = scores.get
+    cell = get(catalog.DIAGNOSIS)
+    if type(cell) is not str or cell.startswith("/") or not cell:
+        return _decided(scores)
+    rate, correct = get(catalog.GROUNDING_RATE), get(catalog.ANSWER_CORRECT)
+    fabricated, unread = get(catalog.CITATION_FABRICATED_COUNT), get(catalog.CITATION_UNFETCHED_RATE)
+    key = (cell, type(rate), rate, type(correct), correct, type(fabricated), fabricated, type(unread), unread)
+    try:
+        found = _DECIDED.get(key)
+    except TypeError:  # a value that cannot be a key (a list read from a file)
+        return _decided(scores)
+    if found is None:
+        if len(_DECIDED) >= 4096:  # continuous values (a judged rate) would grow it forever
+            _DECIDED.clear()
+        found = _DECIDED[key] = _decided(scores)
+    return found
+
+
+_DECIDED: dict[tuple[Any, ...], tuple[tuple[str, bool], ...]] = {}
+
+
+def _decided(scores: Mapping[str, Any]) -> tuple[tuple[str, bool], ...]:
+    return tuple((stage, verdict) for stage, verdict in verdicts_of(scores).items() if verdict is not None)
 
 
 def score_stage(name: str) -> str:

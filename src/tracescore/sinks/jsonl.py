@@ -45,7 +45,8 @@ class JsonlSink(Sink):
     def write_lines(self, lines: list[str]) -> None:
         """Many result lines already serialised, in one write."""
         if lines:
-            self._fh.write("\n".join(lines) + "\n")
+            self._fh.write("\n".join(lines))  # the batch's text once: a "+ newline" would copy it again
+            self._fh.write("\n")
 
     @property
     def partial(self) -> Path | None:

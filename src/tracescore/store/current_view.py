@@ -95,7 +95,10 @@ NOT_COMPUTED_REASONS_MIGRATION = f"""
 
 
 _TEXT: dict[tuple[str | None, ...], str] = {}  # a trace's absence reasons → the column ("": none); a run has a few
+_KEPT: dict[tuple[str, ...], str] = {}  # the not-computed reasons, each once → the column
+_UNCOMPUTED: dict[str | None, bool] = {}  # a reason → whether it is not computed (the catalog reads it alone)
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_REMEMBERED = 4096  # entries a cache keeps before it starts over (reasons that vary: the budget's, a URL's)
 
 
 def not_computed(result: TraceResult) -> str | None:
@@ -109,8 +112,24 @@ def not_computed(result: TraceResult) -> str | None:
 
 
 def _learn(reasons: tuple[str | None, ...]) -> str:
-    if len(_TEXT) > 4096:  # bounded for the reasons that vary, such as the budget's
+    """The column for a new tuple of reasons (one reason naming the trace makes every trace's new): each reason is
+    classified once, and the column text of the same not-computed reasons is written once."""
+    if len(_TEXT) > _REMEMBERED:
         _TEXT.clear()
-    kept = [reason or "not computed" for reason in reasons if absence_kind(reason) == NOT_COMPUTED]  # the line's word
-    text = _TEXT[reasons] = _ENCODE(list(dict.fromkeys(kept))) if kept else ""
+    if len(_UNCOMPUTED) > _REMEMBERED:
+        _UNCOMPUTED.clear()
+    kept: dict[str, None] = {}
+    for reason in reasons:
+        uncomputed = _UNCOMPUTED.get(reason)
+        if uncomputed is None:
+            uncomputed = _UNCOMPUTED[reason] = absence_kind(reason) == NOT_COMPUTED
+        if uncomputed:
+            kept[reason or "not computed"] = None  # the line's word for an absence without a reason
+    key = tuple(kept)
+    text = _KEPT.get(key)
+    if text is None:
+        if len(_KEPT) > _REMEMBERED:
+            _KEPT.clear()
+        text = _KEPT[key] = _ENCODE(list(key)) if key else ""
+    _TEXT[reasons] = text
     return text
