@@ -11,12 +11,12 @@ import pickle
 import random
 from pathlib import Path
 
+from tests.scorers.test_fast_paths import REF_LINE as _REF_LINE
 from tracescore.result import CitationRow
 from tracescore.scorers import citations, cited, sentences
 from tracescore.scorers.sentences import (
     _MARKER,
     _MARKER_SEP,
-    _REF_LINE,
     _URL_IN_TEXT,
     parse_answer,
     reference_target,

@@ -18,7 +18,6 @@ from tracescore.scorers.sentences import (
     _MARKERS_AFTER_STOP,
     _MD_LINK,
     _REF_HEADING,
-    _REF_LINE,
     _SENTENCE_END,
     _URL_IN_TEXT,
     _WORD,
@@ -28,6 +27,9 @@ from tracescore.scorers.sentences import (
     _trim_url,
 )
 from tracescore.trace import Hit
+
+# how parse_answer read a reference line before its head-only pattern (sentences._REF_START): the old way, kept here
+REF_LINE = re.compile(r"^\s*(?:[-*]\s*)?\[(\d{1,3})\]\s*:?\s*(?P<rest>.*\S)?\s*$")
 
 _ALL = "".join(map(chr, range(0x110000)))
 
@@ -66,7 +68,7 @@ def _old_parse_answer(answer_text: str) -> ParsedAnswer:
         if (last in _HEADING_LAST or not last.isascii()) and _REF_HEADING.match(stripped):
             in_reference_list = True
             continue
-        ref = _REF_LINE.match(line) if first in "[-*" else None
+        ref = REF_LINE.match(line) if first in "[-*" else None
         rest = (ref.group("rest") or "") if ref else ""
         if ref and rest and len(_MARKER.findall(line)) == 1 and (in_reference_list or _URL_IN_TEXT.search(rest)):
             references.setdefault(ref.group(1), rest.strip())
@@ -138,10 +140,10 @@ def test_split_sentences_is_the_old_split_on_generated_texts() -> None:
 def test_a_reference_line_with_one_bracket_counts_its_markers_as_findall_does() -> None:
     for text in _texts(20_000, 13):
         line = "[7]" + text.replace("\n", " ")
-        ref = _REF_LINE.match(line)
+        ref = sentences._REF_START.match(line)
         if ref:
             assert sentences._one_marker(line, ref) == (len(_MARKER.findall(line)) == 1), line
-    ref = _REF_LINE.match("[1](https://x.example)")
+    ref = sentences._REF_START.match("[1](https://x.example)")
     assert ref and not sentences._one_marker("[1](https://x.example)", ref)  # a link, not a marker: not a reference
 
 

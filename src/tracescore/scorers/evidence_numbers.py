@@ -325,6 +325,8 @@ class Evidence:
         return _value_anchors(value, self._scales, self._ws)
 
 
+_word = _numerals.word_char  # what \w matches
+
 _WORD_VALUES = tuple(Decimal(i) for i in range(1, 21))  # the number words
 
 
@@ -370,10 +372,6 @@ def _fused(forms: tuple[str, ...]) -> re.Pattern[str] | None:
         return None
     return re.compile(re.escape(head) + "(?=(" + "|".join(re.escape(tail) for tail in tails) + "))")
 
-
-def _word(ch: str) -> bool:
-    """What ``\\w`` matches."""
-    return ch.isalnum() or ch == "_"
 
 
 def _letters(key: Key) -> str:

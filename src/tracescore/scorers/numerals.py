@@ -17,7 +17,7 @@ from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
 
 __all__ = ["NOT_PLAIN", "NUMBER_WORDS", "ORDINAL_WORDS", "PART_SEP", "Key", "Numeral", "clean", "numerals",
-           "plain_number", "reading"]
+           "plain_number", "reading", "word_char"]
 
 Key = tuple[object, ...]  # ("n", Decimal) a value, ("d", y, m, d) a day, ("ym", y, m) a month, ("md", m, d) a day
 # of no stated year, ("name", text)
@@ -204,7 +204,8 @@ def numerals(text: str, *, whole: bool = False) -> list[Numeral]:
     return found
 
 
-def _wordish(ch: str) -> bool:  # what \w matches, in ASCII
+def word_char(ch: str) -> bool:
+    """What ``\\w`` matches."""
     return ch.isalnum() or ch == "_"
 
 
@@ -253,7 +254,7 @@ def plain_number(text: str, lower: str, at: int) -> str | None:
     head = lower[low:at - 1]
     rest = head.rstrip(_ASCII_LOWER)
     word = head[len(rest):]
-    if (_wordish(rest[-1]) if rest else low > 0) or not _plain_word(word):
+    if (word_char(rest[-1]) if rest else low > 0) or not _plain_word(word):
         return None  # a letter, digit or "_" before the word, or a word longer than the reach
     if after.group(2) is not None and not _plain_word(after.group(2)):
         return None

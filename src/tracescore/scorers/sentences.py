@@ -24,9 +24,8 @@ __all__ = [
 MAX_ANSWER_CHARS = 500_000  # answer characters parsed for sentences and citations
 _MAX_SENTENCE_SEARCHES = 200  # explicit citations whose sentence is not a whole answer sentence, looked up by text
 
-_REF_LINE = re.compile(r"^\s*(?:[-*]\s*)?\[(\d{1,3})\]\s*:?\s*(?P<rest>.*\S)?\s*$")
-# _REF_LINE without its tail: on a line (no "\n" in it) "(?P<rest>.*\S)?\s*$" is what follows, right-stripped, so
-# rstrip() gives it without the regex engine walking the rest of the line and backing off its trailing spaces
+# a reference line's head ("[3]", "- [3]:"); what follows it, right-stripped, is the reference (a whole-line pattern
+# with "(?P<rest>.*\S)?\s*$" made the regex engine walk the rest of the line and back off its trailing spaces)
 _REF_START = re.compile(r"\s*(?:[-*]\s*)?\[(\d{1,3})\]\s*:?\s*")
 # matched on the stripped line: "\s*:?\s*$" on raw text backtracks quadratically over a long run of spaces
 _REF_HEADING = re.compile(r"(?:#+\s*)?\**(references|sources|citations|bibliography)\**(?:\s*:)?$", re.IGNORECASE)
@@ -159,7 +158,7 @@ def parse_answer(answer: str) -> ParsedAnswer:
             in_reference_list = True
             continue
         if first in "[-*" and (ref := _REF_START.match(line)):
-            rest = line[ref.end() :].rstrip()  # _REF_LINE's "rest" group ("" where it is None)
+            rest = line[ref.end() :].rstrip()  # the reference ("" when the line holds none)
             if rest and _one_marker(line, ref) and (in_reference_list or _URL_IN_TEXT.search(rest)):
                 references.setdefault(ref.group(1), rest)
                 continue
