@@ -11,42 +11,43 @@ look among the digit runs of the evidence for candidates and read only the parts
 
 from __future__ import annotations
 
-import os
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from itertools import accumulate
-from types import MappingProxyType
 
 from tracescore.scorers import numerals as _numerals
-from tracescore.scorers.numerals import NOT_PLAIN, NUMBER_WORDS, ORDINAL_WORDS, Key, Numeral, clean, numerals, reading
+from tracescore.scorers.evidence_anchors import by_two as _by_two
+from tracescore.scorers.evidence_anchors import cleaned as _cleaned
+from tracescore.scorers.evidence_anchors import fused as _fused
+from tracescore.scorers.evidence_anchors import heads_at as _heads_at
+from tracescore.scorers.evidence_anchors import held_scales as _held_scales
+from tracescore.scorers.evidence_anchors import held_ws as _held_ws
+from tracescore.scorers.evidence_anchors import led_pattern as _led_pattern
+from tracescore.scorers.evidence_anchors import led_split as _led_split
+from tracescore.scorers.evidence_anchors import name_forms as _name_forms
+from tracescore.scorers.evidence_anchors import part_starts as _part_starts
+from tracescore.scorers.evidence_anchors import shown
+from tracescore.scorers.evidence_anchors import value_anchors as _value_anchors
+from tracescore.scorers.numerals import NOT_PLAIN, Key, Numeral, numerals, reading
 from tracescore.trace import Trace, fetch_failed
 
 __all__ = ["Evidence", "shown"]
 
 _SEP = _numerals.PART_SEP  # between parts: no number spans it
-_SCALES = MappingProxyType({"thousand": 10**3, "million": 10**6, "mn": 10**6, "billion": 10**9, "bn": 10**9,
-                            "trillion": 10**12})
 _MONTH_PREFIX = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # the digit runs every stated value is read from (a prefix of one); the index holds no digit but 0-9 (``_WIDE``),
 # and "[0-9][0-9]*" is found faster than "\d+"
 _TOKEN = re.compile(r"[0-9][0-9]*(?:[.,][0-9]+)*")
 _RANGE = re.compile(r"(\d\d)\d\d(?=\s?[\u2013-]\s?(\d\d))")  # "2018–19" states 2019 (and "2018-2019-20" 2020)
 _WIDE = re.compile(r"[\u0131\u017f]|(?![0-9])\d")  # "ı", "ſ" match i, s without case; digits other than 0-9
-_WS = tuple(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
-            "\u200a\u2028\u2029\u202f\u205f\u3000")  # what \s matches; the ASCII ones first
 _MAX_PLACES = 64  # places read around for one lookup before every part is read whole instead
 _PER_MATCH = 8  # a number's place in the order read: where its match starts × 8 + its place among the match's
 _SPAN = 120  # how far before a place a plain word is looked for
 # a plain word (``numerals.NOT_PLAIN``) followed by a space and a letter — not a name's word before its number
 _LAST_PLAIN = re.compile(rf"(?s:.*)(?<!\S)(?!{'|'.join(_MONTH_PREFIX)}|(?:{'|'.join(NOT_PLAIN)})(?![a-z]))"
                          r"([a-z]+)(?=\s+[a-z])")  # the last one (a word starting as a month does is not plain)
-
-
-def shown(value: Decimal) -> str:
-    return f"{value.normalize():f}"
 
 
 class Evidence:
@@ -74,8 +75,10 @@ class Evidence:
         self._at: dict[tuple[tuple[str, str], ...], list[int] | None] = {}  # ``_places`` of each set of anchors
         self._values: list[Decimal] | None = None
         self._firsts_looked: dict[Key, tuple[int, int, Numeral] | None] = {}  # ``first`` of each key looked up
-        self._ws: tuple[str, ...] = ()
-        self._scales: tuple[int, ...] = ()
+        self._ws_held: tuple[str, ...] | None = None  # ``_ws``, ``_scales``: found when first needed
+        self._scales_held: tuple[int, ...] | None = None
+        self._leds: dict[str, list[int]] = {}  # ``_led`` of each head
+        self._led_by: dict[str, dict[str, list[int]]] = {}  # ``_led`` of each head, by the two characters after it
 
     @property
     def where(self) -> dict[Key, tuple[str, str]]:
@@ -101,27 +104,30 @@ class Evidence:
         spans), lower-cased; "" when a lookup cannot be narrowed."""
         if self._lower is None:
             self._lower = ""
-            cleaned: dict[str, str] = {}  # each part cleaned on its own ("2)" ending a part is not a list number)
-            pieces = [cleaned.get(part) or cleaned.setdefault(part, clean(part)) for part, _ in self.parts]
-            text = _SEP.join(pieces)
+            pieces, text = _cleaned([part for part, _ in self.parts])
             lower = text.lower()
             if len(lower) != len(text) or (not text.isascii() and _WIDE.search(text)):
                 return ""  # case folding or digits the lookup does not cover: read everything
-            at = 0 if "\x00" in text else -1  # a part may hold _SEP: look for where each part starts
-            while at >= 0:
-                self._starts.append(at)
-                at = text.find(_SEP, at)
-                at = at + len(_SEP) if at >= 0 else -1
-            if not self._starts:  # no part holds _SEP: each starts after those before it and their separators
-                self._starts = list(accumulate((len(piece) + len(_SEP) for piece in pieces[:-1]), initial=0))
+            self._starts = _part_starts(pieces, text)
             if len(self._starts) != len(self.parts):
                 return ""
             self._text, self._lower = text, lower
-            self._ws = tuple(w for w in (_WS[:10] if text.isascii() else _WS) if w in text)
-            illion = "illion" in lower  # one pass for million, billion, trillion (a 65 KB page takes ~50 us a word)
-            self._scales = tuple(sorted({s for word, s in _SCALES.items() if (illion or "illion" not in word)
-                                         and word in lower}))
         return self._lower
+
+    @property
+    def _ws(self) -> tuple[str, ...]:
+        """The whitespace characters (what \\s matches) the evidence holds: the ones a name or range may be spaced
+        with."""
+        if self._ws_held is None:
+            self._ws_held = _held_ws(self._text)
+        return self._ws_held
+
+    @property
+    def _scales(self) -> tuple[int, ...]:
+        """The scales whose word the evidence holds (looked for once a lookup needs them: ~50 us a word)."""
+        if self._scales_held is None:
+            self._scales_held = _held_scales(self._lower or "")
+        return self._scales_held
 
     def first(self, key: Key) -> tuple[int, int, Numeral] | None:
         """Where ``key`` is first stated: (part, place in the order read, the number), or None."""
@@ -227,8 +233,9 @@ class Evidence:
         words = bool(anchors) and anchors[0][1] == "word" and all(mode == "word" for _, mode in anchors)
         fused = _fused(tuple(a for a, _ in anchors)) if words else None
         if fused is not None:  # a name's writings in one pass: each place holds one of them
-            for m in fused.finditer(lower):
-                at, after = m.start(), m.end(1)
+            split = _led_split(tuple(a for a, _ in anchors))
+            for at, after in (self._led_spans(lower, *split) if split is not None
+                              else ((m.start(), m.end(1)) for m in fused.finditer(lower))):
                 if not ((at > 0 and _word(lower[at - 1])) or (after < end and _word(lower[after]))):
                     found.add(at)
                     if len(found) > _MAX_PLACES:
@@ -250,6 +257,26 @@ class Evidence:
                 at = lower.find(anchor, at + 1)
         return sorted(found)
 
+    def _led(self, lower: str, head: str) -> list[int]:
+        """Where ``head`` stands before a number (``led_pattern``): shared by the names with these letters before
+        their number, and by the names with these letters (``first_like``)."""
+        if head not in self._leds:
+            self._leds[head] = [m.start() for m in _led_pattern(head).finditer(lower)]
+        return self._leds[head]
+
+    def _led_spans(self, lower: str, head: str, tails: tuple[str, ...]) -> Iterator[tuple[int, int]]:
+        """(where, where it ends) of each writing of a name found by its head (``led_split``): the places of the
+        head are kept by what follows it (a hyphen or space or nothing, a digit), so each tail looks at its own."""
+        if head not in self._led_by:
+            self._led_by[head] = _by_two(lower, len(head), self._led(lower, head))
+        by = self._led_by[head]
+        for tail in tails:  # one tail at most follows a head (``_fused``)
+            near = by.get(tail[:2], ()) if len(tail) > 1 else [at for two, ats in by.items() if two[:1] == tail
+                                                                for at in ats]
+            for at in near:
+                if lower.startswith(tail, at + len(head)):
+                    yield at, at + len(head) + len(tail)
+
     def states(self, key: Key) -> bool:
         """Whether the evidence states the number of ``key``; a full date also when it states its day and month
         ("on May 7") and its year."""
@@ -258,7 +285,25 @@ class Evidence:
         return key[0] == "d" and self._known(("md", key[2], key[3])) and self._known(("n", Decimal(key[1])))  # type: ignore[arg-type]
 
     def _known(self, key: Key) -> bool:
-        return key in self._where if self._where is not None else self.first(key) is not None
+        if self._where is not None:
+            return key in self._where
+        if key[0] == "n" and key not in self._firsts_looked and self._plainly(key[1]):  # type: ignore[arg-type]
+            return True
+        return self.first(key) is not None
+
+    def _plainly(self, value: Decimal) -> bool:
+        """Whether the evidence states ``value`` as plain digits (``plain_number``) somewhere: then it states it,
+        wherever it does first (which only ``first`` tells, looking at every writing at every scale)."""
+        lower = self._index()
+        digits = shown(value)
+        if not lower or not digits.isdigit():
+            return False
+        at, tries = lower.find(" " + digits), 0  # plain digits follow a space
+        while at >= 0 and tries < _MAX_PLACES:
+            if _numerals.plain_number(self._text, lower, at + 1) == digits:
+                return True
+            at, tries = lower.find(" " + digits, at + 1), tries + 1
+        return False
 
     def stated(self, key: Key) -> tuple[str, str] | None:
         """(the number as first written, where) when the evidence states ``key``."""
@@ -278,7 +323,7 @@ class Evidence:
 
             def narrow(lower: str) -> list[int] | None:
                 if letters not in self._heads:  # every claim with these letters looks at the same places
-                    found = [m.start() for m in _name_heads(letters).finditer(lower)]
+                    found = _heads_at(lower, letters, self._led(lower, letters))
                     self._heads[letters] = found if len(found) <= _MAX_PLACES else None
                 return self._heads[letters]
         else:
@@ -322,7 +367,9 @@ class Evidence:
         return [(form, "word") for form in _name_forms(str(key[1]), self._ws)]
 
     def _value_anchors(self, value: Decimal) -> Sequence[tuple[str, str]]:
-        return _value_anchors(value, self._scales, self._ws)
+        # 0 is "0" at every scale; only a year's range is spaced: neither needs a pass over the evidence then
+        year = value == value.to_integral_value() and 1000 <= value <= 2100
+        return _value_anchors(value, self._scales if value else (), self._ws if year else ())
 
 
 _word = _numerals.word_char  # what \w matches
@@ -342,54 +389,5 @@ def _token_values(token: str) -> tuple[Decimal, ...]:
     return tuple(got)
 
 
-@lru_cache(maxsize=4096)
-def _value_anchors(value: Decimal, scales: tuple[int, ...], ws: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    anchors = []
-    for scale in (1, *scales):  # the digits at each scale a word of the evidence gives ("0.5 million")
-        q = value / scale
-        anchors.append((shown(q), "digits"))
-        if q >= 1000:
-            anchors.append((f"{q.normalize():,f}", "digits"))
-        if q == q.to_integral_value() and 1 <= q <= 20:  # its number word, at each scale ("twenty million")
-            anchors += [(NUMBER_WORDS[int(q) - 1], "word"), (ORDINAL_WORDS[int(q) - 1], "word")]
-    if value == value.to_integral_value() and 1000 <= value <= 2100:  # the end of a range of years, "1616–17"
-        yy = f"{int(value) % 100:02d}"
-        anchors += [(f"{dash}{w}{yy}", "") for dash in ("-", "\u2013") for w in ("", *ws)]
-    return tuple(dict.fromkeys(anchors))
-
-
-@lru_cache(maxsize=1024)
-def _fused(forms: tuple[str, ...]) -> re.Pattern[str] | None:
-    """One pattern finding every place where one of ``forms`` starts (found with ``str.find`` one by one otherwise):
-    their common head, then what follows it in each. None unless the forms are several and differ in the first
-    letter after the head (one form per place), and the head overlaps no other writing of itself (a place
-    inside a match is then no place)."""
-    head = os.path.commonprefix(forms)
-    tails = [form[len(head):] for form in forms]
-    if len(forms) < 2 or not head or any(head.startswith(head[k:]) for k in range(1, len(head))):
-        return None
-    if not all(tails) or len({tail[0] for tail in tails}) != len(tails):
-        return None
-    return re.compile(re.escape(head) + "(?=(" + "|".join(re.escape(tail) for tail in tails) + "))")
-
-
-
 def _letters(key: Key) -> str:
     return "".join(c for c in str(key[1]) if c.isalpha())
-
-
-@lru_cache(maxsize=256)
-def _name_heads(letters: str) -> re.Pattern[str]:
-    """What every (lower-cased) name with these letters holds: some leading letters, a hyphen or one space or
-    nothing, digits, the other letters (``numerals``' name forms)."""
-    return re.compile("|".join(re.escape(letters[:j]) + r"[\s-]?\d+(?:\.\d+)?" + re.escape(letters[j:])
-                               for j in range(1, len(letters) + 1)))
-
-
-def _name_forms(name: str, ws: tuple[str, ...]) -> list[str]:
-    """The lower-cased writings of a name key ("gpt4o"): "gpt4o", "gpt-4o", and "covid 19" with any one space."""
-    lead = len(name) - len(name.lstrip("abcdefghijklmnopqrstuvwxyz"))
-    if not lead or not name[lead:lead + 1].isdigit():
-        return [name]
-    head, rest = name[:lead], name[lead:]
-    return [name, f"{head}-{rest}", *(f"{head}{w}{rest}" for w in ws)]
