@@ -287,13 +287,14 @@ class Evidence:
     def _known(self, key: Key) -> bool:
         if self._where is not None:
             return key in self._where
-        if key[0] == "n" and key not in self._firsts_looked and self._plainly(key[1]):  # type: ignore[arg-type]
+        if key[0] == "n" and key[1] and key not in self._firsts_looked and self._plainly(key[1]):  # type: ignore[arg-type]
             return True
         return self.first(key) is not None
 
     def _plainly(self, value: Decimal) -> bool:
         """Whether the evidence states ``value`` as plain digits (``plain_number``) somewhere: then it states it,
-        wherever it does first (which only ``first`` tells, looking at every writing at every scale)."""
+        wherever it does first (which only ``first`` tells, looking at every writing at every scale; 0 is "0" at
+        every scale: ``first`` looks it up as fast)."""
         lower = self._index()
         digits = shown(value)
         if not lower or not digits.isdigit():
