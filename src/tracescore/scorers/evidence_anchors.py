@@ -40,8 +40,8 @@ def cleaned(parts: list[str]) -> tuple[list[str], str]:
     marker or a list number needs are each left as they are: checked once over the joined text rather than part by
     part (~200 calls in a heavy trace)."""
     text = _SEP.join(parts)
-    if not ("/" in text or "[" in text or ("]" in text and "](" in text) or "www." in text
-            or _LIST_HEAD.match(text) or _LIST_LINE.search(text)):
+    if not ("/" in text or "[" in text or ("]" in text and "](" in text) or _LIST_HEAD.match(text)
+            or _LIST_LINE.search(text) or "www." in text):  # the cheapest first ("www." takes ~35 us on 65 KB)
         return parts, text
     done: dict[str, str] = {}  # each part cleaned on its own ("2)" ending a part is not a list number)
     pieces = [done.get(part) or done.setdefault(part, clean(part)) for part in parts]
