@@ -14,8 +14,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from decimal import Decimal, InvalidOperation
-from functools import lru_cache
+from decimal import Decimal
 
 from tracescore.scorers import numerals as _numerals
 from tracescore.scorers.evidence_anchors import by_two as _by_two
@@ -30,6 +29,7 @@ from tracescore.scorers.evidence_anchors import name_forms as _name_forms
 from tracescore.scorers.evidence_anchors import part_starts as _part_starts
 from tracescore.scorers.evidence_anchors import shown
 from tracescore.scorers.evidence_anchors import value_anchors as _value_anchors
+from tracescore.scorers.evidence_values import candidate_values
 from tracescore.scorers.numerals import NOT_PLAIN, Key, Numeral, numerals, reading
 from tracescore.trace import Trace, fetch_failed
 
@@ -37,10 +37,6 @@ __all__ = ["Evidence", "shown"]
 
 _SEP = _numerals.PART_SEP  # between parts: no number spans it
 _MONTH_PREFIX = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-# the digit runs every stated value is read from (a prefix of one); the index holds no digit but 0-9 (``_WIDE``),
-# and "[0-9][0-9]*" is found faster than "\d+"
-_TOKEN = re.compile(r"[0-9][0-9]*(?:[.,][0-9]+)*")
-_RANGE = re.compile(r"(\d\d)\d\d(?=\s?[\u2013-]\s?(\d\d))")  # "2018–19" states 2019 (and "2018-2019-20" 2020)
 _WIDE = re.compile(r"[\u0131\u017f]|(?![0-9])\d")  # "ı", "ſ" match i, s without case; digits other than 0-9
 _MAX_PLACES = 64  # places read around for one lookup before every part is read whole instead
 _PER_MATCH = 8  # a number's place in the order read: where its match starts × 8 + its place among the match's
@@ -74,6 +70,9 @@ class Evidence:
         self._stream: Iterator[tuple[int, int, Numeral]] | None = None
         self._at: dict[tuple[tuple[str, str], ...], list[int] | None] = {}  # ``_places`` of each set of anchors
         self._values: list[Decimal] | None = None
+        self._runs: str | None = None  # the distinct maximal runs of [0-9.,] joined by spaces (``candidates``)
+        self._whole_values: list[int] | None = None  # the candidates as ints when all are whole
+        self._held: dict[str, bool] = {}  # texts the joined text holds (``states_value``)
         self._firsts_looked: dict[Key, tuple[int, int, Numeral] | None] = {}  # ``first`` of each key looked up
         self._ws_held: tuple[str, ...] | None = None  # ``_ws``, ``_scales``: found when first needed
         self._scales_held: tuple[int, ...] | None = None
@@ -346,13 +345,7 @@ class Evidence:
             lower = self._index()
             if not lower:
                 return None
-            seen: set[Decimal] = set(_WORD_VALUES)
-            for token in set(_TOKEN.findall(lower)):
-                seen.update(_token_values(token))
-            if "-" in lower or "\u2013" in lower:  # a range holds a dash
-                seen.update(Decimal(int(c) * 100 + int(y)) for c, y in _RANGE.findall(lower))
-            seen.update([v * s for v in list(seen) for s in self._scales])
-            self._values = sorted(seen)
+            self._values, self._whole_values, self._runs = candidate_values(lower, self._scales)
         return self._values
 
     def _anchors(self, key: Key) -> Sequence[tuple[str, str]]:
@@ -375,19 +368,6 @@ class Evidence:
 
 _word = _numerals.word_char  # what \w matches
 
-_WORD_VALUES = tuple(Decimal(i) for i in range(1, 21))  # the number words
-
-
-@lru_cache(maxsize=4096)
-def _token_values(token: str) -> tuple[Decimal, ...]:
-    """The values a run of digits may state: each of its prefixes up to a "." or "," ("1,234.5": 1, 1234, 1234.5)."""
-    got = []
-    for cut in [i for i, ch in enumerate(token) if ch in ".,"] + [len(token)]:
-        try:
-            got.append(Decimal(token[:cut].replace(",", "")))
-        except InvalidOperation:
-            pass
-    return tuple(got)
 
 
 def _letters(key: Key) -> str:

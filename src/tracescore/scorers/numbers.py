@@ -12,12 +12,13 @@ absent when a step could not be read (the number may be on the page no one read)
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from decimal import Decimal
 
 from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS, Reasons
 from tracescore.scorers.evidence_numbers import Evidence
 from tracescore.scorers.evidence_numbers import shown as _shown
-from tracescore.scorers.numerals import Key, Numeral, numerals
+from tracescore.scorers.numerals import Key, Numeral, numerals, plain_number
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
@@ -63,33 +64,54 @@ def _nearest(x: Decimal, evidence: Evidence) -> tuple[str, str] | None:
     return None if best is None else (best[2], best[3])
 
 
-def _derived(x: Decimal, evidence: Evidence) -> str | None:
+class _Stated:
+    """The derived note's pool (the smallest stated values over 1, ``_MAX_DERIVE`` of them: candidates, sorted) and
+    which of them the evidence states, told once per trace for the notes of every missing claim."""
+
+    def __init__(self, evidence: Evidence) -> None:
+        candidates, self.ints = evidence.candidates(), None
+        if candidates is not None and len(candidates) - (over := bisect_right(candidates, 1)) <= _MAX_DERIVE:
+            pool = candidates[over:]  # sorted and distinct already
+            whole = evidence._whole_values  # the same as ints, when all are whole (most pools)
+            if whole is not None and whole[-1] < _EXACT:  # too short for a sum or difference to be rounded
+                self.ints = whole[over:]
+        else:
+            pool = sorted({v for v in (candidates if candidates is not None else evidence.values()) if v > 1})
+            if len(pool) > _MAX_DERIVE:  # the 300 smallest stated values: past it only reading every number tells
+                pool = sorted({v for v in evidence.values() if v > 1})[:_MAX_DERIVE]
+        self.pool, self.maybe, self.evidence = pool, set(pool), evidence
+        self.told: dict[Decimal, bool] = {}
+        self.whole = set(self.ints or ())
+
+    def have(self, v: Decimal) -> bool:  # stated (a candidate is only a digit run that may be one)
+        if v not in self.maybe:
+            return False
+        if v not in self.told:
+            self.told[v] = states_value(self.evidence, v)
+        return self.told[v]
+
+
+_EXACT = 10**27  # whole numbers under it add and subtract exactly in Decimal (28 digits)
+
+
+def _derived(x: Decimal, stated: _Stated) -> str | None:
     """One operation on two stated numbers that gives ``x``: a sum, a difference, a share (as a percentage, to the
     claim's precision)."""
-    candidates = evidence.candidates()
-    pool = sorted({v for v in (candidates if candidates is not None else evidence.values()) if v > 1})
-    if len(pool) > _MAX_DERIVE:  # the 300 smallest stated values: past it only reading every number tells them
-        pool = sorted({v for v in evidence.values() if v > 1})[:_MAX_DERIVE]
-    maybe = set(pool)
-    told: dict[Decimal, bool] = {}
-
-    def have(v: Decimal) -> bool:  # stated (a candidate is only a digit run that may be one)
-        if v not in maybe:
-            return False
-        if v not in told:
-            told[v] = evidence.states(("n", v))
-        return told[v]
-
+    pool, maybe, have = stated.pool, stated.maybe, stated.have
     exponent = x.as_tuple().exponent
     places = Decimal(1).scaleb(exponent if isinstance(exponent, int) else 0)
-    for a in pool:
-        if (x - a in maybe and x - a <= a) or a - x in maybe:
-            if not have(a):
-                continue
-            if x - a <= a and have(x - a):
-                return f"{_shown(a)} + {_shown(x - a)}"
-            if have(a - x):
-                return f"{_shown(a)} - {_shown(a - x)}"
+    if stated.ints is not None and -_EXACT < x < _EXACT and x == (n := int(x)):  # the sums and differences in ints
+        ints, whole = stated.ints, stated.whole  # (an int's ~10 times cheaper than a Decimal's)
+        # below x / 2 neither x - a (over a) nor a - x (negative; the pool is over 1) can be one of a pair
+        for i in range(bisect_left(ints, (n + 1) // 2), len(ints)):
+            if (n - ints[i] in whole and n - ints[i] <= ints[i]) or ints[i] - n in whole:
+                if (pair := _pair(x, pool[i], have)) is not None:
+                    return pair
+    else:
+        for a in pool:
+            if (x - a in maybe and x - a <= a) or a - x in maybe:
+                if (pair := _pair(x, a, have)) is not None:
+                    return pair
     if 0 < x <= _HUNDRED:  # a share a / b that rounds to x %: a within half a place of x·b/100 (found by bisection)
         half = places / 2
         for b in pool:
@@ -97,6 +119,17 @@ def _derived(x: Decimal, evidence: Evidence) -> str | None:
             for a in pool[bisect_left(pool, low):bisect_right(pool, high)]:
                 if a < b and (a / b * _HUNDRED).quantize(places) == x and have(b) and have(a):
                     return f"{_shown(a)} / {_shown(b)}"
+    return None
+
+
+def _pair(x: Decimal, a: Decimal, have: Callable[[Decimal], bool]) -> str | None:
+    """``a`` + ``x - a`` or ``a`` - ``(a - x)`` when the evidence states both (the sum first)."""
+    if not have(a):
+        return None
+    if x - a <= a and have(x - a):
+        return f"{_shown(a)} + {_shown(x - a)}"
+    if have(a - x):
+        return f"{_shown(a)} - {_shown(a - x)}"
     return None
 
 
@@ -113,8 +146,21 @@ def _claims(trace: Trace) -> list[Numeral]:
     for sentence in parse_answer(trace.answer).sentences:
         for n in numerals(sentence.text, whole=True):
             claims.setdefault(n.key, n)
-    asked = {n.key for n in numerals(trace.question)} if claims and trace.question else set()
+    asked = {n.key for n in numerals(trace.question)} if claims and _may_ask(trace.question) else set()
     return [n for key, n in claims.items() if key not in asked]  # each key's first, as when the asked were skipped
+
+
+# every number ``numerals`` reads holds a digit or a number word, and each number word one of these (cleaning a text
+# only takes some out): a question holding none states no number
+_WORD_PARTS = ("one", "tw", "thr", "thi", "fou", "fi", "six", "sev", "eig", "nin", "ten", "ele", "sec")
+
+
+def _may_ask(question: str) -> bool:
+    """Whether ``question`` may state a number (reading it costs ~10 times this look; most state none)."""
+    if not question.isascii():
+        return bool(question)  # letters whose case folds to a number word's ("ſ"), digits other than 0-9
+    lower = question.lower()
+    return any(ch in lower for ch in "0123456789") or any(part in lower for part in _WORD_PARTS)
 
 
 def numbers_scorer() -> Scorer:
@@ -146,14 +192,64 @@ def _unsupported(trace: Trace, claims: list[Numeral], evidence: Evidence) -> Sco
         reason = Reasons.STEPS_UNREADABLE.format(kind="fetch", steps=shown + more,
                                                  consequence="a number may be stated on the page not read")
         return absent(GROUNDING_UNSUPPORTED_NUMBERS, reason)
-    missing = [claim for claim in claims if not evidence.states(claim.key)]
+    missing = [claim for claim in claims if not (states_value(evidence, claim.value) if claim.key[0] == "n"
+                                                 and claim.value is not None else evidence.states(claim.key))]
     notes = []
+    stated: _Stated | None = None
     for claim in missing[:_MAX_NOTES]:
         note = f'"{claim.text}" not in any evidence'
-        derived = _derived(claim.value, evidence) if claim.value is not None and _derivable(claim) else None
+        derived = None
+        if claim.value is not None and _derivable(claim):
+            stated = stated or _Stated(evidence)
+            derived = _derived(claim.value, stated)
         near = None if derived else _closest(claim, evidence)
         note += f"; may be derived from {derived}" if derived else f"; {near}" if near else ""
         notes.append(note)
     if len(missing) > _MAX_NOTES:
         notes.append(f"(+{len(missing) - _MAX_NOTES} more)")
     return score(GROUNDING_UNSUPPORTED_NUMBERS, len(missing), comment="; ".join(notes) or None)
+
+
+def states_value(evidence: Evidence, value: Decimal) -> bool:
+    """``evidence.states(("n", value))``, told without a lookup where a look at the joined text tells (the derived
+    note asks it of many values, most stated plainly or written nowhere): true where its digits stand plainly
+    (``plain_number``: ``first`` stops there or at a place before), false when the text holds none of its writings
+    (``first`` has no place to look at)."""
+    key: Key = ("n", value)
+    if evidence._where is not None or key in evidence._firsts_looked or not (lower := evidence._index()):
+        return evidence.states(key)
+    digits, runs = _shown(value), evidence._runs
+    at = lower.find(digits) if runs is None or digits in runs else -1
+    if at < 0:
+        absent: list[str] = []  # a writing holding one not there is not there ("fifteenth", "fifteen")
+        for anchor, _ in evidence._anchors(key):
+            if anchor == digits or any(a in anchor for a in absent):
+                continue
+            if runs is not None and not anchor.strip("0123456789.,"):  # digits lie in the runs (``candidates``)
+                there = anchor in runs
+            else:
+                there = _holds(evidence._held, lower, anchor)
+            if there:
+                break
+            absent.append(anchor)
+        else:
+            return False
+    for _ in range(_PLAIN_TRIES):
+        if at < 0:
+            break
+        if lower[at - 1] == " " and plain_number(evidence._text, lower, at) == digits:
+            return True
+        at = lower.find(digits, at + 1)
+    return evidence.states(key)
+
+
+_PLAIN_TRIES = 8  # places of a value's digits looked at for a plain one before it is looked up
+_STEMS = ("teen", "twent")  # in the words of 13 to 20: none of them is there when these are not
+
+
+def _holds(held: dict[str, bool], lower: str, text: str) -> bool:
+    """Whether ``lower`` holds ``text``, each text (and stem) looked for once per trace."""
+    if text not in held:
+        held[text] = all(_holds(held, lower, stem) for stem in _STEMS if stem in text and stem != text) and (
+            text in lower)
+    return held[text]

@@ -1,0 +1,131 @@
+"""The numbers scorer's fast derived and closest notes (#33's speed-up) give exactly what they gave before: the scorer
+as it was is kept in ``old_numbers.py`` and compared, score for score, on every fixture trace, the benchmark's traces
+and generated ones (small and huge values, decimals, commas, scale and number words, ranges, dates, names,
+characters whose case or digits a lookup must not miss; drawn by hypothesis too, in ``test_numbers_derived_drawn``);
+and each fast path is checked against the slow way on its own — the candidates (runs of the bytes) against a regex
+over the text, ``states_value`` against ``Evidence.states``, the question's look against reading it."""
+
+from __future__ import annotations
+
+import json
+import random
+from decimal import Decimal
+from typing import Any
+
+from tests.scorers import old_numbers
+from tests.scorers.test_numbers_lazy import _trace as _lazy_trace
+from tests.scorers.test_signals_same import _fixture_traces
+from tracescore.adapters.jsonl import trace_from_json
+from tracescore.scorers.evidence_numbers import Evidence
+from tracescore.scorers.numbers import _may_ask, numbers_scorer, states_value
+from tracescore.scorers.numerals import numerals
+from tracescore.trace import Trace
+
+_NEW, _OLD = numbers_scorer(), old_numbers.numbers_scorer()
+
+_WORDS = ("days", "the", "of", "in", "about", "rose", "to", "from", "was", "and", "million", "thousand", "bn", "mn",
+          "billion", "trillion", "percent", "%", "per cent", "$", "USD", "one", "two", "three", "five", "ten",
+          "twelve", "fifteen", "Fifteenth", "seventeen", "twenty", "twentieth", "first", "ninth", "teens", "canteen",
+          "May", "March", "Dec", "GPT", "COVID", "F", "Windows", "Result", "claim", ".", ",", ";", "-", "–", " - ",
+          "(", ")", "[1]", "https://x.example/2024/15", "www.y.org/7", "\n", "1.", "2)", "ſ", "ı", "٣", "é")
+
+
+def _number(r: random.Random) -> str:
+    k = r.random()
+    if k < 0.4:
+        return str(r.randint(0, 40))
+    if k < 0.5:
+        return str(r.choice([50, 60, 75, 90, 100, 120, 150, 200, 250, 1000, 1200, 1998, 2019, 2024, 10**27 - 1,
+                             10**27, 10**28 + 3, 12345678901234567890123456789]))
+    if k < 0.65:
+        return f"{r.randint(0, 99)}.{r.choice(['5', '25', '0', '50', '05', '333'])}"
+    if k < 0.75:
+        return f"{r.randint(1, 99)},{r.randint(0, 999):03d}" + r.choice(["", ".5", ",000"])
+    if k < 0.82:
+        return f"{r.randint(1990, 2030)}{r.choice(['-', '–', ' - '])}{r.randint(0, 99):02d}"
+    if k < 0.88:
+        return r.choice(["0.000015", "0.5", "1.5", "2.0", "12.50", ".5", "5.", "1..2", "3,,4", "1.2.3"])
+    return f"{r.randint(1, 31)}{r.choice(['', 'st', 'th'])} {r.choice(['May', 'March'])} {r.randint(1990, 2030)}"
+
+
+def _text(r: random.Random, n: int, odd: bool) -> str:
+    words = _WORDS if odd else _WORDS[:-4]
+    return " ".join(_number(r) if r.random() < 0.35 else r.choice(words) for _ in range(n))
+
+
+def _derive_trace(r: random.Random, i: int) -> Trace:
+    """Evidence of many small values (so that sums, differences and shares of two of them are often claimed)."""
+    odd = r.random() < 0.15
+    hits = [{"url": f"https://h{j}.example/", "title": _text(r, 2, odd), "snippet": _text(r, r.randint(0, 20), odd)}
+            for j in range(r.randint(0, 6))]  # fmt: skip
+    steps: list[dict[str, Any]] = [{"kind": "search", "query": "q", "hits": hits}]
+    steps += [{"kind": "fetch", "url": "https://p.example", "text": _text(r, r.randint(0, 200), odd), "status": 200}
+              for _ in range(r.randint(0, 2))]  # fmt: skip
+    claims = [str(r.choice([r.randint(2, 80), r.randint(2, 80) + r.randint(2, 80), r.randint(1, 99)]))
+              for _ in range(r.randint(1, 5))]  # fmt: skip
+    claims += [f"{r.randint(1, 99)}%", f"{r.randint(1, 99)}.{r.randint(0, 9)}%", _number(r)][: r.randint(0, 3)]
+    answer = ". ".join(f"It was {c} {_text(r, r.randint(0, 3), odd)}" for c in claims) + "."
+    question = r.choice(["", "How long?", "What happened in 2019?", "Give two reasons", "ſome ı", _text(r, 3, odd)])
+    return Trace.model_validate({"id": f"d{i}", "question": question, "answer": answer, "steps": steps})
+
+
+def _same(trace: Any) -> int:
+    got, want = list(_NEW(trace)), list(_OLD(trace))
+    assert got == want, trace.id
+    return sum(1 for s in got if s.comment and ("derived" in s.comment or "closest" in s.comment))
+
+
+def _check_paths(trace: Any) -> None:
+    """Each fast path against the slow way on this trace's evidence."""
+    evidence, slow, fresh = Evidence(trace), Evidence(trace), Evidence(trace)
+    got, want = evidence.candidates(), old_numbers._candidates(slow)
+    assert got == want, trace.id  # the same values, in order (a representative may differ: "1.50" and "1.5")
+    whole = evidence._whole_values
+    assert whole is None or (got is not None and whole == got and all(isinstance(v, int) for v in whole)), trace.id
+    values = {v for v in got or ()} | {Decimal(v) for v in (0, 1, 2, 7, 15, 20, 30, 45, 90, 1999, 2020, 10**6)}
+    values |= {n.value for n in numerals(trace.answer) if n.value is not None}
+    for v in sorted(values)[:30]:
+        want_v = slow.states(("n", v))
+        assert states_value(evidence, v) == want_v, (trace.id, v)  # the joined runs known (``candidates``)
+        assert states_value(fresh, v) == want_v, (trace.id, v)  # not yet
+    assert _may_ask(trace.question) or not numerals(trace.question), trace.id
+
+
+def test_every_fixture_trace_scores_as_before() -> None:
+    traces = _fixture_traces()
+    assert len(traces) > 250
+    for trace in traces:
+        _same(trace)
+        if trace.answer:
+            _check_paths(trace)
+
+
+def test_the_benchmark_traces_score_as_before() -> None:
+    from benchmarks.throughput import make_light_trace, make_trace
+
+    rng = random.Random(1)
+    for make, n in ((make_light_trace, 60), (make_trace, 6)):
+        for i in range(n):
+            trace = trace_from_json(json.dumps(make(i, rng)))
+            _same(trace)
+            _check_paths(trace)
+
+
+def test_generated_traces_score_as_before() -> None:
+    r, noted = random.Random(33), 0
+    for i in range(600):
+        trace = _derive_trace(r, i) if i % 3 else _lazy_trace(r, i)
+        noted += _same(trace)
+        _check_paths(trace)
+    assert noted > 250, noted  # the comparison saw derived and closest notes
+
+
+def test_a_question_looked_at_as_stating_no_number_states_none() -> None:
+    r, looked = random.Random(3), 0
+    alphabet = "0123456789 .,-?ſıİKk٣" + "".join(_WORDS[:60]) + "ONETWOTHREEFIVETEN"
+    for i in range(20000):
+        question = _text(r, r.randint(0, 6), i % 4 == 0) if i % 2 else "".join(r.choices(alphabet, k=r.randint(0, 30)))
+        if not _may_ask(question):
+            looked += 1
+            assert not numerals(question), question
+    assert looked > 3000, looked
