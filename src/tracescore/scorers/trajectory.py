@@ -205,7 +205,7 @@ def _chars(steps: _Steps, shared: _Scores) -> Score:
     reason = steps.unreadable("fetch", "its text was not counted")
     if reason is not None:
         return absent(FETCH_CHARS, reason)
-    return score(FETCH_CHARS, sum(len(step.text) for step in steps.fetches))
+    return score(FETCH_CHARS, sum([len(step.text) for step in steps.fetches]))
 
 
 def _overlap(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
@@ -249,25 +249,22 @@ def _unused(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
     reason = steps.unreadable("fetch", "its page may be one the answer cites or not")
     if reason is not None:
         return absent(FETCH_UNUSED_RATE, reason)
-    pages: dict[str, set[str]] = {}  # a page (its URL, else its doc id) -> the keys a citation may name it by
+    # a page (its URL, else its doc id) -> whether a citation names it by a key of one of its fetches (its URL, its
+    # doc id): what "no key of the page's is cited" asks, without a set of keys per page. A fetch's key that is None
+    # or "" is no key: "" leaves cited (an explicit citation's blank URL keys as ""), so neither is in it
+    cited.discard("")
+    pages: dict[str, bool] = {}
     for step in steps.fetches:
         status = step.status
         if status is not None and status != 200 and fetch_failed(status):  # 200, the usual status, is no failure
             continue
         url = normalize_url(step.url) if step.url else None
         doc = step.doc_id.strip() if step.doc_id else None
-        page = url or doc
-        if page:
-            keys = pages.get(page)
-            if keys is None:
-                keys = pages[page] = set()
-            if url:
-                keys.add(url)
-            if doc:
-                keys.add(doc)
+        if page := url or doc:
+            pages[page] = pages.get(page, False) or url in cited or doc in cited
     if not pages:
         return shared.no_page[FETCH_UNUSED_RATE]
-    unused = [page for page, keys in pages.items() if cited.isdisjoint(keys)]
+    unused = [page for page, used in pages.items() if not used]
     if not unused:
         return shared.shared(FETCH_UNUSED_RATE, len(pages),
                              lambda: score(FETCH_UNUSED_RATE, 0.0, pages=len(pages), unused=[]))  # fmt: skip
