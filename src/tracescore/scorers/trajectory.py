@@ -141,7 +141,7 @@ class _Scores:
             (SEARCH_QUERY_OVERLAP, Reasons.NO_FIRST_QUERY), (FETCH_UNUSED_RATE, Reasons.EMPTY_ANSWER),
             (FETCH_UNUSED_RATE, Reasons.NO_SENTENCES), (FETCH_UNUSED_RATE, Reasons.NOTHING_CITED),
             (SEARCH_AFTER_FOUND, Reasons.NO_REQUIRED_LABEL), (SEARCH_AFTER_FOUND, Reasons.REFUSAL_RECALL))}  # fmt: skip
-        self._shared: dict[tuple[str, int], Score] = {}
+        self._shared: dict[tuple[str, int | tuple[int, int]], Score] = {}
         # the question's content words, for the last question seen: a run's traces often share their question
         self._question = ""
         self._wanted: list[str] = []
@@ -149,7 +149,7 @@ class _Scores:
     def absent(self, name: str, reason: str) -> Score:
         return self.fixed[name, reason]
 
-    def shared(self, name: str, value: int, make: Callable[[], Score]) -> Score:
+    def shared(self, name: str, value: int | tuple[int, int], make: Callable[[], Score]) -> Score:
         """``make()``, the Score of ``name`` that ``value`` alone determines: built once, for the first ``_SHARED``
         (name, value) pairs seen."""
         got = self._shared.get((name, value))
@@ -326,8 +326,10 @@ def _after_found(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
     after = len(steps.searches) - found - 1
     if not after:  # the last search found them: 0, no comment, the metadata its position alone
         return shared.shared(SEARCH_AFTER_FOUND, found + 1, lambda: score(SEARCH_AFTER_FOUND, 0, found_at=found + 1))
-    comment = f"every required doc among the hits of search {found + 1} of {len(steps.searches)}"
-    return score(SEARCH_AFTER_FOUND, after, comment=comment, found_at=found + 1)
+    calls = len(steps.searches)  # the Score is the found call's and the calls' alone: shared too
+    return shared.shared(SEARCH_AFTER_FOUND, (found, calls), lambda: score(
+        SEARCH_AFTER_FOUND, after, comment=f"every required doc among the hits of search {found + 1} of {calls}",
+        found_at=found + 1))  # fmt: skip
 
 
 def trajectory_scorer() -> Scorer:
