@@ -99,7 +99,8 @@ def first_query(comment: str | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
-# json.dumps(query, ensure_ascii=False) builds a JSONEncoder per call; for a str its encode is this C function
+# json.dumps(query, ensure_ascii=False) builds a JSONEncoder per call; that encoder's encode of a str returns this
+# function's result (C in CPython), after a Python call and an isinstance test
 _quoted = encode_basestring
 
 
