@@ -143,9 +143,9 @@ class _Scores:
             (FETCH_UNUSED_RATE, Reasons.NO_SENTENCES), (FETCH_UNUSED_RATE, Reasons.NOTHING_CITED),
             (SEARCH_AFTER_FOUND, Reasons.NO_REQUIRED_LABEL), (SEARCH_AFTER_FOUND, Reasons.REFUSAL_RECALL))}  # fmt: skip
         self._shared: dict[tuple[str, int | tuple[int, int]], Score] = {}
-        # the question's content words, for the last question seen: a run's traces often share their question
-        self._question = ""
-        self._wanted: list[str] = []
+        # the last question seen and its content words, as one pair (scoring threads may share this scorer: each
+        # reads and sets the pair whole): a run's traces often share their question
+        self._question: tuple[str, list[str]] = ("", [])
 
     def absent(self, name: str, reason: str) -> Score:
         return self.fixed[name, reason]
@@ -166,10 +166,11 @@ class _Scores:
 
     def wanted(self, question: str) -> list[str]:
         """``content_words(question)``, kept for the next trace (read-only: the metadata gets the missing ones)."""
-        if question != self._question:
-            self._wanted = content_words(question)
-            self._question = question
-        return self._wanted
+        last, words = self._question
+        if question != last:
+            words = content_words(question)
+            self._question = question, words
+        return words
 
 
 def _repeated(steps: _Steps, shared: _Scores) -> Score:
