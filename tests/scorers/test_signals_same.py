@@ -14,9 +14,11 @@ import pytest
 
 from tests.engine.test_golden import SAMPLES, expertqa_lines, faults_lines
 from tests.scorers import old_stale, old_trajectory
+from tracescore.adapters import structs
 from tracescore.adapters.jsonl import trace_from_json
 from tracescore.errors import InputError
 from tracescore.scorers import stale, trajectory
+from tracescore.scorers.retrieval import all_found_after
 from tracescore.trace import Trace
 
 _COOKBOOK = SAMPLES.parent.parent / "pytest_suite" / "runs"
@@ -188,3 +190,73 @@ def test_the_benchmark_traces_score_as_before(kind: str) -> None:
     make = make_light_trace if kind == "light" else make_trace
     rng = random.Random(1)
     assert _assert_same([trace_from_json(json.dumps(make(i, rng))) for i in range(20)])
+
+
+_IDS = ("kb-1", " kb-1 ", "kb-1\t", "kb-2", "KB-2", "faq", "", "  ", "https://a.example/1", "https://A.example/1/",
+        "a.example/1", "not a url", " not a url")  # fmt: skip
+
+
+def test_plain_required_ids_are_found_after_the_same_search() -> None:
+    """The plain-id path of ``search.after_found`` (every required id a str without "://") finds them after the
+    search ``all_found_after`` names, with the same ones missing; anything else is left to ``all_found_after``."""
+    rng = random.Random(35)
+    ids = (None, *_IDS)
+    taken = 0
+    for _ in range(6000):
+        hits = [[structs.Hit(doc_id=rng.choice(ids), url=rng.choice(ids)) for _ in range(rng.randint(0, 5))]
+                for _ in range(rng.randint(0, 5))]  # fmt: skip
+        searches = [structs.SearchStep(hits=h) for h in hits]
+        required: list[Any] = [rng.choice(_IDS) if rng.random() < 0.85 else rng.sample(_IDS, rng.randint(1, 2))
+                               for _ in range(rng.randint(1, 3))]  # fmt: skip
+        keys = trajectory._plain_keys(required)
+        assert (keys is not None) == all(isinstance(entry, str) and "://" not in entry for entry in required)
+        if keys is not None and all(keys):
+            taken += 1
+            want = all_found_after(searches, required)
+            assert trajectory._plain_found_after(searches, required, set(keys)) == want, (searches, required)
+    assert taken > 1500
+
+
+def _trajectory_trace(rng: random.Random, i: int) -> dict[str, Any]:
+    """A trace of the cases the trajectory scorer's fast paths take or leave: repeated and blank queries, plain and
+    URL required ids, hits with and without doc ids, fetches of every status, pages fetched twice."""
+    steps: list[dict[str, Any]] = []
+    for _ in range(rng.randint(0, 7)):
+        if rng.random() < 0.6:
+            hits = [{"doc_id": rng.choice((None, *_IDS)), "url": rng.choice((None, *_IDS))}
+                    for _ in range(rng.randint(0, 4))]  # fmt: skip
+            steps.append({"kind": "search", "query": rng.choice(_QUERIES + ("", " ", "acme  RETURN")), "hits": hits})
+        else:
+            steps.append({"kind": "fetch", "url": rng.choice((None, *_IDS)), "doc_id": rng.choice((None, *_IDS)),
+                          "text": "x" * rng.randint(0, 9),
+                          "status": rng.choice((None, 200, 200, 201, 399, 400, 404, "200", " 404", "error", "ok",
+                                                "-1", 0, True, False))})  # fmt: skip
+    refs = [u for u in _IDS if "://" in u]
+    answer = rng.choice(("", "Returns take 30 days [1]. Refunds [2].", "No citation here.", "Days [1]."))
+    if answer.strip() and rng.random() < 0.8:
+        answer += "\n\nSources:\n" + "\n".join(f"[{j + 1}] {u}" for j, u in enumerate(rng.sample(refs, 2)))
+    trace: dict[str, Any] = {"id": f"t{i}", "question": rng.choice(("How many days to return an acme item?",
+                             "How many days to return an acme item?", "", "the of", "acme warranty?")),
+                             "steps": steps, "answer": answer}  # fmt: skip
+    if rng.random() < 0.3:
+        trace["citations"] = [{"url": rng.choice((None, *_IDS)), "doc_id": rng.choice((None, *_IDS))}]
+    if rng.random() < 0.1:
+        trace["blind_spots"] = [{"kind": rng.choice(("search", "fetch")), "reason": "unreadable"}]
+    if rng.random() < 0.9:
+        ids = [i for i in _IDS if i.strip()]
+        trace["labels"] = {"required_doc_ids": [rng.choice(ids) if rng.random() < 0.85 else rng.sample(ids, 2)
+                                                for _ in range(rng.randint(0, 3))]}  # fmt: skip
+    return trace
+
+
+def test_generated_trajectories_score_as_before() -> None:
+    rng = random.Random(34)
+    traces = []
+    for i in range(4000):
+        raw = json.dumps(_trajectory_trace(rng, i))
+        traces.append(trace_from_json(raw))
+        if i % 4 == 0:
+            traces.append(Trace.model_validate_json(raw))
+    new, old = trajectory.trajectory_scorer(), old_trajectory.trajectory_scorer()
+    for trace in traces:
+        assert list(new(trace)) == list(old(trace)), trace.id

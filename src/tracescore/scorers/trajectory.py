@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from json.encoder import encode_basestring
 
 from tracescore.catalog import (
     FETCH_CALLS,
@@ -30,8 +31,8 @@ from tracescore.scorers.retrieval import all_found_after
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
-from tracescore.trace import BlindSpot, Trace, fetch_failed
-from tracescore.urls import normalize_url
+from tracescore.trace import BlindSpot, SearchStep, Trace, fetch_failed
+from tracescore.urls import is_url, normalize_url
 
 __all__ = ["FIRST_QUERY", "content_words", "first_query", "normalise_query", "trajectory_scorer"]
 
@@ -98,22 +99,28 @@ def first_query(comment: str | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
-# json.dumps(query, ensure_ascii=False) builds a JSONEncoder per call; for a str its encode is this one call
-_quoted = json.JSONEncoder(ensure_ascii=False).encode
+# json.dumps(query, ensure_ascii=False) builds a JSONEncoder per call; that encoder's encode of a str returns this
+# function's result (C in CPython), after a Python call and an isinstance test
+_quoted = encode_basestring
 
 
 class _Steps:
     """What every trajectory score reads of one trace, taken once: its search and fetch steps, its blind spots and
-    the call counts (steps plus unreadable steps of the kind)."""
+    the call counts (steps plus unreadable steps of the kind), the queries in order (read here once: the repeats and
+    the overlap both read them)."""
 
-    __slots__ = ("searches", "fetches", "spots", "n_searches", "n_fetches")
+    __slots__ = ("searches", "fetches", "spots", "n_searches", "n_fetches", "queries")
 
     def __init__(self, trace: Trace) -> None:
-        self.searches = trace.searches
-        self.fetches = trace.fetches
+        # one look at each step's kind (a class attribute of the struct, a field of the model) for both lists, not
+        # trace.searches and trace.fetches (an isinstance pass each); a step is a search or a fetch
+        steps = trace.steps
+        self.searches = searches = [step for step in steps if step.kind == "search"]
+        self.fetches = [step for step in steps if step.kind != "search"] if len(searches) < len(steps) else []
+        self.queries = [step.query for step in searches]
         self.spots = trace.blind_spots
-        self.n_searches = len(self.searches)
-        self.n_fetches = len(self.fetches)
+        self.n_searches = len(searches)
+        self.n_fetches = len(steps) - len(searches)
         if self.spots:
             self.n_searches += sum(b.kind == "search" for b in self.spots)
             self.n_fetches += sum(b.kind == "fetch" for b in self.spots)
@@ -135,12 +142,15 @@ class _Scores:
             (SEARCH_QUERY_OVERLAP, Reasons.NO_FIRST_QUERY), (FETCH_UNUSED_RATE, Reasons.EMPTY_ANSWER),
             (FETCH_UNUSED_RATE, Reasons.NO_SENTENCES), (FETCH_UNUSED_RATE, Reasons.NOTHING_CITED),
             (SEARCH_AFTER_FOUND, Reasons.NO_REQUIRED_LABEL), (SEARCH_AFTER_FOUND, Reasons.REFUSAL_RECALL))}  # fmt: skip
-        self._shared: dict[tuple[str, int], Score] = {}
+        self._shared: dict[tuple[str, int | tuple[int, int]], Score] = {}
+        # the last question seen and its content words, as one pair (scoring threads may share this scorer: each
+        # reads and sets the pair whole): a run's traces often share their question
+        self._question: tuple[str, list[str]] = ("", [])
 
     def absent(self, name: str, reason: str) -> Score:
         return self.fixed[name, reason]
 
-    def shared(self, name: str, value: int, make: Callable[[], Score]) -> Score:
+    def shared(self, name: str, value: int | tuple[int, int], make: Callable[[], Score]) -> Score:
         """``make()``, the Score of ``name`` that ``value`` alone determines: built once, for the first ``_SHARED``
         (name, value) pairs seen."""
         got = self._shared.get((name, value))
@@ -151,7 +161,16 @@ class _Scores:
         return got
 
     def count(self, name: str, value: int) -> Score:
-        return self.shared(name, value, lambda: score(name, value))
+        got = self._shared.get((name, value))  # shared() without building its lambda: most counts are shared
+        return got if got is not None else self.shared(name, value, lambda: score(name, value))
+
+    def wanted(self, question: str) -> list[str]:
+        """``content_words(question)``, kept for the next trace (read-only: the metadata gets the missing ones)."""
+        last, words = self._question
+        if question != last:
+            words = content_words(question)
+            self._question = question, words
+        return words
 
 
 def _repeated(steps: _Steps, shared: _Scores) -> Score:
@@ -162,14 +181,18 @@ def _repeated(steps: _Steps, shared: _Scores) -> Score:
         return absent(SEARCH_REPEATED_QUERIES, reason)
     if len(steps.searches) < 2:  # a query can only repeat an earlier one
         return shared.count(SEARCH_REPEATED_QUERIES, 0)
+    # normalise_query inlined: no repeat when the normalised queries are all distinct (an empty one, skipped below,
+    # can only make two equal, which takes the counting loop)
+    queries = [" ".join(query.casefold().split()).strip(_EDGES) for query in steps.queries]
+    if len(set(queries)) == len(queries):
+        return shared.count(SEARCH_REPEATED_QUERIES, 0)
     sent: set[str] = set()
     repeats: list[str] = []
-    for step in steps.searches:
-        query = normalise_query(step.query)
+    for raw, query in zip(steps.queries, queries, strict=True):
         if not query:
             continue  # no query recorded: nothing to compare
         if query in sent:
-            repeats.append(step.query)
+            repeats.append(raw)
         sent.add(query)
     if not repeats:
         return shared.count(SEARCH_REPEATED_QUERIES, 0)
@@ -184,7 +207,7 @@ def _chars(steps: _Steps, shared: _Scores) -> Score:
     reason = steps.unreadable("fetch", "its text was not counted")
     if reason is not None:
         return absent(FETCH_CHARS, reason)
-    return score(FETCH_CHARS, sum(len(step.text) for step in steps.fetches))
+    return score(FETCH_CHARS, sum([len(step.text) for step in steps.fetches]))
 
 
 def _overlap(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
@@ -195,10 +218,10 @@ def _overlap(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
         return absent(SEARCH_QUERY_OVERLAP, reason)
     if not trace.question.strip():
         return shared.absent(SEARCH_QUERY_OVERLAP, Reasons.NO_QUESTION.text)
-    wanted = content_words(trace.question)
+    wanted = shared.wanted(trace.question)
     if not wanted:
         return shared.absent(SEARCH_QUERY_OVERLAP, Reasons.NO_QUESTION_WORD.text)
-    first = steps.searches[0].query  # a search step there: a blind one would have made it absent above
+    first = steps.queries[0]  # a search step there: a blind one would have made it absent above
     if not first.strip():
         return shared.absent(SEARCH_QUERY_OVERLAP, Reasons.NO_FIRST_QUERY.text)
     sent = set(_words(first.casefold()))
@@ -206,7 +229,7 @@ def _overlap(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
     comment = FIRST_QUERY + _quoted(first)
     if missing:
         comment += "; question words not in it: " + ", ".join(missing[:10]) + (" …" if len(missing) > 10 else "")
-    later = [q for step in steps.searches[1:] if (q := step.query).strip()]
+    later = [q for q in steps.queries[1:] if q.strip()]
     if later:
         comment += "; later queries: " + ", ".join(map(_quoted, later[:5])) + (f" (+{len(later) - 5} more)"
                                                                                if len(later) > 5 else "")  # fmt: skip
@@ -228,23 +251,58 @@ def _unused(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
     reason = steps.unreadable("fetch", "its page may be one the answer cites or not")
     if reason is not None:
         return absent(FETCH_UNUSED_RATE, reason)
-    pages: dict[str, set[str]] = {}  # a page (its URL, else its doc id) -> the keys a citation may name it by
+    # a page (its URL, else its doc id) -> whether a citation names it by a key of one of its fetches (its URL, its
+    # doc id): what "no key of the page's is cited" asks, without a set of keys per page. A fetch's key that is None
+    # or "" is no key: "" leaves cited (an explicit citation's blank URL keys as ""), so neither is in it
+    cited.discard("")
+    pages: dict[str, bool] = {}
     for step in steps.fetches:
-        if fetch_failed(step.status):
+        status = step.status
+        if status is not None and status != 200 and fetch_failed(status):  # 200, the usual status, is no failure
             continue
         url = normalize_url(step.url) if step.url else None
         doc = step.doc_id.strip() if step.doc_id else None
-        if url or doc:
-            pages.setdefault(url or doc or "", set()).update(k for k in (url, doc) if k)
+        if page := url or doc:
+            pages[page] = pages.get(page, False) or url in cited or doc in cited
     if not pages:
         return shared.no_page[FETCH_UNUSED_RATE]
-    unused = [page for page, keys in pages.items() if not keys & cited]
+    unused = [page for page, used in pages.items() if not used]
     if not unused:
         return shared.shared(FETCH_UNUSED_RATE, len(pages),
                              lambda: score(FETCH_UNUSED_RATE, 0.0, pages=len(pages), unused=[]))  # fmt: skip
     comment = "fetched, never cited: " + "; ".join(unused[:5]) + (f" (+{len(unused) - 5} more)" if len(unused) > 5
                                                                    else "")  # fmt: skip
     return score(FETCH_UNUSED_RATE, len(unused) / len(pages), comment=comment, pages=len(pages), unused=unused)
+
+
+def _plain_keys(required: list[str | list[str]]) -> list[str] | None:
+    """The keys ``required`` is compared by when it is plain ids, none of them a URL (is_url needs "://"): each
+    stripped; else None (a group, or a URL: ``all_found_after`` compares those)."""
+    for entry in required:
+        if type(entry) is not str or "://" in entry:
+            return None
+    return [entry.strip() for entry in required]  # type: ignore[union-attr]  # every entry a str, as checked
+
+
+def _plain_found_after(searches: list[SearchStep], required: list[str | list[str]],
+                       left: set[str]) -> tuple[int | None, list[str]]:  # fmt: skip
+    """``all_found_after(searches, required)`` when ``required`` is plain ids, no URL among them (``left``, their
+    keys): each hit answers by its stripped doc_id, a hit without one by its URL's key; the required keys not seen
+    yet are struck off a call's hits at a time, by set operations when every hit has a doc_id."""
+    for index, search in enumerate(searches):
+        hits = search.hits
+        ids = [hit.doc_id for hit in hits]
+        if all(ids):
+            left.difference_update(map(str.strip, ids))  # type: ignore[arg-type]  # every id a str, as checked
+        else:
+            for hit, doc_id in zip(hits, ids, strict=True):
+                if doc_id:
+                    left.discard(doc_id.strip())
+                elif hit.url:
+                    left.discard(normalize_url(hit.url) if is_url(hit.url) else hit.url.strip())
+        if not left:
+            return index, []
+    return None, [entry for entry in required if isinstance(entry, str) and entry.strip() in left]  # all str
 
 
 def _after_found(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
@@ -256,19 +314,24 @@ def _after_found(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
         return shared.absent(SEARCH_AFTER_FOUND, Reasons.NO_REQUIRED_LABEL.text)
     if not required:
         return shared.absent(SEARCH_AFTER_FOUND, Reasons.REFUSAL_RECALL.text)
-    if not all(m.strip() for entry in required for m in ([entry] if isinstance(entry, str) else entry)):
+    keys = _plain_keys(required)
+    if not (all(keys) if keys is not None else
+            all(m.strip() for entry in required for m in ([entry] if isinstance(entry, str) else entry))):  # fmt: skip
         return absent(SEARCH_AFTER_FOUND, Reasons.EMPTY_REQUIRED_ID.format(required=required))
     reason = steps.unreadable("search", "it may have found them earlier")
     if reason is not None:
         return absent(SEARCH_AFTER_FOUND, reason)
-    found, missing = all_found_after(steps.searches, required)
+    found, missing = (all_found_after(steps.searches, required) if keys is None else
+                      _plain_found_after(steps.searches, required, set(keys)))  # fmt: skip
     if found is None:
         return absent(SEARCH_AFTER_FOUND, Reasons.NOT_ALL_FOUND.format(missing=", ".join(missing)))
     after = len(steps.searches) - found - 1
     if not after:  # the last search found them: 0, no comment, the metadata its position alone
         return shared.shared(SEARCH_AFTER_FOUND, found + 1, lambda: score(SEARCH_AFTER_FOUND, 0, found_at=found + 1))
-    comment = f"every required doc among the hits of search {found + 1} of {len(steps.searches)}"
-    return score(SEARCH_AFTER_FOUND, after, comment=comment, found_at=found + 1)
+    calls = len(steps.searches)  # the Score is the found call's and the calls' alone: shared too
+    return shared.shared(SEARCH_AFTER_FOUND, (found, calls), lambda: score(
+        SEARCH_AFTER_FOUND, after, comment=f"every required doc among the hits of search {found + 1} of {calls}",
+        found_at=found + 1))  # fmt: skip
 
 
 def trajectory_scorer() -> Scorer:
