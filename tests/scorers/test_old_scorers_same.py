@@ -155,3 +155,18 @@ def test_answer_normalisation_and_overlap_are_unchanged() -> None:
             assert answer.token_f1(gold, text) == old_answer.token_f1(gold, text)
             new = answer._contains(answer.normalize_answer(text), gold)
             assert new == old_answer._contains(old_answer.normalize_answer(text), gold)
+
+
+def test_a_surface_answers_every_lookup_as_before_past_its_scans() -> None:
+    rng = random.Random(36)
+    keys = [*_URLS, *[i for i in _IDS if i is not None], "https://a.example/x", "https://b.example/y", "zzz"]
+    for i in range(3_000):
+        steps: list[Any] = [
+            SearchStep(hits=[Hit(url=rng.choice([*_URLS, None, ""]), doc_id=rng.choice(_IDS)) for _ in range(n)])
+            for n in (rng.randint(0, 6) for _ in range(rng.randint(0, 3)))
+        ]
+        steps += [FetchStep(url=rng.choice(_URLS), status=rng.choice([200, 500])) for _ in range(rng.randint(0, 2))]
+        trace = Trace(id=str(i), answer="", steps=steps)
+        new, old = citations._Surface(trace), old_citations._Surface(trace)
+        for key in [rng.choice(keys) for _ in range(rng.randint(1, 9))]:  # past _SCANS lookups, in any order
+            assert new.check(key) == old.check(key), (key, trace)
