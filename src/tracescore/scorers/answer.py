@@ -169,8 +169,9 @@ def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Score
             correct = refused[is_refusal(final)]
         elif labels.expected_answer_contains:
             norm = normalize_answer(final)
-            empty = [e for e in labels.expected_answer_contains if _needle_of(e) is None]
             missing = [e for e in labels.expected_answer_contains if not _contains(norm, e)]
+            # an entry with no word is never contained: the empty ones are among the missing, in label order
+            empty = [e for e in missing if _needle_of(e) is None] if missing else missing
             if empty:  # an entry with no word to look for is a broken label, not a wrong answer
                 correct = absent(ANSWER_CORRECT, Reasons.EMPTY_EXPECTED_ENTRY.format(entry=empty[0]))
             elif missing:
