@@ -51,6 +51,9 @@ _NUMBER_WORDS = MappingProxyType(
         "hundred": "100",
     }
 )
+_SHARED_F1S = 1_000  # token F1 values whose Score a scorer keeps (gold answers are short: few distinct values)
+_FEW_TOKENS = 8  # gold answers up to this many tokens have their overlap with the answer counted by tuple.count
+_NUMBER_WORD = dict(_NUMBER_WORDS).get  # a dict's own get: a mapping proxy's is a Python-level call per token
 _REFUSAL = re.compile(
     r"\b(i (do not|don't|cannot|can't|could not|couldn't) (know|find|answer|say|determine|confirm)|"
     r"(unable|not able) to (find|answer|determine|confirm)|no (relevant )?information (about|on|regarding)|"
@@ -82,7 +85,7 @@ def _answer_tokens(text: str) -> tuple[str, ...]:
     """The tokens of ``normalize_answer(text)``; cached: one trace's answer and gold are normalised by several
     scores (answer.correct, token F1, exact match, semantic match)."""
     tokens = _squad_tokens(text)
-    return tuple(map(_NUMBER_WORDS.get, tokens, tokens))
+    return tuple(map(_NUMBER_WORD, tokens, tokens))
 
 
 def normalize_answer(text: str) -> str:
@@ -93,8 +96,10 @@ def normalize_answer(text: str) -> str:
 def token_f1(prediction: str, gold: str) -> float:
     """SQuAD v1.1 token F1 over normalised tokens (0 when either side has no token in common)."""
     pred, ref = _answer_tokens(prediction), _answer_tokens(gold)
-    common = Counter(pred) & Counter(ref)
-    same = sum(common.values())
+    if len(ref) <= _FEW_TOKENS:  # the common count without two Counters: tuple.count in C, per distinct gold token
+        same = sum([min(pred.count(t), ref.count(t)) for t in set(ref)])
+    else:
+        same = sum((Counter(pred) & Counter(ref)).values())
     if same == 0:
         return 0.0
     precision, recall = same / len(pred), same / len(ref)
@@ -120,15 +125,20 @@ def is_refusal(answer: str) -> bool:
 
 
 def _contains(haystack: str, needle: str) -> bool:
-    pattern = _needle(needle)
-    return pattern is not None and pattern.search(haystack) is not None
+    found = _needle_of(needle)
+    if found is None:
+        return False
+    # a pattern that starts with a look-behind is tried at every position; a match starts where its text does, and
+    # the look-behind still sees the characters before ``pos``, so the search can start at the text's first place
+    at = haystack.find(found[0])
+    return at >= 0 and found[1].search(haystack, at) is not None
 
 
 @lru_cache(maxsize=4096)
-def _needle(needle: str) -> re.Pattern[str] | None:
-    """The compiled whole-word pattern of one normalised ``expected_answer_contains`` entry (None when empty)."""
+def _needle_of(needle: str) -> tuple[str, re.Pattern[str]] | None:
+    """(normalised text, whole-word pattern) of one ``expected_answer_contains`` entry (None when it has no word)."""
     norm = normalize_answer(needle)
-    return re.compile(rf"(?<!\w){re.escape(norm)}(?!\w)") if norm else None
+    return (norm, re.compile(rf"(?<!\w){re.escape(norm)}(?!\w)")) if norm else None
 
 
 def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Scorer:
@@ -143,6 +153,8 @@ def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Score
     )
 
     all_found = score(ANSWER_CORRECT, True, missing=[])
+    exacts = {b: score(ANSWER_EXACT_MATCH, b) for b in (True, False)}
+    f1s: dict[float, Score] = {}  # token F1 scores without metadata by value, built once each (up to _SHARED_F1S)
     prefix = final_answer_prefix.lower() if final_answer_prefix else None
     cut = len(final_answer_prefix) if final_answer_prefix else 0
 
@@ -157,8 +169,9 @@ def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Score
             correct = refused[is_refusal(final)]
         elif labels.expected_answer_contains:
             norm = normalize_answer(final)
-            empty = [e for e in labels.expected_answer_contains if _needle(e) is None]
             missing = [e for e in labels.expected_answer_contains if not _contains(norm, e)]
+            # an entry with no word is never contained: the empty ones are among the missing, in label order
+            empty = [e for e in missing if _needle_of(e) is None] if missing else missing
             if empty:  # an entry with no word to look for is a broken label, not a wrong answer
                 correct = absent(ANSWER_CORRECT, Reasons.EMPTY_EXPECTED_ENTRY.format(entry=empty[0]))
             elif missing:
@@ -177,8 +190,13 @@ def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Score
         if not _answer_tokens(gold):  # "", "  ", "the", "!!!": nothing to compare with, not an answer that missed it
             reason = Reasons.EMPTY_GOLD.format(gold=gold)
             return Scored((correct, absent(ANSWER_TOKEN_F1, reason), absent(ANSWER_EXACT_MATCH, reason)))
-        f1, exact = score(ANSWER_TOKEN_F1, token_f1(final, gold)), score(ANSWER_EXACT_MATCH, exact_match(final, gold))
-        return Scored((correct, f1, exact))
+        f1 = token_f1(final, gold)
+        shared = f1s.get(f1)
+        if shared is None:
+            shared = score(ANSWER_TOKEN_F1, f1)
+            if len(f1s) < _SHARED_F1S:
+                f1s[f1] = shared
+        return Scored((correct, shared, exacts[exact_match(final, gold)]))
 
     return score_answer
 

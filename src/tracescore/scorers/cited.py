@@ -21,8 +21,10 @@ def cited_keys(trace: Trace) -> list[str]:
     """The sources the answer cites, as ``citation_rows`` keys them (a normalised URL, a stripped doc id; text
     citations left out), in order, each once: the inline markers' references and links, then the explicit
     citations. Nothing is looked up in the steps, so this costs the parse (memoised) and no index of the hits."""
+    if not trace.citations:  # the answer's keys alone, each once already
+        return list(_answer_keys(trace.answer))
     keys = dict.fromkeys(_answer_keys(trace.answer))
-    for citation in trace.citations or ():  # kinds and targets as _explicit_rows gives them
+    for citation in trace.citations:  # kinds and targets as _explicit_rows gives them
         target = citation.url or citation.doc_id
         if citation.url and is_url(citation.url):
             keys.setdefault(normalize_url(citation.url))

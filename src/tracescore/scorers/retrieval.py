@@ -144,12 +144,14 @@ def retrieval_scorer(*, k: int = 5) -> Scorer:
         searches = trace.searches
         if not searches:
             return no_search
-        any_hit = retrieved[any(s.hits for s in searches)]
+        any_hit = retrieved[bool(searches[0].hits) or any(s.hits for s in searches)]  # most: the first has hits
         required = trace.labels.required_doc_ids
         if required is None:
             return Scored((*no_label, any_hit))
         if not required:
             return Scored((*refusal, any_hit))
+        if len(required) == 1 and type(only := required[0]) is str:  # most labels: one id, no list built for it
+            return Scored((*_one(searches, only, required), any_hit))
         if not all(type(r) is str for r in required):  # some entry is a group of alternatives
             grouped = _grouped(searches, required, recall, k)
             if isinstance(grouped, tuple):
@@ -175,6 +177,22 @@ def retrieval_scorer(*, k: int = 5) -> Scorer:
             comment = f"missing required docs in top {k}: {', '.join(missing)}"
             first = score(recall, len(found.top) / len(wanted), comment=comment, k=k, missing=missing)
         return Scored((first, ranked(found.rank), any_hit))
+
+    def _one(searches: list[SearchStep], required: str, label: list[str | list[str]]) -> tuple[Score, Score]:
+        """Recall and first-hit rank of a single required id: what the general path gives for a list of one."""
+        if not required.strip():
+            return _absent(recall, k, Reasons.EMPTY_REQUIRED_ID.format(required=label))
+        key, urls = _key(required), _is_url(required)
+        found = _find(searches, {key}, urls, k)
+        if key in found.top:
+            return full_recall, ranked(found.rank)
+        stale = {}
+        if key not in found.anywhere and doc_family(required):
+            stale = _stale([required], _everywhere(searches, urls))
+        if stale:
+            return _stale_recall(recall, k, stale), ranked(found.rank)
+        comment = f"missing required docs in top {k}: {required}"
+        return score(recall, 0.0, comment=comment, k=k, missing=[required]), ranked(found.rank)
 
     def ranked(rank: int | None) -> Score:
         """``first_hit_rank``: absent without a hit, else shared for the first ``_SHARED_RANKS`` ranks."""

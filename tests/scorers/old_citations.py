@@ -1,0 +1,368 @@
+"""``scorers/citations.py`` as it was before the speed pass of the pre-#33 scorers: the reference the fast code is
+compared with in tests/scorers/test_old_scorers_same.py. Frozen."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from operator import attrgetter
+from typing import Any
+
+from tests.scorers.old_cited import answer_citations, citations_of
+from tests.scorers.old_sentences import (
+    MAX_ANSWER_CHARS,
+    CitedSentence,
+    ParsedAnswer,
+    SentenceIndex,
+    parse_answer,
+    split_sentences,
+)
+from tracescore.catalog import (
+    CITATION_COVERAGE,
+    CITATION_DRIFT_RATE,
+    CITATION_FABRICATED_COUNT,
+    CITATION_SUPPORT_RATE,
+    CITATION_UNFETCHED_RATE,
+    Reasons,
+)
+from tracescore.result import CitationRow, ClaimRow
+from tracescore.scorers.scored import Scored, Scorer
+from tracescore.scores import Score, absent, score
+from tracescore.trace import Citation, Hit, Trace, fetch_failed
+from tracescore.urls import is_url, normalize_url
+
+__all__ = [
+    "MAX_ANSWER_CHARS",
+    "MAX_CITATIONS",
+    "MAX_HITS",
+    "NOTHING_CITED",
+    "CitedSentence",
+    "ParsedAnswer",
+    "citation_rows",
+    "citation_scorer",
+    "judged_citation_scores",
+    "parse_answer",
+    "split_sentences",
+]
+
+# Per-trace guard (with ``MAX_ANSWER_CHARS``): past these, the scorer scores what it read and says what it left out.
+MAX_CITATIONS = 5_000  # explicit ``trace.citations`` entries read
+MAX_HITS = 50_000  # search hits and fetches read to decide what the agent saw
+
+_EMPTY, _NO_SENTENCES, _NO_SOURCE = Reasons.EMPTY_ANSWER.text, Reasons.NO_SENTENCES.text, Reasons.NOTHING_CITED.text
+NOTHING_CITED = frozenset({_EMPTY, _NO_SENTENCES, _NO_SOURCE})
+"""Absent reasons that mean the answer cites nothing, so no cited URL can be unread or made up (the gate counts such a
+trace as checked; any other reason, a search or fetch it could not read, leaves it unchecked)."""
+
+
+
+class _Surface:
+    """What the agent saw (search hits and fetches) and read (fetches that did not fail), indexed once per trace.
+
+    Hits are indexed on the first lookup, by URL as written; all hit URLs are normalised (once) and the doc ids
+    indexed only when a key is not found that way, so the common case (cited pages listed as the search gave them)
+    costs one set per trace, not a normalisation per hit.
+    """
+
+    __slots__ = ("fetch_seen", "fetched", "skipped_steps", "_hits", "_hit_urls", "_hit_keys")
+
+    def __init__(self, trace: Trace) -> None:
+        fetch_seen: set[str] = set()  # normalised URLs and doc ids of every fetch read
+        fetched: set[str] = set()  # ... of the fetches that did not fail
+        skipped = 0  # hits and fetches past MAX_HITS, not read
+        groups: list[list[Hit]] = []  # the hits read, per search
+        budget = MAX_HITS
+        for step in trace.steps:
+            if step.kind == "search":
+                hits = step.hits
+                if len(hits) > budget:
+                    hits = hits[: max(budget, 0)]
+                    skipped += len(step.hits) - len(hits)
+                budget -= len(hits)
+                groups.append(hits)
+                continue
+            if budget <= 0:
+                skipped += 1
+                continue
+            budget -= 1
+            url, doc_id = step.url, step.doc_id
+            ok = not fetch_failed(step.status)
+            if url:
+                norm = normalize_url(url)
+                fetch_seen.add(norm)
+                if ok:
+                    fetched.add(norm)
+            if doc_id:
+                fetch_seen.add(doc_id)
+                if ok:
+                    fetched.add(doc_id)
+        self.fetch_seen, self.fetched, self.skipped_steps, self._hits = fetch_seen, fetched, skipped, groups
+        self._hit_urls: set[str] | None = None  # hit URLs as written
+        self._hit_keys: set[str] | None = None  # normalised hit URLs and hit doc ids
+
+    def check(self, key: str) -> tuple[str, bool, bool]:
+        """(key, fetched, seen) of a cited source's ``key`` (its normalised URL, doc id or stripped text)."""
+        return (key, key in self.fetched, key in self.fetch_seen or self.seen(key))
+
+    def seen(self, key: str) -> bool:
+        """Whether ``key`` (a normalised URL, a doc id or a text citation) is among the hits and fetches."""
+        if key in self.fetch_seen:
+            return True
+        if self._hit_urls is None:
+            self._hit_urls = _truthy(_URL_OF, self._hits)
+        if key in self._hit_urls and normalize_url(key) == key:
+            return True  # a hit written exactly in its normalised form
+        if self._hit_keys is None:
+            self._hit_keys = {normalize_url(u) for u in self._hit_urls} | _truthy(_DOC_ID_OF, self._hits)
+        return key in self._hit_keys
+
+
+_URL_OF, _DOC_ID_OF = attrgetter("url"), attrgetter("doc_id")
+
+
+def _truthy(field: Callable[[Hit], str | None], groups: list[list[Hit]]) -> set[str]:
+    """One field's non-empty values over every hit (``map``/``filter`` in C: no Python loop per hit)."""
+    out: set[str] = set()
+    for hits in groups:
+        out.update(filter(None, map(field, hits)))
+    return out
+
+
+class _Rows:
+    """One trace's citation rows and what the scores need of them, built (with the tallies) in one pass."""
+
+    __slots__ = ("parsed", "rows", "sources", "explicit_index", "skipped_steps", "skipped_citations")
+
+    def __init__(
+        self,
+        parsed: ParsedAnswer,
+        rows: list[CitationRow] | None = None,
+        sources: dict[str, tuple[str, bool, bool]] | None = None,
+        explicit_index: set[int] | None = None,
+        skipped_steps: int = 0,
+        skipped_citations: int = 0,
+    ) -> None:
+        self.parsed = parsed
+        self.rows: list[CitationRow] = [] if rows is None else rows
+        # cited URL/doc id keys (rows not of kind "text") -> (key, fetched, seen): both follow from the key
+        self.sources: dict[str, tuple[str, bool, bool]] = {} if sources is None else sources
+        self.explicit_index: set[int] = set() if explicit_index is None else explicit_index  # sentences cited so
+        self.skipped_steps = skipped_steps  # hits and fetches past MAX_HITS
+        self.skipped_citations = skipped_citations
+
+
+def citation_rows(trace: Trace, parsed: ParsedAnswer | None = None) -> list[CitationRow]:
+    """Every cited source of every sentence (plus the trace's explicit citations), checked against the steps."""
+    return _rows_of(trace, parsed).rows
+
+
+def _rows_of(trace: Trace, parsed: ParsedAnswer | None = None) -> _Rows:
+    if parsed is None:
+        parsed, cites = parse_answer(trace.answer), answer_citations(trace.answer)
+    else:
+        cites = citations_of(parsed)
+    surface = _Surface(trace)
+    rows: list[CitationRow] = []
+    sources: dict[str, tuple[str, bool, bool]] = {}
+    checked: dict[str, tuple[str, bool, bool]] = {}  # key -> (key, fetched, seen): both follow from the key
+    for index, marker, target, kind, key in cites:
+        got = checked.get(key) or checked.setdefault(key, surface.check(key))
+        if kind != "text":
+            sources[key] = got
+        rows.append(_row(index, marker, target, kind, got))
+    explicit = trace.citations or []
+    explicit_index: set[int] = set()
+    if explicit:
+        _explicit_rows(explicit[:MAX_CITATIONS], parsed, surface, checked, rows, sources, explicit_index)
+    skipped = max(len(explicit) - MAX_CITATIONS, 0)
+    return _Rows(parsed, rows, sources, explicit_index, surface.skipped_steps, skipped)
+
+
+def _explicit_rows(
+    explicit: list[Citation],
+    parsed: ParsedAnswer,
+    surface: _Surface,
+    checked: dict[str, tuple[str, bool, bool]],
+    rows: list[CitationRow],
+    sources: dict[str, tuple[str, bool, bool]],
+    explicit_index: set[int],
+) -> None:
+    """Rows of the trace's explicit citations, each placed in its sentence by ``SentenceIndex`` (-1 if none)."""
+    index_of = SentenceIndex(parsed.sentences) if any(c.sentence for c in explicit) else None
+    for citation in explicit:
+        target = citation.url or citation.doc_id
+        if not target:
+            continue
+        kind = "url" if citation.url and is_url(citation.url) else ("doc_id" if citation.doc_id else "text")
+        index = index_of.find(citation.sentence) if index_of is not None else -1
+        key = normalize_url(target) if kind == "url" else target.strip()
+        got = checked.get(key) or checked.setdefault(key, surface.check(key))
+        if kind != "text":
+            sources[key] = got
+        explicit_index.add(index)
+        rows.append(_row(index, citation.marker, target, kind, got))
+
+
+_new, _set = object.__new__, object.__setattr__
+
+
+def _row(index: int, marker: str | None, target: str, kind: str, got: tuple[str, bool, bool]) -> CitationRow:
+    """``CitationRow(index, marker, target, kind, *got)``, built in a fraction of the time: a frozen dataclass's
+    ``__init__`` sets each field through ``object.__setattr__``; this gives the instance, in one call, the ``__dict__``
+    that leaves it with (the same fields in the same order: its equality, ``asdict``, pickling and encoding read
+    nothing else)."""
+    row = _new(CitationRow)
+    _set(row, "__dict__", {
+        "sentence_index": index, "marker": marker, "target": target, "kind": kind,
+        "normalized": got[0], "fetched": got[1], "seen": got[2],
+    })  # fmt: skip
+    return row
+
+
+def _blind_spot_reason(trace: Trace, kind: str) -> str | None:
+    """Why a score resting on ``kind`` steps cannot be trusted: the steps of that kind the adapter could not read."""
+    spots = [b for b in trace.blind_spots if b.kind == kind]
+    if not spots:
+        return None
+    shown = "; ".join(f"{b.tool or kind}: {b.reason}" for b in spots[:3])
+    more = f" (+{len(spots) - 3} more)" if len(spots) > 3 else ""
+    what = "a cited URL may have come from it" if kind == "search" else "a cited URL may have been read there"
+    return Reasons.STEPS_UNREADABLE.format(kind=kind, steps=shown + more, consequence=what)
+
+
+def citation_scorer() -> Scorer:
+    """Scorer factory for ``citation.coverage``, ``citation.unfetched_rate`` and ``citation.fabricated_count``."""
+    names = (CITATION_COVERAGE, CITATION_UNFETCHED_RATE, CITATION_FABRICATED_COUNT)
+    # the outcomes that depend on no text, built once (Scores are frozen; their metadata is only read downstream)
+    empty = tuple([absent(n, _EMPTY) for n in names])
+    no_sentences = tuple([absent(n, _NO_SENTENCES) for n in names])
+    no_source = absent(CITATION_UNFETCHED_RATE, _NO_SOURCE)
+    none_fabricated = score(CITATION_FABRICATED_COUNT, 0.0, fabricated=[])
+
+    def score_citations(trace: Trace) -> Scored:
+        memo = _rows_of(trace)  # an empty answer can still carry the trace's explicit citations: rows for the store
+        parsed = memo.parsed
+        answer = trace.answer
+        if not answer or answer.isspace():  # not answer.strip(), without copying the answer
+            return _scored(empty, memo)
+        sentences = parsed.sentences
+        if not sentences:
+            return _scored(no_sentences, memo)
+        guard = _guard_notes(parsed, memo) if parsed.truncated or memo.skipped_citations or memo.skipped_steps else []
+        explicit_index = memo.explicit_index
+        if explicit_index:
+            uncited = [
+                s.text for i, s in enumerate(sentences) if not s.markers and not s.links and i not in explicit_index
+            ]
+        else:  # every link of a sentence is a row: a sentence is cited by its markers or links
+            uncited = [s.text for s in sentences if not s.markers and not s.links]
+        n = len(sentences)
+        cited = n - len(uncited)
+        comment = _first("uncited sentences", uncited) if uncited else None
+        if guard:
+            comment = "; ".join([*guard, *([comment] if comment else [])])
+        coverage = Score(
+            CITATION_COVERAGE,
+            cited / n,
+            None,
+            comment,
+            {"sentences": n, "cited": cited, "unresolved_markers": parsed.unresolved_markers},
+        )
+        sources = memo.sources
+        blind = trace.blind_spots
+        fetch_blind = _blind_spot_reason(trace, "fetch") if blind else None
+        if not sources:
+            unfetched_rate = no_source
+        elif fetch_blind:
+            unfetched_rate = absent(CITATION_UNFETCHED_RATE, fetch_blind)
+        else:
+            unfetched = sorted([k for k, got in sources.items() if not got[1]])
+            unfetched_rate = Score(
+                CITATION_UNFETCHED_RATE,
+                len(unfetched) / len(sources),
+                None,
+                _first("cited but never fetched", unfetched) if unfetched else None,
+                {"cited": len(sources), "unfetched": unfetched},
+            )
+        search_blind = _blind_spot_reason(trace, "search") if blind else None
+        if search_blind:
+            fabricated_count = absent(CITATION_FABRICATED_COUNT, search_blind)
+        elif guard:
+            fabricated_count = absent(CITATION_FABRICATED_COUNT, Reasons.OVER_GUARD.format(notes="; ".join(guard)))
+        else:
+            fabricated = sorted([k for k, got in sources.items() if not got[2]])  # r.fabricated: no text rows here
+            if not fabricated:
+                fabricated_count = none_fabricated
+            else:
+                fabricated_count = Score(
+                    CITATION_FABRICATED_COUNT,
+                    float(len(fabricated)),
+                    None,
+                    _first("cited but never seen in any search result or fetch", fabricated),
+                    {"fabricated": fabricated},
+                )
+        return _scored((coverage, unfetched_rate, fabricated_count), memo)
+
+    return score_citations
+
+
+def judged_citation_scores(
+    claims: Sequence[ClaimRow], meta: dict[str, Any], with_meta: Callable[..., dict[str, Any]]
+) -> list[Score]:
+    """``citation.support_rate`` (PARTIAL kept apart in its metadata) and ``citation.drift_rate`` (naming the fetched
+    source that does support the claim) over the claims of cited sentences, from the verdicts the grounding scorer's
+    judge call gave them (``cited_verdict``, ``drift_to``). ``with_meta(name, **extra)``: a score's metadata."""
+    cited = [r for r in claims if r.cited]
+    if not cited:
+        return [absent(n, Reasons.NO_CITED_CLAIM.text, **meta) for n in (CITATION_SUPPORT_RATE, CITATION_DRIFT_RATE)]
+    supported = sum(1 for r in cited if r.cited_verdict == "supported")
+    partial = sum(1 for r in cited if r.cited_verdict == "partial")
+    unsupported = [r.text for r in cited if r.cited_verdict not in ("supported", "partial")]
+    drifted = [r for r in cited if r.drift_to]
+    support = score(
+        CITATION_SUPPORT_RATE,
+        supported / len(cited),
+        comment=_first("cited source does not support", unsupported, 3) if unsupported else None,
+        **with_meta(
+            CITATION_SUPPORT_RATE,
+            cited_claims=len(cited),
+            supported=supported,
+            partial=partial,
+            partial_rate=partial / len(cited),
+        ),
+    )
+    drift = score(
+        CITATION_DRIFT_RATE,
+        len(drifted) / len(cited),
+        comment=_first("supported by another fetched source", [f"{r.text} → {r.drift_to}" for r in drifted], 3)
+        if drifted
+        else None,
+        **with_meta(CITATION_DRIFT_RATE, cited_claims=len(cited), drift_to=sorted({r.drift_to or "" for r in drifted})),
+    )
+    return [support, drift]
+
+
+def _scored(scores: tuple[Score, ...], memo: _Rows) -> Scored:
+    """The scores with the trace's citation rows, and a note for each marker the reference list does not resolve."""
+    unresolved = memo.parsed.unresolved_markers
+    if not unresolved:  # most traces: no comprehension to run
+        return Scored(scores, citations=tuple(memo.rows))
+    notes = tuple([f"marker [{m}] has no reference in the answer's reference list" for m in unresolved])
+    return Scored(scores, citations=tuple(memo.rows), notes=notes)
+
+
+def _guard_notes(parsed: ParsedAnswer, memo: _Rows) -> list[str]:
+    """What the per-trace guard left unread, in words (empty when the whole trace was read)."""
+    notes = []
+    if parsed.truncated:
+        notes.append(f"answer longer than {MAX_ANSWER_CHARS:,} characters: only the start was parsed")
+    if memo.skipped_citations:
+        notes.append(f"{memo.skipped_citations} explicit citations past the first {MAX_CITATIONS:,} not read")
+    if memo.skipped_steps:
+        notes.append(f"{memo.skipped_steps} hits/fetches past the first {MAX_HITS:,} not read")
+    return notes
+
+
+def _first(label: str, items: list[str], limit: int = 5) -> str:
+    shown = "; ".join(items[:limit])
+    more = f" (+{len(items) - limit} more)" if len(items) > limit else ""
+    return f"{label}: {shown}{more}"
