@@ -228,6 +228,11 @@ def _dates(trace: Trace, sources: dict[str, FetchStep], keys: Mapping[int, list[
     return dated, undated
 
 
+# the reason when no source has a date, as the text around its ``{sources}``: joined with the sources shown, what
+# ``format`` writes, at a tenth of its cost (a text holding another field would not split in two: an import error)
+_NO_DATE_HEAD, _NO_DATE_TAIL = Reasons.NO_SOURCE_DATE.format(sources="\0").split("\0")
+
+
 def _stale(trace: Trace, stale_after: timedelta, days: float, fixed: Mapping[str, Score]) -> Score:
     if not trace.answer.strip():
         return fixed[Reasons.EMPTY_ANSWER.text]
@@ -249,7 +254,7 @@ def _stale(trace: Trace, stale_after: timedelta, days: float, fixed: Mapping[str
     dated, undated = _dates(trace, sources, keys)
     if not dated:
         shown = ", ".join(undated[:3]) + (f" (+{len(undated) - 3} more)" if len(undated) > 3 else "")
-        return absent(CITATION_STALE_RATE, Reasons.NO_SOURCE_DATE.format(sources=shown))
+        return absent(CITATION_STALE_RATE, _NO_DATE_HEAD + shown + _NO_DATE_TAIL)
     if trace.timestamp is None:  # asked last: the reasons before it are facts of the pages, the same on every platform
         return fixed[Reasons.NO_TIMESTAMP.text]
     now = trace.timestamp if trace.timestamp.tzinfo else trace.timestamp.replace(tzinfo=UTC)
