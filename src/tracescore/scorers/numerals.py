@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
 
-__all__ = ["NOT_PLAIN", "NUMBER_WORDS", "ORDINAL_WORDS", "PART_SEP", "Key", "Numeral", "clean", "numerals",
+__all__ = ["NOT_PLAIN", "NUMBER_WORDS", "ORDINAL_WORDS", "PART_SEP", "Key", "Numeral", "clean", "fold", "numerals",
            "plain_number", "reading", "word_char"]
 
 Key = tuple[object, ...]  # ("n", Decimal) a value, ("d", y, m, d) a day, ("ym", y, m) a month, ("md", m, d) a day
@@ -102,8 +102,18 @@ class Numeral:
     value: Decimal | None
 
 
+# the letters outside ASCII that a case-insensitive pattern matches as an ASCII one ("ſix" matches "six", "fırst"
+# "first"): a matched word is folded to ASCII before it is looked up
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def fold(word: str) -> str:
+    """``word`` lower-cased as a case-insensitive pattern read it: "ſIX", "fİrst" → "six", "first"."""
+    return word.lower() if word.isascii() else word.translate(_FOLD).lower()
+
+
 def _month(text: str) -> int:
-    return _MONTHS[text[:3].lower()]
+    return _MONTHS[fold(text[:3])]
 
 
 def _day(text: str, y: str, m: int, d: str) -> list[Numeral]:
@@ -121,7 +131,7 @@ def _value(match: re.Match[str], digits: str) -> Decimal | None:
     except InvalidOperation:
         return None
     scale = match.group("scale1") or match.group("scale2")
-    return value * _SCALES[scale.lower()] if scale else value
+    return value * _SCALES[fold(scale)] if scale else value
 
 
 def _one(match: re.Match[str]) -> list[Numeral]:
@@ -144,7 +154,7 @@ def _one(match: re.Match[str]) -> list[Numeral]:
         return [Numeral(text, ("ym", year, _month(g("m3"))), None), Numeral(text, ("n", Decimal(year)), Decimal(year))]
     if g("name"):
         return [Numeral(text, ("name", _NAME_SEPARATORS.sub("", text).lower()), None)]
-    digits = g("digits") if g("num") else str(_WORD_VALUE[g("w").lower()])
+    digits = g("digits") if g("num") else str(_WORD_VALUE[fold(g("w"))])
     value = _value(match, digits)
     return [] if value is None else [Numeral(text, ("n", value), value)]
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from tracescore.catalog import CITATION_STALE_RATE, Reasons
 from tracescore.scorers.cited import cited_keys
+from tracescore.scorers.numerals import fold
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
@@ -68,9 +69,9 @@ def _day(match: re.Match[str]) -> date | None:
     if g("iy"):
         y, m, d = int(g("iy")), int(g("im")), int(g("id"))
     elif g("my"):
-        y, m, d = int(g("my")), _MONTHS[g("mm").lower().rstrip(".")], int(g("md"))
+        y, m, d = int(g("my")), _MONTHS[fold(g("mm")).rstrip(".")], int(g("md"))
     else:
-        y, m, d = int(g("dy")), _MONTHS[g("dm").lower().rstrip(".")], int(g("dd"))
+        y, m, d = int(g("dy")), _MONTHS[fold(g("dm")).rstrip(".")], int(g("dd"))
     try:
         return date(y, m, d)
     except ValueError:
