@@ -139,3 +139,14 @@ def test_varied_results_encode_as_json_dumps_does() -> None:
         result = TraceResult(trace_id=f"t{i}", scores={s.name: s for s in scores}, metadata=metadata)
         data, text = result.encoded()
         assert text == _reference(result) and data == result.to_json()
+
+
+def test_a_new_pair_among_known_ones_is_written_where_it_stands() -> None:
+    """A reason new on this trace between known pairs (looked up in C, then written), and one that is not text."""
+    result_module._PAIRS.clear()
+    TraceResult("t", scores={"a": Score("a", None, "r1"), "b": Score("b", None, "r2")}).encoded()
+    mixed = {"a": Score("a", None, "r1"), "c": Score("c", None, "new"), "b": Score("b", None, "r2")}
+    odd = {"a": Score("a", None, "r1"), "d": Score("d", None, 3)}  # type: ignore[arg-type]
+    for scores in (mixed, mixed | {"e": Score("e", None, "newer")}, odd):
+        result = TraceResult("t", scores=scores)
+        assert result.encoded()[1] == _reference(result)

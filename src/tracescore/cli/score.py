@@ -282,21 +282,28 @@ def _score(
     parts.adapter = labelled(parts.adapter, store_path)  # reviewer-entered labels (#12), as on every path
     progress = Progress(request.path, quiet=quiet)
 
+    # a quiet run renders no table (``_finish``), so its lines are not folded into one (~5 us a light trace); the
+    # traces the judge's budget left unjudged are looked for only where there is a judge (``Scoring`` reads them then)
+    tally, budget = not quiet, scoring.judge is not None
+
     def on_results(done: int, batch: list[Scored]) -> None:
-        add, unjudged = summary.add, scoring.unjudged
-        for scored in batch:
-            data = scored.data
-            if data is None:  # scored in a worker process, which folded its chunk's lines into one digest
-                if scored.digest is not None:
-                    summary.merge(scored.digest)
-                continue
-            add(data)
-            reason = data["missing"].get(GROUNDING_RATE)
-            if reason is not None and declared_reason(reason) == Reasons.BUDGET:
-                unjudged.append(str(data["trace_id"]))
+        if tally or budget:
+            add, unjudged = summary.add, scoring.unjudged
+            for scored in batch:
+                data = scored.data
+                if data is None:  # scored in a worker process, which folded its chunk's lines into one digest
+                    if scored.digest is not None:
+                        summary.merge(scored.digest)
+                    continue
+                if tally:
+                    add(data)
+                reason = data["missing"].get(GROUNDING_RATE)
+                if reason is not None and declared_reason(reason) == Reasons.BUDGET:
+                    unjudged.append(str(data["trace_id"]))
         progress.update(done)
 
-    plan = recipe.processes(parts.adapter, digest=summarize) if workers > 1 else None  # CPU-bound: no judge
+    digest = summarize if tally else _untallied
+    plan = recipe.processes(parts.adapter, digest=digest) if workers > 1 else None  # CPU-bound: no judge
     try:
         run = score_once(
             parts,
@@ -315,6 +322,11 @@ def _score(
         store.close()
         recipe.close()
     return run, summary, scoring
+
+
+def _untallied(lines: list[dict[str, Any]]) -> None:
+    """A quiet run's digest of a worker's chunk: nothing (no table is rendered), and the lines need not come back."""
+    return None
 
 
 def _finish(

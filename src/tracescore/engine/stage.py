@@ -114,7 +114,7 @@ class Stage:
             trace is not None,
             data,
             text,
-            result_rows(self.run_id, result, text),
+            result_rows(self.run_id, result, text, data["missing"]),
             result if self.keep_result else None,
             failure,
             bool(result.errors),

@@ -55,6 +55,9 @@ def citation_rows(rows: list[CitationRow]) -> str | None:
         )
 
 
+_KINDS = {kind: _ASCII(kind) for kind in ("url", "doc_id", "text")}
+
+
 class _Other(Exception):
     """A row holding a field of another type than its declared one: the json module writes the array."""
 
@@ -73,7 +76,9 @@ def _written(rows: list[CitationRow]) -> str:
             mark = _ASCII(marker)
         else:
             raise _Other
-        parts.append(
-            f"[{index},{mark},{_ASCII(target)},{_ASCII(kind)},{_ASCII(normalized)},{int(c.fetched)},{int(c.seen)}]"
-        )
+        written = _ASCII(target)
+        # a URL is most often its own normalised form, and a kind one of three: each written once
+        same = written if normalized == target else _ASCII(normalized)
+        sort = _KINDS.get(kind) or _ASCII(kind)
+        parts.append(f"[{index},{mark},{written},{sort},{same},{int(c.fetched)},{int(c.seen)}]")
     return "[" + ",".join(parts) + "]"

@@ -16,12 +16,14 @@ judge repeated 14 of them, ~320 bytes a trace, where the one reason takes ~35), 
 from __future__ import annotations
 
 import json
+from itertools import compress
+from typing import Any
 
 from tracescore.catalog import NOT_COMPUTED, absence_kind
 from tracescore.result import TraceResult
 from tracescore.store.scores_view import TRACE_KEY
 
-__all__ = ["CURRENT_VIEW_MIGRATION", "NOT_COMPUTED_REASONS_MIGRATION", "not_computed"]
+__all__ = ["CURRENT_VIEW_MIGRATION", "NOT_COMPUTED_REASONS_MIGRATION", "not_computed", "not_computed_of"]
 
 # the not-computed reasons of the releases before this migration (a judge failure, budget or key, a step that
 # could not be read, a guard, unknown links, a retrieval scorer that raised); applied: never edit it
@@ -111,20 +113,34 @@ def not_computed(result: TraceResult) -> str | None:
     return text or None
 
 
+def not_computed_of(missing: dict[str, str]) -> str | None:
+    """``not_computed`` of a result from its line's ``missing`` ({name: reason as the line words it}), read in C from
+    the dict the line was written from instead of in a pass over the scores: the same text, as an absence without a
+    reason is worded "not computed", which is a reason not computed too (tests/store/test_current_view.py)."""
+    reasons = tuple(missing.values())
+    text = _TEXT.get(reasons)
+    if text is None:
+        text = _learn(reasons)
+    return text or None
+
+
 def _learn(reasons: tuple[str | None, ...]) -> str:
     """The column for a new tuple of reasons (one reason naming the trace makes every trace's new): each reason is
-    classified once, and the column text of the same not-computed reasons is written once."""
+    classified once, and the column text of the same not-computed reasons is written once. The tuple is looked up and
+    filtered in C: only a reason not seen before is classified in Python (a trace's tuple is new when one of its
+    reasons names the trace, as the stale-source reason does: the others are known)."""
     if len(_TEXT) > _REMEMBERED:
         _TEXT.clear()
     if len(_UNCOMPUTED) > _REMEMBERED:
         _UNCOMPUTED.clear()
-    kept: dict[str, None] = {}
-    for reason in reasons:
-        uncomputed = _UNCOMPUTED.get(reason)
-        if uncomputed is None:
-            uncomputed = _UNCOMPUTED[reason] = absence_kind(reason) == NOT_COMPUTED
-        if uncomputed:
-            kept[reason or "not computed"] = None  # the line's word for an absence without a reason
+    kinds = list(map(_UNCOMPUTED.get, reasons))
+    if None in kinds:
+        for i, reason in enumerate(reasons):
+            if kinds[i] is None:
+                kinds[i] = _UNCOMPUTED[reason] = absence_kind(reason) == NOT_COMPUTED
+    kept: dict[Any, None] = dict.fromkeys(compress(reasons, kinds))
+    if None in kept or "" in kept:  # the line's word for an absence without a reason, in the order first worded
+        kept = dict.fromkeys(reason or "not computed" for reason in kept)
     key = tuple(kept)
     text = _KEPT.get(key)
     if text is None:

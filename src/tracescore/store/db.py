@@ -22,7 +22,12 @@ from tracescore.errors import StoreError
 from tracescore.result import TraceResult
 from tracescore.store.citations_view import CITATIONS_VIEW_MIGRATION, citation_rows
 from tracescore.store.connect import PAGE_SIZE, connect
-from tracescore.store.current_view import CURRENT_VIEW_MIGRATION, NOT_COMPUTED_REASONS_MIGRATION, not_computed
+from tracescore.store.current_view import (
+    CURRENT_VIEW_MIGRATION,
+    NOT_COMPUTED_REASONS_MIGRATION,
+    not_computed,
+    not_computed_of,
+)
 from tracescore.store.scores_view import SCORES_VIEW_MIGRATION, score_metadata
 from tracescore.store.spend import JUDGE_SPEND_MIGRATION
 
@@ -189,8 +194,11 @@ class ResultRows:
         return ResultRows, (self.result, self.claims)  # a tuple: no Python call per field
 
 
-def result_rows(run_id: str, result: TraceResult, line: str | None = None) -> ResultRows:
-    """The store rows of ``result`` (``line``: its result line, when already serialised).
+def result_rows(
+    run_id: str, result: TraceResult, line: str | None = None, missing: dict[str, str] | None = None
+) -> ResultRows:
+    """The store rows of ``result`` (``line``: its result line, when already serialised; ``missing``: that line's
+    ``missing``, when its dict is at hand: the not-computed column is read from it).
 
     The per-score rows are a view over the result line; only the scores' metadata, which the line lacks, is added.
     The per-citation rows are a view too, over one JSON array in the results row.
@@ -208,7 +216,7 @@ def result_rows(run_id: str, result: TraceResult, line: str | None = None) -> Re
             line,
             score_metadata(result),
             citation_rows(result.citations),
-            not_computed(result),
+            not_computed(result) if missing is None else not_computed_of(missing),
         ),
         [
             (run_id, tid)

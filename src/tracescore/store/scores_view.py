@@ -8,6 +8,8 @@ before (the README's example). Score names hold dots, so keys are matched with `
 from __future__ import annotations
 
 import json
+from itertools import compress
+from operator import attrgetter
 
 from tracescore.result import TraceResult, _strict, encoder
 
@@ -57,15 +59,19 @@ SCORES_VIEW_MIGRATION = f"""
     """
 
 
+_METADATA = attrgetter("metadata")
+
 _COMPACT = encoder(ensure_ascii=True, separators=(",", ":"))
 """``json.dumps(value, default=str, separators=(",", ":"), allow_nan=False)``, set up once."""
 
 
 def score_metadata(result: TraceResult) -> str | None:
     """{score name: metadata} of the scores that carry any, as strict JSON (the view's json functions read it)."""
-    metadata = {name: s.metadata for name, s in result.scores.items() if s.metadata}
-    if not metadata:
+    scores = result.scores
+    given = list(map(_METADATA, scores.values()))  # picked in C: most scores carry none (a dict comprehension over
+    if not any(given):  # a trace's ~35 scores cost ~3 us)
         return None
+    metadata = dict(compress(zip(scores, given, strict=True), given))
     try:
         return _COMPACT(metadata)
     except (ValueError, RecursionError):  # a non-finite float: written as the result line writes it ("NaN", ...)
