@@ -8,14 +8,6 @@ from operator import attrgetter
 from typing import Any
 
 from tests.scorers.old_cited import answer_citations, citations_of
-from tests.scorers.old_sentences import (
-    MAX_ANSWER_CHARS,
-    CitedSentence,
-    ParsedAnswer,
-    SentenceIndex,
-    parse_answer,
-    split_sentences,
-)
 from tracescore.catalog import (
     CITATION_COVERAGE,
     CITATION_DRIFT_RATE,
@@ -26,6 +18,14 @@ from tracescore.catalog import (
 )
 from tracescore.result import CitationRow, ClaimRow
 from tracescore.scorers.scored import Scored, Scorer
+from tracescore.scorers.sentences import (
+    MAX_ANSWER_CHARS,
+    CitedSentence,
+    ParsedAnswer,
+    SentenceIndex,
+    parse_answer,
+    split_sentences,
+)
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Citation, Hit, Trace, fetch_failed
 from tracescore.urls import is_url, normalize_url

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from tests.scorers.old_sentences import ParsedAnswer, parse_answer, reference_target
+from tracescore.scorers.sentences import ParsedAnswer, parse_answer, reference_target
 from tracescore.trace import Trace
 from tracescore.urls import is_url, normalize_url
 

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.scorers import old_answer, old_citations, old_cited, old_retrieval, old_sentences
+from tests.scorers import old_answer, old_citations, old_cited, old_retrieval
 from tests.scorers.test_cite_fast_paths import _ATOMS, _fixture_traces, _texts
 from tracescore.adapters.jsonl import trace_from_json
-from tracescore.scorers import answer, citations, cited, retrieval, sentences
+from tracescore.scorers import answer, citations, cited, retrieval
 from tracescore.scorers.scored import Scored
 from tracescore.trace import Citation, FetchStep, Hit, Labels, SearchStep, Trace
 
@@ -29,10 +29,6 @@ def _same(new: Scored, old: Scored) -> None:
     assert list(new.scores) == list(old.scores)
     assert [dataclasses.astuple(r) for r in new.citations] == [dataclasses.astuple(r) for r in old.citations]
     assert new.citations == old.citations and new.claims == old.claims and new.notes == old.notes
-
-
-def _parsed(p: Any) -> tuple[Any, ...]:
-    return ([(s.text, s.markers, s.links) for s in p.sentences], p.references, p.unresolved_markers, p.truncated)
 
 
 def _benchmark_traces() -> list[Trace]:
@@ -120,7 +116,6 @@ def _check(traces: list[Trace]) -> None:
     for trace in traces:
         for new, old in made:
             _same(new(trace), old(trace))
-        assert _parsed(sentences.parse_answer(trace.answer)) == _parsed(old_sentences.parse_answer(trace.answer))
         assert citations.citation_rows(trace) == old_citations.citation_rows(trace)
         assert cited.cited_keys(trace) == old_cited.cited_keys(trace)
 
@@ -131,14 +126,6 @@ def test_the_old_scorers_are_unchanged_on_fixtures(shared_data: Path) -> None:
 
 def test_the_old_scorers_are_unchanged_on_generated_traces() -> None:
     _check(_generated_traces(6_000, 33))
-
-
-def test_the_answer_parse_and_sentences_are_unchanged_on_generated_answers() -> None:
-    for text in _texts(20_000, 34):
-        assert _parsed(sentences.parse_answer.__wrapped__(text)) == _parsed(
-            old_sentences.parse_answer.__wrapped__(text)
-        )
-        assert sentences.split_sentences(text) == old_sentences.split_sentences(text)
 
 
 _LETTERS = [*"aZ9 _.!?,;:-'\u00e9\u00df\u0130\u00a0\t\n", "the", "an", "A", "one", "Twenty", " 30", "days"]
