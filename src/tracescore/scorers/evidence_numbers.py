@@ -26,6 +26,7 @@ from tracescore.scorers.evidence_anchors import held_ws as _held_ws
 from tracescore.scorers.evidence_anchors import led_pattern as _led_pattern
 from tracescore.scorers.evidence_anchors import led_split as _led_split
 from tracescore.scorers.evidence_anchors import name_forms as _name_forms
+from tracescore.scorers.evidence_anchors import name_heads as _name_heads
 from tracescore.scorers.evidence_anchors import part_starts as _part_starts
 from tracescore.scorers.evidence_anchors import shown
 from tracescore.scorers.evidence_anchors import value_anchors as _value_anchors
@@ -336,8 +337,27 @@ class Evidence:
         if self._where is not None:
             k = next((k for k in self._where if ok(k)), None)
             return None if k is None else self._where[k]
-        found = self._first_of(ok, narrow)
+        found = (self._first_named(letters, ok) if kind == "name" else None) or self._first_of(ok, narrow)
         return None if found is None else (found[2].text, self.parts[found[0]][1])
+
+    def _first_named(self, letters: str, ok: Callable[[Key], bool]) -> tuple[int, int, Numeral] | None:
+        """``first_like``'s ``_first_of`` for a name, without finding every place a name with ``letters`` can start
+        (two passes over the evidence): the first place where all the letters stand before a number (``_led``, found
+        for ``states``) that reads one ``ok`` bounds the answer, and only the places up to it are found and read, in
+        order. Past 64 places every part is read whole instead, which gives the same first one (as reading around
+        every place does). None: not found so."""
+        lower = self._index()
+        if not lower or letters in self._heads:
+            return None
+        led, pattern = self._led(lower, letters), _name_heads(letters)
+        stop = next((at for at in led if pattern.match(lower, at) and any(ok(n.key) for _, n in self._around(at))),
+                    None)
+        places = [] if stop is None else _heads_at(lower, letters, led, stop)
+        for at in places if len(places) <= _MAX_PLACES else ():
+            for j, n in self._around(at):
+                if ok(n.key):
+                    return bisect_right(self._starts, at) - 1, j, n
+        return None
 
     def candidates(self) -> list[Decimal] | None:
         """Every value the evidence may state (a superset, sorted), None when past the derived note's pool."""
