@@ -177,3 +177,46 @@ def test_lookups_answer_as_reading_every_part_whole() -> None:
                 letters = "".join(c for c in str(key[1]) if c.isalpha())
                 assert fast.first_like("name", letters, key) == _where_first_like(slow, letters, key), (texts, key)
     assert looked > 30000 and known > 10000, (looked, known)
+
+
+def test_name_heads_up_to_a_place_are_the_heads_up_to_it() -> None:
+    """``heads_at`` with ``stop`` (reading only as far as a match starting by it reaches back from) against every
+    head found over the whole text, on the head texts and with long runs of digits and dots across the stop."""
+    r = random.Random(31)
+    for _ in range(20000):
+        letters = r.choice(["claim", "ca", "cc", "aa", "c", "cl", "lai"])
+        chunks = _HEAD_BITS + ("1234567", "0.0.0", "12.345", "9" * 30)
+        lower = "".join(_planted(r, letters) if r.random() < 0.4 else r.choice(chunks)
+                        for _ in range(r.randint(0, 14)))  # fmt: skip
+        led = [m.start() for m in anchors.led_pattern(letters).finditer(lower)]
+        whole = _old_heads(lower, letters)
+        for stop in {r.randint(0, len(lower) + 1), *led[:3], *whole[:3]}:
+            assert anchors.heads_at(lower, letters, led, stop) == [at for at in whole if at <= stop], (lower, stop)
+
+
+def test_closest_names_answer_as_reading_every_part_whole() -> None:
+    """``first_like`` of names (found up to the first place reading a like name) against ``where``: keys looked up
+    in any order, names like each other or not, and evidence with more than 64 places a name can start (read whole
+    when every place is looked for)."""
+    words = ("claim", "Claim 59", "claim-3", "claim 3", "c1laim", "cl-2aim", "claim0", "Claim 1", "claim 1.5",
+             "claim\n2", "claim 7 days", "7 claim", "x", "days", "the", "12claim9", "claims 4", "claim 10.5",
+             "GPT-4o", "gpt 4", "gpt4o", "https://x.example/claim5", "[3]", "0", "59")  # fmt: skip
+    names = ("claim0", "claim1", "claim3", "claim59", "claim2", "claim1.5", "gpt4o", "gpt4", "claim7")
+    r = random.Random(41)
+    found = many = 0
+    for _ in range(3000):
+        size = r.choice([3, 10, 40, 40, 150, 400])
+        texts = [" ".join(r.choice(words) for _ in range(r.randint(1, size))) for _ in range(r.randint(1, 5))]
+        texts[-1] += " ſ" if r.random() < 0.05 else ""  # not narrowed: every part read whole
+        fast, slow = _evidence(texts), _evidence(texts)
+        slow.where  # noqa: B018 - every part read whole: the lookups answer from it
+        many += sum(" ".join(texts).lower().count(w) for w in ("claim", "c1", "cl-")) > 64
+        for name in r.sample(names, r.randint(1, len(names))):
+            key: Key = ("name", name)
+            letters = "".join(c for c in name if c.isalpha())
+            if r.random() < 0.3:
+                assert fast.states(key) == slow.states(key), (texts, key)
+            want = _where_first_like(slow, letters, key)
+            assert fast.first_like("name", letters, key) == want, (texts, key)
+            found += want is not None
+    assert found > 8000 and many > 300, (found, many)

@@ -131,15 +131,23 @@ def _after_digit(letters: str) -> re.Pattern[bytes]:
     return re.compile(b"0(?=" + b"|".join(re.escape(letters[j:].encode()) for j in range(1, len(letters))) + b")")
 
 
-def heads_at(lower: str, letters: str, led: Sequence[int]) -> list[int]:
+def heads_at(lower: str, letters: str, led: Sequence[int], stop: int | None = None) -> list[int]:
     """Where the matches of ``name_heads(letters)`` in ``lower`` start, as ``finditer`` finds them (~190 us over a
     heavy trace's evidence, whose "claim" holds many a "c"): ``led``, where all the letters stand before a number
     (``led_pattern(letters)``), and the few places before a number that goes on with the rest of the letters (found
-    in one pass with every digit read as 0) are the only places a match can start; each is matched there."""
+    in one pass with every digit read as 0) are the only places a match can start; each is matched there. With
+    ``stop``, only those up to it: the pass then reads no further than a match starting there can reach back from
+    (a name's digits run on past ``stop`` at most to the end of the run of digits and dots there)."""
     pattern = name_heads(letters)
     if len(letters) < 2 or not lower.isascii() or not letters.isascii():
-        return [m.start() for m in pattern.finditer(lower)]
-    zeroed = lower.encode("ascii").translate(_ZERO)
+        return [m.start() for m in pattern.finditer(lower) if stop is None or m.start() <= stop]
+    if stop is None:
+        zeroed = lower.encode("ascii").translate(_ZERO)
+    else:
+        cut = stop + len(letters) + 1  # a start up to ``stop`` has its digits start before this, or run on over it
+        while cut < len(lower) and lower[cut] in "0123456789.":
+            cut += 1
+        zeroed = lower[:cut + len(letters)].encode("ascii").translate(_ZERO)  # and its letters after them
     starts = set(led)
     for m in _after_digit(letters).finditer(zeroed):
         runs = [last := m.start()]  # where the digits (a decimal's: either run) start before the letters
@@ -155,6 +163,8 @@ def heads_at(lower: str, letters: str, led: Sequence[int]) -> list[int]:
     found: list[int] = []
     end = 0
     for at in sorted(starts):  # as finditer: a match starts at or after the end of the one before
+        if stop is not None and at > stop:
+            break
         if at >= end and (match := pattern.match(lower, at)) is not None:
             found.append(at)
             end = match.end()

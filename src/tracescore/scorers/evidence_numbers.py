@@ -26,6 +26,7 @@ from tracescore.scorers.evidence_anchors import held_ws as _held_ws
 from tracescore.scorers.evidence_anchors import led_pattern as _led_pattern
 from tracescore.scorers.evidence_anchors import led_split as _led_split
 from tracescore.scorers.evidence_anchors import name_forms as _name_forms
+from tracescore.scorers.evidence_anchors import name_heads as _name_heads
 from tracescore.scorers.evidence_anchors import part_starts as _part_starts
 from tracescore.scorers.evidence_anchors import shown
 from tracescore.scorers.evidence_anchors import value_anchors as _value_anchors
@@ -65,6 +66,7 @@ class Evidence:
         self._text = ""  # the cleaned joined text (original case) the numbers are read from
         self._near: dict[int, list[tuple[int, Numeral]]] = {}
         self._heads: dict[str, list[int] | None] = {}
+        self._named: dict[tuple[str, Key | None], tuple[int, int, Numeral] | None] = {}  # ``_first_named``
         self._reads: dict[int, tuple[list[tuple[int, list[Numeral]]], Iterator[tuple[int, list[Numeral]]]]] = {}
         self._firsts: dict[Key, tuple[int, int, Numeral]] = {}  # every part read whole, as far as read (``_scan``)
         self._stream: Iterator[tuple[int, int, Numeral]] | None = None
@@ -318,8 +320,9 @@ class Evidence:
         if kind == "name":
             letters = str(like)
 
-            def ok(k: Key) -> bool:
-                return k[0] == "name" and k != key and _letters(k) == letters
+            def like_but(other: Key | None) -> Callable[[Key], bool]:
+                return lambda k: k[0] == "name" and k != other and _letters(k) == letters
+            ok = like_but(key)
 
             def narrow(lower: str) -> list[int] | None:
                 if letters not in self._heads:  # every claim with these letters looks at the same places
@@ -336,8 +339,31 @@ class Evidence:
         if self._where is not None:
             k = next((k for k in self._where if ok(k)), None)
             return None if k is None else self._where[k]
-        found = self._first_of(ok, narrow)
+        if kind != "name":
+            found = self._first_of(ok, narrow)
+        elif (found := self._first_named(letters, None, like_but(None), narrow)) and found[2].key == key:
+            found = self._first_named(letters, key, ok, narrow)  # else the first with the letters is not ``key``
         return None if found is None else (found[2].text, self.parts[found[0]][1])
+
+    def _first_named(self, letters: str, other: Key | None, ok: Callable[[Key], bool],
+                     narrow: Callable[[str], list[int] | None]) -> tuple[int, int, Numeral] | None:
+        """``_first_of(ok, narrow)`` for a name with ``letters`` other than ``other`` (once per trace: several claims
+        share letters), without finding every place such a name can start (two passes over the evidence): the first
+        place where all the letters stand before a number (``_led``, found for ``states``) that reads one ``ok``
+        bounds the answer, and only the places up to it are found and read, in order. Past 64 places every part is
+        read whole instead, which gives the same first one (as reading around every place does)."""
+        if (letters, other) not in self._named:
+            found, lower = None, self._index()
+            if lower and letters not in self._heads:
+                led, pattern = self._led(lower, letters), _name_heads(letters)
+                stop = next((at for at in led if pattern.match(lower, at) and any(ok(n.key) for _, n in
+                                                                                  self._around(at))), None)
+                places = [] if stop is None else _heads_at(lower, letters, led, stop)
+                found = next(((bisect_right(self._starts, at) - 1, j, n) for at in
+                              (places if len(places) <= _MAX_PLACES else ()) for j, n in self._around(at)
+                              if ok(n.key)), None)  # as ``_first_of`` reads them
+            self._named[letters, other] = found or self._first_of(ok, narrow)
+        return self._named[letters, other]
 
     def candidates(self) -> list[Decimal] | None:
         """Every value the evidence may state (a superset, sorted), None when past the derived note's pool."""
