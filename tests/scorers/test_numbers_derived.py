@@ -17,7 +17,7 @@ from tests.scorers.test_numbers_lazy import _trace as _lazy_trace
 from tests.scorers.test_signals_same import _fixture_traces
 from tracescore.adapters.jsonl import trace_from_json
 from tracescore.scorers.evidence_numbers import Evidence
-from tracescore.scorers.numbers import _may_ask, numbers_scorer, states_value
+from tracescore.scorers.numbers import _may_ask, _Stated, _states_whole, numbers_scorer, states_value
 from tracescore.scorers.numerals import numerals
 from tracescore.trace import Trace
 
@@ -89,6 +89,20 @@ def _check_paths(trace: Any) -> None:
         assert states_value(evidence, v) == want_v, (trace.id, v)  # the joined runs known (``candidates``)
         assert states_value(fresh, v) == want_v, (trace.id, v)  # not yet
     assert _may_ask(trace.question) or not numerals(trace.question), trace.id
+    _check_whole(trace)
+
+
+def _check_whole(trace: Any) -> None:
+    """The int pool's look (``_states_whole``, ``have_int``) against ``Evidence.states``, on each whole candidate."""
+    evidence, slow = Evidence(trace), Evidence(trace)
+    stated = _Stated(evidence)
+    if stated.ints is None:
+        return
+    for n in stated.ints[:60]:
+        want = slow.states(("n", Decimal(n)))
+        assert _states_whole(evidence, n) == want, (trace.id, n)
+        assert stated.have_int(n) == want == stated.have(Decimal(n)), (trace.id, n)
+    assert not stated.have_int(max(stated.ints, default=1) + 1), trace.id
 
 
 def test_every_fixture_trace_scores_as_before() -> None:
@@ -129,3 +143,28 @@ def test_a_question_looked_at_as_stating_no_number_states_none() -> None:
             looked += 1
             assert not numerals(question), question
     assert looked > 3000, looked
+
+
+def test_the_int_pool_derives_as_before() -> None:
+    """The derived note in ints (``_pair_whole``, ``have_int``) against the frozen scorer on light-like traces: a few
+    whole values stated (some only as words, or as ordinals, some with a scale word about), the claim a sum or
+    difference of two of them."""
+    r, derived = random.Random(34), 0
+    words = ("fifteen", "fifteenth", "twenty", "twentieth", "ten", "often", "one", "first", "nine", "ninth",
+             "eighteen", "canteen", "million", "thousand", "Result", "days", "the", "of", "-")
+    for i in range(3000):
+        values = [r.randint(1, 90) for _ in range(r.randint(1, 12))]
+        pieces = [r.choice(words) if r.random() < 0.3 else f"{r.choice(words)} {v} days." for v in values]
+        hits = [{"url": f"https://h{j}.example/", "title": f"Result {j}", "snippet": " ".join(r.sample(pieces, len(pieces)))}
+                for j in range(1, r.randint(1, 11))]  # fmt: skip
+        steps: list[dict[str, Any]] = [{"kind": "search", "query": "q", "hits": hits}]
+        if r.random() < 0.7:
+            steps.append({"kind": "fetch", "url": "https://p.example", "text": " ".join(pieces), "status": 200})
+        a, b = r.choice(values), r.choice(values + list(range(1, 21)))
+        claim = r.choice([a + b, abs(a - b), r.randint(2, 60), 30])
+        answer = f"Returns are accepted within {claim} days [1]. Refunds take {r.randint(2, 9)} business days [2]."
+        trace = Trace.model_validate({"id": f"w{i}", "question": "How long?", "answer": answer, "steps": steps})
+        derived += _same(trace)
+        if i % 10 == 0:
+            _check_whole(trace)
+    assert derived > 1500, derived
