@@ -17,6 +17,7 @@ from tests.scorers.test_numbers_lazy import _trace as _lazy_trace
 from tests.scorers.test_signals_same import _fixture_traces
 from tracescore.adapters.jsonl import trace_from_json
 from tracescore.scorers.evidence_numbers import Evidence
+from tracescore.scorers.evidence_values import _MIXED
 from tracescore.scorers.numbers import _may_ask, _Stated, _states_whole, numbers_scorer, states_value
 from tracescore.scorers.numerals import numerals
 from tracescore.trace import Trace
@@ -155,8 +156,8 @@ def test_the_int_pool_derives_as_before() -> None:
     for i in range(3000):
         values = [r.randint(1, 90) for _ in range(r.randint(1, 12))]
         pieces = [r.choice(words) if r.random() < 0.3 else f"{r.choice(words)} {v} days." for v in values]
-        hits = [{"url": f"https://h{j}.example/", "title": f"Result {j}", "snippet": " ".join(r.sample(pieces, len(pieces)))}
-                for j in range(1, r.randint(1, 11))]  # fmt: skip
+        hits = [{"url": f"https://h{j}.example/", "title": f"Result {j}",
+                 "snippet": " ".join(r.sample(pieces, len(pieces)))} for j in range(1, r.randint(1, 11))]
         steps: list[dict[str, Any]] = [{"kind": "search", "query": "q", "hits": hits}]
         if r.random() < 0.7:
             steps.append({"kind": "fetch", "url": "https://p.example", "text": " ".join(pieces), "status": 200})
@@ -168,3 +169,25 @@ def test_the_int_pool_derives_as_before() -> None:
         if i % 10 == 0:
             _check_whole(trace)
     assert derived > 1500, derived
+
+
+def test_the_candidates_read_at_once_are_the_regex_ones() -> None:
+    """Runs all digits or all "." and "," (``_MIXED`` finds none: the digits read at once) and runs mixing them, with
+    ranges and scale words about: the candidates against the regex over the text (``old_numbers._candidates``)."""
+    r, plain = random.Random(35), 0
+    bits = ("days", "the", "Result", ".", ",", "...", " .5", "-", "–", "million", "2018", "2018-19", "2019 – 2020", "0",
+            "007", "10", "1,5", "3.25", "1,234.5", "12", "99", "1999")
+    for i in range(5000):
+        mixed = i % 3 == 0
+        pieces = [r.choice(bits if mixed else bits[:12]) if r.random() < 0.5 else str(r.randint(0, 120))
+                  for _ in range(r.randint(0, 30))]  # fmt: skip
+        text = " ".join(pieces) + r.choice(["", ".", " days."])
+        hits = [{"url": "https://h.example/", "title": f"Result {i % 11}", "snippet": text}]
+        trace = Trace.model_validate({"id": f"c{i}", "question": "q", "answer": "It was 30.",
+                                      "steps": [{"kind": "search", "query": "q", "hits": hits}]})
+        evidence, slow = Evidence(trace), Evidence(trace)
+        got = evidence.candidates()
+        assert got == old_numbers._candidates(slow), text
+        plain += evidence._runs is not None and _MIXED.search(evidence._runs.encode()) is None
+        assert evidence._whole_values is None or evidence._whole_values == got, text
+    assert 1000 < plain < 4500, plain  # both ways
