@@ -261,14 +261,18 @@ def states_value(evidence: Evidence, value: Decimal) -> bool:
 
 def _plain_at(evidence: Evidence, lower: str, digits: str) -> bool:
     """Whether ``digits`` stand plainly (``plain_number``) at one of the first places where they follow a space
-    (plain digits do: looking only there passes over the "17" and "70" of a "7")."""
-    at = lower.find(" " + digits)
-    for _ in range(_PLAIN_TRIES):
+    and no digit follows them (plain digits do: looking only there passes over the "17" and "70" of a "7")."""
+    head, after, tries = " " + digits, len(digits) + 1, 0
+    at, end = lower.find(head), len(lower)
+    for _ in range(_PLACES):
         if at < 0:
             return False
-        if plain_number(evidence._text, lower, at + 1) == digits:
-            return True
-        at = lower.find(" " + digits, at + 1)
+        if at + after == end or lower[at + after] not in _DIGIT_CHARS:
+            if plain_number(evidence._text, lower, at + 1) == digits:
+                return True
+            if (tries := tries + 1) == _PLAIN_TRIES:
+                return False
+        at = lower.find(head, at + 1)
     return False
 
 
@@ -290,6 +294,8 @@ def _states_whole(evidence: Evidence, n: int) -> bool:
 
 
 _PLAIN_TRIES = 8  # places of a value's digits looked at for a plain one before it is looked up
+_PLACES = 64  # places of them passed over (a digit after them) or looked at
+_DIGIT_CHARS = frozenset("0123456789")
 _STEMS = ("teen", "twent")  # in the words of 13 to 20: none of them is there when these are not
 
 
