@@ -191,3 +191,23 @@ def test_the_candidates_read_at_once_are_the_regex_ones() -> None:
         plain += evidence._runs is not None and _MIXED.search(evidence._runs.encode()) is None
         assert evidence._whole_values is None or evidence._whole_values == got, text
     assert 1000 < plain < 4500, plain  # both ways
+
+
+def test_plain_digits_passed_over_where_a_digit_follows_are_told_as_before() -> None:
+    """Values whose digits begin many others' ("7": "78", "7,5", "7.5") and end a text or a part: ``states_value``
+    (plain places looked at only where no digit follows) against ``Evidence.states``."""
+    r, told = random.Random(36), 0
+    for i in range(1500):
+        forms = ["7", "78", "70", "7.5", "7,5", "17", "77", "707", "7", "8"]
+        text = " ".join(r.choice(["days", "of", "Result", "from"]) + " " + r.choice(forms)
+                        + r.choice(["", ".", " days", ",", ")", "%"]) for _ in range(r.randint(1, 14)))
+        hits = [{"url": "https://h.example/", "title": r.choice(["Result 7", "Result 78", "x"]), "snippet": text}]
+        trace = Trace.model_validate({"id": f"p{i}", "question": "q", "answer": "It was 7.",
+                                      "steps": [{"kind": "search", "query": "q", "hits": hits}]})
+        evidence, slow = Evidence(trace), Evidence(trace)
+        for v in (7, 8, 17, 70, 77, 78):
+            want = slow.states(("n", Decimal(v)))
+            assert states_value(evidence, Decimal(v)) == want, (text, v)
+            told += want
+        _check_whole(trace)
+    assert told > 3000, told
