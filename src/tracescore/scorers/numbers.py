@@ -79,9 +79,11 @@ class _Stated:
             pool = sorted({v for v in (candidates if candidates is not None else evidence.values()) if v > 1})
             if len(pool) > _MAX_DERIVE:  # the 300 smallest stated values: past it only reading every number tells
                 pool = sorted({v for v in evidence.values() if v > 1})[:_MAX_DERIVE]
-        self.pool, self.maybe, self.evidence = pool, set(pool), evidence
+        self.pool, self.evidence = pool, evidence
         self.told: dict[Decimal | int, bool] = {}  # an int finds its equal Decimal's entry (the same hash)
         self.whole = set(self.ints or ())
+        # a Decimal is in the ints' set when its value is (the same hash): no set of Decimals to make
+        self.maybe: set[int] | set[Decimal] = self.whole if self.ints is not None else set(pool)
 
     def have(self, v: Decimal) -> bool:  # stated (a candidate is only a digit run that may be one)
         if v not in self.maybe:
@@ -180,7 +182,7 @@ def _may_ask(question: str) -> bool:
     if not question.isascii():
         return bool(question)  # letters whose case folds to a number word's ("ſ"), digits other than 0-9
     lower = question.lower()
-    return any(ch in lower for ch in "0123456789") or any(part in lower for part in _WORD_PARTS)
+    return not _DIGIT_CHARS.isdisjoint(lower) or any(part in lower for part in _WORD_PARTS)
 
 
 def numbers_scorer() -> Scorer:
