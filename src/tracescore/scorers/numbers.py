@@ -256,25 +256,23 @@ def states_value(evidence: Evidence, value: Decimal) -> bool:
             absent.append(anchor)
         else:
             return False
-    if at >= 0 and _plain_at(evidence, lower, digits):
+    if at >= 0 and _plain_at(evidence, lower, digits, at):
         return True
     return evidence.states(key)
 
 
-def _plain_at(evidence: Evidence, lower: str, digits: str) -> bool:
-    """Whether ``digits`` stand plainly (``plain_number``) at one of the first places where they follow a space
-    and no digit follows them (plain digits do: looking only there passes over the "17" and "70" of a "7")."""
-    head, after, tries = " " + digits, len(digits) + 1, 0
-    at, end = lower.find(head), len(lower)
-    for _ in range(_PLACES):
+def _plain_at(evidence: Evidence, lower: str, digits: str, at: int) -> bool:
+    """Whether ``digits`` stand plainly (``plain_number``) at one of their first places from ``at`` (their first):
+    where a space is before them and no digit after (plain digits are so: the "70" of a "7" is passed over).
+    A few places only: a value whose digits stand in many other numbers is looked up."""
+    end, after = len(lower), len(digits)
+    for _ in range(_PLAIN_TRIES):
         if at < 0:
             return False
-        if at + after == end or lower[at + after] not in _DIGIT_CHARS:
-            if plain_number(evidence._text, lower, at + 1) == digits:
-                return True
-            if (tries := tries + 1) == _PLAIN_TRIES:
-                return False
-        at = lower.find(head, at + 1)
+        if lower[at - 1] == " " and (at + after == end or lower[at + after] not in _DIGIT_CHARS) and (
+                plain_number(evidence._text, lower, at) == digits):
+            return True
+        at = lower.find(digits, at + 1)
     return False
 
 
@@ -285,7 +283,7 @@ def _states_whole(evidence: Evidence, n: int) -> bool:
     lower, digits = evidence._lower, str(n)
     if lower and evidence._runs is not None and evidence._where is None and ("n", n) not in evidence._firsts_looked:
         if digits in evidence._runs:
-            if _plain_at(evidence, lower, digits):
+            if _plain_at(evidence, lower, digits, lower.find(digits)):
                 return True
         elif n <= 20 and evidence._scales_held == ():
             word, ordinal = NUMBER_WORDS[n - 1], ORDINAL_WORDS[n - 1]
@@ -296,7 +294,6 @@ def _states_whole(evidence: Evidence, n: int) -> bool:
 
 
 _PLAIN_TRIES = 8  # places of a value's digits looked at for a plain one before it is looked up
-_PLACES = 64  # places of them passed over (a digit after them) or looked at
 _DIGIT_CHARS = frozenset("0123456789")
 _STEMS = ("teen", "twent")  # in the words of 13 to 20: none of them is there when these are not
 
