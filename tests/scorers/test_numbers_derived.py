@@ -3,7 +3,8 @@ as it was is kept in ``old_numbers.py`` and compared, score for score, on every 
 and generated ones (small and huge values, decimals, commas, scale and number words, ranges, dates, names,
 characters whose case or digits a lookup must not miss; drawn by hypothesis too, in ``test_numbers_derived_drawn``);
 and each fast path is checked against the slow way on its own — the candidates (runs of the bytes) against a regex
-over the text, ``states_value`` against ``Evidence.states``, the question's look against reading it."""
+over the text, ``states_value`` and the int pool's look (``_states_whole``) against ``Evidence.states``, the
+question's look against reading it."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from tests.scorers.test_numbers_lazy import _trace as _lazy_trace
 from tests.scorers.test_signals_same import _fixture_traces
 from tracescore.adapters.jsonl import trace_from_json
 from tracescore.scorers.evidence_numbers import Evidence
-from tracescore.scorers.numbers import _may_ask, numbers_scorer, states_value
+from tracescore.scorers.evidence_values import _MIXED
+from tracescore.scorers.numbers import _may_ask, _Stated, _states_whole, numbers_scorer, states_value
 from tracescore.scorers.numerals import numerals
 from tracescore.trace import Trace
 
@@ -89,6 +91,20 @@ def _check_paths(trace: Any) -> None:
         assert states_value(evidence, v) == want_v, (trace.id, v)  # the joined runs known (``candidates``)
         assert states_value(fresh, v) == want_v, (trace.id, v)  # not yet
     assert _may_ask(trace.question) or not numerals(trace.question), trace.id
+    _check_whole(trace)
+
+
+def _check_whole(trace: Any) -> None:
+    """The int pool's look (``_states_whole``, ``have_int``) against ``Evidence.states``, on each whole candidate."""
+    evidence, slow = Evidence(trace), Evidence(trace)
+    stated = _Stated(evidence)
+    if stated.ints is None:
+        return
+    for n in stated.ints[:60]:
+        want = slow.states(("n", Decimal(n)))
+        assert _states_whole(evidence, n) == want, (trace.id, n)
+        assert stated.have_int(n) == want == stated.have(Decimal(n)), (trace.id, n)
+    assert not stated.have_int(max(stated.ints, default=1) + 1), trace.id
 
 
 def test_every_fixture_trace_scores_as_before() -> None:
@@ -129,3 +145,70 @@ def test_a_question_looked_at_as_stating_no_number_states_none() -> None:
             looked += 1
             assert not numerals(question), question
     assert looked > 3000, looked
+
+
+def test_the_int_pool_derives_as_before() -> None:
+    """The derived note in ints (``_pair_whole``, ``have_int``) against the frozen scorer on light-like traces: a few
+    whole values stated (some only as words, or as ordinals, some with a scale word about), the claim a sum or
+    difference of two of them."""
+    r, derived = random.Random(34), 0
+    words = ("fifteen", "fifteenth", "twenty", "twentieth", "ten", "often", "one", "first", "nine", "ninth",
+             "eighteen", "canteen", "million", "thousand", "Result", "days", "the", "of", "-")
+    for i in range(3000):
+        values = [r.randint(1, 90) for _ in range(r.randint(1, 12))]
+        pieces = [r.choice(words) if r.random() < 0.3 else f"{r.choice(words)} {v} days." for v in values]
+        hits = [{"url": f"https://h{j}.example/", "title": f"Result {j}",
+                 "snippet": " ".join(r.sample(pieces, len(pieces)))} for j in range(1, r.randint(1, 11))]
+        steps: list[dict[str, Any]] = [{"kind": "search", "query": "q", "hits": hits}]
+        if r.random() < 0.7:
+            steps.append({"kind": "fetch", "url": "https://p.example", "text": " ".join(pieces), "status": 200})
+        a, b = r.choice(values), r.choice(values + list(range(1, 21)))
+        claim = r.choice([a + b, abs(a - b), r.randint(2, 60), 30])
+        answer = f"Returns are accepted within {claim} days [1]. Refunds take {r.randint(2, 9)} business days [2]."
+        trace = Trace.model_validate({"id": f"w{i}", "question": "How long?", "answer": answer, "steps": steps})
+        derived += _same(trace)
+        if i % 10 == 0:
+            _check_whole(trace)
+    assert derived > 1500, derived
+
+
+def test_the_candidates_read_at_once_are_the_regex_ones() -> None:
+    """Runs all digits or all "." and "," (``_MIXED`` finds none: the digits read at once) and runs mixing them, with
+    ranges and scale words about: the candidates against the regex over the text (``old_numbers._candidates``)."""
+    r, plain = random.Random(35), 0
+    bits = ("days", "the", "Result", ".", ",", "...", " .5", "-", "–", "million", "2018", "2018-19", "2019 – 2020", "0",
+            "007", "10", "1,5", "3.25", "1,234.5", "12", "99", "1999")
+    for i in range(5000):
+        mixed = i % 3 == 0
+        pieces = [r.choice(bits if mixed else bits[:12]) if r.random() < 0.5 else str(r.randint(0, 120))
+                  for _ in range(r.randint(0, 30))]  # fmt: skip
+        text = " ".join(pieces) + r.choice(["", ".", " days."])
+        hits = [{"url": "https://h.example/", "title": f"Result {i % 11}", "snippet": text}]
+        trace = Trace.model_validate({"id": f"c{i}", "question": "q", "answer": "It was 30.",
+                                      "steps": [{"kind": "search", "query": "q", "hits": hits}]})
+        evidence, slow = Evidence(trace), Evidence(trace)
+        got = evidence.candidates()
+        assert got == old_numbers._candidates(slow), text
+        plain += evidence._runs is not None and _MIXED.search(evidence._runs.encode()) is None
+        assert evidence._whole_values is None or evidence._whole_values == got, text
+    assert 1000 < plain < 4500, plain  # both ways
+
+
+def test_plain_digits_passed_over_where_a_digit_follows_are_told_as_before() -> None:
+    """Values whose digits begin many others' ("7": "78", "7,5", "7.5") and end a text or a part: ``states_value``
+    (plain places looked at only where no digit follows) against ``Evidence.states``."""
+    r, told = random.Random(36), 0
+    for i in range(1500):
+        forms = ["7", "78", "70", "7.5", "7,5", "17", "77", "707", "7", "8"]
+        text = " ".join(r.choice(["days", "of", "Result", "from"]) + " " + r.choice(forms)
+                        + r.choice(["", ".", " days", ",", ")", "%"]) for _ in range(r.randint(1, 14)))
+        hits = [{"url": "https://h.example/", "title": r.choice(["Result 7", "Result 78", "x"]), "snippet": text}]
+        trace = Trace.model_validate({"id": f"p{i}", "question": "q", "answer": "It was 7.",
+                                      "steps": [{"kind": "search", "query": "q", "hits": hits}]})
+        evidence, slow = Evidence(trace), Evidence(trace)
+        for v in (7, 8, 17, 70, 77, 78):
+            want = slow.states(("n", Decimal(v)))
+            assert states_value(evidence, Decimal(v)) == want, (text, v)
+            told += want
+        _check_whole(trace)
+    assert told > 3000, told

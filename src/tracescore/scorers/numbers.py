@@ -18,7 +18,7 @@ from decimal import Decimal
 from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS, Reasons
 from tracescore.scorers.evidence_numbers import Evidence
 from tracescore.scorers.evidence_numbers import shown as _shown
-from tracescore.scorers.numerals import Key, Numeral, numerals, plain_number
+from tracescore.scorers.numerals import NUMBER_WORDS, ORDINAL_WORDS, Key, Numeral, numerals, plain_number
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
@@ -79,9 +79,11 @@ class _Stated:
             pool = sorted({v for v in (candidates if candidates is not None else evidence.values()) if v > 1})
             if len(pool) > _MAX_DERIVE:  # the 300 smallest stated values: past it only reading every number tells
                 pool = sorted({v for v in evidence.values() if v > 1})[:_MAX_DERIVE]
-        self.pool, self.maybe, self.evidence = pool, set(pool), evidence
-        self.told: dict[Decimal, bool] = {}
+        self.pool, self.evidence = pool, evidence
+        self.told: dict[Decimal | int, bool] = {}  # an int finds its equal Decimal's entry (the same hash)
         self.whole = set(self.ints or ())
+        # a Decimal is in the ints' set when its value is (the same hash): no set of Decimals to make
+        self.maybe: set[int] | set[Decimal] = self.whole if self.ints is not None else set(pool)
 
     def have(self, v: Decimal) -> bool:  # stated (a candidate is only a digit run that may be one)
         if v not in self.maybe:
@@ -89,6 +91,15 @@ class _Stated:
         if v not in self.told:
             self.told[v] = states_value(self.evidence, v)
         return self.told[v]
+
+    def have_int(self, n: int) -> bool:
+        """``have`` of a whole number, for the int pool (``ints``): told without making its Decimal where a look
+        tells (most of the values the derived note tries)."""
+        if n not in self.whole:
+            return False
+        if (told := self.told.get(n)) is None:
+            told = self.told[n] = _states_whole(self.evidence, n)
+        return told
 
 
 _EXACT = 10**27  # whole numbers under it add and subtract exactly in Decimal (28 digits)
@@ -104,8 +115,8 @@ def _derived(x: Decimal, stated: _Stated) -> str | None:
         ints, whole = stated.ints, stated.whole  # (an int's ~10 times cheaper than a Decimal's)
         # below x / 2 neither x - a (over a) nor a - x (negative; the pool is over 1) can be one of a pair
         for i in range(bisect_left(ints, (n + 1) // 2), len(ints)):
-            if (n - ints[i] in whole and n - ints[i] <= ints[i]) or ints[i] - n in whole:
-                if (pair := _pair(x, pool[i], have)) is not None:
+            if (n - (v := ints[i]) in whole and n - v <= v) or v - n in whole:
+                if (pair := _pair_whole(n, v, stated.have_int)) is not None:
                     return pair
     else:
         for a in pool:
@@ -130,6 +141,17 @@ def _pair(x: Decimal, a: Decimal, have: Callable[[Decimal], bool]) -> str | None
         return f"{_shown(a)} + {_shown(x - a)}"
     if have(a - x):
         return f"{_shown(a)} - {_shown(a - x)}"
+    return None
+
+
+def _pair_whole(n: int, a: int, have: Callable[[int], bool]) -> str | None:
+    """``_pair`` in ints (a whole number's digits are how ``_shown`` writes it)."""
+    if not have(a):
+        return None
+    if n - a <= a and have(n - a):
+        return f"{a} + {n - a}"
+    if have(a - n):
+        return f"{a} - {a - n}"
     return None
 
 
@@ -160,7 +182,7 @@ def _may_ask(question: str) -> bool:
     if not question.isascii():
         return bool(question)  # letters whose case folds to a number word's ("ſ"), digits other than 0-9
     lower = question.lower()
-    return any(ch in lower for ch in "0123456789") or any(part in lower for part in _WORD_PARTS)
+    return not _DIGIT_CHARS.isdisjoint(lower) or any(part in lower for part in _WORD_PARTS)
 
 
 def numbers_scorer() -> Scorer:
@@ -234,16 +256,45 @@ def states_value(evidence: Evidence, value: Decimal) -> bool:
             absent.append(anchor)
         else:
             return False
-    for _ in range(_PLAIN_TRIES):
-        if at < 0:
-            break
-        if lower[at - 1] == " " and plain_number(evidence._text, lower, at) == digits:
-            return True
-        at = lower.find(digits, at + 1)
+    if at >= 0 and _plain_at(evidence, lower, digits, at):
+        return True
     return evidence.states(key)
 
 
+def _plain_at(evidence: Evidence, lower: str, digits: str, at: int) -> bool:
+    """Whether ``digits`` stand plainly (``plain_number``) at one of their first places from ``at`` (their first):
+    where a space is before them and no digit after (plain digits are so: the "70" of a "7" is passed over).
+    A few places only: a value whose digits stand in many other numbers is looked up."""
+    end, after = len(lower), len(digits)
+    for _ in range(_PLAIN_TRIES):
+        if at < 0:
+            return False
+        if lower[at - 1] == " " and (at + after == end or lower[at + after] not in _DIGIT_CHARS) and (
+                plain_number(evidence._text, lower, at) == digits):
+            return True
+        at = lower.find(digits, at + 1)
+    return False
+
+
+def _states_whole(evidence: Evidence, n: int) -> bool:
+    """``states_value`` of a whole ``n`` over 1 of the int pool (the runs and scales known: ``candidates``), where
+    a look tells without its Decimal: its digits plain, or (under 21, with no scale word) neither its number word
+    nor its ordinal (the rest of its writings) in the text while its digits are in no run."""
+    lower, digits = evidence._lower, str(n)
+    if lower and evidence._runs is not None and evidence._where is None and ("n", n) not in evidence._firsts_looked:
+        if digits in evidence._runs:
+            if _plain_at(evidence, lower, digits, lower.find(digits)):
+                return True
+        elif n <= 20 and evidence._scales_held == ():
+            word, ordinal = NUMBER_WORDS[n - 1], ORDINAL_WORDS[n - 1]
+            if not _holds(evidence._held, lower, word) and (word in ordinal or not _holds(evidence._held, lower,
+                                                                                              ordinal)):
+                return False
+    return states_value(evidence, Decimal(n))
+
+
 _PLAIN_TRIES = 8  # places of a value's digits looked at for a plain one before it is looked up
+_DIGIT_CHARS = frozenset("0123456789")
 _STEMS = ("teen", "twent")  # in the words of 13 to 20: none of them is there when these are not
 
 
