@@ -19,7 +19,7 @@ from tests.scorers.test_signals_same import _fixture_traces
 from tracescore.adapters.jsonl import trace_from_json
 from tracescore.scorers.evidence_numbers import Evidence
 from tracescore.scorers.evidence_values import _MIXED
-from tracescore.scorers.numbers import _may_ask, _Stated, _states_whole, numbers_scorer, states_value
+from tracescore.scorers.numbers import _may_ask, _Stated, numbers_scorer
 from tracescore.scorers.numerals import numerals
 from tracescore.trace import Trace
 
@@ -82,14 +82,14 @@ def _check_paths(trace: Any) -> None:
     evidence, slow, fresh = Evidence(trace), Evidence(trace), Evidence(trace)
     got, want = evidence.candidates(), old_numbers._candidates(slow)
     assert got == want, trace.id  # the same values, in order (a representative may differ: "1.50" and "1.5")
-    whole = evidence._whole_values
+    whole = evidence.whole_values
     assert whole is None or (got is not None and whole == got and all(isinstance(v, int) for v in whole)), trace.id
     values = {v for v in got or ()} | {Decimal(v) for v in (0, 1, 2, 7, 15, 20, 30, 45, 90, 1999, 2020, 10**6)}
     values |= {n.value for n in numerals(trace.answer) if n.value is not None}
     for v in sorted(values)[:30]:
         want_v = slow.states(("n", v))
-        assert states_value(evidence, v) == want_v, (trace.id, v)  # the joined runs known (``candidates``)
-        assert states_value(fresh, v) == want_v, (trace.id, v)  # not yet
+        assert evidence.states_value(v) == want_v, (trace.id, v)  # the joined runs known (``candidates``)
+        assert fresh.states_value(v) == want_v, (trace.id, v)  # not yet
     assert _may_ask(trace.question) or not numerals(trace.question), trace.id
     _check_whole(trace)
 
@@ -102,7 +102,7 @@ def _check_whole(trace: Any) -> None:
         return
     for n in stated.ints[:60]:
         want = slow.states(("n", Decimal(n)))
-        assert _states_whole(evidence, n) == want, (trace.id, n)
+        assert evidence.states_whole(n) == want, (trace.id, n)
         assert stated.have_int(n) == want == stated.have(Decimal(n)), (trace.id, n)
     assert not stated.have_int(max(stated.ints, default=1) + 1), trace.id
 
@@ -190,7 +190,7 @@ def test_the_candidates_read_at_once_are_the_regex_ones() -> None:
         got = evidence.candidates()
         assert got == old_numbers._candidates(slow), text
         plain += evidence._runs is not None and _MIXED.search(evidence._runs.encode()) is None
-        assert evidence._whole_values is None or evidence._whole_values == got, text
+        assert evidence.whole_values is None or evidence.whole_values == got, text
     assert 1000 < plain < 4500, plain  # both ways
 
 
@@ -208,7 +208,7 @@ def test_plain_digits_passed_over_where_a_digit_follows_are_told_as_before() -> 
         evidence, slow = Evidence(trace), Evidence(trace)
         for v in (7, 8, 17, 70, 77, 78):
             want = slow.states(("n", Decimal(v)))
-            assert states_value(evidence, Decimal(v)) == want, (text, v)
+            assert evidence.states_value(Decimal(v)) == want, (text, v)
             told += want
         _check_whole(trace)
     assert told > 3000, told

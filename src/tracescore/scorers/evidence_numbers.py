@@ -30,6 +30,7 @@ from tracescore.scorers.evidence_anchors import name_heads as _name_heads
 from tracescore.scorers.evidence_anchors import part_starts as _part_starts
 from tracescore.scorers.evidence_anchors import shown
 from tracescore.scorers.evidence_anchors import value_anchors as _value_anchors
+from tracescore.scorers.evidence_looks import QuickLooks
 from tracescore.scorers.evidence_values import candidate_values
 from tracescore.scorers.numerals import NOT_PLAIN, Key, Numeral, numerals, reading
 from tracescore.trace import Trace, fetch_failed
@@ -47,7 +48,7 @@ _LAST_PLAIN = re.compile(rf"(?s:.*)(?<!\S)(?!{'|'.join(_MONTH_PREFIX)}|(?:{'|'.j
                          r"([a-z]+)(?=\s+[a-z])")  # the last one (a word starting as a month does is not plain)
 
 
-class Evidence:
+class Evidence(QuickLooks):
     """The evidence of a trace (search hits' titles and snippets, fetched pages read) and the numbers it states."""
 
     def __init__(self, trace: Trace) -> None:
@@ -393,7 +394,6 @@ class Evidence:
 
 
 _word = _numerals.word_char  # what \w matches
-
 
 
 def _letters(key: Key) -> str:

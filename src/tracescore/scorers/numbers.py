@@ -18,7 +18,7 @@ from decimal import Decimal
 from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS, Reasons
 from tracescore.scorers.evidence_numbers import Evidence
 from tracescore.scorers.evidence_numbers import shown as _shown
-from tracescore.scorers.numerals import NUMBER_WORDS, ORDINAL_WORDS, Key, Numeral, numerals, plain_number
+from tracescore.scorers.numerals import Key, Numeral, numerals
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
@@ -72,7 +72,7 @@ class _Stated:
         candidates, self.ints = evidence.candidates(), None
         if candidates is not None and len(candidates) - (over := bisect_right(candidates, 1)) <= _MAX_DERIVE:
             pool = candidates[over:]  # sorted and distinct already
-            whole = evidence._whole_values  # the same as ints, when all are whole (most pools)
+            whole = evidence.whole_values  # the same as ints, when all are whole (most pools)
             if whole is not None and whole[-1] < _EXACT:  # too short for a sum or difference to be rounded
                 self.ints = whole[over:]
         else:
@@ -89,7 +89,7 @@ class _Stated:
         if v not in self.maybe:
             return False
         if v not in self.told:
-            self.told[v] = states_value(self.evidence, v)
+            self.told[v] = self.evidence.states_value(v)
         return self.told[v]
 
     def have_int(self, n: int) -> bool:
@@ -98,7 +98,7 @@ class _Stated:
         if n not in self.whole:
             return False
         if (told := self.told.get(n)) is None:
-            told = self.told[n] = _states_whole(self.evidence, n)
+            told = self.told[n] = self.evidence.states_whole(n)
         return told
 
 
@@ -177,6 +177,9 @@ def _claims(trace: Trace) -> list[Numeral]:
 _WORD_PARTS = ("one", "tw", "thr", "thi", "fou", "fi", "six", "sev", "eig", "nin", "ten", "ele", "sec")
 
 
+_DIGIT_CHARS = frozenset("0123456789")
+
+
 def _may_ask(question: str) -> bool:
     """Whether ``question`` may state a number (reading it costs ~10 times this look; most state none)."""
     if not question.isascii():
@@ -214,7 +217,7 @@ def _unsupported(trace: Trace, claims: list[Numeral], evidence: Evidence) -> Sco
         reason = Reasons.STEPS_UNREADABLE.format(kind="fetch", steps=shown + more,
                                                  consequence="a number may be stated on the page not read")
         return absent(GROUNDING_UNSUPPORTED_NUMBERS, reason)
-    missing = [claim for claim in claims if not (states_value(evidence, claim.value) if claim.key[0] == "n"
+    missing = [claim for claim in claims if not (evidence.states_value(claim.value) if claim.key[0] == "n"
                                                  and claim.value is not None else evidence.states(claim.key))]
     notes = []
     stated: _Stated | None = None
@@ -230,77 +233,3 @@ def _unsupported(trace: Trace, claims: list[Numeral], evidence: Evidence) -> Sco
     if len(missing) > _MAX_NOTES:
         notes.append(f"(+{len(missing) - _MAX_NOTES} more)")
     return score(GROUNDING_UNSUPPORTED_NUMBERS, len(missing), comment="; ".join(notes) or None)
-
-
-def states_value(evidence: Evidence, value: Decimal) -> bool:
-    """``evidence.states(("n", value))``, told without a lookup where a look at the joined text tells (the derived
-    note asks it of many values, most stated plainly or written nowhere): true where its digits stand plainly
-    (``plain_number``: ``first`` stops there or at a place before), false when the text holds none of its writings
-    (``first`` has no place to look at)."""
-    key: Key = ("n", value)
-    if evidence._where is not None or key in evidence._firsts_looked or not (lower := evidence._index()):
-        return evidence.states(key)
-    digits, runs = _shown(value), evidence._runs
-    at = lower.find(digits) if runs is None or digits in runs else -1
-    if at < 0:
-        absent: list[str] = []  # a writing holding one not there is not there ("fifteenth", "fifteen")
-        for anchor, _ in evidence._anchors(key):
-            if anchor == digits or any(a in anchor for a in absent):
-                continue
-            if runs is not None and not anchor.strip("0123456789.,"):  # digits lie in the runs (``candidates``)
-                there = anchor in runs
-            else:
-                there = _holds(evidence._held, lower, anchor)
-            if there:
-                break
-            absent.append(anchor)
-        else:
-            return False
-    if at >= 0 and _plain_at(evidence, lower, digits, at):
-        return True
-    return evidence.states(key)
-
-
-def _plain_at(evidence: Evidence, lower: str, digits: str, at: int) -> bool:
-    """Whether ``digits`` stand plainly (``plain_number``) at one of their first places from ``at`` (their first):
-    where a space is before them and no digit after (plain digits are so: the "70" of a "7" is passed over).
-    A few places only: a value whose digits stand in many other numbers is looked up."""
-    end, after = len(lower), len(digits)
-    for _ in range(_PLAIN_TRIES):
-        if at < 0:
-            return False
-        if lower[at - 1] == " " and (at + after == end or lower[at + after] not in _DIGIT_CHARS) and (
-                plain_number(evidence._text, lower, at) == digits):
-            return True
-        at = lower.find(digits, at + 1)
-    return False
-
-
-def _states_whole(evidence: Evidence, n: int) -> bool:
-    """``states_value`` of a whole ``n`` over 1 of the int pool (the runs and scales known: ``candidates``), where
-    a look tells without its Decimal: its digits plain, or (under 21, with no scale word) neither its number word
-    nor its ordinal (the rest of its writings) in the text while its digits are in no run."""
-    lower, digits = evidence._lower, str(n)
-    if lower and evidence._runs is not None and evidence._where is None and ("n", n) not in evidence._firsts_looked:
-        if digits in evidence._runs:
-            if _plain_at(evidence, lower, digits, lower.find(digits)):
-                return True
-        elif n <= 20 and evidence._scales_held == ():
-            word, ordinal = NUMBER_WORDS[n - 1], ORDINAL_WORDS[n - 1]
-            if not _holds(evidence._held, lower, word) and (word in ordinal or not _holds(evidence._held, lower,
-                                                                                              ordinal)):
-                return False
-    return states_value(evidence, Decimal(n))
-
-
-_PLAIN_TRIES = 8  # places of a value's digits looked at for a plain one before it is looked up
-_DIGIT_CHARS = frozenset("0123456789")
-_STEMS = ("teen", "twent")  # in the words of 13 to 20: none of them is there when these are not
-
-
-def _holds(held: dict[str, bool], lower: str, text: str) -> bool:
-    """Whether ``lower`` holds ``text``, each text (and stem) looked for once per trace."""
-    if text not in held:
-        held[text] = all(_holds(held, lower, stem) for stem in _STEMS if stem in text and stem != text) and (
-            text in lower)
-    return held[text]
