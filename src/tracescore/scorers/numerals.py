@@ -56,6 +56,8 @@ _DIGITS = re.compile(r"[0-9]+")
 # plain digits (``plain_number``) and what may follow them: a space and a word (then not a letter, digit or "_"),
 # punctuation not before a digit, the end of a part or of the text
 _PLAIN_AFTER = re.compile(r"([0-9]++)(?: ([a-z]++)(?![0-9_])|[.,;:)](?![0-9])|\n\x00\n|\Z)")
+# every run of digits, with what follows it when ``_PLAIN_AFTER`` would match there ("" at the end, else None)
+_PLAIN_RUN = re.compile(r"([0-9]++)( ([a-z]++)(?![0-9_])|[.,;:)](?![0-9])|\n\x00\n|\Z)?")
 _NUMBER_WORD_BYTES = frozenset(w.encode() for w in NUMBER_WORDS + ORDINAL_WORDS)
 _LETTERS_ONLY = bytes(ch if 97 <= ch <= 122 else 32 for ch in range(256))  # every byte but a-z a space
 _DIGIT_OR_UNDERSCORE = frozenset("0123456789_")
@@ -236,24 +238,25 @@ def _plain_numerals(text: str) -> list[Numeral] | None:
     if not _NUMBER_WORD_BYTES.isdisjoint(lower.encode().translate(_LETTERS_ONLY).split()):
         return None
     found = []
-    for run in _DIGITS.finditer(text):
+    for run in _PLAIN_RUN.finditer(lower):
         # ``plain_number`` inlined (the text is ASCII: its last test holds), keeping the word it found
+        digits, after, follow = run.groups()
         at = run.start()
-        if at < 2 or lower[at - 1] != " " or (after := _PLAIN_AFTER.match(lower, at)) is None:
+        if after is None or at < 2 or lower[at - 1] != " ":
             return None
         low = at - _REACH if at > _REACH else 0
         head = lower[low:at - 1]
         rest = head.rstrip(_ASCII_LOWER)
         word = head[len(rest):]
-        if (rest[-1] in _DIGIT_OR_UNDERSCORE if rest else low > 0) or not _plain_word(word):
+        if (rest[-1] in _DIGIT_OR_UNDERSCORE if rest else low > 0) or not word or word in _UNPLAIN \
+                or word[:3] in _MONTHS or word[-3:] in _CURRENCY_ENDS:  # ``_plain_word``
             return None  # (in ASCII lower case, a word character not a letter is a digit or "_")
-        if (follow := after.group(2)) is not None and not _plain_word(follow):
+        if follow is not None and (follow in _UNPLAIN or follow[:3] in _MONTHS or follow[-3:] in _CURRENCY_ENDS):
             return None
-        digits = after.group(1)
         # the pattern's "Word 12" name, kept unless ``_names_ok`` drops it or what follows the digits refuses it
         if len(digits) <= 2 and len(word) >= 2 and text[at - 1 - len(word)].isupper() and word not in _NOT_NAMES \
                 and (follow is None or (follow[:2] not in _SUFFIXES and not follow.startswith("percent"))):
-            found.append(_plain_name(text[at - 1 - len(word):run.end()], word + digits))
+            found.append(_plain_name(text[at - 1 - len(word):run.end(1)], word + digits))
         else:  # no name, or one dropped (as ``_names_ok`` drops it): the number on its own
             found.append(_plain_value(digits))
     return found
