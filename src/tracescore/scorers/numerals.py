@@ -110,7 +110,7 @@ class Numeral:
 
 # the letters outside ASCII that a case-insensitive pattern matches as an ASCII one ("ſix" matches "six", "fırst"
 # "first"): a matched word is folded to ASCII before it is looked up
-_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+_FOLD = MappingProxyType(str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}))
 
 
 def fold(word: str) -> str:
