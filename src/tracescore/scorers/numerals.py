@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from types import MappingProxyType
 
 __all__ = ["NOT_PLAIN", "NUMBER_WORDS", "ORDINAL_WORDS", "PART_SEP", "Key", "Numeral", "clean", "fold", "numerals",
@@ -55,9 +56,14 @@ _DIGITS = re.compile(r"[0-9]+")
 # plain digits (``plain_number``) and what may follow them: a space and a word (then not a letter, digit or "_"),
 # punctuation not before a digit, the end of a part or of the text
 _PLAIN_AFTER = re.compile(r"([0-9]++)(?: ([a-z]++)(?![0-9_])|[.,;:)](?![0-9])|\n\x00\n|\Z)")
-_LETTER_RUN = re.compile(r"[a-z]+")
-_NUMBER_WORD_SET = frozenset(NUMBER_WORDS + ORDINAL_WORDS)
-_NOT_NAME_AFTER = re.compile(r"[.,]\d|\s*(?:%|percent|per\s?cent|st|nd|rd|th)|\s*[\u2013-]\s*\d", re.IGNORECASE)
+# every run of digits, with what follows it when ``_PLAIN_AFTER`` would match there ("" at the end, else None)
+_PLAIN_RUN = re.compile(r"([0-9]++)( ([a-z]++)(?![0-9_])|[.,;:)](?![0-9])|\n\x00\n|\Z)?")
+_NUMBER_WORD_BYTES = frozenset(w.encode() for w in NUMBER_WORDS + ORDINAL_WORDS)
+_LETTERS_ONLY = bytes(ch if 97 <= ch <= 122 else 32 for ch in range(256))  # every byte but a-z a space
+_DIGIT_OR_UNDERSCORE = frozenset("0123456789_")
+# what after its digits makes a name no name (the pattern's look-ahead r"[.,]\d|\s*(?:%|percent|per\s?cent|st|nd
+# |rd|th)|\s*[\u2013-]\s*\d"): after plain digits, a word starting as a suffix or a percent word
+_SUFFIXES = frozenset(("st", "nd", "rd", "th"))
 
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _SCALE = r"(?:\s*(?P<scale{}>thousand|million|billion|trillion|bn|mn)\b)?"
@@ -179,7 +185,8 @@ def clean(text: str) -> str:
     if "[" in text:
         text = _MARKER.sub(" ", text)
     head = ""
-    if (first := _FIRST_LIST_NUMBER.match(text)) is not None:
+    # list numbering at the start is after only whitespace: most texts start with neither it nor a digit
+    if ((ch := text[:1]).isspace() or ch.isdigit()) and (first := _FIRST_LIST_NUMBER.match(text)) is not None:
         head, text = " ", text[first.end():]
     return head + _LINE_LIST_NUMBER.sub("\n ", text) if "\n" in text else head + text
 
@@ -227,21 +234,45 @@ def _plain_numerals(text: str) -> list[Numeral] | None:
     if not text.isascii():
         return None
     lower = text.lower()
-    if not _NUMBER_WORD_SET.isdisjoint(_LETTER_RUN.findall(lower)):  # a number word is a whole run of letters
+    # a number word is a whole run of letters: the runs are the words left when every other byte is a space
+    if not _NUMBER_WORD_BYTES.isdisjoint(lower.encode().translate(_LETTERS_ONLY).split()):
         return None
     found = []
-    for run in _DIGITS.finditer(text):
-        if (digits := plain_number(text, lower, run.start())) is None:
+    for run in _PLAIN_RUN.finditer(lower):
+        # ``plain_number`` inlined (the text is ASCII: its last test holds), keeping the word it found
+        digits, after, follow = run.groups()
+        at = run.start()
+        if after is None or at < 2 or lower[at - 1] != " ":
             return None
-        at, end = run.start(), run.end()
-        head = lower[max(at - _REACH, 0):at - 1]
-        start = at - 1 - (len(head) - len(head.rstrip(_ASCII_LOWER)))  # where the (plain) word before starts
-        named = text[start].isupper() and at - 1 - start >= 2 and len(digits) <= 2  # the pattern's "Word 12" name
-        if named and lower[start:at - 1] not in _NOT_NAMES and _NOT_NAME_AFTER.match(text, end) is None:
-            found.append(Numeral(text[start:end], ("name", _NAME_SEPARATORS.sub("", text[start:end]).lower()), None))
+        low = at - _REACH if at > _REACH else 0
+        head = lower[low:at - 1]
+        rest = head.rstrip(_ASCII_LOWER)
+        word = head[len(rest):]
+        if (rest[-1] in _DIGIT_OR_UNDERSCORE if rest else low > 0) or not word or word in _UNPLAIN \
+                or word[:3] in _MONTHS or word[-3:] in _CURRENCY_ENDS:  # ``_plain_word``
+            return None  # (in ASCII lower case, a word character not a letter is a digit or "_")
+        if follow is not None and (follow in _UNPLAIN or follow[:3] in _MONTHS or follow[-3:] in _CURRENCY_ENDS):
+            return None
+        # the pattern's "Word 12" name, kept unless ``_names_ok`` drops it or what follows the digits refuses it
+        if len(digits) <= 2 and len(word) >= 2 and text[at - 1 - len(word)].isupper() and word not in _NOT_NAMES \
+                and (follow is None or (follow[:2] not in _SUFFIXES and not follow.startswith("percent"))):
+            found.append(_plain_name(text[at - 1 - len(word):run.end(1)], word + digits))
         else:  # no name, or one dropped (as ``_names_ok`` drops it): the number on its own
-            found.append(Numeral(digits, ("n", Decimal(digits)), Decimal(digits)))
+            found.append(_plain_value(digits))
     return found
+
+
+# the same few small numbers and names recur across answers: a numeral (~0.5 us to build) is made once
+@lru_cache(maxsize=4096)
+def _plain_value(digits: str) -> Numeral:
+    value = Decimal(digits)
+    return Numeral(digits, ("n", value), value)
+
+
+@lru_cache(maxsize=4096)
+def _plain_name(text: str, key: str) -> Numeral:
+    """The name ``text`` ("Word 12"), ``key`` it without its space, lower-cased (as ``_one`` keys a name)."""
+    return Numeral(text, ("name", key), None)
 
 
 def _plain_word(word: str) -> bool:
