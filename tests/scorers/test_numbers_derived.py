@@ -1,9 +1,9 @@
 """The numbers scorer's fast derived and closest notes (#33's speed-up) give exactly what they gave before: the scorer
 as it was is kept in ``old_numbers.py`` and compared, score for score, on every fixture trace, the benchmark's traces
 and generated ones (small and huge values, decimals, commas, scale and number words, ranges, dates, names,
-characters whose case or digits a lookup must not miss; drawn by hypothesis too, in ``test_numbers_derived_drawn``);
+characters whose case or digits a lookup must not miss);
 and each fast path is checked against the slow way on its own — the candidates (runs of the bytes) against a regex
-over the text, ``states_value`` and the int pool's look (``_states_whole``) against ``Evidence.states``, the
+over the text, ``Evidence.states_value`` and the int pool's look (``states_whole``) against ``Evidence.states``, the
 question's look against reading it."""
 
 from __future__ import annotations
