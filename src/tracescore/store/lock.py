@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -42,8 +43,7 @@ class StoreLock:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            fh.seek(0)
-            holder = _describe(fh.read())
+            holder = _holder(fh)
             fh.close()
             raise LockError(
                 f"another run holds the lock on {str(self.path)!r}{holder}; it is released when that run ends"
@@ -76,6 +76,21 @@ class StoreLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+_HOLDER_WAIT_S = 1.0  # how long a refused run reads the lock file again for who holds it
+
+
+def _holder(fh: IO[str]) -> str:
+    """Who holds the lock, as its file says. The holder writes that just after taking the lock, so a run refused in
+    between read an empty file and named no one: it reads again, for a moment, before the message goes without it."""
+    deadline = time.monotonic() + _HOLDER_WAIT_S
+    while True:
+        fh.seek(0)
+        described = _describe(fh.read())
+        if described or time.monotonic() >= deadline:
+            return described
+        time.sleep(0.02)
 
 
 def _describe(text: str) -> str:
