@@ -6,17 +6,19 @@
     evaluate(agent, data="search-agent-cases", evaluators=ts.evaluators(), summary_evaluators=[ts.summary_evaluator()])
 
 Each evaluator takes ``(run, example)``: the root run with the child runs the SDK hands over (a ``RunTree`` in
-``evaluate``, a ``Run`` loaded with its children in ``evaluate_existing``, or plain run dicts) becomes a ``Trace``
-through the LangSmith adapter and its ``[mapping]``; the labels come from the example's ``outputs`` over its
-``metadata`` (``required_doc_ids``, ``expected_answer_contains``, ``gold_answer``, ``expect_refusal``; a text
-``reference``, ``answer`` or ``expected`` is the gold answer when ``gold_answer`` is not given). It returns one result
-per present catalog score, ``key`` the catalog name, ``score`` (NUMERIC, BOOLEAN) or ``value`` (CATEGORICAL) and
-the score's comment, as in the result line. An absent score has no result of its own (an experiment's averages never
-mix absences in): one result ``tracescore.absent`` with no score lists the absent names with their reasons.
+``evaluate``, a ``Run`` loaded with its children in ``evaluate_existing``, or plain run dicts; their inputs, outputs
+and extra read as the JSON the SDK posts) becomes a ``Trace`` through the LangSmith adapter and its ``[mapping]``;
+the labels come from the example's ``outputs`` over its ``metadata`` (``required_doc_ids``,
+``expected_answer_contains``, ``gold_answer``, ``expect_refusal``; a text ``reference``, ``answer`` or ``expected``
+is the gold answer when ``gold_answer`` is not given). It returns one result per present catalog score, ``key`` the
+catalog name, ``score`` (NUMERIC, BOOLEAN) or ``value`` (CATEGORICAL) and the score's comment, as in the result line.
+An absent score has no result of its own (an experiment's averages never mix absences in): one result
+``tracescore.absent`` with no score lists the absent names with their reasons.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -50,8 +52,23 @@ def _field(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
 
 
+def _as_stored(value: Any) -> Any:
+    """A run's free-form ``value`` as LangSmith stores it: the JSON the SDK posts, through the SDK's own serializer
+    (a ``RunTree`` in ``evaluate`` holds what the target returned: pydantic models, dataclasses, LangChain
+    ``Document`` objects, which the server only ever sees as their JSON)."""
+    if value is None:
+        return None
+    try:
+        from langsmith._internal._serde import dumps_json
+    except ImportError:  # no SDK (plain run dicts), or one that moved it: its objects as the JSON encoder can
+        return json.loads(json.dumps(value, default=str))
+    return json.loads(dumps_json(value))
+
+
 def _plain_run(run: Any) -> dict[str, Any]:
     plain = {name: _field(run, name) for name in _RUN_FIELDS}
+    for name in ("inputs", "outputs", "extra"):
+        plain[name] = _as_stored(plain[name])
     for name in ("id", "parent_run_id", "trace_id", "session_id", "reference_example_id"):
         plain[name] = str(plain[name]) if plain[name] is not None else None
     return plain
