@@ -47,7 +47,8 @@ def test_the_version_is_written_in_version_py_only() -> None:
     version = _version()
     assert re.fullmatch(r"\d+\.\d+\.\d+((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?", version), version
     written = re.compile(rf"(?<![\w.]){re.escape(version)}(?![\w.])")
-    places = [REPO / "pyproject.toml", REPO / "README.md", *REPO.glob("src/**/*.py"), *REPO.glob("cookbook/**/*.*")]
+    texts = ("src/**/*.py", "cookbook/**/*.py", "cookbook/**/*.yml", "cookbook/**/*.sh", "docs/**/*.md", ".github/**/*")
+    places = [REPO / "pyproject.toml", REPO / "README.md", *(p for t in texts for p in REPO.glob(t) if p.is_file())]
     again = [str(p.relative_to(REPO)) for p in places if p != VERSION_FILE and written.search(p.read_text("utf-8"))]
     assert again == [], f"the version {version} is written again in {again}: read tracescore.__version__"
     assert tracescore.__version__ == version
