@@ -87,6 +87,7 @@ def make_setup(
     from tracescore.engine.setup import JobSetup
     from tracescore.limits import RateLimiter
     from tracescore.platforms.registry import get_adapter
+    from tracescore.sections import JobSettings
     from tracescore.scorers import default_scorers
 
     return JobSetup(
@@ -101,4 +102,5 @@ def make_setup(
         chunks=chunks,
         fingerprint="fp",
         limiter=RateLimiter(),
+        judge_retries=JobSettings().judge_retries,
     )

@@ -83,12 +83,19 @@ def _finish(outcome: Any) -> None:
             " judge them with `tracescore backfill --judge-only --from … --to …`",
             err=True,
         )
+    given_up = (s.get("judge_retry") or {}).get("given_up")
+    if given_up:
+        click.echo(f"{_given_up(len(given_up))} this run: {', '.join(given_up[:5])}", err=True)
     if outcome.counts_failed:
         end(
             EXIT_INPUT,
             f"{s.get('failed', 0)} traces unreadable and {s.get('scores_rejected', 0)} scores rejected"
             f" of {s.get('seen', 0)} traces seen (ids and reasons in the summary and the store, run {outcome.run_id})",
         )
+
+
+def _given_up(n: int) -> str:
+    return f"{n} traces given up after [job] judge_retries runs whose judge failed (their judged scores absent)"
 
 
 @click.command()
@@ -107,6 +114,8 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
             _emit({"gap": trace_id, "timestamp": moment.isoformat() if moment else None})
         for reason in report.unreadable:
             _emit({"unreadable": reason})
+        for trace_id, moment, tries in report.given_up:
+            _emit({"given_up": trace_id, "timestamp": moment.isoformat() if moment else None, "judge_tries": tries})
         assert report.window is not None
         _emit(
             {
@@ -116,6 +125,7 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
                 "checked": report.checked,
                 "gaps": len(report.gaps),
                 "unreadable": len(report.unreadable),
+                "given_up": len(report.given_up),
             }
         )
         if report.gaps or report.unreadable:
@@ -124,6 +134,8 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
                 f"{len(report.gaps) + len(report.unreadable)} traces older than the lookback were never"
                 " scored; score them with `tracescore backfill --from … --to …` or raise [job] lookback",
             )
+        if report.given_up:
+            end(EXIT_GAPS, f"{_given_up(len(report.given_up))}; judge them with `tracescore backfill --from … --to …`")
         return
     with _stopped("run stopped"):
         outcome = run_job(setup, since=since)
