@@ -87,8 +87,8 @@ def make_setup(
     from tracescore.engine.setup import JobSetup
     from tracescore.limits import RateLimiter
     from tracescore.platforms.registry import get_adapter
-    from tracescore.sections import JobSettings
     from tracescore.scorers import default_scorers
+    from tracescore.sections import JobSettings
 
     return JobSetup(
         source=source,  # type: ignore[arg-type]

@@ -21,7 +21,8 @@ from tests.test_both_platforms import _langfuse_trace
 from tracescore import catalog
 from tracescore.cli import main
 from tracescore.config import load_config
-from tracescore.engine.runner import Outcome, backfill_job, check_gaps, run_job
+from tracescore.engine.gaps import check_gaps
+from tracescore.engine.runner import Outcome, backfill_job, run_job
 from tracescore.engine.setup import build_setup
 from tracescore.sections import JobSettings
 from tracescore.store.db import Store
@@ -35,10 +36,16 @@ SENT_WHEN_JUDGED = JUDGED | {catalog.DIAGNOSIS}  # the diagnosis cell reads grou
 def _outage(judge: FakeAnthropic, n: int = 2000) -> None:
     """The judge down: every request answered 529 or 500 (retry-after 0, so the judge's retries do not wait)."""
     faults = [
-        Fault.http(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
-                   **{"retry-after": "0"}),
-        Fault.http(500, {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}},
-                   **{"retry-after": "0"}),
+        Fault.http(
+            529,
+            {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+            **{"retry-after": "0"},
+        ),
+        Fault.http(
+            500,
+            {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}},
+            **{"retry-after": "0"},
+        ),
     ]
     judge.faults.add("/v1/messages", *(faults * (n // 2)))
 
@@ -76,8 +83,11 @@ def _run(config: Path, at: datetime, since: datetime | None = None) -> Outcome:
 def _failed(db: Path, run_id: str) -> set[str]:
     """The traces of a run whose judged scores are absent for a judge error."""
     with Store(db) as store:
-        return {r["trace_id"] for r in store.results(run_id)
-                if any(n in JUDGED and why == "judge_error" for n, why in r["missing"].items())}
+        return {
+            r["trace_id"]
+            for r in store.results(run_id)
+            if any(n in JUDGED and why == "judge_error" for n, why in r["missing"].items())
+        }
 
 
 def test_a_judge_outage_during_run_is_healed_by_the_next_runs_writing_only_what_changed(
@@ -95,7 +105,7 @@ def test_a_judge_outage_during_run_is_healed_by_the_next_runs_writing_only_what_
     # differ (no claim supported): its judged scores are on the platform, its replies in the cache under that model
     text = config.read_text()
     config.write_text(text + '\n[scoring]\njudge_model = "claude-haiku-4-5"\n')
-    judge.tamper = lambda out, body: {"claims": [dict(c, evidence=[]) for c in out["claims"]]} if "claims" in out else out
+    judge.tamper = lambda out, _: {"claims": [dict(c, evidence=[]) for c in out["claims"]]} if "claims" in out else out
     setup = build_setup(load_config(config))
     try:
         backfill_job(setup, start=DAY, stop=DAY + timedelta(hours=2))
@@ -113,7 +123,8 @@ def test_a_judge_outage_during_run_is_healed_by_the_next_runs_writing_only_what_
     assert first.summary["scored"] == 6 and old < due
     assert first.summary["judge_retry"] == {"due": len(due), "retried": 0, "healed": 0, "given_up": []}
     assert {k: langfuse.scores[k] for k in earlier} == earlier and not langfuse.requests_to(
-        "/api/public/scores/", "DELETE")
+        "/api/public/scores/", "DELETE"
+    )
 
     # run 2, still down: the due traces (older than this run's window) are judged again, and fail again
     asked, writes = len(judge.messages()), len(langfuse.score_writes)
@@ -189,3 +200,12 @@ def test_a_trace_the_judge_never_answers_is_given_up_after_judge_retries_runs_an
     assert sorted(x["given_up"] for x in lines if "given_up" in x and isinstance(x["given_up"], str)) == sorted(due)
     assert lines[-1]["given_up"] == len(due) and result.exit_code != 0
     assert f"{len(due)} traces given up" in result.stderr
+
+    # a backfill with the judge back judges them: --check-gaps names them no more
+    judge.faults.clear()
+    setup = build_setup(load_config(config))
+    try:
+        backfill_job(setup, start=DAY, stop=DAY + timedelta(hours=3))
+        assert not check_gaps(setup).given_up
+    finally:
+        setup.close()

@@ -22,8 +22,8 @@ from tracescore.cli.platform_options import check_platform_options, platform_opt
 from tracescore.config import load_config
 from tracescore.engine.batch import BATCH_DISCOUNT
 from tracescore.engine.estimate import dry_run as estimate_dry_run
+from tracescore.engine.gaps import check_gaps as find_gaps
 from tracescore.engine.runner import backfill_job, run_job
-from tracescore.engine.runner import check_gaps as find_gaps
 from tracescore.engine.setup import JobSetup, build_setup
 from tracescore.errors import ConfigError, LockError, TracescoreError
 from tracescore.judge.providers import refuse_batch

@@ -7,10 +7,9 @@ delivered.
 ``run``: window ``[watermark - lookback, now)`` (the first run starts one lookback back), traces already marked are
 skipped, the watermark advances to ``now`` once every trace of the window is written. A trace whose judge failed
 stays due (``store/due``): the next runs read it again (the window reaches back to the oldest) and send only the
-scores that changed (``engine/heal``), up to ``[job] judge_retries`` runs, then name it given up. ``backfill``: ``[from, to)``
-in slices, newest first, cut from one paged listing of the window (``engine.slices``), resumable by slice and by
-per-trace marks. ``check_gaps``: traces older than the lookback that arrived
-after their window was done (never scored by ``run``) are reported.
+scores that changed (``engine/heal``), up to ``[job] judge_retries`` runs, then name it given up.
+``backfill``: ``[from, to)`` in slices, newest first, cut from one paged listing of the window (``engine.slices``),
+resumable by slice and by per-trace marks. The gap check is ``engine/gaps``.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import logging
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -28,7 +27,6 @@ from tracescore.engine.core import Engine, JobCounts, Limits, Sink
 from tracescore.engine.heal import ChangedOnly
 from tracescore.engine.interrupt import listening, received
 from tracescore.engine.judge_only import JudgeOnlySink, LeftOutSource, judge_only_fingerprint, left_out
-from tracescore.engine.pipeline import record_key
 from tracescore.engine.setup import JobSetup
 from tracescore.engine.slices import SlicedScan
 from tracescore.engine.stage import Plan, Scored
@@ -44,9 +42,7 @@ from tracescore.store.due import DueTraces
 from tracescore.store.lock import StoreLock
 from tracescore.store.state import Backfill, JobState, MarkReader, to_text
 
-__all__ = [
-    "GapReport", "OneShot", "Outcome", "backfill_job", "check_gaps", "interrupted_line", "run_job", "score_once",
-]  # fmt: skip
+__all__ = ["OneShot", "Outcome", "backfill_job", "interrupted_line", "run_job", "run_scope", "score_once"]
 
 log = logging.getLogger("tracescore.engine")
 Progress = Callable[[JobCounts], None]
@@ -381,47 +377,3 @@ def _execute(
             store.finish_run(run_id, summary, status=status)
             log.info("run summary", extra={"summary": summary})
     return Outcome(run_id, status, summary)
-
-
-@dataclass
-class GapReport:
-    """Traces older than the lookback that no run scored, in ``window``."""
-
-    window: tuple[datetime, datetime] | None
-    gaps: list[tuple[str, datetime | None]] = field(default_factory=list)
-    checked: int = 0
-    unreadable: list[str] = field(default_factory=list)
-    given_up: list[tuple[str, datetime | None, int]] = field(default_factory=list)  # judge failed: (id, time, tries)
-
-
-def check_gaps(setup: JobSetup, *, since: datetime | None = None) -> GapReport:
-    """Read ``[since or low, watermark - lookback)`` again and list the traces ``run`` never marked (a trace still
-    due for the judge is not a gap: the next run reads it); name every trace given up after ``judge_retries``."""
-    with Store(setup.store_path) as store:
-        mark = JobState(store).watermark(setup.source_key)
-        if mark is None:
-            return GapReport(None)
-        end = mark.watermark - timedelta(minutes=setup.lookback_minutes)
-        start = max(since, mark.low) if since else mark.low
-        scope = run_scope(setup.source_key)
-        due = DueTraces(store, scope)
-        report = GapReport((start, end), given_up=due.given_up())
-        if start >= end:
-            return report
-        owed = due.due()
-        marks = MarkReader(store)
-        try:
-            for record in setup.source.records(start, end):
-                report.checked += 1
-                try:
-                    trace = setup.adapter(record.payload)
-                except InputError as exc:
-                    key = record_key(record)
-                    if marks.marked(scope, key) is None:
-                        report.unreadable.append(f"{key}: {exc}")
-                    continue
-                if marks.marked(scope, trace.id) is None and trace.id not in owed:
-                    report.gaps.append((trace.id, trace.timestamp))
-        finally:
-            marks.close()
-        return report
