@@ -6,23 +6,22 @@ judge requests at the Anthropic fake, score writes at the Langfuse fake (the rea
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
-from tests.engine.test_daily_budget import _asked, _day_traces
+from tests.engine import test_daily_budget
+from tests.engine.test_daily_budget import _asked, _day_traces, _run
 from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.base import Fault
-from tests.fakes.langfuse import FakeLangfuse, env_for
+from tests.fakes.langfuse import FakeLangfuse
 from tests.test_both_platforms import _langfuse_trace
 from tracescore import catalog
 from tracescore.cli import main
 from tracescore.config import load_config
 from tracescore.engine.gaps import check_gaps
-from tracescore.engine.runner import Outcome, backfill_job, run_job
+from tracescore.engine.runner import backfill_job
 from tracescore.engine.setup import build_setup
 from tracescore.sections import JobSettings
 from tracescore.store.db import Store
@@ -31,6 +30,7 @@ from tracescore.store.state import to_text
 DAY = datetime(2026, 11, 2, tzinfo=UTC)
 JUDGED = {e.name for e in catalog.CATALOG if e.judged}
 SENT_WHEN_JUDGED = JUDGED | {catalog.DIAGNOSIS}  # the diagnosis cell reads grounding.rate
+platform = test_daily_budget.platform  # the Langfuse and Anthropic fakes, their addresses and keys in the environment
 
 
 def _outage(judge: FakeAnthropic, n: int = 2000) -> None:
@@ -50,16 +50,6 @@ def _outage(judge: FakeAnthropic, n: int = 2000) -> None:
     judge.faults.add("/v1/messages", *(faults * (n // 2)))
 
 
-@pytest.fixture
-def platform(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeLangfuse, FakeAnthropic]]:
-    with FakeLangfuse() as langfuse, FakeAnthropic() as judge:
-        for name, value in env_for(langfuse).items():
-            monkeypatch.setenv(name, value)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", judge.url)
-        yield langfuse, judge
-
-
 def _config(tmp_path: Path, retries: int | None) -> Path:
     path = tmp_path / "tracescore.toml"
     line = f"judge_retries = {retries}\n" if retries is not None else ""
@@ -69,15 +59,6 @@ def _config(tmp_path: Path, retries: int | None) -> Path:
         encoding="utf-8",
     )
     return path
-
-
-def _run(config: Path, at: datetime, since: datetime | None = None) -> Outcome:
-    """One scheduled run at ``at``, a process of its own as cron starts it."""
-    setup = build_setup(load_config(config), clock=lambda: at)
-    try:
-        return run_job(setup, now=at, since=since)
-    finally:
-        setup.close()
 
 
 def _failed(db: Path, run_id: str) -> set[str]:
