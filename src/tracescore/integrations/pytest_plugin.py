@@ -135,7 +135,11 @@ class Checker:
             found = self._state.checks().check(trace, minimum=min, maximum=max, judge=judge, absent=absent,
                                                order=order)  # fmt: skip
         except TracescoreError as exc:  # a bad limit or config: one line naming it, not a traceback
-            pytest.fail(f"tracescore.check: {exc}", pytrace=False)
+            bad = f"tracescore.check: {exc}"
+        else:
+            bad = None
+        if bad is not None:  # failed outside the handler: pytest shows no "During handling of …" chain
+            pytest.fail(bad, pytrace=False)
         failure = found.failure(absent)
         if failure is not None:
             pytest.fail(failure, pytrace=False)
