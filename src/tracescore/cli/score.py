@@ -3,6 +3,7 @@ source, adapter and sink as ``run``/``backfill``; results go to the store, ``--o
 
 from __future__ import annotations
 
+import json
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,11 +29,13 @@ from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import EVERYTHING, Parts
 from tracescore.report.safe import fitted_console
-from tracescore.report.summary import Summary, render_terminal
+from tracescore.report.summary import Summary, render_terminal, summary_to_json
 from tracescore.report.tally import summarize
 from tracescore.store import Store
 
-__all__ = ["score"]
+__all__ = ["SCORE_FORMATS", "score"]
+
+SCORE_FORMATS = ("terminal", "json")  # the output's shape; what the input is, is --source's
 
 
 @dataclass(frozen=True)
@@ -81,9 +84,16 @@ class _Request:
 )
 @click.option("--quiet", "-q", is_flag=True, help="No tables, only errors.")
 @click.option(
-    "--no-judge",
-    is_flag=True,
-    help=f"Skip every judged score ({judged_scores()}) even with ANTHROPIC_API_KEY set.",
+    "--format", "fmt", type=click.Choice(SCORE_FORMATS), default="terminal", show_default=True,
+    help="Output: the stage tables, or one JSON object (the summary: cells, stages, scores, judge, run id) on stdout.",
+)  # fmt: skip
+@click.option(
+    "--judge/--no-judge",
+    "judge_wanted",
+    default=None,
+    help=f"--judge: the judged scores ({judged_scores()}) must run: a missing ANTHROPIC_API_KEY or anthropic SDK is"
+    " exit 2 (as [scoring] judge = true). --no-judge: skip them even with ANTHROPIC_API_KEY set. [default: judge"
+    " when ANTHROPIC_API_KEY is set]",
 )
 @click.option("--judge-model", default=None,
               help="Model of the judge, in the [judge] provider's own id. [default: [judge] model]")
@@ -144,7 +154,7 @@ def score(
     k: int | None,
     final_answer_prefix: str | None,
     quiet: bool,
-    no_judge: bool,
+    judge_wanted: bool | None,
     judge_model: str | None,
     max_cost: float | None,
     source: str,
@@ -160,25 +170,31 @@ def score(
     engine: str = "local",
     judge_rps: float | None = None,
     judge_sample: float | None = None,
+    fmt: str = "terminal",
     **platform: Any,  # the options platforms add (``platform_options``), e.g. a project name
 ) -> None:
     """Score traces stage by stage and print the stage contingency table.
 
-    TRACES is a JSONL file of canonical traces (``-`` for stdin) for ``--source jsonl``; with a platform source the
-    traces of the window ``--from``..``--to`` are read from it and, unless ``--no-write-back``, each score is written
-    back to its trace.
+    TRACES is a JSONL file of canonical traces ('-' for stdin) for --source jsonl; with a platform source the traces
+    of the window --from..--to are read from it and, unless --no-write-back, each score is written back to its trace.
     """
     overrides = {"environment": environment, "trace_name": trace_name, "tags": tags, **platform}
     request = _request(source, traces, window_from, window_to, write_back, overrides)
     config = load_config(config_path)
-    recipe_options = options(config, k=k, final_answer_prefix=final_answer_prefix, no_judge=no_judge,
+    recipe_options = options(config, k=k, final_answer_prefix=final_answer_prefix, no_judge=judge_wanted is False,
                              judge_model=judge_model, max_cost=max_cost, check_links=check_links,
-                             judge_sample=judge_sample)
+                             judge_sample=judge_sample, judge=judge_wanted is True)
+    as_json = fmt == "json"
+    if as_json and out == "-":
+        raise click.BadParameter("--out - and --format json would both write to stdout; give --out a file",
+                                 param_hint="--format")  # fmt: skip
     if engine == "ray" or judge_rps is not None:
         if engine != "ray" or not registry.get(source).shards:
             files = ", ".join(n for n in registry.names() if registry.get(n).shards)
             raise click.BadParameter(f"--engine ray scores a folder of JSONL files or an export (--source {files});"
                                      " --judge-rps goes with it", param_hint="--engine")
+        if as_json:
+            raise click.BadParameter("--engine ray shows its shards' tables only", param_hint="--format")
         score_ray(traces, out, recipe_options, config=config, kind=source, store_path=store_path, quiet=quiet,
                   in_flight=config.section("job").judge_concurrency, judge_rps=judge_rps)
         return
@@ -186,7 +202,7 @@ def score(
         if given not in (None, "-") and Path(given).is_dir():  # an export source reads a folder; JSONL does not
             raise click.BadParameter(f"{given!r} is a folder; score a folder with --engine ray", param_hint=flag)
     to_stdout = out == "-"
-    console = fitted_console(stderr=to_stdout, quiet=quiet)
+    console = fitted_console(stderr=to_stdout or as_json, quiet=quiet or as_json)  # JSON: stdout holds it alone
     if request.kind == registry.DEFAULT_SOURCE and request.path is not None:  # a JSONL file that is not: one line
         problem = input_problem(request.path)
         if problem is not None:
@@ -201,10 +217,12 @@ def score(
             write_back=request.write_back,
             overrides=request.overrides,
         )
-        run, summary, scoring = _score(
-            parts, request, recipe_options, store_path=store_path, out=out, quiet=quiet, workers=workers or cores()
-        )
-    _finish(run, summary, scoring, parts, console, quiet=quiet, store_path=store_path, out=out)
+        run, summary, scoring = _score(parts, request, recipe_options, store_path=store_path, out=out,
+                                       tally=as_json or not quiet, quiet=quiet, workers=workers or cores())
+    _finish(run, summary, scoring, parts, console, quiet=quiet or as_json, store_path=store_path, out=out)
+    if as_json:
+        click.echo(json.dumps(_as_json(run, summary, scoring, parts, store_path, out), ensure_ascii=False))
+    _end(run, scoring, parts, quiet=quiet)
 
 
 def _request(
@@ -266,6 +284,7 @@ def _score(
     *,
     store_path: str,
     out: str | None,
+    tally: bool,
     quiet: bool,
     workers: int,
 ) -> tuple[OneShot, Summary, Scoring]:
@@ -282,9 +301,10 @@ def _score(
     parts.adapter = labelled(parts.adapter, store_path)  # reviewer-entered labels (#12), as on every path
     progress = Progress(request.path, quiet=quiet)
 
-    # a quiet run renders no table (``_finish``), so its lines are not folded into one (~5 us a light trace); the
-    # traces the judge's budget left unjudged are looked for only where there is a judge (``Scoring`` reads them then)
-    tally, budget = not quiet, scoring.judge is not None
+    # a quiet run renders no table (``_finish``), so its lines are not folded into one (~5 us a light trace) unless
+    # they are shown as JSON; the traces the judge's budget left unjudged are looked for only where there is a judge
+    # (``Scoring`` reads them then)
+    budget = scoring.judge is not None
 
     def on_results(done: int, batch: list[Scored]) -> None:
         if tally or budget:
@@ -340,7 +360,7 @@ def _finish(
     store_path: str,
     out: str | None,
 ) -> None:
-    """Tables, the platform's read/write line, rejections, the judge line; then the exit code of the table."""
+    """Tables, the platform's read/write line, rejections, the judge line (``_end`` then says how it ended)."""
     counts = run.counts
     if run.input_error is not None:
         raise InputError(run.input_error)
@@ -360,6 +380,26 @@ def _finish(
         console.print(f"run {run.run_id} stored in {store_path}{where}", highlight=False, soft_wrap=True)
     for rejection in run.write.rejected:
         click.echo(f"rejected: {rejection}", err=True)
+
+
+def _as_json(
+    run: OneShot, summary: Summary, scoring: Scoring, parts: Parts, store_path: str, out: str | None
+) -> dict[str, Any]:
+    """``--format json``: the run (id, store, output, what was read) and its summary as ``report --format json``
+    gives it, the judge on (with its usage) or off (and why)."""
+    whole: dict[str, Any] = {"run_id": run.run_id, "source": parts.describe, "store": store_path, "out": out,
+                             "seen": run.counts.seen, "rejected": list(run.write.rejected)}  # fmt: skip
+    if parts.summary is not None:
+        whole["platform"] = parts.summary(run.counts.seen)[0]
+    whole |= summary_to_json(summary)
+    extra = scoring.as_dict()
+    whole["judge"] = {"on": scoring.judge is not None, "off": scoring.off} | whole["judge"] | extra.pop("judge", {})
+    return whole | extra
+
+
+def _end(run: OneShot, scoring: Scoring, parts: Parts, *, quiet: bool) -> None:
+    """What stopped the run or could not be scored, said last; then the exit code of the table."""
+    counts = run.counts
     if run.stopped is not None:
         raise TracescoreError(run.stopped)
     judge_failed = scoring.all_failed()

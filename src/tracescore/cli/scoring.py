@@ -11,9 +11,22 @@ from rich.console import Console
 from tracescore import catalog
 from tracescore.engine.judging import JudgePool
 from tracescore.engine.recipe import Recipe
+from tracescore.reasons import Reasons
 
-__all__ = ["Scoring", "judged_scores"]
+__all__ = ["Scoring", "judge_off_why", "judged_scores"]
 
+_WHY_OFF = {  # an absence reason of the judged scores -> why the judge is off, as the summary line says it
+    Reasons.NO_JUDGE.text: "no ANTHROPIC_API_KEY set",
+    Reasons.JUDGE_OFF_FLAG.text: "--no-judge",
+    Reasons.JUDGE_OFF.text: "[scoring] judge = false",
+    Reasons.NO_SDK.text: "anthropic SDK not installed: pip install 'tracescore[judge]'",
+}
+
+
+def judge_off_why(reason: str) -> str:
+    """Why the judge is off, for ``judge: off (…)``: the setting or the missing piece, from the reason its scores are
+    absent for."""
+    return _WHY_OFF.get(reason, reason)
 
 
 def judged_scores() -> str:
@@ -39,6 +52,11 @@ class Scoring:
     def judge(self) -> JudgePool | None:
         return self.recipe.judge
 
+    @property
+    def off(self) -> str | None:
+        """Why the judge is off (``--no-judge``, no key, no SDK), or None when it runs."""
+        return None if self.judge is not None else judge_off_why(self.recipe.no_judge_reason)
+
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         links, cache = self.recipe.links, self.recipe.link_cache
@@ -57,6 +75,7 @@ class Scoring:
                 soft_wrap=True,
             )
         if self.judge is None:
+            console.print(f"judge: off ({self.off})", highlight=False, soft_wrap=True)
             return
         console.print(self.judge.usage.line(), highlight=False, soft_wrap=True)  # one line a log can grep
         if self.unjudged:
