@@ -1,12 +1,14 @@
 """``tracescore run``, ``backfill`` and ``init``: the production job, thin over ``tracescore.engine``.
 
 Exit status: the error classes' codes and the outcomes of ``cli/exits.py`` (the same for every command). The last
-line on stderr says why in one line; the run summary is one JSON line on stdout.
+line on stderr says why in one line; the run summary on stdout is a few lines on a terminal, one JSON line when piped
+or with ``--format json``.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -18,6 +20,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from tracescore.cli.exits import EXIT_GAPS, EXIT_INPUT, end
 from tracescore.cli.platform_options import check_platform_options, platform_options
+from tracescore.cli.scoring import judge_off_why
 from tracescore.config import load_config
 from tracescore.engine.batch import BATCH_DISCOUNT
 from tracescore.engine.estimate import dry_run as estimate_dry_run
@@ -32,7 +35,9 @@ from tracescore.starter import starter_config
 from tracescore.store.db import Store
 from tracescore.store.state import JobState, MarkReader
 
-__all__ = ["backfill", "init", "run"]
+__all__ = ["JOB_FORMATS", "backfill", "init", "run"]
+
+JOB_FORMATS = ("terminal", "json")
 
 
 class _When(click.ParamType):  # type: ignore[type-arg,unused-ignore]
@@ -67,12 +72,46 @@ def _setup(config_path: str | None, judge_sample: float | None = None) -> JobSet
     return setup
 
 
+_format_option = click.option(
+    "--format", "fmt", type=click.Choice(JOB_FORMATS), default=None,
+    help="The run summary on stdout: a few lines for a person, or one JSON object (every count, ids and reasons)."
+    " [default: terminal on a terminal, else json]",
+)  # fmt: skip
+
+
 def _emit(summary: dict[str, Any]) -> None:
     click.echo(json.dumps(summary, default=str, sort_keys=False))
 
 
-def _finish(outcome: Any) -> None:
-    _emit(outcome.summary)
+def _as_json(fmt: str | None) -> bool:
+    """Whether the summary goes out as JSON: asked for, or stdout is a pipe or a file (cron, a log, ``jq``)."""
+    return fmt == "json" or (fmt is None and not sys.stdout.isatty())
+
+
+def _short(s: dict[str, Any], judge_off: str | None) -> list[str]:
+    """The run summary for a person: what was read and scored, written, the judge, where the rest is."""
+    window = " .. ".join(str(w)[:16] + "Z" for w in s.get("window") or [])
+    written = (f"{s.get('scores_written', 0)} scores written ({s.get('scores_rejected', 0)} rejected,"
+               f" {s.get('scores_removed', 0)} removed, {s.get('kept_stale', 0)} kept stale)")  # fmt: skip
+    judge = (f"judge: off ({judge_off_why(judge_off)})" if judge_off else
+             f"judge: {s.get('judge_calls', 0)} calls ({s.get('judge_cache_hits', 0)} from the cache),"
+             f" ~${s.get('judge_cost_usd', 0.0):.4f}")  # fmt: skip
+    lines = [
+        f"{s.get('command')}: {s.get('seen', 0)} traces seen, {s.get('scored', 0)} scored, {s.get('failed', 0)}"
+        f" unreadable; {written} in {s.get('duration_s', 0):.1f} s",
+        f"  {s.get('source')}, window {window}; {judge}",
+    ]
+    if s.get("watermark"):
+        lines.append(f"  watermark now {s['watermark']}")
+    lines.append(f"  run {s.get('run_id')} ({s.get('status')}); every count, id and reason: --format json")
+    return lines
+
+
+def _finish(outcome: Any, fmt: str | None, judge_off: str | None) -> None:
+    if _as_json(fmt):
+        _emit(outcome.summary)
+    else:
+        click.echo("\n".join(_short(outcome.summary, judge_off)))
     s = outcome.summary
     budget = s.get("judge_budget") or {}
     if budget.get("left_unjudged"):  # [job] max_cost_per_day / max_calls_per_day spent
@@ -95,7 +134,8 @@ def _finish(outcome: Any) -> None:
 @click.option("--check-gaps", is_flag=True, help="Score nothing: list traces older than the lookback no run scored.")
 @click.option("--since", type=WHEN, help="Start the window here instead of at the watermark minus the lookback.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
-def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet: bool) -> None:
+@_format_option
+def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet: bool, fmt: str | None) -> None:
     """Score traces newer than the stored watermark minus the lookback, write back, advance the watermark."""
     setup = _setup(config_path)
     if check_gaps:
@@ -134,7 +174,7 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
             " `tracescore backfill --from … --to …`",
             err=True,
         )
-    _finish(outcome)
+    _finish(outcome, fmt, setup.judge_off)
 
 
 @contextmanager
@@ -162,6 +202,7 @@ def _stopped(what: str) -> Iterator[None]:
 @click.option("--judge-only", is_flag=True,
               help="Judge only the traces a judge budget left out; write only their judged scores.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@_format_option
 def backfill(
     config_path: str | None,
     start: datetime | None,
@@ -172,6 +213,7 @@ def backfill(
     quiet: bool,
     judge_sample: float | None = None,
     judge_only: bool = False,
+    fmt: str | None = None,
 ) -> None:
     """Re-score history in [--from, --to): progress, judge cost and ETA; a killed backfill resumes where it stopped."""
     if start is not None and stop is not None and stop <= start:  # a usage error, before the config is read
@@ -182,7 +224,7 @@ def backfill(
     if judge_batch:
         refuse_batch(setup.provider)  # Message Batches: Anthropic's API only (judge/providers.py)
     if dry_run:
-        _dry_run(setup, start, stop, judge_batch)
+        _dry_run(setup, start, stop, judge_batch, as_json=_as_json(fmt))
         return
     bar = _Bar(quiet)
     with _stopped("backfill stopped (run it again to resume)"), bar:
@@ -196,10 +238,12 @@ def backfill(
             on_start=bar.start,
             judge_only=judge_only,
         )
-    _finish(outcome)
+    _finish(outcome, fmt, setup.judge_off)
 
 
-def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, judge_batch: bool) -> None:
+def _dry_run(
+    setup: JobSetup, start: datetime | None, stop: datetime | None, judge_batch: bool, *, as_json: bool
+) -> None:
     if start is None or stop is None or start >= stop:
         raise ConfigError("--dry-run needs --from and --to, with --from before --to")
     assert start is not None and stop is not None
@@ -226,10 +270,9 @@ def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, jud
     removals = _removals(setup, seen)
     if judge_batch and estimate.cost_usd is not None:
         estimate.cost_usd *= BATCH_DISCOUNT
-    _emit(
-        estimate.as_dict()
-        | {"source": setup.source_key, "judge_off": setup.judge_off, "judge_batch": judge_batch, "removals": removals}
-    )
+    if as_json:  # on a terminal the line below says it
+        _emit(estimate.as_dict() | {"source": setup.source_key, "judge_off": setup.judge_off,
+                                    "judge_batch": judge_batch, "removals": removals})  # fmt: skip
     cost = "unknown (no judge price table)" if estimate.cost_usd is None else f"~${estimate.cost_usd:.2f}"
     click.echo(
         f"{estimate.traces} traces ({estimate.already_done} already scored by a backfill of this window and setup,"
