@@ -21,7 +21,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from tracescore.cli.exits import EXIT_GAPS, EXIT_INPUT, end
 from tracescore.cli.platform_options import check_platform_options, platform_options
 from tracescore.cli.scoring import judge_off_why
-from tracescore.config import load_config
+from tracescore.config import DEFAULT_CONFIG_FILE, load_config
 from tracescore.engine.batch import BATCH_DISCOUNT
 from tracescore.engine.estimate import dry_run as estimate_dry_run
 from tracescore.engine.runner import backfill_job, run_job
@@ -65,7 +65,13 @@ _config_option = click.option(
 
 
 def _setup(config_path: str | None, judge_sample: float | None = None) -> JobSetup:
-    setup = build_setup(load_config(config_path), judge_sample=judge_sample)
+    config = load_config(config_path)
+    if config.path is None:  # the job's source, store and write-back live in the file: no guessing them
+        raise ConfigError(
+            f"no {DEFAULT_CONFIG_FILE} here and no --config: write one with `tracescore init` (a JSONL traces file)"
+            " or `tracescore init --platform langfuse|langsmith`, then run again"
+        )
+    setup = build_setup(config, judge_sample=judge_sample)
     click.get_current_context().call_on_close(setup.close)
     for note in setup.notes:  # the recipe's warnings, as ``score`` prints them
         click.echo(f"warning: {note}", err=True)
@@ -370,16 +376,17 @@ class _Bar:
 
 
 @click.command()
-@click.argument("path", default="tracescore.toml", type=click.Path(dir_okay=False))
+@click.argument("path", default=DEFAULT_CONFIG_FILE, type=click.Path(dir_okay=False))
 @click.option(
+    "--platform",
     "--source",
     "kind",
     type=click.Choice(registry.names()),
-    default=registry.DEFAULT_JOB_SOURCE,
+    default=registry.DEFAULT_SOURCE,
     show_default=True,
-    help="Platform the job reads and writes back to.",
+    help="Where the job reads traces (and writes scores back to, for a platform): a JSONL file by default.",
 )
-@click.option("--traces", "traces_path", help=f"The traces file, for --source {registry.DEFAULT_SOURCE}.")
+@click.option("--traces", "traces_path", help=f"The traces file, for --platform {registry.DEFAULT_SOURCE}.")
 @platform_options("init")
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def init(path: str, kind: str, traces_path: str | None, force: bool, **platform: Any) -> None:
@@ -391,6 +398,8 @@ def init(path: str, kind: str, traces_path: str | None, force: bool, **platform:
     target.write_text(starter_config(kind, traces_path, project=platform.get("project")), encoding="utf-8")
     then = f"run `tracescore run --config {path}`"
     if registry.get(kind).file:  # a file source needs no platform credentials (the judge's key stays optional)
-        click.echo(f"wrote {path}: {then} (no credentials needed; ANTHROPIC_API_KEY turns on the judged stages)")
+        where = "" if traces_path else "point [source] path (now traces.jsonl) at your traces file, then "
+        click.echo(f"wrote {path}: {where}{then} (no credentials needed; ANTHROPIC_API_KEY turns on the judged"
+                   " stages)")  # fmt: skip
     else:
         click.echo(f"wrote {path}: set the {kind} credentials in the environment, then {then}")
