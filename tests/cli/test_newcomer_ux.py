@@ -4,11 +4,15 @@ cookbook without keys. Each test drives the CLI (``CliRunner``, a subprocess, or
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
+import re
+import struct
 import subprocess
 import sys
+import termios
 import tomllib
 from pathlib import Path
 
@@ -39,7 +43,9 @@ def _results(tmp_path: Path) -> Path:
 def _on_terminal(args: list[str], cwd: Path, columns: int = 120) -> tuple[int, str]:
     """``tracescore ARGS`` with stdout on a real terminal (a pty) ``columns`` wide: exit code and what it showed."""
     main_fd, child_fd = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": str(columns), "TERM": "dumb", "ANTHROPIC_API_KEY": ""}
+    fcntl.ioctl(child_fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))  # the terminal's own width
+    env = {**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": str(columns), "TERM": "xterm", "NO_COLOR": "1",
+           "ANTHROPIC_API_KEY": ""}  # not TERM=dumb: rich takes a dumb terminal as 80 columns wide
     proc = subprocess.Popen([sys.executable, "-m", "tracescore.cli", *args], stdout=child_fd,
                             stderr=subprocess.STDOUT, env=env, cwd=cwd)  # fmt: skip
     os.close(child_fd)
@@ -54,7 +60,8 @@ def _on_terminal(args: list[str], cwd: Path, columns: int = 120) -> tuple[int, s
         chunks.append(chunk)
     proc.wait(timeout=120)
     os.close(main_fd)
-    return proc.returncode, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    shown = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    return proc.returncode, re.sub(r"\x1b\[[0-9;]*m", "", shown)  # the styles' escape codes (bold, dim) left out
 
 
 # -- item 5 ------------------------------------------------------------------------------------------------------
@@ -186,10 +193,12 @@ def test_narrow_terminals_placeholders_help_texts_and_a_bad_duration(tmp_path: P
     assert "grounding.hallucination_rate" in shown and "grounding.unsupported_numbers" in shown
     assert "retrieva " not in shown and "groundin " not in shown and "citation " not in shown, shown
     assert max(len(line) for line in shown.splitlines() if "│" in line) <= 70
-    wide = _cli("score", str(SAMPLES), "--store", str(tmp_path / "s.db"), env={"ANTHROPIC_API_KEY": None})
-    assert "top reason absent" in wide.stdout
-    assert "<missing>" not in wide.stdout and "<sources>" not in wide.stdout
-    assert "required doc(s) never came back in any search call" in wide.stdout
+    code, wide = _on_terminal(["score", str(SAMPLES), "--store", str(tmp_path / "s.db")], tmp_path, columns=200)
+    assert code == 0 and "top reason absent" in wide and "│ fetch.calls " in wide  # room beside: one table
+    piped = _cli("score", str(SAMPLES), "--store", str(tmp_path / "s.db"), env={"ANTHROPIC_API_KEY": None}).stdout
+    for shown in (wide, piped):
+        assert "<missing>" not in shown and "<sources>" not in shown
+        assert "required doc(s) never came back in any search call" in shown
     assert "``" not in _cli("score", "--help").output
     store_help = " ".join(_cli("gate", "--help").output.split())
     assert "for report" not in store_help and "--store" in store_help
