@@ -7,8 +7,6 @@ or with ``--format json``.
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -18,9 +16,9 @@ from typing import Any
 import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-from tracescore.cli.exits import EXIT_GAPS, EXIT_INPUT, end
+from tracescore.cli.exits import EXIT_GAPS, end
+from tracescore.cli.job_summary import as_json, emit, finish, format_option
 from tracescore.cli.platform_options import check_platform_options, platform_options
-from tracescore.cli.scoring import judge_off_why
 from tracescore.config import DEFAULT_CONFIG_FILE, load_config
 from tracescore.engine.batch import BATCH_DISCOUNT
 from tracescore.engine.estimate import dry_run as estimate_dry_run
@@ -35,9 +33,7 @@ from tracescore.starter import starter_config
 from tracescore.store.db import Store
 from tracescore.store.state import JobState, MarkReader
 
-__all__ = ["JOB_FORMATS", "backfill", "init", "run"]
-
-JOB_FORMATS = ("terminal", "json")
+__all__ = ["backfill", "init", "run"]
 
 
 class _When(click.ParamType):  # type: ignore[type-arg,unused-ignore]
@@ -67,9 +63,10 @@ _config_option = click.option(
 def _setup(config_path: str | None, judge_sample: float | None = None) -> JobSetup:
     config = load_config(config_path)
     if config.path is None:  # the job's source, store and write-back live in the file: no guessing them
+        platforms = "|".join(n for n in registry.names() if not registry.get(n).file)
         raise ConfigError(
             f"no {DEFAULT_CONFIG_FILE} here and no --config: write one with `tracescore init` (a JSONL traces file)"
-            " or `tracescore init --platform langfuse|langsmith`, then run again"
+            f" or `tracescore init --platform {platforms}`, then run again"
         )
     setup = build_setup(config, judge_sample=judge_sample)
     click.get_current_context().call_on_close(setup.close)
@@ -78,69 +75,12 @@ def _setup(config_path: str | None, judge_sample: float | None = None) -> JobSet
     return setup
 
 
-_format_option = click.option(
-    "--format", "fmt", type=click.Choice(JOB_FORMATS), default=None,
-    help="The run summary on stdout: a few lines for a person, or one JSON object (every count, ids and reasons)."
-    " [default: terminal on a terminal, else json]",
-)  # fmt: skip
-
-
-def _emit(summary: dict[str, Any]) -> None:
-    click.echo(json.dumps(summary, default=str, sort_keys=False))
-
-
-def _as_json(fmt: str | None) -> bool:
-    """Whether the summary goes out as JSON: asked for, or stdout is a pipe or a file (cron, a log, ``jq``)."""
-    return fmt == "json" or (fmt is None and not sys.stdout.isatty())
-
-
-def _short(s: dict[str, Any], judge_off: str | None) -> list[str]:
-    """The run summary for a person: what was read and scored, written, the judge, where the rest is."""
-    window = " .. ".join(str(w)[:16] + "Z" for w in s.get("window") or [])
-    written = (f"{s.get('scores_written', 0)} scores written ({s.get('scores_rejected', 0)} rejected,"
-               f" {s.get('scores_removed', 0)} removed, {s.get('kept_stale', 0)} kept stale)")  # fmt: skip
-    judge = (f"judge: off ({judge_off_why(judge_off)})" if judge_off else
-             f"judge: {s.get('judge_calls', 0)} calls ({s.get('judge_cache_hits', 0)} from the cache),"
-             f" ~${s.get('judge_cost_usd', 0.0):.4f}")  # fmt: skip
-    lines = [
-        f"{s.get('command')}: {s.get('seen', 0)} traces seen, {s.get('scored', 0)} scored, {s.get('failed', 0)}"
-        f" unreadable; {written} in {s.get('duration_s', 0):.1f} s",
-        f"  {s.get('source')}, window {window}; {judge}",
-    ]
-    if s.get("watermark"):
-        lines.append(f"  watermark now {s['watermark']}")
-    lines.append(f"  run {s.get('run_id')} ({s.get('status')}); every count, id and reason: --format json")
-    return lines
-
-
-def _finish(outcome: Any, fmt: str | None, judge_off: str | None) -> None:
-    if _as_json(fmt):
-        _emit(outcome.summary)
-    else:
-        click.echo("\n".join(_short(outcome.summary, judge_off)))
-    s = outcome.summary
-    budget = s.get("judge_budget") or {}
-    if budget.get("left_unjudged"):  # [job] max_cost_per_day / max_calls_per_day spent
-        click.echo(
-            f"daily judge budget spent on {budget['day']} (${budget['day_cost_usd']:.4f}, {budget['day_calls']}"
-            f" calls): {budget['left_unjudged']} traces left unjudged; judging resumes at {budget['resumes_at']}, or"
-            " judge them with `tracescore backfill --judge-only --from … --to …`",
-            err=True,
-        )
-    if outcome.counts_failed:
-        end(
-            EXIT_INPUT,
-            f"{s.get('failed', 0)} traces unreadable and {s.get('scores_rejected', 0)} scores rejected"
-            f" of {s.get('seen', 0)} traces seen (ids and reasons in the summary and the store, run {outcome.run_id})",
-        )
-
-
 @click.command()
 @_config_option
 @click.option("--check-gaps", is_flag=True, help="Score nothing: list traces older than the lookback no run scored.")
 @click.option("--since", type=WHEN, help="Start the window here instead of at the watermark minus the lookback.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
-@_format_option
+@format_option
 def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet: bool, fmt: str | None) -> None:
     """Score traces newer than the stored watermark minus the lookback, write back, advance the watermark."""
     setup = _setup(config_path)
@@ -149,11 +89,11 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
         if report.window is None:
             end(EXIT_GAPS, f"no completed run of {setup.source_key} yet: nothing to check")
         for trace_id, moment in report.gaps:
-            _emit({"gap": trace_id, "timestamp": moment.isoformat() if moment else None})
+            emit({"gap": trace_id, "timestamp": moment.isoformat() if moment else None})
         for reason in report.unreadable:
-            _emit({"unreadable": reason})
+            emit({"unreadable": reason})
         assert report.window is not None
-        _emit(
+        emit(
             {
                 "check_gaps": True,
                 "source": setup.source_key,
@@ -180,7 +120,7 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
             " `tracescore backfill --from … --to …`",
             err=True,
         )
-    _finish(outcome, fmt, setup.judge_off)
+    finish(outcome, fmt, setup.judge_off)
 
 
 @contextmanager
@@ -208,7 +148,7 @@ def _stopped(what: str) -> Iterator[None]:
 @click.option("--judge-only", is_flag=True,
               help="Judge only the traces a judge budget left out; write only their judged scores.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@_format_option
+@format_option
 def backfill(
     config_path: str | None,
     start: datetime | None,
@@ -230,7 +170,7 @@ def backfill(
     if judge_batch:
         refuse_batch(setup.provider)  # Message Batches: Anthropic's API only (judge/providers.py)
     if dry_run:
-        _dry_run(setup, start, stop, judge_batch, as_json=_as_json(fmt))
+        _dry_run(setup, start, stop, judge_batch, as_json=as_json(fmt))
         return
     bar = _Bar(quiet)
     with _stopped("backfill stopped (run it again to resume)"), bar:
@@ -244,7 +184,7 @@ def backfill(
             on_start=bar.start,
             judge_only=judge_only,
         )
-    _finish(outcome, fmt, setup.judge_off)
+    finish(outcome, fmt, setup.judge_off)
 
 
 def _dry_run(
@@ -277,7 +217,7 @@ def _dry_run(
     if judge_batch and estimate.cost_usd is not None:
         estimate.cost_usd *= BATCH_DISCOUNT
     if as_json:  # on a terminal the line below says it
-        _emit(estimate.as_dict() | {"source": setup.source_key, "judge_off": setup.judge_off,
+        emit(estimate.as_dict() | {"source": setup.source_key, "judge_off": setup.judge_off,
                                     "judge_batch": judge_batch, "removals": removals})  # fmt: skip
     cost = "unknown (no judge price table)" if estimate.cost_usd is None else f"~${estimate.cost_usd:.2f}"
     click.echo(

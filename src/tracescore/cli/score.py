@@ -11,25 +11,24 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 
 from tracescore.catalog import GROUNDING_RATE, Reasons, declared_reason
 from tracescore.cli.distributed import score_ray
-from tracescore.cli.exits import EXIT_INPUT, end, rate_option, store_option
+from tracescore.cli.exits import rate_option, store_option
 from tracescore.cli.platform_options import check_platform_options, platform_options
 from tracescore.cli.progress import Progress, input_problem
-from tracescore.cli.scoring import Scoring, judged_scores
+from tracescore.cli.scoring import Scoring, as_json, end_of, finish, judged_scores
 from tracescore.config import load_config
 from tracescore.engine.recipe import Options, build_recipe, cores, labelled, options
 from tracescore.engine.runner import OneShot, score_once
 from tracescore.engine.setup import build_platform
 from tracescore.engine.stage import Scored
-from tracescore.errors import InputError, JudgeError, TracescoreError
+from tracescore.errors import InputError
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import EVERYTHING, Parts
 from tracescore.report.safe import fitted_console
-from tracescore.report.summary import Summary, render_terminal, summary_to_json
+from tracescore.report.summary import Summary
 from tracescore.report.tally import summarize
 from tracescore.store import Store
 
@@ -184,8 +183,8 @@ def score(
     recipe_options = options(config, k=k, final_answer_prefix=final_answer_prefix, no_judge=judge_wanted is False,
                              judge_model=judge_model, max_cost=max_cost, check_links=check_links,
                              judge_sample=judge_sample, judge=judge_wanted is True)
-    as_json = fmt == "json"
-    if as_json and out == "-":
+    json_out = fmt == "json"
+    if json_out and out == "-":
         raise click.BadParameter("--out - and --format json would both write to stdout; give --out a file",
                                  param_hint="--format")  # fmt: skip
     if engine == "ray" or judge_rps is not None:
@@ -193,7 +192,7 @@ def score(
             files = ", ".join(n for n in registry.names() if registry.get(n).shards)
             raise click.BadParameter(f"--engine ray scores a folder of JSONL files or an export (--source {files});"
                                      " --judge-rps goes with it", param_hint="--engine")
-        if as_json:
+        if json_out:
             raise click.BadParameter("--engine ray shows its shards' tables only", param_hint="--format")
         score_ray(traces, out, recipe_options, config=config, kind=source, store_path=store_path, quiet=quiet,
                   in_flight=config.section("job").judge_concurrency, judge_rps=judge_rps)
@@ -202,7 +201,7 @@ def score(
         if given not in (None, "-") and Path(given).is_dir():  # an export source reads a folder; JSONL does not
             raise click.BadParameter(f"{given!r} is a folder; score a folder with --engine ray", param_hint=flag)
     to_stdout = out == "-"
-    console = fitted_console(stderr=to_stdout or as_json, quiet=quiet or as_json)  # JSON: stdout holds it alone
+    console = fitted_console(stderr=to_stdout or json_out, quiet=quiet or json_out)  # JSON: stdout holds it alone
     if request.kind == registry.DEFAULT_SOURCE and request.path is not None:  # a JSONL file that is not: one line
         problem = input_problem(request.path)
         if problem is not None:
@@ -218,11 +217,11 @@ def score(
             overrides=request.overrides,
         )
         run, summary, scoring = _score(parts, request, recipe_options, store_path=store_path, out=out,
-                                       tally=as_json or not quiet, quiet=quiet, workers=workers or cores())
-    _finish(run, summary, scoring, parts, console, quiet=quiet or as_json, store_path=store_path, out=out)
-    if as_json:
-        click.echo(json.dumps(_as_json(run, summary, scoring, parts, store_path, out), ensure_ascii=False))
-    _end(run, scoring, parts, quiet=quiet)
+                                       tally=json_out or not quiet, quiet=quiet, workers=workers or cores())
+    finish(run, summary, scoring, parts, console, quiet=quiet or json_out, store_path=store_path, out=out)
+    if json_out:
+        click.echo(json.dumps(as_json(run, summary, scoring, parts, store_path, out), ensure_ascii=False))
+    end_of(run, scoring, parts, quiet=quiet)
 
 
 def _request(
@@ -347,73 +346,3 @@ def _score(
 def _untallied(lines: list[dict[str, Any]]) -> None:
     """A quiet run's digest of a worker's chunk: nothing (no table is rendered), and the lines need not come back."""
     return None
-
-
-def _finish(
-    run: OneShot,
-    summary: Summary,
-    scoring: Scoring,
-    parts: Parts,
-    console: Console,
-    *,
-    quiet: bool,
-    store_path: str,
-    out: str | None,
-) -> None:
-    """Tables, the platform's read/write line, rejections, the judge line (``_end`` then says how it ended)."""
-    counts = run.counts
-    if run.input_error is not None:
-        raise InputError(run.input_error)
-    if run.stopped is not None and counts.seen == 0:  # nothing was read: no empty tables before the reason
-        raise TracescoreError(run.stopped)
-    if not quiet:  # a quiet console renders every table and then drops it: skip the work (~70 ms at 20k traces)
-        render_terminal(summary, console)
-    scoring.print_usage(console)
-    if parts.summary is not None:
-        line, notes = parts.summary(counts.seen)
-        if not quiet:
-            console.print(line, highlight=False, soft_wrap=True)
-        for note in notes:
-            click.echo(f"note: {note}", err=True)
-    if not quiet:
-        where = f"; results in {out}" if out else ""
-        console.print(f"run {run.run_id} stored in {store_path}{where}", highlight=False, soft_wrap=True)
-    for rejection in run.write.rejected:
-        click.echo(f"rejected: {rejection}", err=True)
-
-
-def _as_json(
-    run: OneShot, summary: Summary, scoring: Scoring, parts: Parts, store_path: str, out: str | None
-) -> dict[str, Any]:
-    """``--format json``: the run (id, store, output, what was read) and its summary as ``report --format json``
-    gives it, the judge on (with its usage) or off (and why)."""
-    whole: dict[str, Any] = {"run_id": run.run_id, "source": parts.describe, "store": store_path, "out": out,
-                             "seen": run.counts.seen, "rejected": list(run.write.rejected)}  # fmt: skip
-    if parts.summary is not None:
-        whole["platform"] = parts.summary(run.counts.seen)[0]
-    whole |= summary_to_json(summary)
-    extra = scoring.as_dict()
-    whole["judge"] = {"on": scoring.judge is not None, "off": scoring.off} | whole["judge"] | extra.pop("judge", {})
-    return whole | extra
-
-
-def _end(run: OneShot, scoring: Scoring, parts: Parts, *, quiet: bool) -> None:
-    """What stopped the run or could not be scored, said last; then the exit code of the table."""
-    counts = run.counts
-    if run.stopped is not None:
-        raise TracescoreError(run.stopped)
-    judge_failed = scoring.all_failed()
-    if judge_failed is not None:
-        raise JudgeError(judge_failed)
-    if counts.seen == 0 and parts.summary is None:
-        click.echo(f"warning: {parts.describe.partition(':')[2]} holds no trace: nothing scored", err=True)
-    if counts.failed:
-        unit = "lines" if parts.summary is None else "traces"
-        where = "each is in the results with its reason; run without -q to list them" if quiet else "see above"
-        click.echo(f"{counts.failed} of {counts.seen} {unit} could not be scored ({where})", err=True)
-    if run.write.rejected:
-        platform = parts.describe.split(":")[0]
-        click.echo(f"{len(run.write.rejected)} score(s) rejected by {platform} (see above)", err=True)
-    if counts.failed or run.write.rejected:
-        end(EXIT_INPUT)
-

@@ -304,20 +304,20 @@ def render_terminal(summary: Summary, console: Console) -> None:
         ))  # fmt: skip
     print_table(console, table)
 
-    rows: list[tuple[str, list[Text | str], str]] = []
+    scored: list[tuple[str, list[Text | str], str]] = []
     for name in by_stage(summary.stats):
         stat = summary.stats[name]
-        values = [term(score_stage(name)), term(name), str(stat.present), _fmt(stat.mean), str(stat.absent_count)]
-        rows.append((name, values, stat.top_reason))
+        values: list[Text | str] = [term(score_stage(name)), term(name), str(stat.present), _fmt(stat.mean)]
+        scored.append((name, [*values, str(stat.absent_count)], stat.top_reason))
     stages = score_table("Per-stage summary", reasons=True)
-    for _, values, top in rows:
+    for _, values, top in scored:
         stages.add_row(*values, term(top))
     below: list[str] = []
     if needed_width(console, stages) > console.width:  # no room beside: the reasons go below, words whole
         stages = score_table("Per-stage summary")
-        for _, values, _ in rows:
+        for _, values, _ in scored:
             stages.add_row(*values)
-        below = [f"  {name}: {top}" for name, _, top in rows if top]
+        below = [f"  {name}: {top}" for name, _, top in scored if top]
     print_table(console, stages)
     if summary.sample_rate is not None:
         console.print(term(f"judged scores over the sampled traces only (judge_sample {summary.sample_rate:g}, n ="
