@@ -4,21 +4,17 @@ cookbook without keys. Each test drives the CLI (``CliRunner``, a subprocess, or
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import pty
-import re
-import struct
 import subprocess
 import sys
-import termios
 import tomllib
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
+from tests.cli.terminal import on_terminal
 from tests.conftest import REPO, SAMPLES
 from tests.integrations.pytest_runs import run_pytest
 from tracescore import catalog
@@ -38,30 +34,6 @@ def _results(tmp_path: Path) -> Path:
                 env={"ANTHROPIC_API_KEY": None})  # fmt: skip
     assert done.exit_code == 0, done.output
     return out
-
-
-def _on_terminal(args: list[str], cwd: Path, columns: int = 120) -> tuple[int, str]:
-    """``tracescore ARGS`` with stdout on a real terminal (a pty) ``columns`` wide: exit code and what it showed."""
-    main_fd, child_fd = pty.openpty()
-    fcntl.ioctl(child_fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))  # the terminal's own width
-    env = {**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": str(columns), "TERM": "xterm", "NO_COLOR": "1",
-           "ANTHROPIC_API_KEY": ""}  # not TERM=dumb: rich takes a dumb terminal as 80 columns wide
-    proc = subprocess.Popen([sys.executable, "-m", "tracescore.cli", *args], stdout=child_fd,
-                            stderr=subprocess.STDOUT, env=env, cwd=cwd)  # fmt: skip
-    os.close(child_fd)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(main_fd, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    proc.wait(timeout=120)
-    os.close(main_fd)
-    shown = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
-    return proc.returncode, re.sub(r"\x1b\[[0-9;]*m", "", shown)  # the styles' escape codes (bold, dim) left out
 
 
 # -- item 5 ------------------------------------------------------------------------------------------------------
@@ -175,10 +147,10 @@ def test_score_gate_run_and_backfill_give_one_json_object_or_a_human_summary(
     monkeypatch.chdir(tmp_path)
     piped = _cli("run", "--since", "2020-01-01", env={"ANTHROPIC_API_KEY": None})
     assert piped.exit_code == 0 and json.loads(piped.stdout)["seen"] == 38
-    code, shown = _on_terminal(["backfill", "--from", "2020-01-01", "--to", "2030-01-01", "-q"], tmp_path)
+    code, shown = on_terminal(["backfill", "--from", "2020-01-01", "--to", "2030-01-01", "-q"], tmp_path)
     assert code == 0 and "{" not in shown, shown
     assert "backfill: 38 traces seen, 38 scored, 0 unreadable" in shown and "--format json" in shown
-    code, shown = _on_terminal(["run", "--since", "2020-01-01", "--format", "json"], tmp_path)
+    code, shown = on_terminal(["run", "--since", "2020-01-01", "--format", "json"], tmp_path)
     assert code == 0 and json.loads(shown[shown.index("{"):])["command"] == "run"
 
 
@@ -186,14 +158,14 @@ def test_score_gate_run_and_backfill_give_one_json_object_or_a_human_summary(
 
 
 def test_narrow_terminals_placeholders_help_texts_and_a_bad_duration(tmp_path: Path) -> None:
-    code, shown = _on_terminal(["score", str(SAMPLES), "--store", str(tmp_path / "s.db")], tmp_path, columns=70)
+    code, shown = on_terminal(["score", str(SAMPLES), "--store", str(tmp_path / "s.db")], tmp_path, columns=70)
     assert code == 0, shown
     wanted = [e.name.replace("{k}", "5") for e in catalog.CATALOG if e.stage != "diagnosis"]
     assert [n for n in wanted if n in shown] == [n for n in wanted if n in shown and f" {n} " in shown]
     assert "grounding.hallucination_rate" in shown and "grounding.unsupported_numbers" in shown
     assert "retrieva " not in shown and "groundin " not in shown and "citation " not in shown, shown
     assert max(len(line) for line in shown.splitlines() if "│" in line) <= 70
-    code, wide = _on_terminal(["score", str(SAMPLES), "--store", str(tmp_path / "s.db")], tmp_path, columns=200)
+    code, wide = on_terminal(["score", str(SAMPLES), "--store", str(tmp_path / "s.db")], tmp_path, columns=200)
     assert code == 0 and "top reason absent" in wide and "│ fetch.calls " in wide  # room beside: one table
     piped = _cli("score", str(SAMPLES), "--store", str(tmp_path / "s.db"), env={"ANTHROPIC_API_KEY": None}).stdout
     for shown in (wide, piped):
