@@ -15,7 +15,6 @@ as not computed, the safe side.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from dataclasses import dataclass
@@ -41,7 +40,7 @@ __all__ = [
     "RETRIEVAL_RETRIEVED_ANY", "STAGES", "SURFACE_BLIND",
     "SURFACE_CONTRADICTION_RATIO", "SURFACE_DISCOVERED_SUPPORT", "SURFACE_FETCH_YIELD", "SURFACE_FIRST_SUPPORT_RANK",
     "SURFACE_MISSED", "SURFACE_NOOP", "SURFACE_SMART", "SURFACE_SUPPORT_ANY", "Absence", "Entry", "Reason", "Reasons",
-    "Versions", "absence_kind", "closest", "declared_reason", "entry", "is_known", "names_of", "recall_name",
+    "Versions", "absence_kind", "declared_reason", "entry", "is_known", "names_of", "recall_name",
 ]  # fmt: skip
 __all__ += ["FETCH_CALLS", "FETCH_CHARS", "GROUNDING_NUMBERS_CHECKED", "GROUNDING_UNSUPPORTED_NUMBERS",
             "SEARCH_CALLS", "SEARCH_REPEATED_QUERIES"]  # #33
@@ -283,13 +282,6 @@ def names_of(scorer: str) -> tuple[str, ...]:
 def is_known(name: str) -> bool:
     """Whether ``name`` is a catalog score (a versioned name ``x@v`` counts as ``x``)."""
     return entry(name.split("@", 1)[0]) is not None
-
-
-def closest(name: str) -> str | None:
-    """The catalog name closest to a misspelt one, for "did you mean …?" (recall shown with k = 5)."""
-    names = [e.name.replace("{k}", "5") for e in CATALOG]
-    found = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
-    return found[0] if found else None
 
 
 def recall_name(k: int) -> str:

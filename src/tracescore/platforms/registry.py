@@ -22,7 +22,6 @@ from tracescore.platforms.base import LabelQueue, Option, Parts, Platform, Platf
 from tracescore.platforms.dashboards import DashboardContext, DashboardTarget
 
 __all__ = [
-    "DEFAULT_JOB_SOURCE",
     "DEFAULT_SOURCE",
     "build",
     "build_dashboard",
@@ -39,7 +38,6 @@ __all__ = [
 ]
 
 DEFAULT_SOURCE = "jsonl"  # ``score``, ``inspect`` and ``[source] kind`` without a choice: a file, no credentials
-DEFAULT_JOB_SOURCE = "langfuse"  # ``init``: the platform a production job reads and writes back to
 
 
 @cache
