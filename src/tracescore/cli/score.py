@@ -3,10 +3,12 @@ source, adapter and sink as ``run``/``backfill``; results go to the store, ``--o
 
 from __future__ import annotations
 
+import sys
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import Any
 
 import click
@@ -16,7 +18,7 @@ from tracescore.catalog import GROUNDING_RATE, Reasons, declared_reason
 from tracescore.cli.distributed import score_ray
 from tracescore.cli.exits import EXIT_INPUT, end, rate_option, store_option
 from tracescore.cli.platform_options import check_platform_options, platform_options
-from tracescore.cli.progress import Progress, input_problem
+from tracescore.cli.progress import Progress, first_document, input_problem
 from tracescore.cli.scoring import Scoring, judged_scores
 from tracescore.config import load_config
 from tracescore.engine.recipe import Options, build_recipe, cores, labelled, options
@@ -32,7 +34,10 @@ from tracescore.report.summary import Summary, render_terminal
 from tracescore.report.tally import summarize
 from tracescore.store import Store
 
-__all__ = ["score"]
+__all__ = ["NO_STORE", "score"]
+
+NO_STORE = "none"  # ``--store none``: a one-off that keeps nothing
+NOTHING_STORED = "nothing stored (--store none): no run, no cache"
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,7 @@ class _Request:
     end: datetime | None
     write_back: bool
     overrides: dict[str, Any]
+    download: bool = False  # ``path`` is a file downloaded from the platform ``kind``
 
 
 @click.command()
@@ -65,7 +71,8 @@ class _Request:
     "--judge-rps",
     help="--engine ray: judge API requests per second for the whole cluster (one limiter). [default: no limit]",
 )
-@store_option("Local SQLite store that keeps every run, result and citation row.")
+@store_option("Local SQLite store that keeps every run, result and citation row ('none': keep nothing, no judge"
+              " cache).")
 @click.option(
     "-k",
     "--k",
@@ -105,9 +112,9 @@ class _Request:
 @click.option(
     "--source",
     type=click.Choice(registry.names()),
-    default=registry.DEFAULT_SOURCE,
-    show_default=True,
-    help="Where traces come from: " + "; ".join(f"{p.name}: {p.summary}" for p in registry.platforms().values()) + ".",
+    default=None,
+    help="Where traces come from: " + "; ".join(f"{p.name}: {p.summary}" for p in registry.platforms().values())
+    + ". [default: jsonl; a TRACES file downloaded from a platform is recognised, with a note]",
 )
 @platform_options("score")
 @click.option("--from", "window_from", help="Platform sources: first trace start time (ISO 8601; no zone = UTC).")
@@ -147,7 +154,7 @@ def score(
     no_judge: bool,
     judge_model: str | None,
     max_cost: float | None,
-    source: str,
+    source: str | None,
     window_from: str | None,
     window_to: str | None,
     environment: tuple[str, ...],
@@ -169,7 +176,8 @@ def score(
     back to its trace.
     """
     overrides = {"environment": environment, "trace_name": trace_name, "tags": tags, **platform}
-    request = _request(source, traces, window_from, window_to, write_back, overrides)
+    source, download = _input_kind(source, traces) if engine == "local" else (source or registry.DEFAULT_SOURCE, False)
+    request = _request(source, traces, window_from, window_to, write_back, overrides, download)
     config = load_config(config_path)
     recipe_options = options(config, k=k, final_answer_prefix=final_answer_prefix, no_judge=no_judge,
                              judge_model=judge_model, max_cost=max_cost, check_links=check_links,
@@ -187,11 +195,10 @@ def score(
             raise click.BadParameter(f"{given!r} is a folder; score a folder with --engine ray", param_hint=flag)
     to_stdout = out == "-"
     console = fitted_console(stderr=to_stdout, quiet=quiet)
-    if request.kind == registry.DEFAULT_SOURCE and request.path is not None:  # a JSONL file that is not: one line
-        problem = input_problem(request.path)
-        if problem is not None:
-            raise InputError(problem)
+    kept = store_path != NO_STORE
     with ExitStack() as resources:
+        if not kept:  # a store of this run only, gone when it ends: nothing kept, no cache
+            store_path = str(Path(resources.enter_context(TemporaryDirectory(prefix="tracescore-"))) / "run.db")
         parts = build_platform(
             config,
             RateLimiter(None),
@@ -200,11 +207,34 @@ def score(
             path=request.path,
             write_back=request.write_back,
             overrides=request.overrides,
+            download=request.download,
         )
         run, summary, scoring = _score(
             parts, request, recipe_options, store_path=store_path, out=out, quiet=quiet, workers=workers or cores()
         )
-    _finish(run, summary, scoring, parts, console, quiet=quiet, store_path=store_path, out=out)
+    _finish(run, summary, scoring, parts, console, quiet=quiet, store_path=store_path if kept else None, out=out)
+
+
+def _input_kind(source: str | None, traces: str | None) -> tuple[str, bool]:
+    """The platform that reads TRACES, and whether TRACES is a file downloaded from it. A JSONL file that is not one
+    fails here with one line; without ``--source``, a file that a platform recognises as its download (a Langfuse
+    trace, a LangSmith run tree, an OTel span file) is read by it, with a one-line note."""
+    if source is not None and (source != registry.DEFAULT_SOURCE or traces in (None, "-")):
+        platform = registry.get(source)
+        return source, traces is not None and not platform.file and platform.download is not None
+    if traces is None or traces == "-":
+        return registry.DEFAULT_SOURCE, False
+    problem = input_problem(traces)  # a missing file: exit 2 here
+    if source is None:
+        document = first_document(traces)
+        found = registry.recognise(document) if document is not None else None
+        if found is not None:
+            name, what = found
+            click.echo(f"note: {traces} is {what}: read as --source {name}", err=True)
+            return name, not registry.get(name).file
+    if problem is not None:
+        raise InputError(problem)
+    return registry.DEFAULT_SOURCE, False
 
 
 def _request(
@@ -214,9 +244,11 @@ def _request(
     window_to: str | None,
     write_back: bool | None,
     overrides: dict[str, Any],
+    download: bool = False,
 ) -> _Request:
-    """Check which options go with which source (a file platform takes TRACES, the others a window)."""
-    if registry.get(kind).file:
+    """Check which options go with which source (a file platform, or a platform's downloaded file, takes TRACES; the
+    others a window)."""
+    if registry.get(kind).file or download:
         if traces is None:
             windowed = "|".join(n for n in registry.names() if not registry.get(n).file)
             raise click.UsageError(f"missing TRACES: give a {kind} file (or '-') or choose --source {windowed}")
@@ -226,7 +258,7 @@ def _request(
         for flag, value in platform_only:
             if value is not None:
                 raise click.BadParameter(f"{flag} applies to platform sources only", param_hint=flag)
-        return _Request(kind, traces, EVERYTHING, None, False, {})
+        return _Request(kind, traces, EVERYTHING, None, False, {}, download)
     if traces is not None:
         raise click.UsageError(
             f"TRACES {traces!r} is for a file source (--source {registry.DEFAULT_SOURCE}); --source {kind} reads"
@@ -337,10 +369,11 @@ def _finish(
     console: Console,
     *,
     quiet: bool,
-    store_path: str,
+    store_path: str | None,
     out: str | None,
 ) -> None:
-    """Tables, the platform's read/write line, rejections, the judge line; then the exit code of the table."""
+    """Tables, the platform's read/write line, rejections, the judge line, where the results are (``store_path``
+    None: ``--store none``, nothing kept); then the exit code of the table."""
     counts = run.counts
     if run.input_error is not None:
         raise InputError(run.input_error)
@@ -357,7 +390,16 @@ def _finish(
             click.echo(f"note: {note}", err=True)
     if not quiet:
         where = f"; results in {out}" if out else ""
-        console.print(f"run {run.run_id} stored in {store_path}{where}", highlight=False, soft_wrap=True)
+        stored = f"run {run.run_id} stored in {store_path}" if store_path else NOTHING_STORED
+        console.print(stored + where, highlight=False, soft_wrap=True)
+    if out is None and not sys.stdout.isatty():  # ``score > results.jsonl``: the tables went there, not the results
+        if store_path is None:
+            click.echo("warning: the results were kept nowhere (--store none and no --out): add --out results.jsonl",
+                       err=True)
+        elif not quiet:
+            named = "" if store_path == "tracescore.db" else f" --store {store_path}"
+            click.echo(f"note: results are in the store only ({store_path}): add --out results.jsonl, or get them"
+                       f" with `tracescore report run:latest{named} --format json`", err=True)
     for rejection in run.write.rejected:
         click.echo(f"rejected: {rejection}", err=True)
     if run.stopped is not None:
