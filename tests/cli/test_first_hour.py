@@ -16,12 +16,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+import tracescore
 from tests.conftest import REPO
 from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.langfuse import FakeLangfuse, env_for
 from tracescore import __version__
 from tracescore.cli import main
 
+CODE = str(Path(tracescore.__file__).parents[1])  # the code under test, for the subprocesses
 SAMPLES = REPO / "cookbook" / "data" / "traces.jsonl"
 _NO_KEYS = {"ANTHROPIC_API_KEY": None, "LANGFUSE_PUBLIC_KEY": None, "LANGSMITH_API_KEY": None}
 
@@ -63,7 +65,7 @@ def test_push_of_jsonl_results_needs_no_pyarrow(tmp_path: Path) -> None:
     gz.parent.mkdir()
     gz.write_bytes(gzip.compress(results.read_bytes()))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC", "LANGFUSE", "LANGSMITH"))}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([CODE, env.get("PYTHONPATH", "")])
     with FakeLangfuse() as server:
         done = subprocess.run(
             [sys.executable, "-c", _WITHOUT_PYARROW, "push", "--to", "langfuse", str(results), str(gz.parent),
@@ -227,7 +229,7 @@ def test_score_in_a_read_only_folder_names_store(tmp_path: Path) -> None:
     folder.chmod(0o555)
     cwd = Path("/sys") if os.geteuid() == 0 else folder
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([CODE, env.get("PYTHONPATH", "")])
     done = subprocess.run(
         [sys.executable, "-m", "tracescore.cli", "score", str(traces), "-q"], cwd=cwd, env=env, capture_output=True,
         text=True, timeout=300,

@@ -11,8 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import tracescore
 from tests.conftest import REPO
 
+CODE = str(Path(tracescore.__file__).parents[1])  # the code under test, for the subprocesses
 _SECTION = "## Your first hour"
 
 
@@ -47,7 +49,7 @@ def test_every_first_hour_command_runs_as_written(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC", "LANGFUSE", "LANGSMITH"))}
     env |= {
         "PATH": os.pathsep.join([str(bin_dir), env.get("PATH", "")]),
-        "PYTHONPATH": os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join([CODE, env.get("PYTHONPATH", "")]),
         "BROWSER": "true",  # ``--open`` starts this "browser": a program that opens nothing and succeeds
     }
     seen = []
