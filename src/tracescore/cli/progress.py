@@ -1,5 +1,5 @@
-"""What ``score`` says about its input while it runs: a progress line on a terminal, one line for a file that is
-not JSONL, a warning for an empty one."""
+"""What ``score`` says about its input: which platform reads it (a file downloaded from one is recognised), one line
+for a file that is not JSONL of traces, a progress line on a terminal while it runs."""
 
 from __future__ import annotations
 
@@ -11,11 +11,14 @@ import time
 from collections.abc import Callable, Iterator
 from typing import IO
 
-from tracescore.errors import MissingInputError, TracescoreError
+import click
+
+from tracescore.errors import InputError, MissingInputError, TracescoreError
+from tracescore.platforms import registry
 from tracescore.sources.base import Record
 from tracescore.sources.documents import read_documents
 
-__all__ = ["Progress", "first_document", "input_problem"]
+__all__ = ["Progress", "first_document", "input_kind", "input_problem"]
 
 _HEAD = 65536
 
@@ -56,6 +59,28 @@ def input_problem(path: str) -> str | None:
         return (f"{path} is not JSONL: it is a JSON array (one JSON trace per line expected; e.g."
                 f" jq -c '.[]' {path} > traces.jsonl)")
     return None
+
+
+def input_kind(source: str | None, traces: str | None) -> tuple[str, bool]:
+    """The platform that reads TRACES, and whether TRACES is a file downloaded from it. A JSONL file that is not one
+    fails here with one line; without ``--source``, a file that a platform recognises as its download
+    (``Platform.download``) is read by that platform, with a one-line note."""
+    if source is not None and (source != registry.DEFAULT_SOURCE or traces in (None, "-")):
+        platform = registry.get(source)
+        return source, traces is not None and not platform.file and platform.download is not None
+    if traces is None or traces == "-":
+        return registry.DEFAULT_SOURCE, False
+    problem = input_problem(traces)  # a missing file: exit 2 here
+    if source is None:
+        document = first_document(traces)
+        found = registry.recognise(document) if document is not None else None
+        if found is not None:
+            name, what = found
+            click.echo(f"note: {traces} is {what}: read as --source {name}", err=True)
+            return name, not registry.get(name).file
+    if problem is not None:
+        raise InputError(problem)
+    return registry.DEFAULT_SOURCE, False
 
 
 def _csv(path: str, first: bytes) -> str | None:

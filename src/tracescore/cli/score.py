@@ -18,7 +18,7 @@ from tracescore.catalog import GROUNDING_RATE, Reasons, declared_reason
 from tracescore.cli.distributed import score_ray
 from tracescore.cli.exits import EXIT_INPUT, end, rate_option, store_option
 from tracescore.cli.platform_options import check_platform_options, platform_options
-from tracescore.cli.progress import Progress, first_document, input_problem
+from tracescore.cli.progress import Progress, input_kind
 from tracescore.cli.scoring import Scoring, judged_scores
 from tracescore.config import load_config
 from tracescore.engine.recipe import Options, build_recipe, cores, labelled, options
@@ -176,7 +176,7 @@ def score(
     back to its trace.
     """
     overrides = {"environment": environment, "trace_name": trace_name, "tags": tags, **platform}
-    source, download = _input_kind(source, traces) if engine == "local" else (source or registry.DEFAULT_SOURCE, False)
+    source, download = input_kind(source, traces) if engine == "local" else (source or registry.DEFAULT_SOURCE, False)
     request = _request(source, traces, window_from, window_to, write_back, overrides, download)
     config = load_config(config_path)
     recipe_options = options(config, k=k, final_answer_prefix=final_answer_prefix, no_judge=no_judge,
@@ -213,28 +213,6 @@ def score(
             parts, request, recipe_options, store_path=store_path, out=out, quiet=quiet, workers=workers or cores()
         )
     _finish(run, summary, scoring, parts, console, quiet=quiet, store_path=store_path if kept else None, out=out)
-
-
-def _input_kind(source: str | None, traces: str | None) -> tuple[str, bool]:
-    """The platform that reads TRACES, and whether TRACES is a file downloaded from it. A JSONL file that is not one
-    fails here with one line; without ``--source``, a file that a platform recognises as its download (a Langfuse
-    trace, a LangSmith run tree, an OTel span file) is read by it, with a one-line note."""
-    if source is not None and (source != registry.DEFAULT_SOURCE or traces in (None, "-")):
-        platform = registry.get(source)
-        return source, traces is not None and not platform.file and platform.download is not None
-    if traces is None or traces == "-":
-        return registry.DEFAULT_SOURCE, False
-    problem = input_problem(traces)  # a missing file: exit 2 here
-    if source is None:
-        document = first_document(traces)
-        found = registry.recognise(document) if document is not None else None
-        if found is not None:
-            name, what = found
-            click.echo(f"note: {traces} is {what}: read as --source {name}", err=True)
-            return name, not registry.get(name).file
-    if problem is not None:
-        raise InputError(problem)
-    return registry.DEFAULT_SOURCE, False
 
 
 def _request(
