@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -71,8 +71,7 @@ class _Request:
     "--judge-rps",
     help="--engine ray: judge API requests per second for the whole cluster (one limiter). [default: no limit]",
 )
-@store_option("Local SQLite store that keeps every run, result and citation row ('none': keep nothing, no judge"
-              " cache).")
+@store_option("Local SQLite store that keeps every run, result and citation row ('none': keep nothing).")
 @click.option(
     "-k",
     "--k",
@@ -176,18 +175,20 @@ def score(
     back to its trace.
     """
     overrides = {"environment": environment, "trace_name": trace_name, "tags": tags, **platform}
-    source, download = input_kind(source, traces) if engine == "local" else (source or registry.DEFAULT_SOURCE, False)
-    request = _request(source, traces, window_from, window_to, write_back, overrides, download)
+    request = _request(source or registry.DEFAULT_SOURCE, traces, window_from, window_to, write_back, overrides)
+    if engine == "local":  # the file looked at only once the options are right
+        source, download = input_kind(source, traces)
+        request = replace(request, kind=source, download=download)
     config = load_config(config_path)
     recipe_options = options(config, k=k, final_answer_prefix=final_answer_prefix, no_judge=no_judge,
                              judge_model=judge_model, max_cost=max_cost, check_links=check_links,
                              judge_sample=judge_sample)
     if engine == "ray" or judge_rps is not None:
-        if engine != "ray" or not registry.get(source).shards:
+        if engine != "ray" or not registry.get(request.kind).shards:
             files = ", ".join(n for n in registry.names() if registry.get(n).shards)
             raise click.BadParameter(f"--engine ray scores a folder of JSONL files or an export (--source {files});"
                                      " --judge-rps goes with it", param_hint="--engine")
-        score_ray(traces, out, recipe_options, config=config, kind=source, store_path=store_path, quiet=quiet,
+        score_ray(traces, out, recipe_options, config=config, kind=request.kind, store_path=store_path, quiet=quiet,
                   in_flight=config.section("job").judge_concurrency, judge_rps=judge_rps)
         return
     for given, flag in ((traces if request.kind == registry.DEFAULT_SOURCE else None, "TRACES"), (out, "--out")):
@@ -222,10 +223,10 @@ def _request(
     window_to: str | None,
     write_back: bool | None,
     overrides: dict[str, Any],
-    download: bool = False,
 ) -> _Request:
     """Check which options go with which source (a file platform, or a platform's downloaded file, takes TRACES; the
     others a window)."""
+    download = traces is not None and not registry.get(kind).file and registry.get(kind).download is not None
     if registry.get(kind).file or download:
         if traces is None:
             windowed = "|".join(n for n in registry.names() if not registry.get(n).file)
