@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import Any
 
 import click
@@ -17,14 +18,13 @@ from tracescore.cli.distributed import score_ray
 from tracescore.cli.exits import rate_option, store_option
 from tracescore.cli.paths import reads, writes
 from tracescore.cli.platform_options import check_platform_options, platform_options
-from tracescore.cli.progress import Progress, input_problem
+from tracescore.cli.progress import Progress, input_kind
 from tracescore.cli.scoring import Scoring, as_json, end_of, finish, judged_scores
 from tracescore.config import load_config
 from tracescore.engine.recipe import Options, build_recipe, cores, labelled, options
 from tracescore.engine.runner import OneShot, score_once
 from tracescore.engine.setup import build_platform
 from tracescore.engine.stage import Scored
-from tracescore.errors import InputError
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import EVERYTHING, Parts
@@ -33,9 +33,10 @@ from tracescore.report.summary import Summary
 from tracescore.report.tally import summarize
 from tracescore.store import Store
 
-__all__ = ["SCORE_FORMATS", "score"]
+__all__ = ["NO_STORE", "SCORE_FORMATS", "score"]
 
 SCORE_FORMATS = ("terminal", "json")  # the output's shape; what the input is, is --source's
+NO_STORE = "none"  # ``--store none``: a one-off that keeps nothing
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class _Request:
     end: datetime | None
     write_back: bool
     overrides: dict[str, Any]
+    download: bool = False  # ``path`` is a file downloaded from the platform ``kind``
 
 
 @click.command()
@@ -68,7 +70,7 @@ class _Request:
     "--judge-rps",
     help="--engine ray: judge API requests per second for the whole cluster (one limiter). [default: no limit]",
 )
-@store_option("Local SQLite store that keeps every run, result and citation row.")
+@store_option("Local SQLite store that keeps every run, result and citation row ('none': keep nothing).")
 @click.option(
     "-k",
     "--k",
@@ -115,9 +117,9 @@ class _Request:
 @click.option(
     "--source",
     type=click.Choice(registry.names()),
-    default=registry.DEFAULT_SOURCE,
-    show_default=True,
-    help="Where traces come from: " + "; ".join(f"{p.name}: {p.summary}" for p in registry.platforms().values()) + ".",
+    default=None,
+    help="Where traces come from: " + "; ".join(f"{p.name}: {p.summary}" for p in registry.platforms().values())
+    + ". [default: jsonl; a TRACES file downloaded from a platform is recognised, with a note]",
 )
 @platform_options("score")
 @click.option("--from", "window_from", help="Platform sources: first trace start time (ISO 8601; no zone = UTC).")
@@ -157,7 +159,7 @@ def score(
     judge_wanted: bool | None,
     judge_model: str | None,
     max_cost: float | None,
-    source: str,
+    source: str | None,
     window_from: str | None,
     window_to: str | None,
     environment: tuple[str, ...],
@@ -179,7 +181,10 @@ def score(
     of the window --from..--to are read from it and, unless --no-write-back, each score is written back to its trace.
     """
     overrides = {"environment": environment, "trace_name": trace_name, "tags": tags, **platform}
-    request = _request(source, traces, window_from, window_to, write_back, overrides)
+    request = _request(source or registry.DEFAULT_SOURCE, traces, window_from, window_to, write_back, overrides)
+    if engine == "local":  # the file looked at only once the options are right
+        source, download = input_kind(source, traces)
+        request = replace(request, kind=source, download=download)
     config = load_config(config_path)
     recipe_options = options(config, k=k, final_answer_prefix=final_answer_prefix, no_judge=judge_wanted is False,
                              judge_model=judge_model, max_cost=max_cost, check_links=check_links,
@@ -189,13 +194,13 @@ def score(
         raise click.BadParameter("--out - and --format json would both write to stdout; give --out a file",
                                  param_hint="--format")  # fmt: skip
     if engine == "ray" or judge_rps is not None:
-        if engine != "ray" or not registry.get(source).shards:
+        if engine != "ray" or not registry.get(request.kind).shards:
             files = ", ".join(n for n in registry.names() if registry.get(n).shards)
             raise click.BadParameter(f"--engine ray scores a folder of JSONL files or an export (--source {files});"
                                      " --judge-rps goes with it", param_hint="--engine")
         if json_out:
             raise click.BadParameter("--engine ray shows its shards' tables only", param_hint="--format")
-        score_ray(traces, out, recipe_options, config=config, kind=source, store_path=store_path, quiet=quiet,
+        score_ray(traces, out, recipe_options, config=config, kind=request.kind, store_path=store_path, quiet=quiet,
                   in_flight=config.section("job").judge_concurrency, judge_rps=judge_rps)
         return
     for given, flag in ((traces if request.kind == registry.DEFAULT_SOURCE else None, "TRACES"), (out, "--out")):
@@ -203,11 +208,10 @@ def score(
             raise click.BadParameter(f"{given!r} is a folder; score a folder with --engine ray", param_hint=flag)
     to_stdout = out == "-"
     console = fitted_console(stderr=to_stdout or json_out, quiet=quiet or json_out)  # JSON: stdout holds it alone
-    if request.kind == registry.DEFAULT_SOURCE and request.path is not None:  # a JSONL file that is not: one line
-        problem = input_problem(request.path)
-        if problem is not None:
-            raise InputError(problem)
+    kept = store_path != NO_STORE
     with ExitStack() as resources:
+        if not kept:  # a store of this run only, gone when it ends: nothing kept, no cache
+            store_path = str(Path(resources.enter_context(TemporaryDirectory(prefix="tracescore-"))) / "run.db")
         parts = build_platform(
             config,
             RateLimiter(None),
@@ -216,12 +220,14 @@ def score(
             path=request.path,
             write_back=request.write_back,
             overrides=request.overrides,
+            download=request.download,
         )
         run, summary, scoring = _score(parts, request, recipe_options, store_path=store_path, out=out,
                                        tally=json_out or not quiet, quiet=quiet, workers=workers or cores())
-    finish(run, summary, scoring, parts, console, quiet=quiet or json_out, store_path=store_path, out=out)
+    stored = store_path if kept else None
+    finish(run, summary, scoring, parts, console, quiet=quiet or json_out, store_path=stored, out=out)
     if json_out:
-        click.echo(json.dumps(as_json(run, summary, scoring, parts, store_path, out), ensure_ascii=False))
+        click.echo(json.dumps(as_json(run, summary, scoring, parts, stored, out), ensure_ascii=False))
     end_of(run, scoring, parts, quiet=quiet)
 
 
@@ -233,8 +239,10 @@ def _request(
     write_back: bool | None,
     overrides: dict[str, Any],
 ) -> _Request:
-    """Check which options go with which source (a file platform takes TRACES, the others a window)."""
-    if registry.get(kind).file:
+    """Check which options go with which source (a file platform, or a platform's downloaded file, takes TRACES; the
+    others a window)."""
+    download = traces is not None and not registry.get(kind).file and registry.get(kind).download is not None
+    if registry.get(kind).file or download:
         if traces is None:
             windowed = "|".join(n for n in registry.names() if not registry.get(n).file)
             raise click.UsageError(f"missing TRACES: give a {kind} file (or '-') or choose --source {windowed}")
@@ -244,7 +252,7 @@ def _request(
         for flag, value in platform_only:
             if value is not None:
                 raise click.BadParameter(f"{flag} applies to platform sources only", param_hint=flag)
-        return _Request(kind, traces, EVERYTHING, None, False, {})
+        return _Request(kind, traces, EVERYTHING, None, False, {}, download)
     if traces is not None:
         raise click.UsageError(
             f"TRACES {traces!r} is for a file source (--source {registry.DEFAULT_SOURCE}); --source {kind} reads"

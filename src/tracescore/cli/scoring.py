@@ -3,6 +3,7 @@ object, judge usage, budget, failures, and the exit code they come to."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,8 @@ from tracescore.reasons import Reasons
 from tracescore.report.summary import Summary, render_terminal, summary_to_json
 
 __all__ = ["Scoring", "as_json", "end_of", "finish", "judge_off_why", "judged_scores"]
+
+NOTHING_STORED = "nothing stored (--store none): no run, no cache"
 
 _WHY_OFF = {  # an absence reason of the judged scores -> why the judge is off, as the summary line says it
     Reasons.NO_JUDGE.text: "no ANTHROPIC_API_KEY set",
@@ -112,10 +115,11 @@ def finish(
     console: Console,
     *,
     quiet: bool,
-    store_path: str,
+    store_path: str | None,
     out: str | None,
 ) -> None:
-    """Tables, the platform's read/write line, rejections, the judge line (``end_of`` then says how it ended)."""
+    """Tables, the platform's read/write line, rejections, the judge line, where the results are (``store_path``
+    None: ``--store none``, nothing kept); ``end_of`` then says how it ended."""
     counts = run.counts
     if run.input_error is not None:
         raise InputError(run.input_error)
@@ -132,13 +136,22 @@ def finish(
             click.echo(f"note: {note}", err=True)
     if not quiet:
         where = f"; results in {out}" if out else ""
-        console.print(f"run {run.run_id} stored in {store_path}{where}", highlight=False, soft_wrap=True)
+        stored = f"run {run.run_id} stored in {store_path}" if store_path else NOTHING_STORED
+        console.print(stored + where, highlight=False, soft_wrap=True)
+    if out is None and not sys.stdout.isatty():  # ``score > results.jsonl``: the tables went there, not the results
+        if store_path is None:
+            click.echo("warning: the results were kept nowhere (--store none and no --out): add --out results.jsonl",
+                       err=True)
+        elif not quiet:
+            named = "" if store_path == "tracescore.db" else f" --store {store_path}"
+            click.echo(f"note: results are in the store only ({store_path}): add --out results.jsonl, or get them"
+                       f" with `tracescore report run:latest{named} --format json`", err=True)
     for rejection in run.write.rejected:
         click.echo(f"rejected: {rejection}", err=True)
 
 
 def as_json(
-    run: OneShot, summary: Summary, scoring: Scoring, parts: Parts, store_path: str, out: str | None
+    run: OneShot, summary: Summary, scoring: Scoring, parts: Parts, store_path: str | None, out: str | None
 ) -> dict[str, Any]:
     """``--format json``: the run (id, store, output, what was read) and its summary as ``report --format json``
     gives it, the judge on (with its usage) or off (and why)."""
