@@ -201,13 +201,20 @@ def _repeated(steps: _Steps, shared: _Scores) -> Score:
     return score(SEARCH_REPEATED_QUERIES, len(repeats), comment=comment)
 
 
+def _read(status: int | str | None) -> bool:
+    """Whether a fetch of this status was read: ``fetch_failed``'s one rule (200, the usual status, asked first)."""
+    return status is None or status == 200 or not fetch_failed(status)
+
+
 def _chars(steps: _Steps, shared: _Scores) -> Score:
+    """Characters of the pages read: fetches that did not fail, a page read twice counted twice (fetches that all
+    failed read 0: a count, not a rate)."""
     if not steps.n_fetches:
         return shared.no_page[FETCH_CHARS]
     reason = steps.unreadable("fetch", "its text was not counted")
     if reason is not None:
         return absent(FETCH_CHARS, reason)
-    return score(FETCH_CHARS, sum([len(step.text) for step in steps.fetches]))
+    return score(FETCH_CHARS, sum([len(step.text) for step in steps.fetches if _read(step.status)]))
 
 
 def _overlap(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
@@ -257,8 +264,7 @@ def _unused(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
     cited.discard("")
     pages: dict[str, bool] = {}
     for step in steps.fetches:
-        status = step.status
-        if status is not None and status != 200 and fetch_failed(status):  # 200, the usual status, is no failure
+        if not _read(step.status):
             continue
         url = normalize_url(step.url) if step.url else None
         doc = step.doc_id.strip() if step.doc_id else None
