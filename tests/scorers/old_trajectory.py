@@ -1,6 +1,7 @@
 """``scorers/trajectory.py``'s functions as they were before its speed-up (#33), the ones it changed: the reference
-the fast scorer is compared with in tests/scorers/test_signals_same.py (what it did not change is imported). Frozen, but for the meaning changes
-an issue made since, applied here in the plain form (#43: ``fetch.chars`` counts only fetches that did not fail)."""
+the fast scorer is compared with in tests/scorers/test_signals_same.py (what it did not change is imported). Frozen,
+but for the meaning changes an issue made since, applied here in the plain form (#43: ``fetch.chars`` counts only
+fetches that did not fail)."""
 
 from __future__ import annotations
 

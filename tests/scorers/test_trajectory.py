@@ -48,8 +48,14 @@ def test_fetch_chars_counts_only_the_fetches_that_did_not_fail() -> None:
     """#43 item 4: a fetch with an error status (the one rule, ``fetch_failed``) is not reading; a page read twice
     counts twice."""
     page, not_found, unavailable = "0123456789", "Not Found", "<html><body><h1>503 Service Unavailable</h1></html>"
-    steps = [_fetch(page, 200), _fetch(not_found, 404), _fetch(unavailable, 503), _fetch(page),
-             {**_fetch("timed out"), "status": "timeout"}, {**_fetch("refused"), "status": False}]
+    steps = [
+        _fetch(page, 200),
+        _fetch(not_found, 404),
+        _fetch(unavailable, 503),
+        _fetch(page),
+        {**_fetch("timed out"), "status": "timeout"},
+        {**_fetch("refused"), "status": False},
+    ]
     got = _scores(steps=steps)
     assert got[FETCH_CHARS].value == 20.0 and got[FETCH_CALLS].value == 6.0  # the page twice; the failures called
     got = _scores(steps=[_search("q"), _fetch(not_found, 404), _fetch(unavailable, 503)])
