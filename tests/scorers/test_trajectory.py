@@ -1,5 +1,5 @@
-"""The trajectory counts (#33 item 3): ``search.calls``, ``fetch.calls``, ``search.repeated_queries`` and
-``fetch.chars`` on hand-built traces, each value counted by hand."""
+"""The trajectory counts (#33 item 3): ``trajectory.search_calls``, ``trajectory.fetch_calls``,
+``trajectory.repeated_queries`` and ``trajectory.fetch_chars`` on hand-built traces, each value counted by hand."""
 
 from __future__ import annotations
 
