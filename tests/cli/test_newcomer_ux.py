@@ -166,7 +166,7 @@ def test_narrow_terminals_placeholders_help_texts_and_a_bad_duration(tmp_path: P
     assert "retrieva " not in shown and "groundin " not in shown and "citation " not in shown, shown
     assert max(len(line) for line in shown.splitlines() if "│" in line) <= 70
     code, wide = on_terminal(["score", str(SAMPLES), "--store", str(tmp_path / "s.db")], tmp_path, columns=200)
-    assert code == 0 and "top reason absent" in wide and "│ fetch.calls " in wide  # room beside: one table
+    assert code == 0 and "top reason absent" in wide and "│ trajectory.fetch_calls " in wide  # room beside: one table
     piped = _cli("score", str(SAMPLES), "--store", str(tmp_path / "s.db"), env={"ANTHROPIC_API_KEY": None}).stdout
     for shown in (wide, piped):
         assert "<missing>" not in shown and "<sources>" not in shown

@@ -1,8 +1,9 @@
-"""The search trajectory the agent took, counted: ``search.calls``, ``fetch.calls``, ``search.repeated_queries``
-(searches whose normalised query the agent already sent in this trace), ``fetch.chars`` (characters of fetched
-text the agent read: its reading budget), ``search.query_overlap`` (share of the question's content words in the
-first query), ``fetch.unused_rate`` (pages read that no answer sentence cites) and ``search.after_found`` (searches
-after every required document had come back: wasted budget).
+"""The search trajectory the agent took, counted (the ``trajectory`` stage): ``trajectory.search_calls``,
+``trajectory.fetch_calls``, ``trajectory.repeated_queries`` (searches whose normalised query the agent already sent in
+this trace), ``trajectory.fetch_chars`` (characters of the fetched text the agent read, fetches that did not fail: its
+reading budget), ``trajectory.query_overlap`` (share of the question's content words in the first query),
+``trajectory.unused_fetch_rate`` (pages read that no answer sentence cites) and ``trajectory.searches_after_found``
+(searches after every required document had come back: wasted budget).
 
 A step the adapter saw but could not read (``Trace.blind_spots``) still counts as a call; a score resting on what it
 held (its query, its text, its order) is absent with that reason. A trace with no search or fetch step at all is not
@@ -79,7 +80,7 @@ if not no yes any all some each every both either neither more most much many fe
 """.split()
 )
 FIRST_QUERY = "first query: "
-"""How ``search.query_overlap``'s comment begins: the first query follows as a JSON string (``first_query``)."""
+"""How ``trajectory.query_overlap``'s comment begins: the first query follows as a JSON string (``first_query``)."""
 
 
 def content_words(text: str) -> list[str]:
@@ -89,7 +90,7 @@ def content_words(text: str) -> list[str]:
 
 
 def first_query(comment: str | None) -> str | None:
-    """The first query named in a ``search.query_overlap`` comment (the report's query column), else None."""
+    """The first query named in a ``trajectory.query_overlap`` comment (the report's query column), else None."""
     if not comment or not comment.startswith(FIRST_QUERY):
         return None
     try:
@@ -201,13 +202,20 @@ def _repeated(steps: _Steps, shared: _Scores) -> Score:
     return score(SEARCH_REPEATED_QUERIES, len(repeats), comment=comment)
 
 
+def _read(status: int | str | None) -> bool:
+    """Whether a fetch of this status was read: ``fetch_failed``'s one rule (200, the usual status, asked first)."""
+    return status is None or status == 200 or not fetch_failed(status)
+
+
 def _chars(steps: _Steps, shared: _Scores) -> Score:
+    """Characters of the pages read: fetches that did not fail, a page read twice counted twice (fetches that all
+    failed read 0: a count, not a rate)."""
     if not steps.n_fetches:
         return shared.no_page[FETCH_CHARS]
     reason = steps.unreadable("fetch", "its text was not counted")
     if reason is not None:
         return absent(FETCH_CHARS, reason)
-    return score(FETCH_CHARS, sum([len(step.text) for step in steps.fetches]))
+    return score(FETCH_CHARS, sum([len(step.text) for step in steps.fetches if _read(step.status)]))
 
 
 def _overlap(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
@@ -257,8 +265,7 @@ def _unused(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
     cited.discard("")
     pages: dict[str, bool] = {}
     for step in steps.fetches:
-        status = step.status
-        if status is not None and status != 200 and fetch_failed(status):  # 200, the usual status, is no failure
+        if not _read(step.status):
             continue
         url = normalize_url(step.url) if step.url else None
         doc = step.doc_id.strip() if step.doc_id else None
