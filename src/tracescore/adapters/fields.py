@@ -19,6 +19,7 @@ __all__ = [
     "first_path",
     "get_path",
     "parse_maybe_json",
+    "session_key",
     "split_path",
     "unflatten_indexed",
 ]
@@ -163,6 +164,21 @@ def unflatten_indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[s
 
 # -- labels -----------------------------------------------------------------------------------------------------
 _LABEL_FIELDS = tuple(Labels.model_fields)
+
+
+def session_key(record: Any, keys: Sequence[str]) -> str | None:
+    """The conversation id of a native record: the first of ``keys`` (flat keys of a mapping, in order) holding text
+    that is not blank, or an integer, as text; None otherwise. Any other value (an object, a list, a boolean) is no
+    session rather than a failed trace: the turn is still scored, on its own."""
+    if not isinstance(record, Mapping):
+        return None
+    for key in keys:
+        value = record.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+    return None
 
 
 def extract_labels(metadata: Any, paths: Sequence[str]) -> Labels:

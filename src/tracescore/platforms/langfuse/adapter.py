@@ -7,8 +7,9 @@ tool semantics (OTel/OpenInference attributes, a tool message output: ``fields.t
 event spans of one call (BeeAI) are folded into one. GENERATIONs are read for provider built-in web search. Hits and
 page text are found with the field paths of ``MappingConfig``. The question and answer come from the root observation
 (the trace object of an export), with the first/last generation as fallback; labels from the root's (or trace's)
-metadata. A search or fetch whose output cannot be read is a blind spot of the trace; one nested inside another is
-not counted twice (``adapters.nesting``: a search tool that returns text reads its nested retriever's documents).
+metadata; the conversation (``Trace.session_id``) from the trace's ``sessionId``. A search or fetch whose output
+cannot be read is a blind spot of the trace; one nested inside another is not counted twice (``adapters.nesting``: a
+search tool that returns text reads its nested retriever's documents).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from tracescore.adapters.fetch import fetch_step
-from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json
+from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json, session_key
 from tracescore.adapters.hits import extract_hits, find_flat, span_attributes, tool_result, tool_semantics, unread_shape
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
 from tracescore.adapters.nesting import plan_steps, search_through_nested
@@ -35,6 +36,7 @@ from tracescore.trace import BlindSpot, Citation, FetchStep, Labels, SearchStep,
 __all__ = ["downloaded", "langfuse_adapter", "trace_from_observations"]
 
 _GENERATION = "GENERATION"
+_SESSION = ("sessionId",)  # the trace's (an export's trace object, else the root row's: v2 rows repeat it)
 
 
 def _time(value: Any) -> datetime | None:
@@ -271,11 +273,11 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
         "environment": trace_obj.get("environment") or root.get("environment") or None,
         "tags": list(trace_obj.get("tags") or root.get("tags") or []),
         "observations": len(rows),
-        "session_id": trace_obj.get("sessionId") or root.get("sessionId") or None,
     }
     try:
         return Trace(
             id=trace_id,
+            session_id=session_key(trace_obj, _SESSION) or session_key(root, _SESSION),
             timestamp=timestamp,
             question=question,
             steps=steps,

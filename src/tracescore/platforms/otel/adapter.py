@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from tracescore.adapters import fields
 from tracescore.adapters.fetch import fetch_step
 from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json, unflatten_indexed
 from tracescore.adapters.hits import extract_hits, tool_result, tool_semantics, unread_shape
@@ -30,6 +31,7 @@ __all__ = ["otel_adapter", "trace_from_spans"]
 _DEFAULT = MappingConfig()
 _INPUT = ("input.value", "gen_ai.tool.call.arguments", "input")
 _OUTPUT = ("output.value", "gen_ai.tool.call.result", "output")
+_SESSION = ("session.id", "gen_ai.conversation.id")  # OpenInference, then the OTel GenAI convention
 
 
 def otel_adapter(config: MappingConfig | None = None) -> Callable[[object], Trace]:
@@ -165,9 +167,12 @@ def trace_from_spans(payload: object, config: MappingConfig | None = None) -> Tr
     model = attributes.get("llm.model_name") or attributes.get("gen_ai.request.model")
     if model:
         metadata["model"] = model
+    # the root span's, else the first span's that carries one (OpenInference sets it on every span in its context)
+    sessions = (fields.session_key(s["attributes"], _SESSION) for s in (root, *spans))
     with invalid_trace(f"trace {data['trace_id']}"):
         return Trace(
             id=str(data["trace_id"]),
+            session_id=next(filter(None, sessions), None),
             timestamp=_time(root.get("start")),
             question=question,
             steps=steps,
