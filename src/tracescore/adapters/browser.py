@@ -24,11 +24,14 @@ and the snippet. smolagents' own ``GoogleSearchTool`` prints the same list (numb
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from tracescore.trace import Hit
+from tracescore.adapters.notes import note
+from tracescore.trace import FetchStep, Hit, SearchStep
 
-__all__ = ["BrowserPage", "markdown_hits", "not_found", "read_page"]
+__all__ = ["BrowserPage", "PageReading", "markdown_hits", "not_found", "read_page"]
 
 _RULE = re.compile(r"^={5,}[ \t]*$", re.MULTILINE)
 _ADDRESS = re.compile(r"^Address:[ \t]*(\S.*?)[ \t]*$", re.MULTILINE)
@@ -113,3 +116,46 @@ def markdown_hits(text: str) -> list[Hit] | None:
                 snippet=" ".join(snippet) or None, metadata=metadata)
         )  # fmt: skip
     return hits
+
+
+class PageReading:
+    """The pages a trace's fetches opened, read further by page tools (``[mapping] page_tools``): each fetch step's
+    viewports in reading order, each once. ``opened`` records a fetch step as it is made; ``more`` adds a page
+    tool's viewport to the last fetch of the address it shows; ``extend`` gives those steps their whole text."""
+
+    def __init__(self) -> None:
+        self._read: dict[int, tuple[set[int | None], list[str]]] = {}
+
+    def opened(self, index: int, step: FetchStep, output: Any) -> None:
+        """Fetch step ``index`` (``steps[index]``), made from a tool's ``output``."""
+        page = read_page(output) if isinstance(output, str) else None
+        self._read[index] = ({page.page if page else None}, [step.text])
+
+    def more(self, label: str, name: str, output: Any, steps: Sequence[SearchStep | FetchStep]) -> None:
+        """Page tool ``name``'s ``output`` (None for a call that failed) read as more of the page it shows."""
+        page = read_page(output) if isinstance(output, str) else None
+        if page is None:
+            note(label, "skipped", f"page tool {name!r}, but its output is no text-browser page (Address: …)")
+            return
+        if not_found(page):
+            note(label, "page", f"{name!r} found nothing on {page.address}: no text shown")
+            return
+        index = next((i for i, s in reversed(list(enumerate(steps)))
+                      if isinstance(s, FetchStep) and s.url == page.address), None)  # fmt: skip
+        if index is None or index not in self._read:
+            note(label, "skipped", f"page tool {name!r} shows {page.address}, which no fetch opened")
+            return
+        viewports, texts = self._read[index]
+        if page.page is not None and page.page in viewports:
+            note(label, "page", f"{name!r}: viewport {page.page} of {page.address} already read")
+            return
+        viewports.add(page.page)
+        texts.append(page.text)
+        note(label, "page", f"{name!r}: viewport {page.page} of {page.pages}, {len(page.text)} characters more of "
+                            f"{page.address}")  # fmt: skip
+
+    def extend(self, steps: list[SearchStep | FetchStep]) -> None:
+        """Each fetch step read further: its text the viewports read, joined by a newline."""
+        for index, (_, texts) in self._read.items():
+            if len(texts) > 1:
+                steps[index] = steps[index].model_copy(update={"text": "\n".join(texts)})

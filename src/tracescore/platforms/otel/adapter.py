@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tracescore.adapters.agents import Call, agent_answer, agent_question, outermost_agent
-from tracescore.adapters.browser import not_found, read_page
+from tracescore.adapters.browser import PageReading, read_page
 from tracescore.adapters.fetch import fetch_step
 from tracescore.adapters.fields import (
     MISSING,
@@ -122,48 +122,6 @@ def _classify(span: Mapping[str, Any], cfg: MappingConfig) -> tuple[str | None, 
     return (found if found is not None else "skipped" if role == "tool" else None), name
 
 
-class _Reading:
-    """The pages a trace's fetches opened, read further by page tools: each fetch step's viewports, in reading
-    order, each once; ``texts()`` gives every extended step its text."""
-
-    def __init__(self) -> None:
-        self.read: dict[int, tuple[set[int | None], list[str]]] = {}
-
-    def opened(self, index: int, step: SearchStep | FetchStep, span: Mapping[str, Any]) -> None:
-        output = _value(span["attributes"], _OUTPUT)
-        page = read_page(output) if isinstance(output, str) else None
-        self.read[index] = ({page.page if page else None}, [step.text])
-
-    def more(self, span: Mapping[str, Any], name: str, steps: list[SearchStep | FetchStep]) -> None:
-        """A page tool's viewport added to the fetch of the page it shows (the last fetch of that address)."""
-        label, output = _label(span), _value(span["attributes"], _OUTPUT)
-        page = read_page(output) if isinstance(output, str) and not span["error"] else None
-        if page is None:
-            note(label, "skipped", f"page tool {name!r}, but its output is no text-browser page (Address: …)")
-            return
-        if not_found(page):
-            note(label, "page", f"{name!r} found nothing on {page.address}: no text shown")
-            return
-        index = next((i for i, s in reversed(list(enumerate(steps)))
-                      if isinstance(s, FetchStep) and s.url == page.address), None)  # fmt: skip
-        if index is None or index not in self.read:
-            note(label, "skipped", f"page tool {name!r} shows {page.address}, which no fetch opened")
-            return
-        viewports, texts = self.read[index]
-        if page.page in viewports and page.page is not None:
-            note(label, "page", f"{name!r}: viewport {page.page} of {page.address} already read")
-            return
-        viewports.add(page.page)
-        texts.append(page.text)
-        note(label, "page", f"{name!r}: viewport {page.page} of {page.pages}, {len(page.text)} characters more of "
-                            f"{page.address}")  # fmt: skip
-
-    def texts(self, steps: list[SearchStep | FetchStep]) -> None:
-        for index, (_, texts) in self.read.items():
-            if len(texts) > 1:
-                steps[index] = steps[index].model_copy(update={"text": "\n".join(texts)})
-
-
 def _labels(attributes: Mapping[str, Any], cfg: MappingConfig) -> Labels:
     """Labels from the root span's OpenInference ``metadata`` attribute, else from its attributes themselves."""
     labels = extract_labels(attributes.get("metadata"), cfg.labels_paths)
@@ -209,7 +167,7 @@ def trace_from_spans(payload: object, config: MappingConfig | None = None) -> Tr
     # a span inside a search or fetch span is not counted again
     calls = ((i, by_id[i].get("parent_id"), k if k in ("search", "fetch") else None) for i, (k, _) in kinds.items())
     plan = plan_steps(calls)
-    reading = _Reading()
+    reading = PageReading()
     for span in spans:
         (role, name), sid = kinds[span["span_id"]], span["span_id"]
         if sid in plan.inside:
@@ -219,13 +177,15 @@ def trace_from_spans(payload: object, config: MappingConfig | None = None) -> Tr
             build = functools.partial(_search, span, name, cfg)
             steps.append(search_through_nested(_label(span), build, nested, blind))
         elif role == "fetch":
-            steps.append(_fetch(span, name, cfg, blind))
-            reading.opened(len(steps) - 1, steps[-1], span)
+            fetched = _fetch(span, name, cfg, blind)
+            steps.append(fetched)
+            reading.opened(len(steps) - 1, fetched, _value(span["attributes"], _OUTPUT))
         elif role == "page":
-            reading.more(span, name, steps)
+            output = None if span["error"] else _value(span["attributes"], _OUTPUT)
+            reading.more(_label(span), name, output, steps)
         elif role == "skipped":
             note(_label(span), "skipped", "a tool span whose name matches neither search_tools nor fetch_tools")
-    reading.texts(steps)
+    reading.extend(steps)
     question, answer, agent = _question_answer(spans, root, kinds, cfg)
     attributes = root["attributes"]
     labels = _labels(attributes, cfg)
