@@ -343,7 +343,7 @@ def _finish(
     """Tables, the platform's read/write line, rejections, the judge line; then the exit code of the table."""
     counts = run.counts
     if run.input_error is not None:
-        raise InputError(run.input_error)
+        raise run.input_error
     if run.stopped is not None and counts.seen == 0:  # nothing was read: no empty tables before the reason
         raise TracescoreError(run.stopped)
     if not quiet:  # a quiet console renders every table and then drops it: skip the work (~70 ms at 20k traces)
