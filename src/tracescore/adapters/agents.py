@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tracescore.adapters.fields import MISSING, call_arguments
+from tracescore.adapters.fields import MISSING, call_arguments, parse_maybe_json
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
 from tracescore.adapters.text import text_of
 
@@ -77,4 +77,12 @@ def agent_answer(calls: Sequence[Call], agent: Call, mapping: MappingConfig) -> 
             return text
         if (out := answer_text(final.output, mapping)) != "":
             return out
-    return answer_text(agent.output, mapping)
+    return _stated(agent.output, mapping)
+
+
+def _stated(output: Any, mapping: MappingConfig) -> str:
+    """An agent run's output as an answer: text, an assistant message or an ``answer_paths`` field; "" for an object
+    that holds none (a framework's task record, e.g. CrewAI's, dumped whole is no answer: the caller reads on)."""
+    value = parse_maybe_json(output)
+    text = answer_text(value, mapping)
+    return "" if isinstance(value, Mapping | list) and text == text_of(value) else text

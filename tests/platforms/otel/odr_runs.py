@@ -12,6 +12,10 @@ writes them.
 
 ``run_all()`` runs the four scripts (``RUNS``) and returns the OTLP JSON document and what each run did (question,
 answer, queries, hits, fetched URLs and the text the agent read), read from the tools' own browser, not from spans.
+
+The spans are made when the tests run, not committed: smolagents, the instrumentor and the encoder are in the dev
+extra (all on PyPI; CI installs ``.[dev]``), the four runs take a few seconds, and every run checks the reader
+against the instrumentor's current output instead of a copy that would go stale when it changes its attributes.
 """
 
 from __future__ import annotations
