@@ -15,6 +15,7 @@ from tracescore.trace import Labels
 
 __all__ = [
     "MISSING",
+    "call_arguments",
     "extract_labels",
     "first_path",
     "get_path",
@@ -200,3 +201,18 @@ def extract_labels(metadata: Any, paths: Sequence[str]) -> Labels:
             continue
         clean[key] = value
     return Labels.model_validate(clean)
+
+
+def call_arguments(inputs: Any, parameters: Any = None) -> Any:
+    """A tool call's arguments by name. smolagents records a call as ``{"args": [...], "kwargs": {...}}`` (beside
+    ``sanitize_inputs_outputs``): the positional ones take the names of ``parameters`` (the tool's declared inputs,
+    in order: OpenInference's ``tool.parameters``), the keyword ones their own. Any other input is returned as is."""
+    inputs = parse_maybe_json(inputs)
+    if not (isinstance(inputs, Mapping) and isinstance(inputs.get("kwargs"), Mapping)
+            and isinstance(inputs.get("args", []), list)):  # fmt: skip
+        return inputs
+    parameters = parse_maybe_json(parameters)
+    names = list(parameters) if isinstance(parameters, Mapping) else []
+    positional = inputs.get("args") or []
+    named: dict[str, Any] = {names[i] if i < len(names) else f"args.{i}": v for i, v in enumerate(positional)}
+    return named | dict(inputs["kwargs"])
