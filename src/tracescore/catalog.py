@@ -108,7 +108,7 @@ class Versions:
     SURFACE = "surface-1"  # scorers/surface.toml
     SEMANTIC = "semantic-1"  # scorers/semantic.toml
     LINKS = "links-1"  # the link checker
-    NUMBERS = "numbers-1"  # #33: scorers/numbers.py, scorers/numerals.py
+    NUMBERS = "numbers-2"  # scorers/numbers.py, scorers/number_reader.py; 2 (#44): a full date stated as one unit
     TRAJECTORY = "trajectory-1"  # #33: scorers/trajectory.py
     STALE = "stale-1"  # #33: scorers/stale.py
 
