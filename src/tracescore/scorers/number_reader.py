@@ -71,7 +71,7 @@ _FORMS = (
     rf"(?P<daymonth>(?P<day>[0-9](?<![0-9.,][0-9])[0-9]?){_ORD}\s+(?:of\s+)?(?P<month>{_MONTH})(?![a-z])(?:,?\s+{_YEAR})?)",
     rf"(?P<monthday>(?<![a-z])(?P<month2>{_MONTH})\s+(?:of\s+)?(?:(?P<year2>[0-9]{{4}})(?![0-9])"
     rf"|(?P<day2>[0-9]{{1,2}}){_ORD}(?:,?\s+(?P<year3>[0-9]{{4}})(?![0-9])|(?![0-9a-z]|[.,:][0-9]))))",
-    rf"(?P<value>(?P<digits>[0-9](?<![0-9.,][0-9])(?:{_NUM_REST})){_ORD}{_SCALE}{_PERCENT})",
+    rf"(?P<value>{{currency}}(?P<digits>[0-9](?<![0-9.,][0-9])(?:{_NUM_REST})){_ORD}{_SCALE}{_PERCENT})",
     rf"(?P<word>(?<![a-z])(?P<w>{'|'.join(NUMBER_WORDS + ORDINAL_WORDS)})(?![a-z]){_SCALE.replace('scale', 'scale2')}"
     rf"{_PERCENT})",
 )
@@ -80,9 +80,9 @@ _FORMS = (
 _NAME = (r"(?P<name>(?<![a-z0-9])(?P<letters>[a-z]+)-?(?P<nd>[0-9]+(?:\.[0-9]+)?)[a-z]*(?![a-z0-9])"
          r"|(?<![a-z0-9])(?P<word2>[a-z]{2,})\s(?P<nd2>[0-9]{1,2})"
          r"(?![0-9a-z]|[.,][0-9]|\s*(?:%|percent|per\s?cent|st|nd|rd|th)|\s*[\u2013-]\s*[0-9]))")
-_GROUPED = re.compile("|".join(_FORMS))  # a token read on its own: which form, and its parts
-SCAN = re.compile(re.sub(r"\(\?P<\w+>", "(?:", "|".join(_FORMS)))  # the same without groups: findall gives tokens
-_CLAIM = re.compile("|".join((*_FORMS[:5], _NAME, *_FORMS[5:])))
+_GROUPED = re.compile("|".join(_FORMS).replace("{currency}", ""))  # a token read on its own: which form, and its parts
+SCAN = re.compile(re.sub(r"\(\?P<\w+>", "(?:", _GROUPED.pattern))  # the same without groups: findall gives tokens
+_CLAIM = re.compile("|".join((*_FORMS[:5], _NAME, *_FORMS[5:])).replace("{currency}", "[$€£¥]?"))  # as written
 _URL = re.compile(r"(?:https?://|www\.)\S+|\]\([^)\s]*\)", re.IGNORECASE)
 _MARKER = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]")
 _DIGITS = re.compile(r"[0-9]+")
@@ -165,7 +165,7 @@ def token_keys(token: str) -> tuple[Key, ...]:
 
 
 def _keys_of(token: str, *, whole: bool) -> tuple[Key, ...]:
-    m = _GROUPED.fullmatch(token)
+    m = _GROUPED.fullmatch(token.lstrip("$€£¥"))
     if m is None:  # read in its place, the token matched a form its edges then allowed: its digits are values
         return tuple(int(d) for d in _DIGITS.findall(token))
     kind = m.lastgroup

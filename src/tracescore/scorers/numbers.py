@@ -167,7 +167,9 @@ def claims(trace: Trace) -> list[Number]:
     for sentence in parse_answer(trace.answer).sentences:
         for number in read(sentence.text, whole=True):
             found.setdefault(number.key, number)
-    asked = {n.key for n in read(trace.question)} if found and trace.question else set()
+    asked = set()
+    if found and trace.question:  # its numbers as a claim states them (names) and as evidence does (a date's year)
+        asked = {n.key for whole in (True, False) for n in read(trace.question, whole=whole)}
     return [n for key, n in found.items() if key not in asked]
 
 
