@@ -32,7 +32,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from types import MappingProxyType
 
-__all__ = ["SCAN", "Key", "Number", "clean", "lower_case", "name_key", "read", "shown", "token_keys"]
+__all__ = ["Key", "Number", "clean", "lower_case", "name_key", "read", "shown", "tokens"]
 
 # a value (an int, or a Decimal when written with a point), or ("d", y, m, d), ("ym", y, m), ("md", m, d),
 # ("name", its letters and digits)
@@ -41,8 +41,9 @@ Key = int | Decimal | tuple[object, ...]
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                 "november", "december")  # fmt: skip
 _MONTHS = MappingProxyType({name[:3]: i for i, name in enumerate(_MONTH_NAMES, start=1)})
-_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?" \
-         r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+# alternations of words are grouped by first letter (then one branch is tried at a place, not every word)
+_MONTH = r"(?:j(?:an(?:uary)?|une?|uly?)|f(?:eb(?:ruary)?)|m(?:ar(?:ch)?|ay)|a(?:pr(?:il)?|ug(?:ust)?)" \
+         r"|s(?:ep(?:t(?:ember)?)?)|o(?:ct(?:ober)?)|n(?:ov(?:ember)?)|d(?:ec(?:ember)?))\.?"
 NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
                 "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
 ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
@@ -58,31 +59,52 @@ _NOT_NAMES = frozenset(
     " under until up with within".split()
 )
 
+
+
+def _by_first_letter(words: tuple[str, ...]) -> str:
+    """An alternation of ``words`` grouped by first letter, longest first within each."""
+    groups: dict[str, list[str]] = {}
+    for word in sorted(words, key=len, reverse=True):
+        groups.setdefault(word[0], []).append(word[1:])
+    return "(?:" + "|".join(f"{first}(?:{'|'.join(rest)})" for first, rest in groups.items()) + ")"
+
+
 _NUM_REST = r"[0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?(?![0-9])|[0-9]*(?:\.[0-9]+)?"  # after the first digit
 _ORD = r"(?:st|nd|rd|th)?"
 _SCALE = r"(?:\s*(?P<scale>thousand|million|billion|trillion|bn|mn)(?![a-z]))?"
 _PERCENT = r"(?:\s*(?:%|percent(?![a-z])|per\s?cent(?![a-z])))?"
 _YEAR = r"(?P<year>[0-9]{4})(?![0-9])"
-# each form a named group, tried in this order at each place (on the text in lower case)
-_FORMS = (
+# each form a named group, tried in this order at each place (on the text in lower case, after a space); each starts
+# with a character class, a digit or the character before a word, so the engine goes straight to the places a
+# number can start
+_DIGIT_FORMS = (
     r"(?P<iso>[0-9](?<![0-9.,][0-9])[0-9]{3}-[0-9]{2}-[0-9]{2})(?:(?=t[0-9])|(?![0-9a-z_]|\.[0-9]))",
     r"(?P<dots>[0-9](?<![0-9.,][0-9])(?:[0-9]{3}\.[0-9]{1,2}\.[0-9]{1,2}|[0-9]?\.[0-9]{1,2}\.[0-9]{4}))(?![0-9a-z_]|\.[0-9])",
     r"(?P<range>[0-9](?<![0-9.,][0-9])[0-9]{3}\s?[\u2013-]\s?[0-9]{2})(?![0-9a-z_\u2013-])",
     rf"(?P<daymonth>(?P<day>[0-9](?<![0-9.,][0-9])[0-9]?){_ORD}\s+(?:of\s+)?(?P<month>{_MONTH})(?![a-z])(?:,?\s+{_YEAR})?)",
-    rf"(?P<monthday>(?<![a-z])(?P<month2>{_MONTH})\s+(?:of\s+)?(?:(?P<year2>[0-9]{{4}})(?![0-9])"
-    rf"|(?P<day2>[0-9]{{1,2}}){_ORD}(?:,?\s+(?P<year3>[0-9]{{4}})(?![0-9])|(?![0-9a-z]|[.,:][0-9]))))",
     rf"(?P<value>{{currency}}(?P<digits>[0-9](?<![0-9.,][0-9])(?:{_NUM_REST})){_ORD}{_SCALE}{_PERCENT})",
-    rf"(?P<word>(?<![a-z])(?P<w>{'|'.join(NUMBER_WORDS + ORDINAL_WORDS)})(?![a-z]){_SCALE.replace('scale', 'scale2')}"
+)
+_WORD_FORMS = (
+    rf"(?P<monthday>[^a-z0-9](?P<month2>{_MONTH})\s+(?:of\s+)?(?:(?P<year2>[0-9]{{4}})(?![0-9])"
+    rf"|(?P<day2>[0-9]{{1,2}}){_ORD}(?:,?\s+(?P<year3>[0-9]{{4}})(?![0-9])|(?![0-9a-z]|[.,:][0-9]))))",
+    rf"(?P<word>[^a-z0-9](?P<w>{_by_first_letter(NUMBER_WORDS + ORDINAL_WORDS)})(?![a-z])"
+    rf"{_SCALE.replace('scale', 'scale2')}"
     rf"{_PERCENT})",
 )
+def _alternatives(led_by_digit: tuple[str, ...], led_by_letter: tuple[str, ...], currency: str) -> str:
+    """One pattern of the forms: those led by a digit grouped apart from those led by the character before a word
+    (tried together at each place, they cost the engine twice as much)."""
+    return ("(?:" + "|".join(led_by_digit) + ")|(?:" + "|".join(led_by_letter) + ")").replace("{currency}", currency)
+
+
 # a name with a number (read from claims only; the evidence's digits are read as values, and a name is looked up in
 # its text): letters, a hyphen or not, digits (``gpt-4``, ``f16``), or a word, a space and one or two digits
 _NAME = (r"(?P<name>(?<![a-z0-9])(?P<letters>[a-z]+)-?(?P<nd>[0-9]+(?:\.[0-9]+)?)[a-z]*(?![a-z0-9])"
          r"|(?<![a-z0-9])(?P<word2>[a-z]{2,})\s(?P<nd2>[0-9]{1,2})"
          r"(?![0-9a-z]|[.,][0-9]|\s*(?:%|percent|per\s?cent|st|nd|rd|th)|\s*[\u2013-]\s*[0-9]))")
-_GROUPED = re.compile("|".join(_FORMS).replace("{currency}", ""))  # a token read on its own: which form, and its parts
+_GROUPED = re.compile(_alternatives(_DIGIT_FORMS, _WORD_FORMS, currency=""))  # a token read on its own: its form
 SCAN = re.compile(re.sub(r"\(\?P<\w+>", "(?:", _GROUPED.pattern))  # the same without groups: findall gives tokens
-_CLAIM = re.compile("|".join((*_FORMS[:5], _NAME, *_FORMS[5:])).replace("{currency}", "[$€£¥]?"))  # as written
+_CLAIM = re.compile(_alternatives((*_DIGIT_FORMS, _NAME), _WORD_FORMS, currency="[$€£¥]?"))  # as written
 _URL = re.compile(r"(?:https?://|www\.)\S+|\]\([^)\s]*\)", re.IGNORECASE)
 _MARKER = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]")
 _DIGITS = re.compile(r"[0-9]+")
@@ -125,14 +147,16 @@ def lower_case(text: str) -> str:
 def read(text: str, *, whole: bool = False) -> list[Number]:
     """Every number ``text`` states, in order; ``whole``: read as a claim (see the module's docstring). Read as
     evidence, a number's text is as written in lower case."""
-    text = clean(text)
+    text = " " + clean(text)  # a word's form starts at the character before it
     lower = lower_case(text)
     if not whole:
-        return [Number(token, key) for token in SCAN.findall(lower) for key in token_keys(token)]
+        return [Number(token, key) for token, keys in tokens(lower) for key in keys]
     found: list[Number] = []
     pos = 0
     while (m := _CLAIM.search(lower, pos)) is not None:
-        pos, kind, written = m.end(), m.lastgroup, text[m.start():m.end()].strip()
+        kind = m.lastgroup
+        start = m.start() + (kind in ("monthday", "word"))  # not the character before the word
+        pos, written = m.end(), text[start:m.end()].strip()
         if kind == "name":
             word = m.group("word2")
             if text[m.start()].isupper() and not (word and (word in _NOT_NAMES or word[:3] in _MONTHS)):
@@ -150,6 +174,12 @@ def read(text: str, *, whole: bool = False) -> list[Number]:
             continue
         found += [Number(written, key) for key in _keys_of(m.group(), whole=True)]
     return found
+
+
+def tokens(lower: str) -> list[tuple[str, tuple[Key, ...]]]:
+    """The numbers of a cleaned text in lower case after a space, read as evidence: (each token as written, without
+    the character before a word, and the keys it states), in order."""
+    return [(token if token[0].isdigit() else token[1:], token_keys(token)) for token in SCAN.findall(lower)]
 
 
 def name_key(written: str) -> str:

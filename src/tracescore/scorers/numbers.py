@@ -26,7 +26,7 @@ from bisect import bisect_left, bisect_right
 from decimal import Decimal
 
 from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS, Reasons
-from tracescore.scorers.number_reader import SCAN, Key, Number, clean, lower_case, name_key, read, shown, token_keys
+from tracescore.scorers.number_reader import Key, Number, clean, lower_case, name_key, read, shown, tokens
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
@@ -54,12 +54,12 @@ class Evidence:
     A name with a number is looked up in the text instead (``states``)."""
 
     def __init__(self, parts: list[tuple[str, str]]) -> None:
-        self.parts = [(text, lower, where) for text, where in parts for text in [clean(text)]
-                      for lower in [lower_case(text)]]  # fmt: skip
+        # each part cleaned (no URLs, markers, list numbers), after a space, and in lower case (as the reader reads)
+        self.parts = [(text, lower_case(text), where) for part, where in parts for text in [" " + clean(part)]]
         self.first: dict[Key, tuple[str, int]] = {}
         for i, (_, lower, _) in enumerate(self.parts):
-            for token in SCAN.findall(lower):
-                for key in token_keys(token):
+            for token, keys in tokens(lower):
+                for key in keys:
                     if key not in self.first:
                         self.first[key] = (token, i)
         self._sorted: list[int | Decimal] | None = None
