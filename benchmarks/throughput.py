@@ -1,6 +1,7 @@
 """Throughput and memory of ``tracescore score`` (issue #14): CPU time as a ratio to ``json.loads`` of the same file.
 
-Two kinds of synthetic trace: light (one search call of 10 hits, a two-sentence answer) and heavy (10 search calls ×
+Three kinds of synthetic trace: light (one search call of 10 hits, a two-sentence answer), planted (light, with titles
+and snippets dense in small numbers, "question 123 rewrite 2", as planted-fault traces have) and heavy (10 search calls ×
 10 hits and 3 fetched pages of 15 KB). Each file is scored by ``tracescore score --no-judge --out`` in a child process
 (read → validate → score → results JSONL → SQLite store), with ``--workers 1`` and ``--workers N``; the baseline is
 ``json.loads`` of every line of the same file in this process. Printed: the 1-process ratio by CPU time (user+sys of
@@ -17,7 +18,8 @@ Two bounds are printed beside them, so a target can be checked against what the 
 ``--compare CHECKOUT`` (a worktree of an older commit) runs that checkout's code beside this one for light and heavy
 traces, 1 and N workers, the two taken in turn run for run (so the load of a shared machine falls on both alike), and
 prints this checkout's CPU time and wall clock from the end of the child's imports (measured in the child itself: a
-separate start-up run adds its own noise) and store size, as ratios to its.
+separate start-up run adds its own noise) and store size, as ratios to its, and each one's wall clock as a multiple
+of ``json.loads`` of the file.
 
     python benchmarks/throughput.py                      # 20,000 light, 2,000 heavy, N = the cores
     python benchmarks/throughput.py --light 5000 --heavy 500 --workers 2
