@@ -245,20 +245,20 @@ CATALOG: tuple[Entry, ...] = (
     _e(FETCH_CALLS, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
        "fetch calls the agent made (unreadable and failed ones included); absent when the trace has no search or"
        " fetch step", (_WHY.NO_TOOL_STEP,), *_COUNT),
-    _e(SEARCH_REPEATED_QUERIES, "retrieval", "NUMERIC", -1, "trajectory", _V.TRAJECTORY, False,
+    _e(SEARCH_REPEATED_QUERIES, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
        "searches whose normalised query (case, spacing, end punctuation) the agent already sent in this trace",
        (_WHY.NO_SEARCH_STEP, _WHY.STEPS_UNREADABLE), *_COUNT),
     _e(FETCH_CHARS, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
        "characters of fetched text the agent read (its reading budget)", (_WHY.NO_PAGE_FETCHED, _WHY.STEPS_UNREADABLE),
        *_COUNT),
     # #33 (signals): the rest of the trajectory, and stale sources
-    _e(SEARCH_QUERY_OVERLAP, "retrieval", "NUMERIC", 1, "trajectory", _V.TRAJECTORY, False,
+    _e(SEARCH_QUERY_OVERLAP, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
        "share of the question's content words (not stop words) present in the agent's first query",
        (_WHY.NO_SEARCH_STEP, _WHY.STEPS_UNREADABLE, _WHY.NO_QUESTION, _WHY.NO_QUESTION_WORD, _WHY.NO_FIRST_QUERY)),
-    _e(FETCH_UNUSED_RATE, "retrieval", "NUMERIC", -1, "trajectory", _V.TRAJECTORY, False,
+    _e(FETCH_UNUSED_RATE, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
        "pages fetched (read, distinct) that no answer sentence cites / pages fetched; absent when the answer cites"
        " nothing", (*_TEXT, _WHY.NO_PAGE_FETCHED, _WHY.NOTHING_CITED, _WHY.STEPS_UNREADABLE)),
-    _e(SEARCH_AFTER_FOUND, "retrieval", "NUMERIC", -1, "trajectory", _V.TRAJECTORY, False,
+    _e(SEARCH_AFTER_FOUND, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
        "search calls made after every required document (group) was already among the hits, at any rank: wasted"
        " budget", (*_RETRIEVAL, _WHY.STEPS_UNREADABLE, _WHY.NOT_ALL_FOUND), *_COUNT),
     _e(CITATION_STALE_RATE, "citations", "NUMERIC", -1, "stale", _V.STALE, False,

@@ -17,6 +17,7 @@ import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from tracescore.cli.exits import EXIT_GAPS, EXIT_INPUT, end
+from tracescore.cli.paths import write_text
 from tracescore.cli.platform_options import check_platform_options, platform_options
 from tracescore.config import load_config
 from tracescore.engine.batch import BATCH_DISCOUNT
@@ -345,7 +346,7 @@ def init(path: str, kind: str, traces_path: str | None, force: bool, **platform:
     target = Path(path)
     if target.exists() and not force:
         raise ConfigError(f"{path} exists; pass --force to overwrite it")
-    target.write_text(starter_config(kind, traces_path, project=platform.get("project")), encoding="utf-8")
+    write_text(path, starter_config(kind, traces_path, project=platform.get("project")))
     then = f"run `tracescore run --config {path}`"
     if registry.get(kind).file:  # a file source needs no platform credentials (the judge's key stays optional)
         click.echo(f"wrote {path}: {then} (no credentials needed; ANTHROPIC_API_KEY turns on the judged stages)")

@@ -30,6 +30,7 @@ import click
 
 from tracescore.catalog import entry
 from tracescore.cli.exits import EXIT_INPUT, end, rate_option
+from tracescore.cli.paths import claim, reads, writes
 from tracescore.config import load_config
 from tracescore.engine.interrupt import listening, received
 from tracescore.engine.setup import build_platform
@@ -169,7 +170,7 @@ def _push_file(parts: Parts, root: ExportRoot, f: ExportFile, batch: int, pushed
 
 
 @click.command()
-@click.argument("results", nargs=-1, required=True)
+@click.argument("results", nargs=-1, required=True, type=reads())
 @click.option(
     "--to", "target", type=click.Choice(registry.push_targets()), required=True, help="The platform to write scores to."
 )
@@ -177,7 +178,7 @@ def _push_file(parts: Parts, root: ExportRoot, f: ExportFile, batch: int, pushed
     "--store",
     "store_path",
     default=None,
-    type=click.Path(dir_okay=False),
+    type=writes(dir_okay=False),
     help="Local store keeping which files were pushed. [default: [job] store, tracescore.db]",
 )
 @rate_option(
@@ -190,7 +191,7 @@ def _push_file(parts: Parts, root: ExportRoot, f: ExportFile, batch: int, pushed
     default=None,
     help="Traces per write to the platform. [default: [job] write_batch]",
 )
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="tracescore.toml ([job] and the "
+@click.option("--config", "config_path", type=reads(dir_okay=False), help="tracescore.toml ([job] and the "
               "platform section apply).")
 def push(
     results: tuple[str, ...],
@@ -207,6 +208,8 @@ def push(
     """
     config = load_config(config_path)
     job = config.section("job")
+    if store_path is None:  # the store of the config: never one of the result files either
+        claim(click.get_current_context(), "[job] store", job.store, written=True)
     limiter = RateLimiter(requests_per_minute or job.requests_per_minute)
     pushed = _Pushed()
     with ExitStack() as resources:

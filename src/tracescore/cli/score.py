@@ -15,6 +15,7 @@ from rich.console import Console
 from tracescore.catalog import GROUNDING_RATE, Reasons, declared_reason
 from tracescore.cli.distributed import score_ray
 from tracescore.cli.exits import EXIT_INPUT, end, rate_option, store_option
+from tracescore.cli.paths import reads, writes
 from tracescore.cli.platform_options import check_platform_options, platform_options
 from tracescore.cli.progress import Progress, input_problem
 from tracescore.cli.scoring import Scoring, judged_scores
@@ -48,10 +49,10 @@ class _Request:
 
 
 @click.command()
-@click.argument("traces", required=False, type=click.Path(allow_dash=True))
+@click.argument("traces", required=False, type=reads(allow_dash=True))
 @click.option(
     "--out",
-    type=click.Path(allow_dash=True),
+    type=writes(allow_dash=True),
     help="Write one JSON result line per trace here ('-' for stdout); with --engine ray a folder (Parquet per shard).",
 )
 @click.option(
@@ -133,7 +134,7 @@ class _Request:
 @click.option(
     "--config",
     "config_path",
-    type=click.Path(dir_okay=False),
+    type=reads(dir_okay=False),
     help="tracescore.toml (default: ./tracescore.toml when present); [scoring], [judge], [mapping] and the "
     "platform sections apply.",
 )
