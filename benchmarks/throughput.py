@@ -2,8 +2,8 @@
 
 Three kinds of synthetic trace: light (one search call of 10 hits, a two-sentence answer), planted (light, with titles
 and snippets dense in small numbers, "question 123 rewrite 2", as planted-fault traces have) and heavy (10 search
-calls × 10 hits and 3 fetched pages of 15 KB). Each file is scored by ``tracescore score --no-judge --out`` in a child process
-(read → validate → score → results JSONL → SQLite store), with ``--workers 1`` and ``--workers N``; the baseline is
+calls × 10 hits and 3 fetched pages of 15 KB). Each file is scored by ``tracescore score --no-judge --out`` in a
+child process (read → validate → score → results JSONL → SQLite store), with ``--workers 1`` and ``--workers N``; the baseline is
 ``json.loads`` of every line of the same file in this process. Printed: the 1-process ratio by CPU time (user+sys of
 the child, so a loaded machine does not inflate it), the wall-clock speed-up of N workers over 1 (needs idle cores:
 the load average is printed), the child's peak RSS at 2k and 20k light traces and the store's size. Every figure is
