@@ -2,12 +2,12 @@
 
 Three kinds of synthetic trace: light (one search call of 10 hits, a two-sentence answer), planted (light, with titles
 and snippets dense in small numbers, "question 123 rewrite 2", as planted-fault traces have) and heavy (10 search
-calls × 10 hits and 3 fetched pages of 15 KB). Each file is scored by ``tracescore score --no-judge --out`` in a
-child process (read → validate → score → results JSONL → SQLite store), with ``--workers 1`` and ``--workers N``; the baseline is
-``json.loads`` of every line of the same file in this process. Printed: the 1-process ratio by CPU time (user+sys of
-the child, so a loaded machine does not inflate it), the wall-clock speed-up of N workers over 1 (needs idle cores:
-the load average is printed), the child's peak RSS at 2k and 20k light traces and the store's size. Every figure is
-the best of 3 runs (CPU time on a shared VM varies by ±20 % run to run; the minimum is the least disturbed).
+calls × 10 hits and 3 fetched pages of 15 KB). Each file is scored by ``tracescore score --no-judge --out`` in a child
+process (read → validate → score → results JSONL → SQLite store), with ``--workers 1`` and ``--workers N``; the
+baseline is ``json.loads`` of every line of the same file in this process. Printed: the 1-process ratio by CPU time
+(user+sys of the child, so a loaded machine does not inflate it), the wall-clock speed-up of N workers over 1 (needs
+idle cores: the load average is printed), the child's peak RSS at 2k and 20k light traces and the store's size. Every
+figure is the best of 3 runs (CPU time on a shared VM varies by ±20 % run to run; the minimum is the least disturbed).
 
 Two bounds are printed beside them, so a target can be checked against what the design allows:
 - ``scorers``: decoding and scoring every line in this process with no output at all (no results file, store or
