@@ -116,7 +116,7 @@ class Versions:
     SURFACE = "surface-1"  # scorers/surface.toml
     SEMANTIC = "semantic-1"  # scorers/semantic.toml
     LINKS = "links-1"  # the link checker
-    NUMBERS = "numbers-1"  # #33: scorers/numbers.py, scorers/numerals.py
+    NUMBERS = "numbers-2"  # scorers/numbers.py, scorers/number_reader.py; 2 (#44): a full date stated as one unit
     TRAJECTORY = "trajectory-2"  # #33: scorers/trajectory.py; 2 (#43): fetch_chars counts no failed fetch
     STALE = "stale-2"  # #33: scorers/stale.py; 2 (#43): every date of the page, the latest wins
 
