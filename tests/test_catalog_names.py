@@ -15,6 +15,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+import pytest
+
 from tracescore import catalog
 
 SRC = Path(catalog.__file__).parent
@@ -154,3 +156,41 @@ def test_versions_live_only_in_the_catalog_and_every_entry_says_why_it_can_be_ab
     for e in catalog.CATALOG:
         assert e.reasons and set(e.reasons) <= set(catalog.REASONS), e.name
         assert not set(e.reasons) & set(catalog.ANY_SCORE), e.name
+
+
+def _stage_prefix(stage: str) -> str:
+    """How the names of a stage begin: ``<stage>.``; the citations stage's scores are ``citation.*`` (their public
+    names since the first release: the stage, a word of every report, is plural)."""
+    return "citation." if stage == "citations" else f"{stage}."
+
+
+def test_every_catalog_name_starts_with_its_stage() -> None:
+    """#43 item 5: a dashboard filter on a stage (``trajectory.*``) finds all its scores; ``diagnosis`` is the one
+    name without a stage part."""
+    for e in catalog.CATALOG:
+        if e.name == catalog.DIAGNOSIS:
+            assert e.stage == "diagnosis"
+            continue
+        assert e.name.startswith(_stage_prefix(e.stage)), f"{e.name} is in stage {e.stage}"
+    assert {e.stage for e in catalog.CATALOG} == set(catalog.STAGES)
+    trajectory = {e.name for e in catalog.CATALOG if e.stage == "trajectory"}
+    assert trajectory == {"trajectory.search_calls", "trajectory.fetch_calls", "trajectory.repeated_queries",
+                          "trajectory.fetch_chars", "trajectory.query_overlap", "trajectory.unused_fetch_rate",
+                          "trajectory.searches_after_found"}  # fmt: skip
+
+
+def test_the_stage_check_can_fail() -> None:
+    from dataclasses import replace
+
+    wrong = replace(catalog.entry(catalog.SEARCH_CALLS) or catalog.CATALOG[0], stage="retrieval")
+    assert not wrong.name.startswith(_stage_prefix(wrong.stage))
+    assert _stage_prefix("citations") == "citation." and not "citation.coverage".startswith(_stage_prefix("answer"))
+
+
+def test_an_old_trajectory_name_points_at_its_new_name() -> None:
+    from tracescore.errors import ConfigError
+    from tracescore.report.gate_config import check_score_name
+
+    with pytest.raises(ConfigError, match=r"did you mean trajectory\.unused_fetch_rate\?"):
+        check_score_name("fetch.unused_rate")
+    assert not catalog.is_known("search.calls") and catalog.is_known("trajectory.search_calls")

@@ -15,7 +15,6 @@ as not computed, the safe side.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from dataclasses import dataclass
@@ -38,18 +37,18 @@ __all__ = [
     "CITATION_SUPPORT_RATE", "CITATION_UNFETCHED_RATE", "DIAGNOSIS", "DOES_NOT_APPLY", "GROUNDING_HALLUCINATION_RATE",
     "GROUNDING_RATE", "GROUNDING_UNVERIFIED_QUOTES", "NOT_COMPUTED", "REASONS", "RECALL_PREFIX",
     "RETRIEVAL_FIRST_HIT_RANK", "RETRIEVAL_HOP_ORDER", "RETRIEVAL_HOPS_FOUND", "RETRIEVAL_RECALL_AT_K",
-    "RETRIEVAL_RETRIEVED_ANY", "STAGES", "SURFACE_BLIND",
+    "RENAMED", "RETRIEVAL_RETRIEVED_ANY", "STAGES", "SURFACE_BLIND",
     "SURFACE_CONTRADICTION_RATIO", "SURFACE_DISCOVERED_SUPPORT", "SURFACE_FETCH_YIELD", "SURFACE_FIRST_SUPPORT_RANK",
     "SURFACE_MISSED", "SURFACE_NOOP", "SURFACE_SMART", "SURFACE_SUPPORT_ANY", "Absence", "Entry", "Reason", "Reasons",
-    "Versions", "absence_kind", "closest", "declared_reason", "entry", "is_known", "names_of", "recall_name",
+    "Versions", "absence_kind", "declared_reason", "entry", "is_known", "names_of", "recall_name",
 ]  # fmt: skip
 __all__ += ["FETCH_CALLS", "FETCH_CHARS", "GROUNDING_NUMBERS_CHECKED", "GROUNDING_UNSUPPORTED_NUMBERS",
             "SEARCH_CALLS", "SEARCH_REPEATED_QUERIES"]  # #33
 __all__ += ["CITATION_STALE_RATE", "FETCH_UNUSED_RATE", "SEARCH_AFTER_FOUND", "SEARCH_QUERY_OVERLAP"]  # #33 signals
 
-Stage = Literal["retrieval", "grounding", "citations", "answer", "diagnosis", "surface"]
+Stage = Literal["retrieval", "trajectory", "grounding", "citations", "answer", "diagnosis", "surface"]
 Kind = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL"]
-STAGES: tuple[Stage, ...] = ("retrieval", "grounding", "citations", "answer", "surface", "diagnosis")
+STAGES: tuple[Stage, ...] = ("retrieval", "trajectory", "grounding", "citations", "answer", "surface", "diagnosis")
 
 # -- the score names: written here once; everything else imports them ----------------------------------------------
 RETRIEVAL_RECALL_AT_K = "retrieval.recall_at_{k}"  # k is part of the name: recall_name(k)
@@ -84,16 +83,25 @@ SURFACE_DISCOVERED_SUPPORT = "surface.discovered_support"
 # #33: grounding without a judge (scorers/numbers.py)
 GROUNDING_UNSUPPORTED_NUMBERS = "grounding.unsupported_numbers"
 GROUNDING_NUMBERS_CHECKED = "grounding.numbers_checked"
-# #33: the search trajectory (scorers/trajectory.py)
-SEARCH_CALLS = "search.calls"
-FETCH_CALLS = "fetch.calls"
-SEARCH_REPEATED_QUERIES = "search.repeated_queries"
-FETCH_CHARS = "fetch.chars"
+# #33: the search trajectory (scorers/trajectory.py), its own stage since #43
+SEARCH_CALLS = "trajectory.search_calls"
+FETCH_CALLS = "trajectory.fetch_calls"
+SEARCH_REPEATED_QUERIES = "trajectory.repeated_queries"
+FETCH_CHARS = "trajectory.fetch_chars"
 # #33 (signals): the rest of the trajectory (scorers/trajectory.py) and stale sources (scorers/stale.py)
-SEARCH_QUERY_OVERLAP = "search.query_overlap"
-FETCH_UNUSED_RATE = "fetch.unused_rate"
-SEARCH_AFTER_FOUND = "search.after_found"
+SEARCH_QUERY_OVERLAP = "trajectory.query_overlap"
+FETCH_UNUSED_RATE = "trajectory.unused_fetch_rate"
+SEARCH_AFTER_FOUND = "trajectory.searches_after_found"
 CITATION_STALE_RATE = "citation.stale_rate"
+
+RENAMED: dict[str, str] = {
+    "search.calls": SEARCH_CALLS, "fetch.calls": FETCH_CALLS, "search.repeated_queries": SEARCH_REPEATED_QUERIES,
+    "fetch.chars": FETCH_CHARS, "search.query_overlap": SEARCH_QUERY_OVERLAP, "fetch.unused_rate": FETCH_UNUSED_RATE,
+    "search.after_found": SEARCH_AFTER_FOUND,
+}  # fmt: skip
+"""Old score name -> its name now (#43: the trajectory scores under their stage). A platform score of ours under an
+old name is superseded by the new name's score on the next write of its trace (``sinks/removals.py``), as an older
+version is; a name a user types is pointed at the new one (the gate's hint)."""
 
 
 class Versions:
@@ -108,9 +116,9 @@ class Versions:
     SURFACE = "surface-1"  # scorers/surface.toml
     SEMANTIC = "semantic-1"  # scorers/semantic.toml
     LINKS = "links-1"  # the link checker
-    NUMBERS = "numbers-1"  # #33: scorers/numbers.py, scorers/numerals.py
-    TRAJECTORY = "trajectory-1"  # #33: scorers/trajectory.py
-    STALE = "stale-1"  # #33: scorers/stale.py
+    NUMBERS = "numbers-2"  # scorers/numbers.py, scorers/number_reader.py; 2 (#44): a full date stated as one unit
+    TRAJECTORY = "trajectory-2"  # #33: scorers/trajectory.py; 2 (#43): fetch_chars counts no failed fetch
+    STALE = "stale-2"  # #33: scorers/stale.py; 2 (#43): every date of the page, the latest wins
 
 
 # -- the reasons a score of each stage can be absent for (each entry says its own) ---------------------------------
@@ -166,7 +174,7 @@ CATALOG: tuple[Entry, ...] = (
        "best rank, within its own search call, of any required doc; absent when none came back",
        (*_RETRIEVAL, _WHY.NO_REQUIRED_HIT), *_RANK),
     _e(RETRIEVAL_RETRIEVED_ANY, "retrieval", "BOOLEAN", 1, "retrieval", _V.RETRIEVAL, False,
-       "any hit came back at all", (_WHY.NO_SEARCH_STEP,)),
+       "any hit came back at all", (_WHY.NO_SEARCH_STEP, _WHY.STEPS_UNREADABLE)),
     _e(GROUNDING_RATE, "grounding", "NUMERIC", 1, "grounding", _V.GROUNDING, True,
        "supported claims / claims", _GROUNDED),
     _e(GROUNDING_HALLUCINATION_RATE, "grounding", "NUMERIC", -1, "grounding", _V.GROUNDING, True,
@@ -239,26 +247,27 @@ CATALOG: tuple[Entry, ...] = (
        "distinct numbers the answer states, checked against the evidence", (_WHY.NO_EVIDENCE_SEEN, _WHY.NO_NUMBER),
        *_COUNT),
     # #33: the search trajectory
-    _e(SEARCH_CALLS, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
-       "search calls the agent made (unreadable ones included); absent when the trace has no search or fetch step",
-       (_WHY.NO_TOOL_STEP,), *_COUNT),
-    _e(FETCH_CALLS, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
-       "fetch calls the agent made (unreadable and failed ones included); absent when the trace has no search or"
-       " fetch step", (_WHY.NO_TOOL_STEP,), *_COUNT),
-    _e(SEARCH_REPEATED_QUERIES, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
+    _e(SEARCH_CALLS, "trajectory", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
+       "search calls the agent made (an unreadable one counted once); absent when the trace has no search or fetch"
+       " step", (_WHY.NO_TOOL_STEP, _WHY.STEPS_UNREADABLE), *_COUNT),
+    _e(FETCH_CALLS, "trajectory", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
+       "fetch calls the agent made (unreadable and failed ones included, each once); absent when the trace has no"
+       " search or fetch step", (_WHY.NO_TOOL_STEP, _WHY.STEPS_UNREADABLE), *_COUNT),
+    _e(SEARCH_REPEATED_QUERIES, "trajectory", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
        "searches whose normalised query (case, spacing, end punctuation) the agent already sent in this trace",
        (_WHY.NO_SEARCH_STEP, _WHY.STEPS_UNREADABLE), *_COUNT),
-    _e(FETCH_CHARS, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
-       "characters of fetched text the agent read (its reading budget)", (_WHY.NO_PAGE_FETCHED, _WHY.STEPS_UNREADABLE),
+    _e(FETCH_CHARS, "trajectory", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
+       "characters of fetched text the agent read, fetches that did not fail (its reading budget)",
+       (_WHY.NO_PAGE_FETCHED, _WHY.STEPS_UNREADABLE),
        *_COUNT),
     # #33 (signals): the rest of the trajectory, and stale sources
-    _e(SEARCH_QUERY_OVERLAP, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
+    _e(SEARCH_QUERY_OVERLAP, "trajectory", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
        "share of the question's content words (not stop words) present in the agent's first query",
        (_WHY.NO_SEARCH_STEP, _WHY.STEPS_UNREADABLE, _WHY.NO_QUESTION, _WHY.NO_QUESTION_WORD, _WHY.NO_FIRST_QUERY)),
-    _e(FETCH_UNUSED_RATE, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
+    _e(FETCH_UNUSED_RATE, "trajectory", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
        "pages fetched (read, distinct) that no answer sentence cites / pages fetched; absent when the answer cites"
        " nothing", (*_TEXT, _WHY.NO_PAGE_FETCHED, _WHY.NOTHING_CITED, _WHY.STEPS_UNREADABLE)),
-    _e(SEARCH_AFTER_FOUND, "retrieval", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
+    _e(SEARCH_AFTER_FOUND, "trajectory", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
        "search calls made after every required document (group) was already among the hits, at any rank: wasted"
        " budget", (*_RETRIEVAL, _WHY.STEPS_UNREADABLE, _WHY.NOT_ALL_FOUND), *_COUNT),
     _e(CITATION_STALE_RATE, "citations", "NUMERIC", -1, "stale", _V.STALE, False,
@@ -283,13 +292,6 @@ def names_of(scorer: str) -> tuple[str, ...]:
 def is_known(name: str) -> bool:
     """Whether ``name`` is a catalog score (a versioned name ``x@v`` counts as ``x``)."""
     return entry(name.split("@", 1)[0]) is not None
-
-
-def closest(name: str) -> str | None:
-    """The catalog name closest to a misspelt one, for "did you mean …?" (recall shown with k = 5)."""
-    names = [e.name.replace("{k}", "5") for e in CATALOG]
-    found = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
-    return found[0] if found else None
 
 
 def recall_name(k: int) -> str:

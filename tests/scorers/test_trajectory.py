@@ -1,5 +1,5 @@
-"""The trajectory counts (#33 item 3): ``search.calls``, ``fetch.calls``, ``search.repeated_queries`` and
-``fetch.chars`` on hand-built traces, each value counted by hand."""
+"""The trajectory counts (#33 item 3): ``trajectory.search_calls``, ``trajectory.fetch_calls``,
+``trajectory.repeated_queries`` and ``trajectory.fetch_chars`` on hand-built traces, each value counted by hand."""
 
 from __future__ import annotations
 
@@ -41,7 +41,25 @@ def test_calls_repeats_and_characters_counted_by_hand() -> None:
     assert got[SEARCH_REPEATED_QUERIES].value == 2.0  # the 2nd and the 5th repeat the 1st; the empty one is no query
     repeated = "repeated: '  acme   RETURN policy? '; repeated: '\"Acme return policy\"'"
     assert got[SEARCH_REPEATED_QUERIES].comment == repeated
-    assert got[FETCH_CHARS].value == 15.0  # 10 + 5: the error page's text was read too
+    assert got[FETCH_CHARS].value == 10.0  # the 404 page's "abcde" was never read (#43 item 4)
+
+
+def test_fetch_chars_counts_only_the_fetches_that_did_not_fail() -> None:
+    """#43 item 4: a fetch with an error status (the one rule, ``fetch_failed``) is not reading; a page read twice
+    counts twice."""
+    page, not_found, unavailable = "0123456789", "Not Found", "<html><body><h1>503 Service Unavailable</h1></html>"
+    steps = [
+        _fetch(page, 200),
+        _fetch(not_found, 404),
+        _fetch(unavailable, 503),
+        _fetch(page),
+        {**_fetch("timed out"), "status": "timeout"},
+        {**_fetch("refused"), "status": False},
+    ]
+    got = _scores(steps=steps)
+    assert got[FETCH_CHARS].value == 20.0 and got[FETCH_CALLS].value == 6.0  # the page twice; the failures called
+    got = _scores(steps=[_search("q"), _fetch(not_found, 404), _fetch(unavailable, 503)])
+    assert got[FETCH_CHARS].value == 0.0 and got[FETCH_CALLS].value == 2.0  # called twice, read nothing: a count
 
 
 def test_a_fetch_only_trace_has_zero_searches_and_no_repeat_count() -> None:
@@ -60,11 +78,12 @@ def test_no_tool_step_at_all_is_absent_not_zero() -> None:
     assert not any(s.present for s in got.values())
 
 
-def test_an_unreadable_step_counts_as_a_call_and_leaves_what_it_held_absent() -> None:
+def test_an_unreadable_step_counts_as_one_call_and_leaves_what_it_held_absent() -> None:
+    """Every adapter records an unreadable call as its step plus a blind spot naming it: one call, not two (#50)."""
     spots = [{"kind": "search", "tool": "web_search", "reason": "output is str"},
              {"kind": "fetch", "tool": "fetch_url", "reason": "no output recorded"}]  # fmt: skip
     got = _scores(steps=[_search("q"), _fetch("abc")], blind_spots=spots)
-    assert (got[SEARCH_CALLS].value, got[FETCH_CALLS].value) == (2.0, 2.0)
+    assert (got[SEARCH_CALLS].value, got[FETCH_CALLS].value) == (1.0, 1.0)
     assert "web_search: output is str" in (got[SEARCH_REPEATED_QUERIES].reason or "")
     assert "fetch_url: no output recorded" in (got[FETCH_CHARS].reason or "")
     assert not got[SEARCH_REPEATED_QUERIES].present and not got[FETCH_CHARS].present
@@ -168,3 +187,11 @@ def test_after_found_absent_without_the_label_or_the_find() -> None:
     assert empty.reason == Reasons.EMPTY_REQUIRED_ID.format(required=[["", "faq"]])
     fetch_only = _scores(steps=[_fetch("x")], labels={"required_doc_ids": ["faq"]})[SEARCH_AFTER_FOUND]
     assert fetch_only.reason == Reasons.NO_SEARCH_STEP.text
+
+
+def test_a_blind_spot_without_a_step_leaves_the_count_absent_not_zero() -> None:
+    """A declared built-in search whose calls the output does not show: how many searches ran is not known (#50)."""
+    spots = [{"kind": "search", "tool": "web_search", "reason": "declares built-in search but shows no calls"}]
+    got = _scores(steps=[_fetch("abc")], blind_spots=spots)
+    assert not got[SEARCH_CALLS].present and "shows no calls" in (got[SEARCH_CALLS].reason or "")
+    assert got[FETCH_CALLS].value == 1.0

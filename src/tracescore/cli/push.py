@@ -41,7 +41,7 @@ from tracescore.platforms.base import Parts
 from tracescore.result import TraceResult
 from tracescore.scores import Score
 from tracescore.sinks.records import Rejection, WriteReport, rejection_lines
-from tracescore.sources.exports import ExportFile, ExportRoot
+from tracescore.sources.exports import ExportFile, ExportRoot, need_pyarrow
 from tracescore.store import Store
 from tracescore.store.state import JobState
 
@@ -87,7 +87,11 @@ def result_from_line(line: dict[str, Any]) -> TraceResult:
         moment = moment.replace(tzinfo=UTC)
     metadata = line.get("metadata") if isinstance(line.get("metadata"), dict) else {}
     judge = line.get("judge") if isinstance(line.get("judge"), dict) else {}
-    result = TraceResult(trace_id=line.get("trace_id"), timestamp=moment, metadata=dict(metadata or {}))
+    session = line.get("session_id")
+    result = TraceResult(
+        trace_id=line.get("trace_id"), timestamp=moment, metadata=dict(metadata or {}),
+        session_id=session if isinstance(session, str) else None,
+    )
     for name, value in scores.items():
         if value is None:
             continue
@@ -133,6 +137,9 @@ def _files(spec: str) -> Iterator[tuple[ExportRoot, ExportFile]]:
     found = [f for f in root.files() if f.rel.endswith(RESULT_SUFFIXES)]
     if not found:
         raise ConfigError(f"no result file at {spec!r}: give result files (.jsonl, .jsonl.gz, .parquet) or a folder")
+    parquet = next((f.uri for f in found if f.rel.endswith(".parquet")), None)
+    if parquet is not None:  # before anything is pushed
+        need_pyarrow(f"pushing the Parquet results {parquet!r}")
     for f in found:
         yield root, f
 
@@ -203,8 +210,9 @@ def push(
 ) -> None:
     """Write the scores of RESULTS (result files or folders of them, local or s3://) back to the platform --to.
 
-    Resumable: files already pushed are skipped (markers in the store); scores carry the sinks' deterministic ids,
-    so pushing the same results again creates nothing new.
+    JSONL results (also .jsonl.gz) need nothing more; Parquet results and s3:// need pyarrow (pip install
+    'tracescore[export]'). Resumable: files already pushed are skipped (markers in the store); scores carry the
+    sinks' deterministic ids, so pushing the same results again creates nothing new.
     """
     config = load_config(config_path)
     job = config.section("job")

@@ -19,6 +19,7 @@ from tracescore.report.gate import GateConfig, load_gate_config, parse_limit, ru
 from tracescore.report.gate_config import DEFAULT_CASE_KEY
 from tracescore.report.keys import FieldCheck
 from tracescore.report.render import (
+    gate_to_json,
     render_gate_markdown,
     render_html,
     render_junit,
@@ -34,10 +35,9 @@ from tracescore.store.db import Store
 __all__ = ["gate", "report"]
 
 REPORT_FORMATS = ("terminal", "markdown", "json", "html")
+GATE_FORMATS = ("terminal", "markdown", "json")
 
-_store_option = store_option(
-    "Local store to read run:… specs (and, for report, judge calibrations) from.", written=False
-)
+_store_option = store_option("Local store to read run:… specs and the judge's calibrations from.", written=False)
 
 
 def _write(text: str, out: str | None) -> None:
@@ -156,6 +156,11 @@ def _limits(values: tuple[str, ...]) -> dict[str, float]:
 @click.option(
     "--allow-partial", is_flag=True, help="Gate the results of an interrupted run (or a .partial file) too (warn)."
 )
+@click.option(
+    "--format", "fmt", type=click.Choice(GATE_FORMATS), default=None,
+    help="The verdict on stdout: tables, Markdown (a PR comment), or one JSON object (each rule with observed, limit"
+    " and verdict). [default: terminal on a terminal, else markdown]",
+)  # fmt: skip
 @_store_option
 def gate(
     results: str,
@@ -170,6 +175,7 @@ def gate(
     junit_out: str | None,
     store_path: str,
     allow_partial: bool = False,
+    fmt: str | None = None,
 ) -> None:
     """Gate RESULTS stage by stage: thresholds, no newly failing case, no fabricated or unread citation."""
     mins, maxs = _limits(minimums), _limits(maximums)
@@ -194,7 +200,10 @@ def gate(
     )
     _warn([line for check in checks for line in check.verify()])
     summary = render_gate_markdown(outcome)
-    if sys.stdout.isatty():  # a person reads it: render the Markdown, not its ** and backticks
+    fmt = fmt or ("terminal" if sys.stdout.isatty() else "markdown")
+    if fmt == "json":
+        click.echo(json.dumps(gate_to_json(outcome), ensure_ascii=False))
+    elif fmt == "terminal":  # a person reads it: render the Markdown, not its ** and backticks
         fitted_console().print(Markdown(summary))
     else:
         click.echo(summary, nl=False)

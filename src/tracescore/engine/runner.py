@@ -70,7 +70,7 @@ class OneShot:
     counts: JobCounts
     write: WriteReport
     stopped: str | None = None
-    input_error: str | None = None
+    input_error: InputError | None = None  # of its own class: an input of the wrong shape keeps its exit code
 
 
 def score_once(
@@ -104,11 +104,11 @@ def score_once(
     )
     # a signal from here until the output is complete interrupts the run (never the rename)
     with listening(threading.Event()):
+        results_file = JsonlSink(out) if out else None  # an output that cannot be opened fails before the run starts
         run_id = store.start_run("score", source=parts.describe + label)
         run = OneShot(run_id, engine.counts, engine.write_report)
         if parts.sink is not None:
             parts.sink.attach(store, run_id)  # the sink records what it wrote and removes what this run supersedes
-        results_file = JsonlSink(out) if out else None
         done = 0
 
         def written(batch: list[Scored]) -> None:
@@ -129,7 +129,7 @@ def score_once(
         except Interrupted as exc:
             status, stop = "interrupted", exc
         except InputError as exc:
-            run.input_error = str(exc) + _kept(results_file, out)
+            run.input_error = type(exc)(str(exc) + _kept(results_file, out))
         except TracescoreError as exc:
             run.stopped = str(exc) + _kept(results_file, out)
         finally:

@@ -1,10 +1,12 @@
-"""The search trajectory the agent took, counted: ``search.calls``, ``fetch.calls``, ``search.repeated_queries``
-(searches whose normalised query the agent already sent in this trace), ``fetch.chars`` (characters of fetched
-text the agent read: its reading budget), ``search.query_overlap`` (share of the question's content words in the
-first query), ``fetch.unused_rate`` (pages read that no answer sentence cites) and ``search.after_found`` (searches
-after every required document had come back: wasted budget).
+"""The search trajectory the agent took, counted (the ``trajectory`` stage): ``trajectory.search_calls``,
+``trajectory.fetch_calls``, ``trajectory.repeated_queries`` (searches whose normalised query the agent already sent in
+this trace), ``trajectory.fetch_chars`` (characters of the fetched text the agent read, fetches that did not fail: its
+reading budget), ``trajectory.query_overlap`` (share of the question's content words in the first query),
+``trajectory.unused_fetch_rate`` (pages read that no answer sentence cites) and ``trajectory.searches_after_found``
+(searches after every required document had come back: wasted budget).
 
-A step the adapter saw but could not read (``Trace.blind_spots``) still counts as a call; a score resting on what it
+A step the adapter saw but could not read is a step like any other (a blind spot, ``Trace.blind_spots``, says which
+of the steps could not be read; it is not a call of its own): it counts once, as a call; a score resting on what it
 held (its query, its text, its order) is absent with that reason. A trace with no search or fetch step at all is not
 a search agent's: its counts are absent, not 0.
 """
@@ -79,7 +81,7 @@ if not no yes any all some each every both either neither more most much many fe
 """.split()
 )
 FIRST_QUERY = "first query: "
-"""How ``search.query_overlap``'s comment begins: the first query follows as a JSON string (``first_query``)."""
+"""How ``trajectory.query_overlap``'s comment begins: the first query follows as a JSON string (``first_query``)."""
 
 
 def content_words(text: str) -> list[str]:
@@ -89,7 +91,7 @@ def content_words(text: str) -> list[str]:
 
 
 def first_query(comment: str | None) -> str | None:
-    """The first query named in a ``search.query_overlap`` comment (the report's query column), else None."""
+    """The first query named in a ``trajectory.query_overlap`` comment (the report's query column), else None."""
     if not comment or not comment.startswith(FIRST_QUERY):
         return None
     try:
@@ -106,8 +108,8 @@ _quoted = encode_basestring
 
 class _Steps:
     """What every trajectory score reads of one trace, taken once: its search and fetch steps, its blind spots and
-    the call counts (steps plus unreadable steps of the kind), the queries in order (read here once: the repeats and
-    the overlap both read them)."""
+    the call counts (the steps of each kind: an unreadable step is one of them, counted once), the queries in order
+    (read here once: the repeats and the overlap both read them)."""
 
     __slots__ = ("searches", "fetches", "spots", "n_searches", "n_fetches", "queries")
 
@@ -121,9 +123,6 @@ class _Steps:
         self.spots = trace.blind_spots
         self.n_searches = len(searches)
         self.n_fetches = len(steps) - len(searches)
-        if self.spots:
-            self.n_searches += sum(b.kind == "search" for b in self.spots)
-            self.n_fetches += sum(b.kind == "fetch" for b in self.spots)
 
     def unreadable(self, kind: str, what: str) -> str | None:
         return _unreadable(self.spots, kind, what) if self.spots else None
@@ -173,6 +172,15 @@ class _Scores:
         return words
 
 
+def _calls(steps: _Steps, kind: str, shared: _Scores) -> Score:
+    """``search.calls`` / ``fetch.calls``: the steps of the kind; absent when there is none but a blind spot of the
+    kind says a call of it may have been made (a declared built-in search whose calls the output does not show)."""
+    name, count = (SEARCH_CALLS, steps.n_searches) if kind == "search" else (FETCH_CALLS, steps.n_fetches)
+    if not count and (reason := steps.unreadable(kind, "how many calls were made is not known")) is not None:
+        return absent(name, reason)
+    return shared.count(name, count)
+
+
 def _repeated(steps: _Steps, shared: _Scores) -> Score:
     if not steps.n_searches:
         return shared.no_search[SEARCH_REPEATED_QUERIES]
@@ -201,13 +209,20 @@ def _repeated(steps: _Steps, shared: _Scores) -> Score:
     return score(SEARCH_REPEATED_QUERIES, len(repeats), comment=comment)
 
 
+def _read(status: int | str | None) -> bool:
+    """Whether a fetch of this status was read: ``fetch_failed``'s one rule (200, the usual status, asked first)."""
+    return status is None or status == 200 or not fetch_failed(status)
+
+
 def _chars(steps: _Steps, shared: _Scores) -> Score:
+    """Characters of the pages read: fetches that did not fail, a page read twice counted twice (fetches that all
+    failed read 0: a count, not a rate)."""
     if not steps.n_fetches:
         return shared.no_page[FETCH_CHARS]
     reason = steps.unreadable("fetch", "its text was not counted")
     if reason is not None:
         return absent(FETCH_CHARS, reason)
-    return score(FETCH_CHARS, sum([len(step.text) for step in steps.fetches]))
+    return score(FETCH_CHARS, sum([len(step.text) for step in steps.fetches if _read(step.status)]))
 
 
 def _overlap(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
@@ -257,8 +272,7 @@ def _unused(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
     cited.discard("")
     pages: dict[str, bool] = {}
     for step in steps.fetches:
-        status = step.status
-        if status is not None and status != 200 and fetch_failed(status):  # 200, the usual status, is no failure
+        if not _read(step.status):
             continue
         url = normalize_url(step.url) if step.url else None
         doc = step.doc_id.strip() if step.doc_id else None
@@ -347,7 +361,7 @@ def trajectory_scorer() -> Scorer:
         if not trace.steps and not trace.blind_spots:
             return none
         steps = _Steps(trace)
-        return Scored((shared.count(SEARCH_CALLS, steps.n_searches), shared.count(FETCH_CALLS, steps.n_fetches),
+        return Scored((_calls(steps, "search", shared), _calls(steps, "fetch", shared),
                        _repeated(steps, shared), _chars(steps, shared), _overlap(trace, steps, shared),
                        _unused(trace, steps, shared), _after_found(trace, steps, shared)))  # fmt: skip
 
