@@ -93,8 +93,10 @@ class OpenAIJudge:
         key = api_key or os.environ.get(variable) or None
         if key is None and self._own_api:
             raise ConfigError(f"no OpenAI API key: set {variable} (or run with --no-judge)")
+        # without a key: no Authorization header at all (the SDK's explicit omission, per request)
+        self._headers: dict[str, Any] = {} if key is not None else {"Authorization": openai.omit}
         self._client = openai.OpenAI(
-            api_key=key if key is not None else (lambda: ""),  # a callable: no key, so no Authorization header
+            api_key=key if key is not None else (lambda: ""),
             base_url=url,
             timeout=timeout,
             max_retries=0,  # one retry layer: ours
@@ -112,7 +114,8 @@ class OpenAIJudge:
         self.close()
 
     def _params(self, request: JudgeRequest) -> dict[str, Any]:
-        return chat_params(request, self.model_id, self.max_tokens, structured=self.structured, openai=self._own_api)
+        params = chat_params(request, self.model_id, self.max_tokens, structured=self.structured, openai=self._own_api)
+        return params | {"extra_headers": self._headers} if self._headers else params
 
     def judge(self, request: JudgeRequest) -> JudgeReply:
         """One call, retried in this layer only; ``JudgeError`` when it cannot be answered or does not parse."""
