@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.base import Fault
 from tests.fakes.openai_chat import FakeOpenAI, rate_limited, server_error
+from tests.judge.test_providers import CONTENT, QUOTE
 from tracescore.cli import main
 from tracescore.config import load_config
 from tracescore.errors import ConfigError, JudgeError
@@ -27,13 +28,6 @@ from tracescore.scorers.grounding import Judgement
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "cookbook" / "data" / "traces.jsonl"
-CONTENT = (
-    "<question>When?</question>\n<answer>\n"
-    '<sentence n="0">Penicillin was discovered in 1928 [1].</sentence>\n</answer>\n'
-    '<documents>\n<document id="D1" source="fetched page">\nPenicillin was discovered in 1928 by Alexander Fleming.'
-    "\n</document>\n</documents>"
-)
-QUOTE = "Penicillin was discovered in 1928 by Alexander Fleming."
 
 
 @pytest.fixture(autouse=True)
