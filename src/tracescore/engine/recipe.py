@@ -30,9 +30,10 @@ from tracescore.engine.sampling import Sampled, Sampling
 from tracescore.engine.stage import Plan, Stage, process_plan
 from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import DEFAULT_MODEL
+from tracescore.judge.make import make_judge
 from tracescore.judge.pricing import is_priced, priced_models, set_price
 from tracescore.judge.protocol import Judge
-from tracescore.judge.providers import ProviderSettings, make_judge, openai_host, parse_identity
+from tracescore.judge.providers import ProviderSettings, openai_host, parse_identity
 from tracescore.judge.redact import Redactor
 from tracescore.links import LinkChecker
 from tracescore.result import TraceResult

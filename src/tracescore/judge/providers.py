@@ -33,13 +33,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from tracescore.errors import ConfigError
-
-if TYPE_CHECKING:
-    from tracescore.judge.protocol import Judge
 
 __all__ = [
     "DEFAULT_MODELS",
@@ -50,7 +47,6 @@ __all__ = [
     "auth_errors",
     "identity",
     "make_client",
-    "make_judge",
     "openai_host",
     "parse_identity",
     "refuse_batch",
@@ -184,20 +180,6 @@ def auth_errors(provider: str) -> tuple[type[BaseException], ...]:
 
         return (GoogleAuthError, RuntimeError)
     return ()
-
-
-def make_judge(settings: ProviderSettings, model: str | None = None, **options: Any) -> Judge:
-    """The judge of ``settings.provider``: ``OpenAIJudge`` for openai, else ``AnthropicJudge`` on its platform
-    (``options``: api_key, timeout, max_attempts, ...). Each SDK is imported only here, when a judge is built."""
-    if settings.provider == "openai":
-        from tracescore.judge.openai import OpenAIJudge
-
-        return OpenAIJudge(model=model, base_url=settings.base_url, api_key_env=settings.api_key_env,
-                           structured=settings.structured, **options)  # fmt: skip
-    from tracescore.judge.anthropic import AnthropicJudge
-
-    return AnthropicJudge(model=model, provider=settings.provider, region=settings.region, project=settings.project,
-                          **options)  # fmt: skip
 
 
 def make_client(settings: ProviderSettings, *, api_key: str | None, **common: Any) -> Any:
