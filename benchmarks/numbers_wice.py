@@ -1,9 +1,10 @@
-"""``grounding.unsupported_numbers`` on WiCE claims (#33 acceptance 2): how often a claim people judged supported is
-flagged (the false-flag rate, goal ≤ 10 %), and how often a tampered copy is caught (goal ≥ 99 %).
+"""``grounding.unsupported_numbers`` on WiCE claims (#33 acceptance 2, #44 acceptance 2): how often a claim people
+judged supported is flagged (the false-flag rate, goal ≤ 10 %), and how often a tampered copy is caught (goal ≥ 99 %).
 
 Each WiCE claim becomes a trace: the claim is the answer, the cited page's sentences are one fetched page. A tampered
-copy changes one digit of one number of a claim (each number of each claim, one copy each) so that the new number
-is stated nowhere in the page; it is caught when its comment names the new number as unsupported.
+copy changes one number of a claim so that the new one is stated nowhere in the page: one digit of each number, and
+for each full date its day, its month, its year, and an impossible day (January 32, February 30); it is caught when
+its comment names the new number as unsupported.
 
 Run: ``python benchmarks/numbers_wice.py [path/to/claim_dev.jsonl]`` (default ``../shared/data/wice/claim_dev.jsonl``).
 """
@@ -18,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS
-from tracescore.scorers.numbers import Evidence, numbers_scorer
-from tracescore.scorers.numerals import numerals
+from tracescore.scorers.number_reader import read
+from tracescore.scorers.numbers import Evidence, evidence_parts, numbers_scorer
 from tracescore.trace import Trace
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "wice" / "claim_dev.jsonl"
@@ -31,6 +32,7 @@ class Figures:
     supported: int = 0  # claims labelled supported
     supported_checked: int = 0  # of which state a number (numbers_checked present)
     false_flags: int = 0  # of which grounding.unsupported_numbers > 0
+    split_dates: int = 0  # of which flagged only for full dates whose day and month, and year, the page states apart
     tampered: int = 0  # tampered copies
     caught: int = 0  # of which the new number is named unsupported
     missed: list[str] | None = None
@@ -38,6 +40,11 @@ class Figures:
     @property
     def false_flag_rate(self) -> float:
         return self.false_flags / self.supported_checked if self.supported_checked else 0.0
+
+    @property
+    def other_flag_rate(self) -> float:
+        """The false-flag rate without the claims flagged only for a full date the page states in two places."""
+        return (self.false_flags - self.split_dates) / self.supported_checked if self.supported_checked else 0.0
 
     @property
     def caught_rate(self) -> float:
@@ -55,28 +62,56 @@ def _scores(trace: Trace) -> dict[str, Any]:
     return {s.name: s for s in _SCORE(trace)}
 
 
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+                "November", "December")  # fmt: skip
+
+
 def tampered_copies(row: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """(tampered claim, the new number's text): for each number the claim states, its last digit that can be changed
-    so that the new number is stated nowhere on the page (as the scorer reads the page: a date is stated when the
-    page states it whole, or its day and month and its year), changed."""
-    page = Evidence(trace_of(row))
+    so that the new number is stated nowhere on the page, changed; and for each full date, the date with its day,
+    its month or its year changed (to one the page does not state) or with an impossible day."""
+    page = Evidence(evidence_parts(trace_of(row)))
     claim, cursor = row["claim"], 0
-    for numeral in numerals(claim, whole=True):
-        start = claim.find(numeral.text, cursor)
+    for number in read(claim, whole=True):
+        start = claim.find(number.text, cursor)
         if start < 0:
             continue
-        cursor = start + len(numeral.text)
-        for pos in reversed([i for i, ch in enumerate(numeral.text) if ch.isdigit()]):
-            for step in range(1, 10):
-                digit = str((int(numeral.text[pos]) + step) % 10)
-                text = numeral.text[:pos] + digit + numeral.text[pos + 1:]
-                new = numerals(text, whole=True)
-                if len(new) == 1 and new[0].text == text and not page.states(new[0].key):
-                    yield claim[:start] + text + claim[cursor:], text
-                    break
-            else:
-                continue
-            break
+        cursor = start + len(number.text)
+        texts = [_digit_changed(number.text, page)]
+        if isinstance(number.key, tuple) and number.key[0] == "d":
+            texts += _dates_changed(number.key, page)
+        for text in texts:
+            if text is not None:
+                yield claim[:start] + text + claim[cursor:], text
+
+
+def _digit_changed(text: str, page: Evidence) -> str | None:
+    for pos in reversed([i for i, ch in enumerate(text) if ch.isdigit()]):
+        for step in range(1, 10):
+            new = text[:pos] + str((int(text[pos]) + step) % 10) + text[pos + 1:]
+            read_new = read(new, whole=True)
+            if len(read_new) == 1 and read_new[0].text == new and not page.states(read_new[0].key):
+                return new
+    return None
+
+
+def _dates_changed(key: tuple[object, ...], page: Evidence) -> list[str | None]:
+    """The date ``key`` with its day, month or year changed (each to one the page does not state), and impossible."""
+    year, month, day = (int(str(part)) for part in key[1:])
+    copies: list[str | None] = []
+    for y, m, d in ((year, month, day % 28 + 1), (year, month % 12 + 1, min(day, 28)), (year + 1, month, day)):
+        copies.append(None if page.states(("d", y, m, d)) else f"{_MONTH_NAMES[m - 1]} {d}, {y}")
+    copies.append(f"February 30, {year}" if month == 2 else f"{_MONTH_NAMES[month - 1]} 32, {year}")
+    return copies
+
+
+def _only_split_dates(row: dict[str, Any]) -> bool:
+    """Whether every number of the claim the page does not state is a full date whose day and month the page states
+    in one place and its year in another (a date item 2 of #44 does not count as stated)."""
+    page = Evidence(evidence_parts(trace_of(row)))
+    missing = [n.key for n in read(row["claim"], whole=True) if not page.states(n.key)]
+    return bool(missing) and all(isinstance(k, tuple) and k[0] == "d" and page.states(("md", k[2], k[3]))
+                                 and page.states(k[1]) for k in missing)  # fmt: skip
 
 
 def measure(path: Path) -> Figures:
@@ -91,6 +126,7 @@ def measure(path: Path) -> Figures:
             if got[GROUNDING_NUMBERS_CHECKED].present:
                 figures.supported_checked += 1
                 figures.false_flags += bool(unsupported.value)
+                figures.split_dates += bool(unsupported.value) and _only_split_dates(row)
         for claim, text in tampered_copies(row):
             n += 1
             figures.tampered += 1
@@ -106,7 +142,8 @@ def main() -> None:
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
     f = measure(path)
     print(f"supported claims: {f.supported}, stating a number: {f.supported_checked}, flagged: {f.false_flags}"
-          f" (false-flag rate {f.false_flag_rate:.1%}, goal <= 10%)")  # fmt: skip
+          f" (false-flag rate {f.false_flag_rate:.1%}, goal <= 10%); {f.split_dates} of them only for a full date"
+          f" stated as day and month in one place and year in another (without them {f.other_flag_rate:.1%})")
     print(f"tampered copies: {f.tampered}, caught: {f.caught} ({f.caught_rate:.1%}, goal >= 99%)")
     for miss in (f.missed or [])[:10]:
         print(f"  missed: {miss}")

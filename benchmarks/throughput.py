@@ -1,12 +1,13 @@
 """Throughput and memory of ``tracescore score`` (issue #14): CPU time as a ratio to ``json.loads`` of the same file.
 
-Two kinds of synthetic trace: light (one search call of 10 hits, a two-sentence answer) and heavy (10 search calls ×
-10 hits and 3 fetched pages of 15 KB). Each file is scored by ``tracescore score --no-judge --out`` in a child process
-(read → validate → score → results JSONL → SQLite store), with ``--workers 1`` and ``--workers N``; the baseline is
-``json.loads`` of every line of the same file in this process. Printed: the 1-process ratio by CPU time (user+sys of
-the child, so a loaded machine does not inflate it), the wall-clock speed-up of N workers over 1 (needs idle cores:
-the load average is printed), the child's peak RSS at 2k and 20k light traces and the store's size. Every figure is
-the best of 3 runs (CPU time on a shared VM varies by ±20 % run to run; the minimum is the least disturbed).
+Three kinds of synthetic trace: light (one search call of 10 hits, a two-sentence answer), planted (light, with titles
+and snippets dense in small numbers, "question 123 rewrite 2", as planted-fault traces have) and heavy (10 search
+calls × 10 hits and 3 fetched pages of 15 KB). Each file is scored by ``tracescore score --no-judge --out`` in a child
+process (read → validate → score → results JSONL → SQLite store), with ``--workers 1`` and ``--workers N``; the
+baseline is ``json.loads`` of every line of the same file in this process. Printed: the 1-process ratio by CPU time
+(user+sys of the child, so a loaded machine does not inflate it), the wall-clock speed-up of N workers over 1 (needs
+idle cores: the load average is printed), the child's peak RSS at 2k and 20k light traces and the store's size. Every
+figure is the best of 3 runs (CPU time on a shared VM varies by ±20 % run to run; the minimum is the least disturbed).
 
 Two bounds are printed beside them, so a target can be checked against what the design allows:
 - ``scorers``: decoding and scoring every line in this process with no output at all (no results file, store or
@@ -17,7 +18,8 @@ Two bounds are printed beside them, so a target can be checked against what the 
 ``--compare CHECKOUT`` (a worktree of an older commit) runs that checkout's code beside this one for light and heavy
 traces, 1 and N workers, the two taken in turn run for run (so the load of a shared machine falls on both alike), and
 prints this checkout's CPU time and wall clock from the end of the child's imports (measured in the child itself: a
-separate start-up run adds its own noise) and store size, as ratios to its.
+separate start-up run adds its own noise) and store size, as ratios to its, and each one's wall clock as a multiple
+of ``json.loads`` of the file.
 
     python benchmarks/throughput.py                      # 20,000 light, 2,000 heavy, N = the cores
     python benchmarks/throughput.py --light 5000 --heavy 500 --workers 2
@@ -121,6 +123,53 @@ def make_light_trace(i: int, rng: random.Random) -> dict[str, object]:
     }
 
 
+_SECTIONS = ("question", "rewrite", "section", "step", "item", "case", "rule", "part", "table", "row")
+
+
+def _dense(rng: random.Random, size: int) -> str:
+    """Short text dense in small numbers, as planted-fault traces carry: "question 123 rewrite 2", "section 4.2"."""
+    out, n = [], 0
+    while n < size:
+        a, b = rng.sample(_SECTIONS, 2)
+        piece = rng.choice((f"{a} {rng.randint(1, 400)} {b} {rng.randint(1, 9)}",
+                            f"{a} {rng.randint(1, 30)}.{rng.randint(1, 9)}",
+                            f"{rng.randint(2, 60)} {a}s", f"{rng.randint(1, 99)}%",
+                            f"{b} {rng.randint(1, 12)}/{rng.randint(1, 28)}", " ".join(rng.choices(WORDS, k=3))))
+        out.append(piece)
+        n += len(piece) + 2
+    return ", ".join(out)[:size]
+
+
+def make_planted_trace(i: int, rng: random.Random) -> dict[str, object]:
+    """A light trace of the planted-fault kind: titles and snippets dense in small numbers ("question 123 rewrite
+    2"), an answer stating four numbers, two of them stated nowhere (so their closest and derived notes are made)."""
+    hits = [
+        {
+            "rank": r,
+            "doc_id": f"doc-{rng.randint(0, 5000)}",
+            "url": f"https://site{rng.randint(0, 99)}.example/p/{i}/{r}",
+            "title": f"Question {rng.randint(1, 400)} rewrite {rng.randint(1, 9)}",
+            "snippet": _dense(rng, 120),
+        }
+        for r in range(1, 11)
+    ]
+    cited = [hits[0]["url"], hits[1]["url"]]
+    answer = (f"Question {rng.randint(1, 400)} has {rng.randint(2, 60)} items in section {rng.randint(1, 30)} [1]."
+              f" About {rng.randint(1, 99)}% of them changed in rewrite {rng.randint(1, 9)} [2].")
+    answer += "\n\nSources:\n" + "\n".join(f"[{j + 1}] {u}" for j, u in enumerate(cited))
+    return {
+        "id": f"syn-{i}",
+        "question": f"What changed in question {rng.randint(1, 400)}?",
+        "steps": [
+            {"kind": "search", "tool": "web_search", "query": f"question rewrite {i}", "hits": hits},
+            {"kind": "fetch", "tool": "fetch", "url": cited[0], "text": _dense(rng, 600), "status": 200},
+        ],
+        "answer": answer,
+        "labels": {"required_doc_ids": [hits[2]["doc_id"]], "expected_answer_contains": ["items"]},
+        "metadata": {"provider": "synthetic"},
+    }
+
+
 def write_file(path: Path, n: int, seed: int = 1) -> int:
     """``n`` heavy traces (50 bodies reused, ids and URLs unique per trace)."""
     return _write(path, n, make_trace, seed)
@@ -129,6 +178,11 @@ def write_file(path: Path, n: int, seed: int = 1) -> int:
 def write_light_file(path: Path, n: int, seed: int = 1) -> int:
     """``n`` light traces."""
     return _write(path, n, make_light_trace, seed)
+
+
+def write_planted_file(path: Path, n: int, seed: int = 1) -> int:
+    """``n`` light traces of the planted-fault kind (dense in small numbers)."""
+    return _write(path, n, make_planted_trace, seed)
 
 
 def _write(path: Path, n: int, make: Callable[[int, random.Random], dict[str, object]], seed: int) -> int:
@@ -262,13 +316,14 @@ def _least(runs: list[dict[str, float]]) -> dict[str, float]:
     return {key: min(run[key] for run in runs) for key in runs[0]}
 
 
-def _ratios(label: str, ours: dict[str, float], theirs: dict[str, float]) -> str:
+def _ratios(label: str, ours: dict[str, float], theirs: dict[str, float], parse: float) -> str:
     """One line of the comparison: CPU after the imports (measured in the same child, so no separate start-up run's
-    noise), wall clock and store size, with their ratios."""
+    noise), wall clock and store size, with their ratios; then each one's wall clock as a multiple of ``json.loads``
+    of the same file (``parse`` seconds)."""
     line = f"{label:>20}"
     for key in ("run", "wall", "store"):
         line += f" {ours[key]:>7.2f} {theirs[key]:>7.2f} {ours[key] / max(theirs[key], 1e-9):>6.3f}x"
-    return line
+    return line + f" {ours['wall'] / parse:>6.1f}x {theirs['wall'] / parse:>6.1f}x"
 
 
 def main() -> None:
@@ -285,9 +340,10 @@ def main() -> None:
         print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; start-up {base['cpu']:.2f} s")
         print(f"{'file':>14} {'MB':>5} {'loads s':>8} {'1 proc cpu s':>13} {'ratio':>6} {'scorers':>8} "
               f"{'1 proc wall':>12} {f'{args.workers} wkr wall':>11} {'speed-up':>9} {f'{args.workers} cpu':>6}"
-              f" {'peak RSS MiB':>13} {'store MB':>9}")
+              f" {'peak RSS MiB':>13} {'store MB':>9} {f'{args.workers} wkr/loads':>12}")
         small = max(args.light // 10, 1)
-        runs = (("light", args.light, write_light_file), ("heavy", args.heavy, write_file))
+        runs = (("light", args.light, write_light_file), ("planted", args.light, write_planted_file),
+                ("heavy", args.heavy, write_file))
         compared: list[str] = []
         for index, (kind, n, write) in enumerate((*runs, ("light", small, write_light_file))):
             path = work / f"{kind}-{n}.jsonl"
@@ -297,8 +353,8 @@ def main() -> None:
             if args.compare and index < len(runs):  # both checkouts in the same runs, taken in turn
                 one, old_one = interleaved(path, work, 1, args.compare, args.repeat)
                 many, old_many = interleaved(path, work, args.workers, args.compare, args.repeat)
-                compared.append(_ratios(f"{kind} {n}, 1 wkr", one, old_one))
-                compared.append(_ratios(f"{kind} {n}, {args.workers} wkr", many, old_many))
+                compared.append(_ratios(f"{kind} {n}, 1 wkr", one, old_one, parse))
+                compared.append(_ratios(f"{kind} {n}, {args.workers} wkr", many, old_many, parse))
             else:
                 one = best_child(path, work, 1, repeat=args.repeat)
                 many = best_child(path, work, args.workers, repeat=args.repeat) if index < len(runs) else one
@@ -307,13 +363,13 @@ def main() -> None:
             spent = (many["cpu"] - base["cpu"]) / max(cpu, 1e-9)  # all processes' CPU, N workers over 1
             print(f"{kind + ' ' + str(n):>14} {size / 1e6:>5.0f} {parse:>8.2f} {cpu:>13.2f} {cpu / parse:>5.1f}x "
                   f"{scorers / parse:>7.1f}x {one['wall']:>12.2f} {many['wall']:>11.2f} {speed:>8.2f}x {spent:>5.2f}x"
-                  f" {one['rss']:>13.1f} {one['store']:>9.1f}")
+                  f" {one['rss']:>13.1f} {one['store']:>9.1f} {(many['wall'] - base['wall']) / parse:>11.1f}x")
             path.unlink()
         if compared:
             print(f"this checkout vs {args.compare}, run for run (least of {args.repeat} each; CPU and wall clock from"
                   " the end of the imports; ratio = this / that, under 1 is faster or smaller):")
             print(f"{'':>20} {'cpu s':>7} {'that':>7} {'ratio':>7} {'wall s':>7} {'that':>7} {'ratio':>7}"
-                  f" {'store MB':>7} {'that':>7} {'ratio':>7}")
+                  f" {'store MB':>7} {'that':>7} {'ratio':>7} {'wall/loads':>7} {'that':>7}")
             print("\n".join(compared))
         print(f"load average after: {os.getloadavg()[0]:.2f}; the same machine gives pure arithmetic a"
               f" {machine_parallelism(args.workers):.2f}x speed-up with {args.workers} processes now")

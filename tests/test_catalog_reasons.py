@@ -139,6 +139,10 @@ def _variants(sample: dict[str, Any]) -> Iterator[dict[str, Any]]:
     spots = [{"kind": "search", "tool": "web_search", "reason": "output is str"},
              {"kind": "fetch", "tool": "fetch_url", "reason": "no output recorded"}]  # fmt: skip
     yield edit(blind_spots=spots)
+    # #50: an unread search that is the only search (nothing came back that can be read), an unread call of a kind
+    # that has no step (a declared built-in search whose calls the output does not show)
+    yield edit(steps=[{"kind": "search", "tool": "web_search", "query": "q"}], blind_spots=spots)
+    yield edit(steps=[s for s in sample["steps"] if s["kind"] == "fetch"], blind_spots=spots[:1])
     yield edit(answer="word. " * 100_001 + "[1]\n\n[1] https://x.example/")  # over the scoring guard
     yield edit(question="")  # #33: no question for the first query to overlap
     yield edit(question="What is it?", expect_refusal=None)  # #33: a question of stop words only

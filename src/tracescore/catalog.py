@@ -116,7 +116,7 @@ class Versions:
     SURFACE = "surface-1"  # scorers/surface.toml
     SEMANTIC = "semantic-1"  # scorers/semantic.toml
     LINKS = "links-1"  # the link checker
-    NUMBERS = "numbers-1"  # #33: scorers/numbers.py, scorers/numerals.py
+    NUMBERS = "numbers-2"  # scorers/numbers.py, scorers/number_reader.py; 2 (#44): a full date stated as one unit
     TRAJECTORY = "trajectory-2"  # #33: scorers/trajectory.py; 2 (#43): fetch_chars counts no failed fetch
     STALE = "stale-2"  # #33: scorers/stale.py; 2 (#43): every date of the page, the latest wins
 
@@ -174,7 +174,7 @@ CATALOG: tuple[Entry, ...] = (
        "best rank, within its own search call, of any required doc; absent when none came back",
        (*_RETRIEVAL, _WHY.NO_REQUIRED_HIT), *_RANK),
     _e(RETRIEVAL_RETRIEVED_ANY, "retrieval", "BOOLEAN", 1, "retrieval", _V.RETRIEVAL, False,
-       "any hit came back at all", (_WHY.NO_SEARCH_STEP,)),
+       "any hit came back at all", (_WHY.NO_SEARCH_STEP, _WHY.STEPS_UNREADABLE)),
     _e(GROUNDING_RATE, "grounding", "NUMERIC", 1, "grounding", _V.GROUNDING, True,
        "supported claims / claims", _GROUNDED),
     _e(GROUNDING_HALLUCINATION_RATE, "grounding", "NUMERIC", -1, "grounding", _V.GROUNDING, True,
@@ -248,11 +248,11 @@ CATALOG: tuple[Entry, ...] = (
        *_COUNT),
     # #33: the search trajectory
     _e(SEARCH_CALLS, "trajectory", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
-       "search calls the agent made (unreadable ones included); absent when the trace has no search or fetch step",
-       (_WHY.NO_TOOL_STEP,), *_COUNT),
+       "search calls the agent made (an unreadable one counted once); absent when the trace has no search or fetch"
+       " step", (_WHY.NO_TOOL_STEP, _WHY.STEPS_UNREADABLE), *_COUNT),
     _e(FETCH_CALLS, "trajectory", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
-       "fetch calls the agent made (unreadable and failed ones included); absent when the trace has no search or"
-       " fetch step", (_WHY.NO_TOOL_STEP,), *_COUNT),
+       "fetch calls the agent made (unreadable and failed ones included, each once); absent when the trace has no"
+       " search or fetch step", (_WHY.NO_TOOL_STEP, _WHY.STEPS_UNREADABLE), *_COUNT),
     _e(SEARCH_REPEATED_QUERIES, "trajectory", "NUMERIC", 0, "trajectory", _V.TRAJECTORY, False,
        "searches whose normalised query (case, spacing, end punctuation) the agent already sent in this trace",
        (_WHY.NO_SEARCH_STEP, _WHY.STEPS_UNREADABLE), *_COUNT),

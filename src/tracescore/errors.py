@@ -8,6 +8,7 @@ TracescoreError       4  any other failure: stopped (what is written stays writt
 │   └── MissingInputError  2  an input file, folder or store named on the command line that does not exist
 ├── InputError        1  a trace line, native record or input file that cannot be read or mapped
 │   ├── AdapterError  1  a native platform record that cannot become a Trace
+│   ├── InputShapeError  2  an input file of no shape its source reads (names what was expected): nothing scored
 │   └── NoResultsError  6  a results file or run spec holds no scored trace (empty, unreadable, a traces file,
 │                          no such run): nothing to report or gate
 ├── NothingToDoError  6  nothing to work on (no judged claim, no human label, partial results to gate)
@@ -34,6 +35,7 @@ __all__ = [
     "AdapterError",
     "ConfigError",
     "InputError",
+    "InputShapeError",
     "Interrupted",
     "JudgeError",
     "LockError",
@@ -75,6 +77,13 @@ class InputError(TracescoreError):
     """A trace line or native record that cannot be read."""
 
     exit_code: ClassVar[int] = 1
+
+
+class InputShapeError(InputError):
+    """An input file whose records are of no shape its source reads (a span file that holds neither OTLP spans nor
+    flat spans with ``attributes``): the wrong file, as a bad argument is; the message names what was expected."""
+
+    exit_code: ClassVar[int] = 2
 
 
 class AdapterError(InputError):

@@ -4,18 +4,18 @@ and ``UrlRow``, the per-URL row of the surface stage."""
 from __future__ import annotations
 
 import json
-import json.encoder
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from json.encoder import encode_basestring, encode_basestring_ascii
+from json.encoder import encode_basestring
 from typing import Any, Literal
 
 from tracescore.catalog import DIAGNOSIS
+from tracescore.jsontext import encoder
 from tracescore.scores import Score, ScoreValue
 
-__all__ = ["CitationRow", "ClaimRow", "Label", "TraceResult", "UrlRow", "encoder"]
+__all__ = ["CitationRow", "ClaimRow", "Label", "TraceResult", "UrlRow"]
 
 
 @dataclass(frozen=True)
@@ -90,8 +90,8 @@ class UrlRow:
 class TraceResult:
     """What scoring one trace (or failing to read one input line) produced.
 
-    ``to_json()`` is the documented result line: ``trace_id``, ``scores`` {name: value}, ``missing``
-    {name: reason}, ``errors`` [...], plus ``line``, ``timestamp``, ``comments``, ``metadata`` and ``trace_url``.
+    ``to_json()`` is the documented result line: ``trace_id``, ``scores`` {name: value}, ``missing`` {name: reason},
+    ``errors`` [...], plus ``line``, ``timestamp``, ``session_id``, ``comments``, ``metadata`` and ``trace_url``.
     """
 
     trace_id: str | None
@@ -104,6 +104,7 @@ class TraceResult:
     timestamp: datetime | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     trace_url: str | None = None  # the trace in the platform's UI; absent (no field) for traces read from files
+    session_id: str | None = None  # the trace's conversation (``Trace.session_id``); absent (no field) without one
 
     def __post_init__(self) -> None:
         self.metadata = _strict(self.metadata)
@@ -211,6 +212,9 @@ class TraceResult:
         if self.timestamp is not None:
             out["timestamp"] = stamp = self.timestamp.isoformat()
             parts += ', "timestamp": ', _text(stamp)
+        if self.session_id is not None:
+            out["session_id"] = self.session_id
+            parts += ', "session_id": ', _text(self.session_id)
         if self.metadata:
             out["metadata"] = self.metadata
             parts += ', "metadata": ', _flat(self.metadata)
@@ -249,6 +253,8 @@ class TraceResult:
             out["line"] = self.line
         if self.timestamp is not None:
             out["timestamp"] = self.timestamp.isoformat()
+        if self.session_id is not None:
+            out["session_id"] = self.session_id
         if self.metadata:
             out["metadata"] = self.metadata
         judge = self._judge(judged, usage)
@@ -270,35 +276,11 @@ class TraceResult:
         return judge
 
 
-def encoder(*, ensure_ascii: bool, separators: tuple[str, str] = (", ", ": ")) -> Callable[[Any], str]:
-    """``json.dumps(value, ensure_ascii=..., separators=..., default=str, allow_nan=False)`` with the C encoder built
-    once, not per call (json.dumps sets one up each time: most of the cost of a small value).
-
-    It skips the circular-reference check: a cycle raises RecursionError (callers fall back to json.dumps, which
-    names it) instead of ValueError.
-    """
-    slow = json.JSONEncoder(ensure_ascii=ensure_ascii, default=str, allow_nan=False, separators=separators).encode
-    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-    strings = encode_basestring_ascii if ensure_ascii else encode_basestring
-    item, key = separators
-    try:  # CPython's private constructor (json.encoder builds it with these nine arguments since 3.x)
-        encode = c_make_encoder(None, str, strings, None, key, item, False, False, False)  # type: ignore[misc]
-    except TypeError:  # pragma: no cover - another interpreter, or a changed signature: the public encoder
-        return slow
-
-    def dumps(value: Any) -> str:
-        if type(value) is str:
-            return strings(value)
-        return "".join(encode(value, 0))
-
-    return dumps
-
-
 _ENCODE = encoder(ensure_ascii=False)
 """``json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)`` without building an encoder per call."""
 
 _text = encode_basestring
-"""A str as a JSON string literal with ``ensure_ascii=False`` (the function the encoder above uses)."""
+"""A str as a JSON string literal with ``ensure_ascii=False`` (the function ``jsontext.encoder`` uses)."""
 
 _PAIRS: dict[tuple[str, str], str] = {}
 """(score name, reason) → ``"name": "reason"``: a few reasons repeat over every trace."""

@@ -172,6 +172,11 @@ class Trace(_Model):
 
     schema_version: Literal["1"] = SCHEMA_VERSION
     id: str = Field(min_length=1)
+    session_id: str | None = Field(
+        default=None,
+        description="the conversation this trace is one turn of (Langfuse session, LangSmith thread, OTel session.id);"
+        " absent or empty: a trace on its own",
+    )
     timestamp: datetime | None = None
     question: str = ""
     steps: list[Step] = Field(default_factory=list)
@@ -187,6 +192,14 @@ class Trace(_Model):
     @classmethod
     def _id_as_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @field_validator("session_id", mode="before")
+    @classmethod
+    def _session_as_text(cls, value: Any) -> Any:
+        """A numeric session id is its text; an empty or blank one is no session (exports write "" for none)."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        return None if isinstance(value, str) and not value.strip() else value
 
     @property
     def searches(self) -> list[SearchStep]:

@@ -22,7 +22,7 @@ from tracescore.scorers.cited import cited_keys
 from tracescore.scorers.retrieval import all_found_after
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
-from tracescore.scorers.trajectory import _EDGES, _STOP, FIRST_QUERY
+from tracescore.scorers.trajectory import _EDGES, _STOP, FIRST_QUERY, _calls, _Scores, _Steps
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace, fetch_failed
 from tracescore.urls import normalize_url
@@ -181,9 +181,10 @@ def trajectory_scorer() -> Scorer:
     def score_trajectory(trace: Trace) -> Scored:
         if not trace.steps and not trace.blind_spots:
             return none
-        searches = len(trace.searches) + sum(b.kind == "search" for b in trace.blind_spots)
-        fetches = len(trace.fetches) + sum(b.kind == "fetch" for b in trace.blind_spots)
-        return Scored((score(SEARCH_CALLS, searches), score(FETCH_CALLS, fetches), _repeated(trace, searches),
+        # #50: an unread step is one of the steps (its blind spot names it), counted once; the call counts as now
+        searches, fetches = len(trace.searches), len(trace.fetches)
+        steps, shared = _Steps(trace), _Scores()
+        return Scored((_calls(steps, "search", shared), _calls(steps, "fetch", shared), _repeated(trace, searches),
                        _chars(trace, fetches), _overlap(trace, searches), _unused(trace, fetches),
                        _after_found(trace, searches)))  # fmt: skip
 

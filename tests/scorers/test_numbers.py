@@ -11,8 +11,8 @@ import pytest
 from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS, Reasons
 from tracescore.engine.recipe import ScorerPlan
 from tracescore.scorers import default_scorers
+from tracescore.scorers.number_reader import read
 from tracescore.scorers.numbers import numbers_scorer
-from tracescore.scorers.numerals import numerals
 from tracescore.scores import Score
 from tracescore.trace import Trace
 
@@ -57,7 +57,6 @@ def test_the_issues_worked_example() -> None:
         ("It was founded in 1998.", "Founded on March 3, 1998 by two brothers."),  # a date states its year
         ("It opened in May 2026.", "Opened May 17, 2026."),  # and its month
         ("It opened in June 2018.", "PUBLISHED DATETIME: 2018-06-30T07:00:00Z"),  # an ISO timestamp's date
-        ("It opened on November 2, 2004.", "Out in 2004. It hits stores on Election Day, November 2."),
         ("He left on 12 July.", "Reading, 12 July 2019: he has left the club"),  # a day with no year
     ],
 )
@@ -90,6 +89,9 @@ def test_a_range_or_a_score_is_two_numbers(claim: str, evidence: str) -> None:
         ("The COVID-19 wave.", "The virus gave 19 days of closure.", '"COVID-19" not in any evidence'),
         ("It opened on May 8, 2018.", "Out in 2018. It opened on May 7.", '"May 8, 2018" not in any evidence'),
         ("It opened on May 7, 2019.", "Out in 2018. It opened on May 7.", '"May 7, 2019" not in any evidence'),
+        # a full date is stated only as one unit, not its day and month here and its year there (#44)
+        ("It opened on November 2, 2004.", "Out in 2004. It hits stores on Election Day, November 2.",
+         '"November 2, 2004" not in any evidence'),
     ],
 )
 def test_a_different_value_or_name_is_unsupported_and_named(claim: str, evidence: str, comment: str) -> None:
@@ -157,15 +159,15 @@ def test_every_path_scores_the_numbers() -> None:
 def test_a_day_before_a_month_in_lower_case_is_read_as_the_number_and_reading_ends() -> None:
     """"5 may" is the number 5 (a month in lower case makes no date); reading it used to loop for ever, so one such
     page or answer hung the whole run."""
-    read: list[object] = []
-    reader = threading.Thread(target=lambda: read.append(numerals("5 may, x 05 june")), daemon=True)
+    got: list[object] = []
+    reader = threading.Thread(target=lambda: got.append(read("5 may, x 05 june", whole=True)), daemon=True)
     reader.start()
     reader.join(30)  # ~1e5 times what it takes
-    assert read and [n.text for n in read[0]] == ["5", "05"]  # type: ignore[attr-defined]
+    assert got and [n.text for n in got[0]] == ["5", "05"]  # type: ignore[attr-defined]
     unsupported, checked = _scores(_trace("They met on 5 may with 3 people.", "On 5 may, 3 people met; x 05 june."))
     assert (unsupported.value, checked.value, checked.comment) == (0.0, 2.0, '"5", "3"')
     unsupported, _ = _scores(_trace("It rained on 7 may.", "millions\n05\njune"))
-    assert unsupported.comment == '"7" not in any evidence; closest: "05" (page 1)'
+    assert unsupported.comment == '"7" not in any evidence; closest: "05 june" (page 1)'
 
 
 def test_a_number_word_with_a_scale_supports_the_digits() -> None:

@@ -78,11 +78,12 @@ def test_no_tool_step_at_all_is_absent_not_zero() -> None:
     assert not any(s.present for s in got.values())
 
 
-def test_an_unreadable_step_counts_as_a_call_and_leaves_what_it_held_absent() -> None:
+def test_an_unreadable_step_counts_as_one_call_and_leaves_what_it_held_absent() -> None:
+    """Every adapter records an unreadable call as its step plus a blind spot naming it: one call, not two (#50)."""
     spots = [{"kind": "search", "tool": "web_search", "reason": "output is str"},
              {"kind": "fetch", "tool": "fetch_url", "reason": "no output recorded"}]  # fmt: skip
     got = _scores(steps=[_search("q"), _fetch("abc")], blind_spots=spots)
-    assert (got[SEARCH_CALLS].value, got[FETCH_CALLS].value) == (2.0, 2.0)
+    assert (got[SEARCH_CALLS].value, got[FETCH_CALLS].value) == (1.0, 1.0)
     assert "web_search: output is str" in (got[SEARCH_REPEATED_QUERIES].reason or "")
     assert "fetch_url: no output recorded" in (got[FETCH_CHARS].reason or "")
     assert not got[SEARCH_REPEATED_QUERIES].present and not got[FETCH_CHARS].present
@@ -186,3 +187,11 @@ def test_after_found_absent_without_the_label_or_the_find() -> None:
     assert empty.reason == Reasons.EMPTY_REQUIRED_ID.format(required=[["", "faq"]])
     fetch_only = _scores(steps=[_fetch("x")], labels={"required_doc_ids": ["faq"]})[SEARCH_AFTER_FOUND]
     assert fetch_only.reason == Reasons.NO_SEARCH_STEP.text
+
+
+def test_a_blind_spot_without_a_step_leaves_the_count_absent_not_zero() -> None:
+    """A declared built-in search whose calls the output does not show: how many searches ran is not known (#50)."""
+    spots = [{"kind": "search", "tool": "web_search", "reason": "declares built-in search but shows no calls"}]
+    got = _scores(steps=[_fetch("abc")], blind_spots=spots)
+    assert not got[SEARCH_CALLS].present and "shows no calls" in (got[SEARCH_CALLS].reason or "")
+    assert got[FETCH_CALLS].value == 1.0

@@ -15,10 +15,12 @@ from tracescore.trace import Labels
 
 __all__ = [
     "MISSING",
+    "call_arguments",
     "extract_labels",
     "first_path",
     "get_path",
     "parse_maybe_json",
+    "session_key",
     "split_path",
     "unflatten_indexed",
 ]
@@ -165,6 +167,21 @@ def unflatten_indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[s
 _LABEL_FIELDS = tuple(Labels.model_fields)
 
 
+def session_key(record: Any, keys: Sequence[str]) -> str | None:
+    """The conversation id of a native record: the first of ``keys`` (flat keys of a mapping, in order) holding text
+    that is not blank, or an integer, as text; None otherwise. Any other value (an object, a list, a boolean) is no
+    session rather than a failed trace: the turn is still scored, on its own."""
+    if not isinstance(record, Mapping):
+        return None
+    for key in keys:
+        value = record.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+    return None
+
+
 def extract_labels(metadata: Any, paths: Sequence[str]) -> Labels:
     """``Labels`` from a metadata object: the first of ``paths`` holding a labels object, else top-level label keys.
 
@@ -184,3 +201,18 @@ def extract_labels(metadata: Any, paths: Sequence[str]) -> Labels:
             continue
         clean[key] = value
     return Labels.model_validate(clean)
+
+
+def call_arguments(inputs: Any, parameters: Any = None) -> Any:
+    """A tool call's arguments by name. smolagents records a call as ``{"args": [...], "kwargs": {...}}`` (beside
+    ``sanitize_inputs_outputs``): the positional ones take the names of ``parameters`` (the tool's declared inputs,
+    in order: OpenInference's ``tool.parameters``), the keyword ones their own. Any other input is returned as is."""
+    inputs = parse_maybe_json(inputs)
+    if not (isinstance(inputs, Mapping) and isinstance(inputs.get("kwargs"), Mapping)
+            and isinstance(inputs.get("args", []), list)):  # fmt: skip
+        return inputs
+    parameters = parse_maybe_json(parameters)
+    names = list(parameters) if isinstance(parameters, Mapping) else []
+    positional = inputs.get("args") or []
+    named: dict[str, Any] = {names[i] if i < len(names) else f"args.{i}": v for i, v in enumerate(positional)}
+    return named | dict(inputs["kwargs"])

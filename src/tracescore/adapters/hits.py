@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from tracescore.adapters.browser import markdown_hits, read_page
 from tracescore.adapters.fields import get_path, parse_maybe_json, unflatten_indexed
 from tracescore.adapters.text import message_role
 from tracescore.trace import Hit
@@ -194,7 +195,7 @@ def tool_semantics(attributes: Mapping[str, Any], output: Any = None) -> tuple[s
     call even when it names a tool), ``gen_ai.operation.name = execute_tool``, a ``tool.name``/``gen_ai.tool.name``
     attribute or tool-call id, or an output that is a tool message (``tool_call_id``).
     """
-    name = attributes.get("gen_ai.tool.name") or attributes.get("tool.name")
+    name = attributes.get("tool.name") or attributes.get("gen_ai.tool.name")
     name = str(name) if isinstance(name, str) and name.strip() else None
     kind = str(attributes.get("openinference.span.kind") or "").upper()
     if kind == "RETRIEVER":
@@ -210,13 +211,18 @@ def tool_semantics(attributes: Mapping[str, Any], output: Any = None) -> tuple[s
 
 
 def extract_hits(value: Any, paths: Sequence[str]) -> list[Hit] | None:
-    """Ranked hits from a search output: a list itself, or the first list found at ``paths``; None when none is, or
+    """Ranked hits from a search output: a list itself, or the first list found at ``paths``, or text that is a
+    Markdown result list (``adapters.browser.markdown_hits``: a text browser's search page); None when none is, or
     when the list holds items but none identifies a hit (plain text, unknown keys: the agent saw something there that
     cannot be read, a blind spot rather than 0 hits; a list of only empty items is 0 hits).
 
     Ranks are the explicit ``rank``/``position`` of an item when given, else its 1-based list position (items that
     identify nothing are skipped but still take their position, so ranks stay those the agent saw).
     """
+    value = parse_maybe_json(value)
+    if isinstance(value, str):  # a text browser's search page, or a plain Markdown result list
+        page = read_page(value)
+        return markdown_hits(page.text if page is not None else value)
     items = _items_at(value, paths)
     if items is None:
         return None

@@ -82,8 +82,15 @@ class MappingConfig(BaseModel):
             "visit_webpage",
             "visit_page",
             "navigate_browser",
+            "inspect_file_as_text",
+            "find_archived_url",
         ],
         description="tool names (globs) whose calls fetch a page",
+    )
+    page_tools: list[str] = Field(
+        default_factory=lambda: ["page_down", "page_up", "find_on_page_ctrl_f", "find_next"],
+        description="tool names (globs) that show more of the page the agent has open (a text browser's scrolling "
+        "and find-on-page): their text is part of that page's fetch, not a new fetch and not a search",
     )
     query_paths: list[str] = Field(
         default_factory=lambda: [
@@ -114,7 +121,17 @@ class MappingConfig(BaseModel):
         description="paths of the hit list in a search call's output (a list output is the hit list)",
     )
     url_paths: list[str] = Field(
-        default_factory=lambda: ["url", "href", "link", "uri", "args.url", "kwargs.url", "arguments.url", "input.url"],
+        default_factory=lambda: [
+            "url",
+            "href",
+            "link",
+            "uri",
+            "args.url",
+            "kwargs.url",
+            "arguments.url",
+            "input.url",
+            "file_path",
+        ],
         description="paths of the URL in a fetch call's input (or output)",
     )
     doc_id_paths: list[str] = Field(
@@ -150,8 +167,10 @@ class MappingConfig(BaseModel):
             "inputs.input",
             "new_message",
             "contents",
+            "task",
         ],
-        description="paths of the question in the root input (chat messages: the last user message)",
+        description="paths of the question in the root input (chat messages: the last user message); ``task`` is "
+        "an agent's (smolagents)",
     )
     answer_paths: list[str] = Field(
         default_factory=lambda: [
@@ -191,12 +210,23 @@ class MappingConfig(BaseModel):
             return "search"
         return "fetch" if self.is_fetch(name, kind) else None
 
+    def is_page(self, name: str | None) -> bool:
+        """A call that shows more of the page already open (``page_tools``), neither a search nor a fetch."""
+        return _matches(name, self.page_tools)
+
     def kind_by_role(self, role: str | None, *names: str | None) -> str | None:
-        """``"search"`` or ``"fetch"`` of a call known only by its tool semantics (``role`` "search" or "tool", from
-        ``adapters.hits.tool_semantics``) and its names, else None: a tool is a search or fetch by any name's glob."""
-        if role == "search" or (role == "tool" and any(self.is_search(n, None) for n in names)):
+        """``"search"``, ``"fetch"`` or ``"page"`` of a call known only by its tool semantics (``role`` "search" or
+        "tool", from ``adapters.hits.tool_semantics``) and its names, else None. The first name given decides (a
+        ``tool.name`` before the span's own name: smolagents names the span ``ArchiveSearchTool`` and the tool
+        ``find_archived_url``); a later name is read only when the ones before it are empty."""
+        if role == "search":
             return "search"
-        return "fetch" if role == "tool" and any(self.is_fetch(n, None) for n in names) else None
+        name = next((n for n in names if n), None)
+        if role != "tool" or name is None:
+            return None
+        if self.is_page(name):
+            return "page"
+        return "search" if self.is_search(name, None) else "fetch" if self.is_fetch(name, None) else None
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

@@ -114,10 +114,12 @@ class Labels(_Struct, frozen=True):
 
 
 class Trace(_Struct, frozen=True, kw_only=True, gc=True, weakref=True):
-    """Mirror of ``tracescore.trace.Trace``: an int ``id`` becomes its text, ``timestamp`` is pydantic's datetime."""
+    """Mirror of ``tracescore.trace.Trace``: an int ``id`` or ``session_id`` becomes its text, a blank ``session_id``
+    None, ``timestamp`` is pydantic's datetime."""
 
     schema_version: Literal["1"] = "1"
     id: Annotated[str, Meta(min_length=1)] | int
+    session_id: str | int | None = None
     timestamp: Raw = None  # type: ignore[assignment]  # as FetchStep.fetched_at
     question: str = ""
     steps: list[SearchStep | FetchStep] = []
@@ -130,6 +132,10 @@ class Trace(_Struct, frozen=True, kw_only=True, gc=True, weakref=True):
     def __post_init__(self) -> None:
         if isinstance(self.id, int):
             force_setattr(self, "id", str(self.id))
+        if isinstance(self.session_id, int):
+            force_setattr(self, "session_id", str(self.session_id))
+        elif isinstance(self.session_id, str) and not self.session_id.strip():
+            force_setattr(self, "session_id", None)
         if isinstance(self.timestamp, Raw):
             force_setattr(self, "timestamp", _stamp(self.timestamp))
 

@@ -22,7 +22,10 @@ __all__ = ["inspect"]
     "--source", "source", default=DEFAULT_SOURCE, show_default=True, help="Which adapter reads the record."
 )
 @click.option("--line", type=click.IntRange(min=1), default=1, show_default=True, help="The line of a JSONL file.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="tracescore.toml of the [mapping].")
+@click.option(
+    "--config", "config_path", type=click.Path(dir_okay=False),
+    help="tracescore.toml of the [mapping] (default: ./tracescore.toml when it exists).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def inspect(record_file: str, source: str, line: int, config_path: str | None, as_json: bool) -> None:
     """Show what the adapter made of one record of RECORD_FILE (a JSON document, or line --line of a JSONL file).
@@ -45,7 +48,7 @@ def inspect(record_file: str, source: str, line: int, config_path: str | None, a
         if line > len(lines):
             raise ConfigError(f"{record_file} has {len(lines)} record line(s); --line {line} is past the end")
         native = lines[line - 1]
-    mapping = load_config(config_path).mapping if config_path else None
+    mapping = load_config(config_path).mapping  # --config, else ./tracescore.toml when there is one, as score
     report = inspect_record(native, get_adapter(source, mapping))
     click.echo(report.model_dump_json(indent=2) if as_json else render_report(report))
     server = server_line(source)

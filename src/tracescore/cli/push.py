@@ -87,7 +87,11 @@ def result_from_line(line: dict[str, Any]) -> TraceResult:
         moment = moment.replace(tzinfo=UTC)
     metadata = line.get("metadata") if isinstance(line.get("metadata"), dict) else {}
     judge = line.get("judge") if isinstance(line.get("judge"), dict) else {}
-    result = TraceResult(trace_id=line.get("trace_id"), timestamp=moment, metadata=dict(metadata or {}))
+    session = line.get("session_id")
+    result = TraceResult(
+        trace_id=line.get("trace_id"), timestamp=moment, metadata=dict(metadata or {}),
+        session_id=session if isinstance(session, str) else None,
+    )
     for name, value in scores.items():
         if value is None:
             continue

@@ -15,7 +15,7 @@ from tracescore.cli.exits import EXIT_INPUT, end
 from tracescore.engine.judging import JudgePool
 from tracescore.engine.recipe import Recipe
 from tracescore.engine.runner import OneShot
-from tracescore.errors import InputError, JudgeError, TracescoreError
+from tracescore.errors import JudgeError, TracescoreError
 from tracescore.platforms.base import Parts
 from tracescore.reasons import Reasons
 from tracescore.report.summary import Summary, render_terminal, summary_to_json
@@ -122,7 +122,7 @@ def finish(
     None: ``--store none``, nothing kept); ``end_of`` then says how it ended."""
     counts = run.counts
     if run.input_error is not None:
-        raise InputError(run.input_error)
+        raise run.input_error
     if run.stopped is not None and counts.seen == 0:  # nothing was read: no empty tables before the reason
         raise TracescoreError(run.stopped)
     if not quiet:  # a quiet console renders every table and then drops it: skip the work (~70 ms at 20k traces)

@@ -43,7 +43,9 @@ def score_trace(trace: Trace, scorers: Sequence[Scorer]) -> TraceResult:
     Each scorer's ``Scored`` brings its scores, its rows (claims, citations) and its notes: nothing else is read. A
     ``Sampled`` judged stage is also given the scores so far (``engine/sampling.py``).
     """
-    result = TraceResult(trace_id=trace.id, timestamp=trace.timestamp, metadata=dict(trace.metadata))
+    result = TraceResult(
+        trace_id=trace.id, timestamp=trace.timestamp, metadata=dict(trace.metadata), session_id=trace.session_id
+    )
     scores = result.scores
     notes: list[str] = []
     for scorer in scorers:

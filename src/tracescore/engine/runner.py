@@ -70,7 +70,7 @@ class OneShot:
     counts: JobCounts
     write: WriteReport
     stopped: str | None = None
-    input_error: str | None = None
+    input_error: InputError | None = None  # of its own class: an input of the wrong shape keeps its exit code
 
 
 def score_once(
@@ -129,7 +129,7 @@ def score_once(
         except Interrupted as exc:
             status, stop = "interrupted", exc
         except InputError as exc:
-            run.input_error = str(exc) + _kept(results_file, out)
+            run.input_error = type(exc)(str(exc) + _kept(results_file, out))
         except TracescoreError as exc:
             run.stopped = str(exc) + _kept(results_file, out)
         finally:

@@ -95,7 +95,7 @@ class Stage:
             try:
                 result = score_trace(trace, self.scorers)
             except Exception as exc:  # noqa: BLE001 - one trace's bug must neither stop the batch nor hang it
-                result = TraceResult(trace_id=key, timestamp=trace.timestamp)
+                result = TraceResult(trace_id=key, timestamp=trace.timestamp, session_id=trace.session_id)
                 result.errors.append(f"scoring failed: {type(exc).__name__}: {exc}")
             result.line, result.trace_url = record.line, record.url
             failure = f"{key}: {result.errors[0]}" if not result.scores and result.errors else None

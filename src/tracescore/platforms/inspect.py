@@ -54,6 +54,9 @@ def inspect_record(native: object, adapter: Callable[[object], Trace] | str) -> 
             trace = adapter(native)
         except AdapterError as exc:
             return MappingReport(error=str(exc), notes=list(notes))
+        except Exception as exc:  # noqa: BLE001 - a diagnostic command names what failed, never a traceback
+            return MappingReport(error=f"the adapter failed on this record: {type(exc).__name__}: {exc}",
+                                 notes=list(notes))  # fmt: skip
     return MappingReport(
         trace_id=trace.id,
         question=trace.question,

@@ -1,191 +1,176 @@
 """Grounding without a judge: the numbers the answer states that none of the evidence the agent saw states.
 
-``grounding.numbers_checked``: the distinct numbers the answer's sentences state (``scorers/numerals.py``: values,
-dates, names with a number), leaving out the question's own numbers, citation markers, list numbering and numbers
-in URLs. ``grounding.unsupported_numbers``: those that appear in none of the evidence (search hits' titles and
-snippets, the text of every page fetched and read; a hit's URL is not evidence text), each named in the comment with
-the closest number the evidence does state, and "may be derived from …" when one sum, difference or share of two
-stated numbers gives it. Absent when no evidence was seen or the answer states no number; the unsupported count is
-absent when a step could not be read (the number may be on the page no one read).
+A number the answer states is **stated** by the evidence when reading the evidence gives a number with the same key
+(``scorers/number_reader.py``: a value at its scale, so ``1,200`` = ``1.2 thousand`` and ``12%`` = ``12 percent`` =
+``12``; a full date, stated only by that date written as one unit — never by its day and month in one place and its
+year in another; a month and year, stated by itself or by a full date in it; a day and month; a name with a number
+such as ``COVID-19``). The evidence is every search hit's title and snippet and the text of every page fetched that
+did not fail; a hit's URL is not evidence text.
+
+``grounding.numbers_checked``: the distinct numbers the answer's sentences state, leaving out the question's own,
+citation markers, list numbering and numbers in URLs. ``grounding.unsupported_numbers``: those the evidence does not
+state, each named in the comment (the first 20) with "may be derived from …" when one sum, difference or share (as a
+percentage, to the claim's precision) of two stated values over 1 gives it (not for a year, zero or a number word),
+else the closest stated number: the nearest value within a factor of two (the first stated of two as near), a full
+date or month of the same year, a name with the same letters. Absent when no evidence was seen or the answer states
+no number; the unsupported count is absent when a fetch could not be read (the number may be on that page).
+
+The evidence is read once per trace, every number of every part, into an index from key to where it is first stated;
+each claim is then one look-up, and the notes read the same index.
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
 from decimal import Decimal
 
 from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS, Reasons
-from tracescore.scorers.evidence_numbers import Evidence
-from tracescore.scorers.evidence_numbers import shown as _shown
-from tracescore.scorers.numerals import Key, Numeral, numerals
+from tracescore.scorers.number_reader import Key, Number, clean, lower_case, name_key, read, shown, tokens
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
-from tracescore.trace import Trace
+from tracescore.trace import Trace, fetch_failed
 
-__all__ = ["Evidence", "numbers_scorer"]
+__all__ = ["Evidence", "claims", "evidence_parts", "numbers_scorer"]
 
-_MAX_DERIVE = 300  # distinct evidence values tried two at a time for "may be derived from"
+_MAX_NOTES = 20  # unsupported numbers named in the comment; the count is of all
+_MAX_DERIVE = 300  # the smallest stated values over 1 tried two at a time for "may be derived from"
 _HUNDRED = Decimal(100)
-_MAX_NOTES = 20  # unsupported numbers named (closest, derived) in the comment; the count is of all
+_NAMES = (GROUNDING_UNSUPPORTED_NUMBERS, GROUNDING_NUMBERS_CHECKED)
 
 
-def _closest(claim: Numeral, evidence: Evidence) -> str | None:
-    """The evidence number nearest ``claim``: within a factor of two for a value (the first stated of two as near),
-    the same year for a date, the same letters for a name."""
-    key = claim.key
-    if claim.value is not None:
-        found = _nearest(claim.value, evidence)
-    elif key[0] in ("d", "ym"):
-        found = evidence.first_like(str(key[0]), key[1], key)
-    else:
-        found = evidence.first_like("name", "".join(c for c in str(key[1]) if c.isalpha()), key)
-    if found is None:
+def evidence_parts(trace: Trace) -> list[tuple[str, str]]:
+    """The evidence texts of a trace, in order, each with where it is (``search 2``, ``page 1``)."""
+    parts = [(text, f"search {i}") for i, search in enumerate(trace.searches, start=1) for hit in search.hits
+             for text in (hit.title, hit.snippet) if text]  # fmt: skip
+    parts += [(fetch.text, f"page {i}") for i, fetch in enumerate(trace.fetches, start=1)
+              if fetch.text and not fetch_failed(fetch.status)]  # fmt: skip
+    return parts
+
+
+class Evidence:
+    """Every number the evidence states, read once: ``first[key]`` is (its token, the part it is first stated in).
+    A name with a number is looked up in the text instead (``states``)."""
+
+    def __init__(self, parts: list[tuple[str, str]]) -> None:
+        # each part cleaned (no URLs, markers, list numbers), after a space, and in lower case (as the reader reads)
+        self.parts = [(text, lower_case(text), where) for part, where in parts for text in [" " + clean(part)]]
+        self.first: dict[Key, tuple[str, int]] = {}
+        for i, (_, lower, _) in enumerate(self.parts):
+            for token, keys in tokens(lower):
+                for key in keys:
+                    if key not in self.first:
+                        self.first[key] = (token, i)
+        self._sorted: list[int | Decimal] | None = None
+
+    def states(self, key: Key) -> bool:
+        """Whether the evidence states ``key``."""
+        if isinstance(key, tuple) and key[0] == "name":
+            return self._name(str(key[1]), same=True) is not None
+        return key in self.first
+
+    def written(self, key: Key) -> tuple[str, str]:
+        """Where ``key`` is first stated: (its text as written there, the part's place)."""
+        token, i = self.first[key]
+        text, lower, where = self.parts[i]
+        at = lower.find(token)
+        return " ".join(text[at:at + len(token)].split()), where
+
+    def _name(self, name: str, *, same: bool) -> tuple[str, str] | None:
+        """The first writing of the name ``name`` (``same``), or of another name with its letters before its number:
+        (as written, where)."""
+        cut = len(name) - len(name.lstrip("abcdefghijklmnopqrstuvwxyz"))
+        number = re.escape(name[cut:]) if same else r"[0-9]+(?:\.[0-9]+)?[a-z]*"
+        pattern = re.compile(rf"(?<![a-z0-9]){re.escape(name[:cut])}[\s-]?{number}(?![a-z0-9])")
+        for text, lower, where in self.parts:
+            for m in pattern.finditer(lower):
+                if same or name_key(m.group()) != name:
+                    return text[m.start():m.end()], where
         return None
-    text, where = found
-    return f'closest: "{text}" ({where})'
 
+    @property
+    def values(self) -> list[int | Decimal]:
+        """The stated values (not dates or names), sorted."""
+        if self._sorted is None:
+            self._sorted = sorted(k for k in self.first if not isinstance(k, tuple))
+        return self._sorted
 
-def _nearest(x: Decimal, evidence: Evidence) -> tuple[str, str] | None:
-    if x == 0:
-        return None
-    values = evidence.candidates()
-    if values is None:
-        values = evidence.values()
-    near = sorted((abs(v - x), v) for v in values if v != x and Decimal("0.5") <= v / x <= 2)
-    best: tuple[int, int, str, str] | None = None
-    for i, (distance, v) in enumerate(near):
-        if best is not None and distance > near[i - 1][0]:
-            break  # every value as near as the best one has been tried: the first stated of them
-        first = evidence.first(("n", v))
-        if first is not None and (best is None or first[:2] < best[:2]):
-            best = (first[0], first[1], first[2].text, evidence.parts[first[0]][1])
-    return None if best is None else (best[2], best[3])
-
-
-class _Stated:
-    """The derived note's pool (the smallest stated values over 1, ``_MAX_DERIVE`` of them: candidates, sorted) and
-    which of them the evidence states, told once per trace for the notes of every missing claim."""
-
-    def __init__(self, evidence: Evidence) -> None:
-        candidates, self.ints = evidence.candidates(), None
-        if candidates is not None and len(candidates) - (over := bisect_right(candidates, 1)) <= _MAX_DERIVE:
-            pool = candidates[over:]  # sorted and distinct already
-            whole = evidence.whole_values  # the same as ints, when all are whole (most pools)
-            if whole is not None and whole[-1] < _EXACT:  # too short for a sum or difference to be rounded
-                self.ints = whole[over:]
+    def closest(self, claim: Number) -> str | None:
+        """The stated number nearest ``claim``, as the note names it."""
+        key = claim.key
+        if claim.value is not None:
+            found = self._nearest(claim.value)
+        elif isinstance(key, tuple) and key[0] in ("d", "ym"):
+            found = next((k for k in self.first if isinstance(k, tuple) and k[:2] == key[:2]), None)
+        elif isinstance(key, tuple) and key[0] == "name":
+            near = self._name(str(key[1]), same=False)
+            return None if near is None else f'closest: "{near[0]}" ({near[1]})'
         else:
-            pool = sorted({v for v in (candidates if candidates is not None else evidence.values()) if v > 1})
-            if len(pool) > _MAX_DERIVE:  # the 300 smallest stated values: past it only reading every number tells
-                pool = sorted({v for v in evidence.values() if v > 1})[:_MAX_DERIVE]
-        self.pool, self.evidence = pool, evidence
-        self.told: dict[Decimal | int, bool] = {}  # an int finds its equal Decimal's entry (the same hash)
-        self.whole = set(self.ints or ())
-        # a Decimal is in the ints' set when its value is (the same hash): no set of Decimals to make
-        self.maybe: set[int] | set[Decimal] = self.whole if self.ints is not None else set(pool)
+            found = None
+        if found is None:
+            return None
+        text, where = self.written(found)
+        return f'closest: "{text}" ({where})'
 
-    def have(self, v: Decimal) -> bool:  # stated (a candidate is only a digit run that may be one)
-        if v not in self.maybe:
-            return False
-        if v not in self.told:
-            self.told[v] = self.evidence.states_value(v)
-        return self.told[v]
+    def _nearest(self, x: int | Decimal) -> Key | None:
+        """The value nearest ``x`` within a factor of two (of two as near, the first stated)."""
+        if x == 0:
+            return None
+        values, at = self.values, bisect_left(self.values, x)
+        below = values[at - 1] if at > 0 else None  # x itself is not stated
+        above = values[at] if at < len(values) else None
+        near = [v for v in (below, above) if v is not None and Decimal("0.5") <= Decimal(v) / Decimal(x) <= 2]
+        if not near:
+            return None
+        distance = {v: abs(Decimal(v) - Decimal(x)) for v in near}
+        tied = [v for v in near if distance[v] == min(distance.values())]
+        if len(tied) == 1:
+            return tied[0]
+        order: dict[Key, int] = {k: i for i, k in enumerate(self.first)}
+        return min(tied, key=lambda v: order[v])
 
-    def have_int(self, n: int) -> bool:
-        """``have`` of a whole number, for the int pool (``ints``): told without making its Decimal where a look
-        tells (most of the values the derived note tries)."""
-        if n not in self.whole:
-            return False
-        if (told := self.told.get(n)) is None:
-            told = self.told[n] = self.evidence.states_whole(n)
-        return told
-
-
-_EXACT = 10**27  # whole numbers under it add and subtract exactly in Decimal (28 digits)
-
-
-def _derived(x: Decimal, stated: _Stated) -> str | None:
-    """One operation on two stated numbers that gives ``x``: a sum, a difference, a share (as a percentage, to the
-    claim's precision)."""
-    pool, maybe, have = stated.pool, stated.maybe, stated.have
-    exponent = x.as_tuple().exponent
-    places = Decimal(1).scaleb(exponent if isinstance(exponent, int) else 0)
-    if stated.ints is not None and -_EXACT < x < _EXACT and x == (n := int(x)):  # the sums and differences in ints
-        ints, whole = stated.ints, stated.whole  # (an int's ~10 times cheaper than a Decimal's)
-        # below x / 2 neither x - a (over a) nor a - x (negative; the pool is over 1) can be one of a pair
-        for i in range(bisect_left(ints, (n + 1) // 2), len(ints)):
-            if (n - (v := ints[i]) in whole and n - v <= v) or v - n in whole:
-                if (pair := _pair_whole(n, v, stated.have_int)) is not None:
-                    return pair
-    else:
+    def derived(self, x: int | Decimal) -> str | None:
+        """One operation on two stated values over 1 (the smallest 300) that gives ``x``: a sum, a difference, or a
+        share as a percentage rounded to ``x``'s places."""
+        pool = self.values[bisect_right(self.values, 1):][:_MAX_DERIVE]
+        have = set(pool)
         for a in pool:
-            if (x - a in maybe and x - a <= a) or a - x in maybe:
-                if (pair := _pair(x, a, have)) is not None:
-                    return pair
-    if 0 < x <= _HUNDRED:  # a share a / b that rounds to x %: a within half a place of x·b/100 (found by bisection)
+            if x - a in have and x - a <= a:
+                return f"{shown(a)} + {shown(x - a)}"
+            if a - x in have:
+                return f"{shown(a)} - {shown(a - x)}"
+        if not 0 < x <= _HUNDRED:
+            return None
+        exponent = Decimal(x).as_tuple().exponent
+        places = Decimal(1).scaleb(exponent if isinstance(exponent, int) else 0)
         half = places / 2
         for b in pool:
             low, high = (x - half) * b / _HUNDRED, (x + half) * b / _HUNDRED
             for a in pool[bisect_left(pool, low):bisect_right(pool, high)]:
-                if a < b and (a / b * _HUNDRED).quantize(places) == x and have(b) and have(a):
-                    return f"{_shown(a)} / {_shown(b)}"
-    return None
-
-
-def _pair(x: Decimal, a: Decimal, have: Callable[[Decimal], bool]) -> str | None:
-    """``a`` + ``x - a`` or ``a`` - ``(a - x)`` when the evidence states both (the sum first)."""
-    if not have(a):
+                if a < b and (Decimal(a) / Decimal(b) * _HUNDRED).quantize(places) == x:
+                    return f"{shown(a)} / {shown(b)}"
         return None
-    if x - a <= a and have(x - a):
-        return f"{_shown(a)} + {_shown(x - a)}"
-    if have(a - x):
-        return f"{_shown(a)} - {_shown(a - x)}"
-    return None
 
 
-def _pair_whole(n: int, a: int, have: Callable[[int], bool]) -> str | None:
-    """``_pair`` in ints (a whole number's digits are how ``_shown`` writes it)."""
-    if not have(a):
-        return None
-    if n - a <= a and have(n - a):
-        return f"{a} + {n - a}"
-    if have(a - n):
-        return f"{a} - {a - n}"
-    return None
-
-
-def _derivable(claim: Numeral) -> bool:
+def _derivable(claim: Number) -> bool:
     """Whether a sum or share could be meant: not a year (1953 "derived" as 1954 - 1 says nothing), nor zero (any
     number less itself), nor a number word ("the other two")."""
     year = claim.text.isdigit() and len(claim.text) == 4 and 1000 <= int(claim.text) <= 2100
     return not year and claim.value != 0 and any(ch.isdigit() for ch in claim.text)
 
 
-def _claims(trace: Trace) -> list[Numeral]:
-    """The distinct numbers the answer's sentences state, in order, without the question's."""
-    claims: dict[Key, Numeral] = {}
+def claims(trace: Trace) -> list[Number]:
+    """The distinct numbers the answer's sentences state, in order (each key's first writing), without the
+    question's own."""
+    found: dict[Key, Number] = {}
     for sentence in parse_answer(trace.answer).sentences:
-        for n in numerals(sentence.text, whole=True):
-            claims.setdefault(n.key, n)
-    asked = {n.key for n in numerals(trace.question)} if claims and _may_ask(trace.question) else set()
-    return [n for key, n in claims.items() if key not in asked]  # each key's first, as when the asked were skipped
-
-
-# every number ``numerals`` reads holds a digit or a number word, and each number word one of these (cleaning a text
-# only takes some out): a question holding none states no number
-_WORD_PARTS = ("one", "tw", "thr", "thi", "fou", "fi", "six", "sev", "eig", "nin", "ten", "ele", "sec")
-
-
-_DIGIT_CHARS = frozenset("0123456789")
-
-
-def _may_ask(question: str) -> bool:
-    """Whether ``question`` may state a number (reading it costs ~10 times this look; most state none)."""
-    if not question.isascii():
-        return bool(question)  # letters whose case folds to a number word's ("ſ"), digits other than 0-9
-    lower = question.lower()
-    return not _DIGIT_CHARS.isdisjoint(lower) or any(part in lower for part in _WORD_PARTS)
+        for number in read(sentence.text, whole=True):
+            found.setdefault(number.key, number)
+    asked = set()
+    if found and trace.question:  # its numbers as a claim states them (names) and as evidence does (a date's year)
+        asked = {n.key for whole in (True, False) for n in read(trace.question, whole=whole)}
+    return [n for key, n in found.items() if key not in asked]
 
 
 def numbers_scorer() -> Scorer:
@@ -194,42 +179,34 @@ def numbers_scorer() -> Scorer:
     no_number = Scored(tuple(absent(n, Reasons.NO_NUMBER.text) for n in _NAMES))
 
     def score_numbers(trace: Trace) -> Scored:
-        evidence = Evidence(trace)
-        if not evidence.seen:
+        parts = evidence_parts(trace)
+        if not parts:
             return no_evidence
-        claims = _claims(trace) if trace.answer else []
-        if not claims:
+        stated = claims(trace) if trace.answer else []
+        if not stated:
             return no_number
-        checked = score(GROUNDING_NUMBERS_CHECKED, len(claims), comment=", ".join(f'"{c.text}"' for c in claims))
-        return Scored((_unsupported(trace, claims, evidence), checked))
+        checked = score(GROUNDING_NUMBERS_CHECKED, len(stated), comment=", ".join(f'"{c.text}"' for c in stated))
+        return Scored((_unsupported(trace, stated, parts), checked))
 
     return score_numbers
 
 
-_NAMES = (GROUNDING_UNSUPPORTED_NUMBERS, GROUNDING_NUMBERS_CHECKED)
-
-
-def _unsupported(trace: Trace, claims: list[Numeral], evidence: Evidence) -> Score:
+def _unsupported(trace: Trace, stated: list[Number], parts: list[tuple[str, str]]) -> Score:
     spots = [b for b in trace.blind_spots if b.kind == "fetch"]
     if spots:
-        shown = "; ".join(f"{b.tool or b.kind}: {b.reason}" for b in spots[:3])
+        shown_spots = "; ".join(f"{b.tool or b.kind}: {b.reason}" for b in spots[:3])
         more = f" (+{len(spots) - 3} more)" if len(spots) > 3 else ""
-        reason = Reasons.STEPS_UNREADABLE.format(kind="fetch", steps=shown + more,
+        reason = Reasons.STEPS_UNREADABLE.format(kind="fetch", steps=shown_spots + more,
                                                  consequence="a number may be stated on the page not read")
         return absent(GROUNDING_UNSUPPORTED_NUMBERS, reason)
-    missing = [claim for claim in claims if not (evidence.states_value(claim.value) if claim.key[0] == "n"
-                                                 and claim.value is not None else evidence.states(claim.key))]
+    evidence = Evidence(parts)
+    missing = [claim for claim in stated if not evidence.states(claim.key)]
     notes = []
-    stated: _Stated | None = None
     for claim in missing[:_MAX_NOTES]:
-        note = f'"{claim.text}" not in any evidence'
-        derived = None
-        if claim.value is not None and _derivable(claim):
-            stated = stated or _Stated(evidence)
-            derived = _derived(claim.value, stated)
-        near = None if derived else _closest(claim, evidence)
-        note += f"; may be derived from {derived}" if derived else f"; {near}" if near else ""
-        notes.append(note)
+        derived = evidence.derived(claim.value) if claim.value is not None and _derivable(claim) else None
+        near = None if derived else evidence.closest(claim)
+        notes.append(f'"{claim.text}" not in any evidence'
+                     + (f"; may be derived from {derived}" if derived else f"; {near}" if near else ""))
     if len(missing) > _MAX_NOTES:
         notes.append(f"(+{len(missing) - _MAX_NOTES} more)")
     return score(GROUNDING_UNSUPPORTED_NUMBERS, len(missing), comment="; ".join(notes) or None)

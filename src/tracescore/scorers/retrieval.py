@@ -120,6 +120,16 @@ def all_found_after(searches: list[SearchStep], required: list[str | list[str]])
     return None, [" or ".join(g) for g, keys in zip(groups, keysets, strict=True) if not keys & seen]
 
 
+def _unread_searches(trace: Trace) -> str | None:
+    """Why ``retrieval.retrieved_any`` cannot say "every search came back empty": a search step could not be read
+    (its results may hold hits), else None."""
+    spots = [b for b in trace.blind_spots if b.kind == "search"]
+    if not spots:
+        return None
+    shown = "; ".join(b.reason for b in spots[:3]) + (f" (+{len(spots) - 3} more)" if len(spots) > 3 else "")
+    return Reasons.STEPS_UNREADABLE.format(kind="search", steps=shown, consequence="its results may hold hits")
+
+
 def retrieval_scorer(*, k: int = 5) -> Scorer:
     """Scorer factory for the retrieval stage; ``k`` is part of the score name so series never mix."""
     if k < 1:
@@ -145,6 +155,8 @@ def retrieval_scorer(*, k: int = 5) -> Scorer:
         if not searches:
             return no_search
         any_hit = retrieved[bool(searches[0].hits) or any(s.hits for s in searches)]  # most: the first has hits
+        if not any_hit.value and (unread := _unread_searches(trace)) is not None:
+            any_hit = absent(RETRIEVAL_RETRIEVED_ANY, unread)  # the unread results may have held hits
         required = trace.labels.required_doc_ids
         if required is None:
             return Scored((*no_label, any_hit))

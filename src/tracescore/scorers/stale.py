@@ -35,7 +35,6 @@ from typing import Any
 
 from tracescore.catalog import CITATION_STALE_RATE, Reasons
 from tracescore.scorers.cited import cited_keys
-from tracescore.scorers.numerals import fold
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
@@ -45,6 +44,15 @@ from tracescore.urls import normalize_url
 __all__ = ["DEFAULT_STALE_AFTER", "page_date", "stale_scorer", "value_date"]
 
 DEFAULT_STALE_AFTER = timedelta(days=365)  # [scoring] stale_after's default ("365d")
+
+# the letters outside ASCII a case-insensitive pattern matches as ASCII ones ("ſ" as s): a month so written is looked
+# up as its ASCII name
+_FOLD = MappingProxyType(str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}))
+
+
+def fold(word: str) -> str:
+    """``word`` lower-cased as a case-insensitive pattern read it: "ſep" → "sep"."""
+    return word.lower() if word.isascii() else word.translate(_FOLD).lower()
 
 _NAMES = ("jan january", "feb february", "mar march", "apr april", "may", "jun june", "jul july", "aug august",
           "sep sept september", "oct october", "nov november", "dec december")  # fmt: skip

@@ -5,7 +5,8 @@ reading budget), ``trajectory.query_overlap`` (share of the question's content w
 ``trajectory.unused_fetch_rate`` (pages read that no answer sentence cites) and ``trajectory.searches_after_found``
 (searches after every required document had come back: wasted budget).
 
-A step the adapter saw but could not read (``Trace.blind_spots``) still counts as a call; a score resting on what it
+A step the adapter saw but could not read is a step like any other (a blind spot, ``Trace.blind_spots``, says which
+of the steps could not be read; it is not a call of its own): it counts once, as a call; a score resting on what it
 held (its query, its text, its order) is absent with that reason. A trace with no search or fetch step at all is not
 a search agent's: its counts are absent, not 0.
 """
@@ -107,8 +108,8 @@ _quoted = encode_basestring
 
 class _Steps:
     """What every trajectory score reads of one trace, taken once: its search and fetch steps, its blind spots and
-    the call counts (steps plus unreadable steps of the kind), the queries in order (read here once: the repeats and
-    the overlap both read them)."""
+    the call counts (the steps of each kind: an unreadable step is one of them, counted once), the queries in order
+    (read here once: the repeats and the overlap both read them)."""
 
     __slots__ = ("searches", "fetches", "spots", "n_searches", "n_fetches", "queries")
 
@@ -122,9 +123,6 @@ class _Steps:
         self.spots = trace.blind_spots
         self.n_searches = len(searches)
         self.n_fetches = len(steps) - len(searches)
-        if self.spots:
-            self.n_searches += sum(b.kind == "search" for b in self.spots)
-            self.n_fetches += sum(b.kind == "fetch" for b in self.spots)
 
     def unreadable(self, kind: str, what: str) -> str | None:
         return _unreadable(self.spots, kind, what) if self.spots else None
@@ -172,6 +170,15 @@ class _Scores:
             words = content_words(question)
             self._question = question, words
         return words
+
+
+def _calls(steps: _Steps, kind: str, shared: _Scores) -> Score:
+    """``search.calls`` / ``fetch.calls``: the steps of the kind; absent when there is none but a blind spot of the
+    kind says a call of it may have been made (a declared built-in search whose calls the output does not show)."""
+    name, count = (SEARCH_CALLS, steps.n_searches) if kind == "search" else (FETCH_CALLS, steps.n_fetches)
+    if not count and (reason := steps.unreadable(kind, "how many calls were made is not known")) is not None:
+        return absent(name, reason)
+    return shared.count(name, count)
 
 
 def _repeated(steps: _Steps, shared: _Scores) -> Score:
@@ -354,7 +361,7 @@ def trajectory_scorer() -> Scorer:
         if not trace.steps and not trace.blind_spots:
             return none
         steps = _Steps(trace)
-        return Scored((shared.count(SEARCH_CALLS, steps.n_searches), shared.count(FETCH_CALLS, steps.n_fetches),
+        return Scored((_calls(steps, "search", shared), _calls(steps, "fetch", shared),
                        _repeated(steps, shared), _chars(steps, shared), _overlap(trace, steps, shared),
                        _unused(trace, steps, shared), _after_found(trace, steps, shared)))  # fmt: skip
 

@@ -11,7 +11,8 @@ import json
 from itertools import compress
 from operator import attrgetter
 
-from tracescore.result import TraceResult, _strict, encoder
+from tracescore.jsontext import encoder
+from tracescore.result import TraceResult, _strict
 
 __all__ = ["SCORES_VIEW_MIGRATION", "TRACE_KEY", "score_metadata"]
 

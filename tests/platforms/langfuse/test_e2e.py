@@ -33,8 +33,8 @@ EXPECTED = {
     "answer.correct": ("BOOLEAN", "answer-1"),
     "answer.token_f1": ("NUMERIC", "answer-1"),
     "answer.exact_match": ("BOOLEAN", "answer-1"),
-    "grounding.unsupported_numbers": ("NUMERIC", "numbers-1"),  # #33: the deterministic grounding and trajectory
-    "grounding.numbers_checked": ("NUMERIC", "numbers-1"),
+    "grounding.unsupported_numbers": ("NUMERIC", "numbers-2"),  # #33: the deterministic grounding and trajectory
+    "grounding.numbers_checked": ("NUMERIC", "numbers-2"),
     "trajectory.search_calls": ("NUMERIC", "trajectory-2"),
     "trajectory.fetch_calls": ("NUMERIC", "trajectory-2"),
     "trajectory.repeated_queries": ("NUMERIC", "trajectory-2"),

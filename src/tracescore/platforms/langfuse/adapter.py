@@ -7,8 +7,9 @@ tool semantics (OTel/OpenInference attributes, a tool message output: ``fields.t
 event spans of one call (BeeAI) are folded into one. GENERATIONs are read for provider built-in web search. Hits and
 page text are found with the field paths of ``MappingConfig``. The question and answer come from the root observation
 (the trace object of an export), with the first/last generation as fallback; labels from the root's (or trace's)
-metadata. A search or fetch whose output cannot be read is a blind spot of the trace; one nested inside another is
-not counted twice (``adapters.nesting``: a search tool that returns text reads its nested retriever's documents).
+metadata; the conversation (``Trace.session_id``) from the trace's ``sessionId``. A search or fetch whose output
+cannot be read is a blind spot of the trace; one nested inside another is not counted twice (``adapters.nesting``: a
+search tool that returns text reads its nested retriever's documents).
 """
 
 from __future__ import annotations
@@ -21,8 +22,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from tracescore.adapters.agents import Call, agent_answer, agent_question, outermost_agent
+from tracescore.adapters.browser import PageReading, read_page
 from tracescore.adapters.fetch import fetch_step
-from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json
+from tracescore.adapters.fields import (
+    MISSING,
+    call_arguments,
+    extract_labels,
+    first_path,
+    parse_maybe_json,
+    session_key,
+)
 from tracescore.adapters.hits import extract_hits, find_flat, span_attributes, tool_result, tool_semantics, unread_shape
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
 from tracescore.adapters.nesting import plan_steps, search_through_nested
@@ -35,6 +45,7 @@ from tracescore.trace import BlindSpot, Citation, FetchStep, Labels, SearchStep,
 __all__ = ["downloaded", "langfuse_adapter", "trace_from_observations"]
 
 _GENERATION = "GENERATION"
+_SESSION = ("sessionId",)  # the trace's (an export's trace object, else the root row's: v2 rows repeat it)
 
 
 def _time(value: Any) -> datetime | None:
@@ -111,10 +122,11 @@ def _failed(row: Mapping[str, Any]) -> bool:
 
 
 def _input(row: Mapping[str, Any]) -> Any:
-    """A tool call's input: the row's, else the tool-call arguments among its span attributes."""
+    """A tool call's input (smolagents' ``{"args", "kwargs"}`` named: ``fields.call_arguments``): the row's, else the
+    tool-call arguments among its span attributes."""
     raw = parse_maybe_json(row.get("input"))
     if raw not in (None, "", {}):
-        return raw
+        return call_arguments(raw, span_attributes(row.get("metadata")).get("tool.parameters"))
     attributes = span_attributes(row.get("metadata"))
     for key in _QUERY_ATTRIBUTES:
         value = parse_maybe_json(attributes.get(key))
@@ -125,7 +137,7 @@ def _input(row: Mapping[str, Any]) -> Any:
 
 def _search_step(row: Mapping[str, Any], mapping: MappingConfig, blind: list[BlindSpot]) -> SearchStep:
     raw_input = _input(row)
-    name = str(row.get("name") or "search")
+    name = _tool_name(row) or "search"
     if isinstance(raw_input, str):
         query = raw_input
     else:
@@ -156,24 +168,37 @@ def _fetch_step(row: Mapping[str, Any], mapping: MappingConfig, blind: list[Blin
         url = first_path(raw_input, mapping.url_paths)
     if url is MISSING:
         url = first_path(output, mapping.url_paths)
+    page = read_page(output) if isinstance(output, str) and error is None else None
+    if page is not None and not page.is_search:  # a text browser's page: the text is of the address it shows
+        url, output = page.address, page.text
     text = extract_text(output, mapping.text_paths) or ""
     failed = f"failed: {row.get('statusMessage') or 'level ERROR'}" if _failed(row) else error
     fetched_at = _time(row.get("endTime")) or _time(row.get("startTime"))
     return fetch_step(
-        _label(row), str(row.get("name") or "fetch"), raw_input, output, mapping, url=url, text=text,
+        _label(row), _tool_name(row) or "fetch", raw_input, output, mapping, url=url, text=text,
         fetched_at=fetched_at, failed=failed, recorded=output not in (None, ""), blind=blind,
         detail=f", {len(text)} characters",
     )
 
 
+def _tool_name(row: Mapping[str, Any]) -> str | None:
+    """The tool an observation calls: its span's ``tool.name``, else ``gen_ai.tool.name`` (OTel ingestion keeps
+    them in ``metadata.attributes``), else the observation's name."""
+    named = tool_semantics(span_attributes(row.get("metadata")))[1]
+    return named or (str(row["name"]) if row.get("name") else None)
+
+
 def _classify(row: Mapping[str, Any], mapping: MappingConfig) -> str | None:
-    """``"search"``, ``"fetch"`` or None for one observation; tool semantics make a generic SPAN a tool call."""
-    name, kind = row.get("name"), row.get("type")
+    """``"search"``, ``"fetch"``, ``"page"`` or None for one observation, by its tool name (``_tool_name``); tool
+    semantics make a generic SPAN a tool call."""
+    name, kind = _tool_name(row), row.get("type")
+    if kind in mapping.tool_types and mapping.is_page(name):
+        return "page"
     found = mapping.kind_of(name, kind)
     if found is not None or kind in mapping.tool_types or kind in mapping.search_types or kind == _GENERATION:
         return found
     role, tool_name = tool_semantics(span_attributes(row.get("metadata")), row.get("output"))
-    return mapping.kind_by_role(role, name, tool_name)
+    return mapping.kind_by_role(role, tool_name or name)
 
 
 def _experiment_labels(item: Mapping[str, Any], mapping: MappingConfig) -> Labels:
@@ -217,10 +242,12 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
 
     question = question_text(trace_obj.get("input"), mapping) if trace_obj else ""
     question = question or question_text(root.get("input"), mapping)
-    if not question and generations:
-        question = question_text(generations[0].get("input"), mapping)
     answer = answer_text(trace_obj.get("output"), mapping) if trace_obj else ""
     answer = answer or answer_text(root.get("output"), mapping)
+    agent_row, agent_question_answer = _agent(rows, mapping)
+    question, answer = question or agent_question_answer[0], answer or agent_question_answer[1]
+    if not question and generations:
+        question = question_text(generations[0].get("input"), mapping)
     if not answer and generations:
         answer = answer_text(generations[-1].get("output"), mapping)
 
@@ -233,7 +260,9 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
     ids = [str(row["id"]) if row.get("id") else f"#{n}" for n, row in enumerate(calls)]
     by_id = dict(zip(ids, calls, strict=True))
     parents = [str(row["parentObservationId"]) if row.get("parentObservationId") else None for row in calls]
-    plan = plan_steps(zip(ids, parents, roles, strict=True))  # a call inside a search or fetch is not counted again
+    step_roles = [r if r in ("search", "fetch") else None for r in roles]
+    plan = plan_steps(zip(ids, parents, step_roles, strict=True))  # a call inside a search or fetch: not again
+    reading = PageReading()
     for row, role, oid in zip(calls, roles, ids, strict=True):
         name = row.get("name")
         try:
@@ -248,7 +277,12 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
                 build = functools.partial(_search_step, row, mapping)
                 steps.append(search_through_nested(_label(row), build, nested, blind))
             elif role == "fetch":
-                steps.append(_fetch_step(row, mapping, blind))
+                fetched = _fetch_step(row, mapping, blind)
+                steps.append(fetched)
+                reading.opened(len(steps) - 1, fetched, tool_result(row.get("output"))[0])
+            elif role == "page":
+                output = None if _failed(row) else tool_result(row.get("output"))[0]
+                reading.more(_label(row), _tool_name(row) or "page", output, steps)
             elif row.get("type") in mapping.tool_types or tool_semantics(span_attributes(row.get("metadata")))[0]:
                 note(_label(row), "skipped", "a tool call whose name matches neither search_tools nor fetch_tools")
         except ValidationError as exc:
@@ -256,8 +290,11 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
                 f"trace {trace_id}: observation {row.get('id')!r} ({name}): {exc.errors()[0]['msg']}"
             ) from None
 
+    reading.extend(steps)
     metadata_source = trace_obj.get("metadata") if trace_obj.get("metadata") else root.get("metadata")
     labels = extract_labels(metadata_source, mapping.labels_paths)
+    if labels == Labels() and agent_row is not None:  # OpenInference metadata of the agent's span (OTel ingestion)
+        labels = extract_labels(span_attributes(agent_row.get("metadata")).get("metadata"), mapping.labels_paths)
     experiment = data.get("experiment_item")
     if isinstance(experiment, Mapping):
         labels = _merge(_experiment_labels(experiment, mapping), labels)
@@ -271,11 +308,11 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
         "environment": trace_obj.get("environment") or root.get("environment") or None,
         "tags": list(trace_obj.get("tags") or root.get("tags") or []),
         "observations": len(rows),
-        "session_id": trace_obj.get("sessionId") or root.get("sessionId") or None,
     }
     try:
         return Trace(
             id=trace_id,
+            session_id=session_key(trace_obj, _SESSION) or session_key(root, _SESSION),
             timestamp=timestamp,
             question=question,
             steps=steps,
@@ -308,3 +345,25 @@ def downloaded(document: object) -> tuple[str, list[object]]:
         f'not {_DOWNLOAD}: expected {{"trace": ..., "observations": [...]}} as the UI or GET /api/public/traces/ID'
         " gives it, or a list of them"
     )
+
+
+def _agent(
+    rows: list[Mapping[str, Any]], mapping: MappingConfig
+) -> tuple[Mapping[str, Any] | None, tuple[str, str]]:
+    """The outermost agent observation (type AGENT, or an OpenInference AGENT span kept as a SPAN) and its question
+    and answer (``adapters.agents``), or ``(None, ("", ""))``."""
+    calls = []
+    for row in rows:
+        attributes = span_attributes(row.get("metadata"))
+        kind = str(attributes.get("openinference.span.kind") or "").upper()
+        is_tool = row.get("type") in mapping.tool_types or kind == "TOOL"
+        calls.append(Call(
+            id=str(row.get("id")), parent=str(row["parentObservationId"]) if row.get("parentObservationId") else None,
+            agent=row.get("type") == "AGENT" or kind == "AGENT", tool=_tool_name(row) if is_tool else None,
+            input=row.get("input"), output=row.get("output"), parameters=attributes.get("tool.parameters"),
+        ))  # fmt: skip
+    agent = outermost_agent(calls)
+    if agent is None:
+        return None, ("", "")
+    row = next(r for r in rows if str(r.get("id")) == agent.id)
+    return row, (agent_question(agent, mapping), agent_answer(calls, agent, mapping))

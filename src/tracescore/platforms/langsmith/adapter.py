@@ -5,7 +5,8 @@ runs as plain dicts — or a recorded ingest body ``{"post": [...], "patch": [..
 Searches are ``run_type="retriever"`` runs (LangChain ``outputs["documents"]`` or a ``@traceable`` list under
 ``outputs["output"]``) and tool runs named as search tools; fetches are tool runs named as fetch tools (names and paths
 come from ``MappingConfig``). Labels come from the reference example when the run belongs to an experiment, else from
-the root run's metadata. A search or fetch nested inside another one is not counted twice.
+the root run's metadata; the conversation (``Trace.session_id``) from the root run's thread key (``THREAD_KEYS``). A
+search or fetch nested inside another one is not counted twice.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tracescore.adapters.fetch import fetch_step
-from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json
+from tracescore.adapters.fields import MISSING, extract_labels, first_path, parse_maybe_json, session_key
 from tracescore.adapters.hits import extract_hits, find_flat, tool_result, tool_semantics, unread_shape
 from tracescore.adapters.jsonl import invalid_trace
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
@@ -30,6 +31,9 @@ from tracescore.trace import BlindSpot, Citation, FetchStep, Labels, SearchStep,
 __all__ = ["downloaded", "langsmith_adapter", "merge_ingest", "trace_from_langsmith"]
 
 _DEFAULT = MappingConfig()
+# LangSmith groups a root run into a thread by the first of these keys in its metadata (its ingest checks them in
+# this order); the run's own ``session_id`` field is its project, not a conversation
+THREAD_KEYS = ("session_id", "conversation_id", "thread_id")
 _GOLD_KEYS = ("gold_answer", "answer", "expected_answer", "reference", "output", "expected")
 
 
@@ -297,6 +301,7 @@ def trace_from_langsmith(payload: object, config: MappingConfig | None = None) -
     with invalid_trace(f"LangSmith run {root['id']}"):
         return Trace(
             id=str(root["id"]),
+            session_id=session_key(meta, THREAD_KEYS),
             timestamp=start,
             question=question,
             steps=steps,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tracescore.adapters.deep_json import TOO_DEEP, cap_depth, too_deep
-from tracescore.errors import InputError
+from tracescore.errors import InputError, InputShapeError
 from tracescore.platforms.base import EVERYTHING
 from tracescore.sources.base import Record
 
@@ -127,13 +127,13 @@ def read_spans(document: Any, where: str = "") -> Iterator[dict[str, Any] | str]
             for span in _children(scope, "spans")
         ]
     elif isinstance(document, list):
-        raws = document
+        raws = _flat(document)
     elif isinstance(document, Mapping) and isinstance(document.get("spans"), list):
-        raws = document["spans"]
+        raws = _flat(document["spans"])
     else:
         if document == TOO_DEEP:
-            raise InputError(f"not a span file: nested too deeply to read (more than {_FILE_DEPTH} levels)")
-        raise InputError("not a span file: expected OTLP JSON with 'resourceSpans' or a JSON list of spans")
+            raise InputShapeError(f"not a span file: nested too deeply to read (more than {_FILE_DEPTH} levels)")
+        raise InputShapeError(f"not a span file: {_EXPECTED}")
     for number, raw in enumerate(raws, start=1):
         try:
             if too_deep(raw, _SPAN_DEPTH):
@@ -145,6 +145,23 @@ def read_spans(document: Any, where: str = "") -> Iterator[dict[str, Any] | str]
             yield {"trace_id": ids[0], "span_id": ids[1], "unreadable": reason} if ids else reason
         except (ValueError, TypeError, AttributeError) as exc:
             yield f"{where}span {number}: {exc}"
+
+
+_EXPECTED = ("expected OTLP JSON ('resourceSpans[].scopeSpans[].spans[]') or a JSON list of flat spans, each with "
+             "its ids and an 'attributes' object")
+
+
+def _flat(raws: list[Any]) -> list[Any]:
+    """``raws`` when they are flat spans: a list none of whose records has ``attributes`` is spans of another shape
+    (a vendor's nested ``child_spans`` with ``span_attributes``, a list of traces), refused naming what was expected
+    instead of read as spans without attributes (one empty trace)."""
+    records = [r for r in raws if isinstance(r, Mapping)]
+    if not records or any("attributes" in r for r in records):
+        return raws
+    keys = ", ".join(repr(k) for k in list(records[0])[:8])
+    nested = " (nested 'child_spans' are not read)" if any("child_spans" in r for r in records) else ""
+    raise InputShapeError(f"not a span file: its records have no 'attributes' (the first has {keys}){nested}; "
+                          f"{_EXPECTED}")  # fmt: skip
 
 
 class _TooDeep(Exception):
