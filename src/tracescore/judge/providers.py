@@ -190,7 +190,9 @@ def make_client(settings: ProviderSettings, *, api_key: str | None, **common: An
     import anthropic
 
     if settings.provider == "openai":  # not an Anthropic SDK client: judge/make.py builds OpenAIJudge for it
-        raise ConfigError("[judge] provider = 'openai' is judged by OpenAIJudge (tracescore.judge.openai), not AnthropicJudge")
+        raise ConfigError(
+            "[judge] provider = 'openai' is judged by OpenAIJudge (tracescore.judge.openai), not AnthropicJudge"
+        )
     common["max_retries"] = 0
     if settings.provider == "anthropic":
         api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
