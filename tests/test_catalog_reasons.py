@@ -91,11 +91,13 @@ CLASSES = {
     "not sampled (judge_sample {rate:g})": N,
     "daily judge budget spent ({spent} of max {limit} on {day} UTC)": N,
     "not re-scored (backfill --judge-only)": N,
+    "unchanged since written": N,  # #43.7
 }
 NOT_ON_A_LINE = {
     "no longer produced by the scoring setup",  # the mirror's reason for a score a clean result does not have
     "not computed",  # the result line's word for an absent score that carries no reason
     "not re-scored (backfill --judge-only)",  # what the platform sink gets instead of a deterministic score
+    "unchanged since written",  # what it gets instead of an unchanged score of a trace run judges again (#43.7)
 }
 
 

@@ -123,9 +123,9 @@ class Versions:
 
 # -- the reasons a score of each stage can be absent for (each entry says its own) ---------------------------------
 _WHY = Reasons
-ANY_SCORE: tuple[Reason, ...] = (_WHY.SETUP_DROPPED, _WHY.UNGIVEN, _WHY.JUDGE_ONLY)
+ANY_SCORE: tuple[Reason, ...] = (_WHY.SETUP_DROPPED, _WHY.UNGIVEN, _WHY.JUDGE_ONLY, _WHY.UNCHANGED)
 """The reasons any score can be absent for: its scorer no longer runs (the mirror), it carries no reason, or a
-``backfill --judge-only`` did not send it again (the mirror)."""
+``backfill --judge-only`` or a ``run`` judging a trace again did not send it again (the mirror)."""
 _JUDGED = (_WHY.NO_JUDGE, _WHY.JUDGE_OFF, _WHY.JUDGE_OFF_FLAG, _WHY.NO_SDK, _WHY.JUDGE_ERROR, _WHY.BUDGET,
            _WHY.NOT_SAMPLED, _WHY.DAILY_BUDGET)
 _RETRIEVAL = (_WHY.NO_SEARCH_STEP, _WHY.NO_REQUIRED_LABEL, _WHY.REFUSAL_RECALL, _WHY.EMPTY_REQUIRED_ID)

@@ -109,6 +109,9 @@ class Reasons:
     DAILY_BUDGET = _nc("daily judge budget spent ({spent} of max {limit} on {day} UTC)")
     # not written this time: ``backfill --judge-only`` sends the judged scores only, the deterministic ones stay
     JUDGE_ONLY = _nc("not re-scored (backfill --judge-only)")
+    # not written this time: a trace judged again by ``run`` (its judge had failed) keeps the scores whose value did
+    # not change as they are on the platform (engine/heal.py)
+    UNCHANGED = _nc("unchanged since written")
     # #33: the numbers of the answer against the evidence
     NO_EVIDENCE_SEEN = _dna("no search result or fetched page text seen")
     NO_NUMBER = _dna("answer states no number")

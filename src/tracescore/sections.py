@@ -110,6 +110,10 @@ class JobSettings(BaseModel):
     max_calls_per_day: int | None = Field(
         default=None, ge=0, description="judge API calls per UTC day, over every run (as max_cost_per_day)"
     )
+    judge_retries: int = Field(
+        default=3, ge=0, le=100, description="runs that judge again a trace whose judge failed (an outage, the run's"
+        " max_cost; not judge_sample, not the daily budget) before it is given up (named by the summary, --check-gaps)",
+    )
 
     @field_validator("lookback", "settle")
     @classmethod

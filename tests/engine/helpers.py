@@ -88,6 +88,7 @@ def make_setup(
     from tracescore.limits import RateLimiter
     from tracescore.platforms.registry import get_adapter
     from tracescore.scorers import default_scorers
+    from tracescore.sections import JobSettings
 
     return JobSetup(
         source=source,  # type: ignore[arg-type]
@@ -101,4 +102,5 @@ def make_setup(
         chunks=chunks,
         fingerprint="fp",
         limiter=RateLimiter(),
+        judge_retries=JobSettings().judge_retries,
     )

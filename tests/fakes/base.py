@@ -95,6 +95,11 @@ class FaultQueue:
         with self._lock:
             return sum(len(q) for q in self._queues.values())
 
+    def clear(self) -> None:
+        """Drop the faults not yet taken (an outage ends)."""
+        with self._lock:
+            self._queues.clear()
+
 
 class FakeServer:
     """Threaded loopback HTTP server; ``url`` is its base URL. Use as a context manager."""

@@ -17,14 +17,14 @@ import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from tracescore.cli.exits import EXIT_GAPS, end
-from tracescore.cli.job_summary import as_json, emit, finish, format_option
+from tracescore.cli.job_summary import as_json, emit, finish, format_option, given_up_line
 from tracescore.cli.paths import write_text
 from tracescore.cli.platform_options import check_platform_options, platform_options
 from tracescore.config import DEFAULT_CONFIG_FILE, load_config
 from tracescore.engine.batch import BATCH_DISCOUNT
 from tracescore.engine.estimate import dry_run as estimate_dry_run
+from tracescore.engine.gaps import check_gaps as find_gaps
 from tracescore.engine.runner import backfill_job, run_job
-from tracescore.engine.runner import check_gaps as find_gaps
 from tracescore.engine.setup import JobSetup, build_setup
 from tracescore.errors import ConfigError, LockError, TracescoreError
 from tracescore.judge.providers import refuse_batch
@@ -93,6 +93,8 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
             emit({"gap": trace_id, "timestamp": moment.isoformat() if moment else None})
         for reason in report.unreadable:
             emit({"unreadable": reason})
+        for trace_id, moment, tries in report.given_up:
+            emit({"given_up": trace_id, "timestamp": moment.isoformat() if moment else None, "judge_tries": tries})
         assert report.window is not None
         emit(
             {
@@ -102,6 +104,7 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
                 "checked": report.checked,
                 "gaps": len(report.gaps),
                 "unreadable": len(report.unreadable),
+                "given_up": len(report.given_up),
             }
         )
         if report.gaps or report.unreadable:
@@ -110,6 +113,9 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
                 f"{len(report.gaps) + len(report.unreadable)} traces older than the lookback were never"
                 " scored; score them with `tracescore backfill --from … --to …` or raise [job] lookback",
             )
+        if report.given_up:
+            why = given_up_line(len(report.given_up))
+            end(EXIT_GAPS, f"{why}; judge them with `tracescore backfill --from … --to …`")
         return
     with _stopped("run stopped"):
         outcome = run_job(setup, since=since)

@@ -12,7 +12,7 @@ import click
 from tracescore.cli.exits import EXIT_INPUT, end
 from tracescore.cli.scoring import judge_off_why
 
-__all__ = ["JOB_FORMATS", "as_json", "emit", "finish", "format_option"]
+__all__ = ["JOB_FORMATS", "as_json", "emit", "finish", "format_option", "given_up_line"]
 
 JOB_FORMATS = ("terminal", "json")
 
@@ -47,8 +47,15 @@ def _short(s: dict[str, Any], judge_off: str | None) -> list[str]:
     ]
     if s.get("watermark"):
         lines.append(f"  watermark now {s['watermark']}")
+    if retry := s.get("judge_retry"):
+        lines.append(f"  judged again: {retry['retried']} traces whose judge had failed, {retry['healed']} healed,"
+                     f" {retry['due']} still due, {len(retry['given_up'])} given up")  # fmt: skip
     lines.append(f"  run {s.get('run_id')} ({s.get('status')}); every count, id and reason: --format json")
     return lines
+
+
+def given_up_line(n: int) -> str:
+    return f"{n} traces given up after [job] judge_retries runs whose judge failed (their judged scores absent)"
 
 
 def finish(outcome: Any, fmt: str | None, judge_off: str | None) -> None:
@@ -65,6 +72,9 @@ def finish(outcome: Any, fmt: str | None, judge_off: str | None) -> None:
             " judge them with `tracescore backfill --judge-only --from … --to …`",
             err=True,
         )
+    given_up = (s.get("judge_retry") or {}).get("given_up")
+    if given_up:
+        click.echo(f"{given_up_line(len(given_up))} this run: {', '.join(given_up[:5])}", err=True)
     if outcome.counts_failed:
         end(
             EXIT_INPUT,

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from tracescore.engine.core import Engine, JobCounts, Limits, Sink, UsageMeter
 from tracescore.engine.estimate import DryRun, JudgeEstimate, dry_run, estimate_trace
-from tracescore.engine.runner import GapReport, Outcome, backfill_job, check_gaps, run_job
+from tracescore.engine.gaps import GapReport, check_gaps
+from tracescore.engine.runner import Outcome, backfill_job, run_job
 from tracescore.engine.setup import JobSetup, build_setup
 
 __all__ = [

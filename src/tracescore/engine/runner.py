@@ -5,10 +5,11 @@ trace skipped, none deduplicated), results written in input order; what was scor
 delivered.
 
 ``run``: window ``[watermark - lookback, now)`` (the first run starts one lookback back), traces already marked are
-skipped, the watermark advances to ``now`` once every trace of the window is written. ``backfill``: ``[from, to)``
-in slices, newest first, cut from one paged listing of the window (``engine.slices``), resumable by slice and by
-per-trace marks. ``check_gaps``: traces older than the lookback that arrived
-after their window was done (never scored by ``run``) are reported.
+skipped, the watermark advances to ``now`` once every trace of the window is written. A trace whose judge failed
+stays due (``store/due``): the next runs read it again (the window reaches back to the oldest) and send only the
+scores that changed (``engine/heal``), up to ``[job] judge_retries`` runs, then name it given up.
+``backfill``: ``[from, to)`` in slices, newest first, cut from one paged listing of the window (``engine.slices``),
+resumable by slice and by per-trace marks. The gap check is ``engine/gaps``.
 """
 
 from __future__ import annotations
@@ -17,15 +18,15 @@ import logging
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tracescore.engine.batch import BatchPrefill, window_prefill
 from tracescore.engine.core import Engine, JobCounts, Limits, Sink
+from tracescore.engine.heal import ChangedOnly
 from tracescore.engine.interrupt import listening, received
 from tracescore.engine.judge_only import JudgeOnlySink, LeftOutSource, judge_only_fingerprint, left_out
-from tracescore.engine.pipeline import record_key
 from tracescore.engine.setup import JobSetup
 from tracescore.engine.slices import SlicedScan
 from tracescore.engine.stage import Plan, Scored
@@ -37,12 +38,11 @@ from tracescore.sinks.jsonl import JsonlSink
 from tracescore.sinks.records import WriteReport
 from tracescore.sources.base import Record, Source
 from tracescore.store.db import Store
+from tracescore.store.due import DueTraces
 from tracescore.store.lock import StoreLock
 from tracescore.store.state import Backfill, JobState, MarkReader, to_text
 
-__all__ = [
-    "GapReport", "OneShot", "Outcome", "backfill_job", "check_gaps", "interrupted_line", "run_job", "score_once",
-]  # fmt: skip
+__all__ = ["OneShot", "Outcome", "backfill_job", "interrupted_line", "run_job", "run_scope", "score_once"]
 
 log = logging.getLogger("tracescore.engine")
 Progress = Callable[[JobCounts], None]
@@ -203,13 +203,29 @@ def run_job(
         run_id = store.start_run("run", source=setup.source_key)
         scope = run_scope(setup.source_key)
         low = min(start, mark.low) if mark else start
+        due = DueTraces(store, scope)
+        earlier = due.settle(setup.judge_retries, run_id)  # what a run killed before its end left to settle
+        again, oldest = due.take_up(run_id)  # the traces whose judge failed: read again, the window reaching back
+        store.commit()
+        read_from = min(start, oldest) if oldest is not None else start
 
         def on_window(index: int, window: tuple[datetime, datetime]) -> None:
             state.advance(setup.source_key, low, window[1], run_id)
 
+        def settled() -> dict[str, Any]:
+            now = due.settle(setup.judge_retries, run_id)
+            store.commit()
+            healed, given_up = earlier.healed + now.healed, earlier.given_up + now.given_up
+            return {"judge_retry": {"due": now.due, "retried": len(again), "healed": len(healed),
+                                    "given_up": sorted(given_up)}}  # fmt: skip
+
+        sink = ChangedOnly(setup.sink, store, set(again)) if again and setup.sink is not None else None
         before = to_text(mark.watermark) if mark else None
-        extra = {"window": [to_text(start), to_text(until)], "watermark_before": before}
-        return _execute(setup, store, run_id, "run", [(start, until)], scope, on_window, on_progress, extra)
+        extra = {"window": [to_text(read_from), to_text(until)], "watermark_before": before}
+        return _execute(
+            setup, store, run_id, "run", [(read_from, until)], scope, on_window, on_progress, extra, sink=sink,
+            on_finish=settled,
+        )
 
 
 def backfill_job(
@@ -317,7 +333,9 @@ def _execute(
     before_window: Callable[[datetime, datetime], None] | None = None,
     source: Source | None = None,
     sink: Sink | None = None,
+    on_finish: Callable[[], dict[str, Any]] | None = None,
 ) -> Outcome:
+    """Run the engine over ``windows`` and store the run's summary (``on_finish`` adds to it, last)."""
     sink = sink or setup.sink
     engine = Engine(
         before_window=before_window,
@@ -354,46 +372,8 @@ def _execute(
             if command == "run":
                 mark = JobState(store).watermark(setup.source_key)
                 summary["watermark"] = to_text(mark.watermark) if mark else None
+            if on_finish is not None:
+                summary |= on_finish()
             store.finish_run(run_id, summary, status=status)
             log.info("run summary", extra={"summary": summary})
     return Outcome(run_id, status, summary)
-
-
-@dataclass
-class GapReport:
-    """Traces older than the lookback that no run scored, in ``window``."""
-
-    window: tuple[datetime, datetime] | None
-    gaps: list[tuple[str, datetime | None]] = field(default_factory=list)
-    checked: int = 0
-    unreadable: list[str] = field(default_factory=list)
-
-
-def check_gaps(setup: JobSetup, *, since: datetime | None = None) -> GapReport:
-    """Read ``[since or low, watermark - lookback)`` again and list the traces ``run`` never marked."""
-    with Store(setup.store_path) as store:
-        mark = JobState(store).watermark(setup.source_key)
-        if mark is None:
-            return GapReport(None)
-        end = mark.watermark - timedelta(minutes=setup.lookback_minutes)
-        start = max(since, mark.low) if since else mark.low
-        report = GapReport((start, end))
-        if start >= end:
-            return report
-        marks = MarkReader(store)
-        scope = run_scope(setup.source_key)
-        try:
-            for record in setup.source.records(start, end):
-                report.checked += 1
-                try:
-                    trace = setup.adapter(record.payload)
-                except InputError as exc:
-                    key = record_key(record)
-                    if marks.marked(scope, key) is None:
-                        report.unreadable.append(f"{key}: {exc}")
-                    continue
-                if marks.marked(scope, trace.id) is None:
-                    report.gaps.append((trace.id, trace.timestamp))
-        finally:
-            marks.close()
-        return report

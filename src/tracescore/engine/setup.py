@@ -45,6 +45,7 @@ class JobSetup:
     chunks: int
     fingerprint: str
     limiter: RateLimiter
+    judge_retries: int  # [job] judge_retries: runs that judge again a trace whose judge failed (store/due.py)
     usage: UsageMeter | None = None
     resources: ExitStack = field(default_factory=ExitStack)
     judge_model: str | None = None  # the judge's identity (judge/providers.py): its price in the dry run
@@ -112,6 +113,7 @@ def build_setup(
         judge=pool,
         batch_poll_seconds=job.batch_poll_seconds,
         settle_minutes=job.settle_delta.total_seconds() / 60,
+        judge_retries=job.judge_retries,
         judge_off=None if pool is not None else recipe.no_judge_reason,
         sink=parts.sink if write_back else None,
         store_path=Path(job.store),

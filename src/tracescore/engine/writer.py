@@ -19,12 +19,14 @@ from datetime import datetime
 from typing import Any
 
 from tracescore.engine.counts import FAILURES_KEPT, JobCounts, Limits, Windows
+from tracescore.engine.heal import judge_failed
 from tracescore.engine.interrupt import received
 from tracescore.engine.stage import Scored
 from tracescore.errors import Interrupted, SinkError, TracescoreError
 from tracescore.sinks.base import Sink
 from tracescore.sinks.records import WriteReport
 from tracescore.store.db import Store, result_rows
+from tracescore.store.due import UNJUDGED
 from tracescore.store.state import JobState
 
 __all__ = ["STOP", "Flight", "Writer"]
@@ -202,6 +204,8 @@ class Writer:
                 if scored.scorer_errors:
                     counts.scorer_errors += 1
                 status = "scored"
+                if scope is not None and scored.data is not None and judge_failed(scored.data.get("missing") or {}):
+                    status = UNJUDGED  # the next runs judge it again (store/due.py)
                 if scored.key in rejected and scored.result is not None:
                     status = "rejected"
                     scored.result.errors += [f"score rejected by the platform: {r}" for r in rejected[scored.key]]

@@ -177,6 +177,9 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0015_backfill_done_from", "ALTER TABLE backfills ADD COLUMN done_from TEXT"),  # slices done newest first
     ("0016_not_computed_reasons", NOT_COMPUTED_REASONS_MIGRATION),  # not_computed holds reasons, not names: -90 %
     ("0017_judge_spend", JUDGE_SPEND_MIGRATION),  # the judge's spend per UTC day and run: [job] max_cost_per_day
+    ("0018_due_traces", "CREATE TABLE due_traces (scope TEXT NOT NULL, trace_key TEXT NOT NULL, trace_ts TEXT,"
+     " tries INTEGER NOT NULL, state TEXT NOT NULL, run_id TEXT NOT NULL, updated_at TEXT NOT NULL,"
+     " PRIMARY KEY (scope, trace_key))"),  # the traces whose judge failed, judged again by later runs (store/due.py)
 ]
 
 _CLAIM_KEYS = ("claim_index", "sentence_index", "text", "verdict", "judge_verdict", "doc", "quote", "quote_check",

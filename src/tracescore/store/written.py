@@ -17,7 +17,7 @@ from typing import Any
 
 from tracescore.store.db import Store
 
-__all__ = ["LEDGER_MIGRATION", "REMOVED", "WRITTEN", "Written", "WrittenScores"]
+__all__ = ["LEDGER_MIGRATION", "REMOVED", "WRITTEN", "Written", "WrittenScores", "live_values"]
 
 LEDGER_MIGRATION = "0007_written_scores"
 WRITTEN = "written"
@@ -133,6 +133,23 @@ class WrittenScores:
         if trace_id is not None:
             sql, params = sql + " AND trace_id = ?", (*params, trace_id)
         return [dict(zip(keys, row, strict=True)) for row in self.store.query(sql + " ORDER BY seq", params)]
+
+
+def live_values(store: Store, trace_ids: Sequence[str]) -> dict[tuple[str, str], float | str | None]:
+    """``{(trace id, score name): value}`` of our live scores on these traces, on any platform: the value the run
+    that wrote each one stored for it (a label for a categorical score)."""
+    out: dict[tuple[str, str], float | str | None] = {}
+    for chunk in _chunks(trace_ids):
+        marks = ", ".join("?" * len(chunk))
+        rows = store.query(
+            "SELECT w.trace_id, w.score, s.value, s.label FROM written_scores w"
+            " JOIN scores s ON s.run_id = w.run_id AND s.trace_id = w.trace_id AND s.name = w.score"
+            f" WHERE w.trace_id IN ({marks}) AND w.event = 'written' AND w.seq = ("
+            " SELECT max(x.seq) FROM written_scores x WHERE x.platform = w.platform AND x.score_id = w.score_id)",
+            tuple(chunk),
+        )
+        out |= {(str(t), str(n)): (label if label is not None else value) for t, n, value, label in rows}
+    return out
 
 
 def _chunks(items: Sequence[str]) -> Iterator[list[str]]:
