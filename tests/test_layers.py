@@ -227,6 +227,7 @@ OPTIONAL = frozenset(
     | {"tenacity"}  # only the judge retries: deterministic scoring never loads it
     | {"sklearn"}
     | {"boto3", "botocore", "google"}  # the judge on Bedrock / Vertex AI only ([bedrock], [vertex] extras)
+    | {"openai"}  # the judge on the Chat Completions API only ([openai] extra)
     | {"fcntl"}  # POSIX only: the store lock imports it when it locks, so the package still imports elsewhere
 )
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from tracescore.adapters.mapping import MappingConfig
 from tracescore.catalog import CATALOG
 from tracescore.errors import ConfigError
+from tracescore.judge.pricing import Price
 from tracescore.judge.providers import DEFAULT_MODELS, ProviderSettings
 from tracescore.judge.redact import Redactor, redactor
 from tracescore.judge.rubrics import load_rubric
@@ -105,9 +106,19 @@ class Config:
 
     @property
     def judge_provider(self) -> ProviderSettings:
-        """``[judge] provider``, ``region`` and ``project``."""
+        """``[judge] provider``, ``region``, ``project``, ``base_url``, ``api_key_env`` and ``structured``."""
         judge: JudgeSettings = self.section("judge")
-        return ProviderSettings(judge.provider, judge.region, judge.project)
+        return ProviderSettings(judge.provider, judge.region, judge.project, judge.base_url, judge.api_key_env,
+                                judge.structured)  # fmt: skip
+
+    @property
+    def judge_price(self) -> Price | None:
+        """``[judge.price]`` as a price (cached input at the input price unless given); None when not set."""
+        price = self.section("judge").price
+        if price is None:
+            return None
+        cached = price.input_per_mtok if price.cached_input_per_mtok is None else price.cached_input_per_mtok
+        return Price(price.input_per_mtok, price.output_per_mtok, cached)
 
     @property
     def redactor(self) -> Redactor | None:
@@ -200,6 +211,8 @@ def fingerprint(config: Config) -> str:
             parts["judge"][key] = [stage.name, stage.version]
     if judge.provider != "anthropic":  # another judge: absent for Anthropic's API so existing fingerprints stay
         parts["judge"]["provider"] = config.judge_provider.identity(config.judge_model)
+    if not judge.structured:  # the schema in the prompt: absent when structured so existing fingerprints stay
+        parts["judge"]["structured"] = False
     if judge.merge_partial:  # changes the judged scores; absent when off so existing fingerprints stay the same
         parts["judge"]["merge_partial"] = judge.merge_partial
     if (redacting := config.redactor) is not None:  # other request bodies; absent when off, as merge_partial

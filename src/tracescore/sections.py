@@ -215,16 +215,29 @@ class RedactPattern(BaseModel):
         return self
 
 
+class JudgePrice(BaseModel):
+    """``[judge.price]``: USD per million tokens of a judge model no price table lists."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input_per_mtok: float = Field(ge=0, description="USD per million input tokens")
+    output_per_mtok: float = Field(ge=0, description="USD per million output tokens")
+    cached_input_per_mtok: float | None = Field(
+        default=None, ge=0, description="USD per million cached input tokens (default: the input price)"
+    )
+
+
 class JudgeSettings(BaseModel):
     """``[judge]``: the judge's provider, model and rubric; part of the scoring identity (a change starts a new
     backfill)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    provider: Literal["anthropic", "bedrock", "vertex"] = Field(
+    provider: Literal["anthropic", "bedrock", "vertex", "openai"] = Field(
         default="anthropic",
         description="where the judge's calls go: Anthropic's API, Amazon Bedrock or Google Vertex AI (the anthropic"
-        " SDK's own clients; credentials from each one's usual environment)",
+        " SDK's own clients; credentials from each one's usual environment), or 'openai': the Chat Completions API"
+        " of OpenAI or any OpenAI-compatible server (base_url)",
     )
     model: str | None = Field(
         default=None,
@@ -239,6 +252,28 @@ class JudgeSettings(BaseModel):
     )
     project: str | None = Field(
         default=None, min_length=1, description="vertex: the Google Cloud project (else ANTHROPIC_VERTEX_PROJECT_ID)"
+    )
+    base_url: str | None = Field(
+        default=None,
+        min_length=1,
+        description="openai: an OpenAI-compatible server, e.g. 'http://localhost:8000/v1' (vLLM) or"
+        " 'http://localhost:11434/v1' (Ollama); else OPENAI_BASE_URL, else OpenAI's API",
+    )
+    api_key_env: str | None = Field(
+        default=None,
+        min_length=1,
+        description="openai: the environment variable holding the key (default OPENAI_API_KEY); a server that asks"
+        " for none needs none",
+    )
+    structured: bool = Field(
+        default=True,
+        description="openai: send the reply's schema as response_format json_schema (strict); false: in the prompt"
+        " (for a server without structured output; also chosen by itself when a server refuses response_format)",
+    )
+    price: JudgePrice | None = Field(
+        default=None,
+        description="the judge model's price when it is not in the price table (a server of your own: 0); without"
+        " one the cost is unknown and a budget is refused",
     )
     rubric: str = Field(
         default="grounding",

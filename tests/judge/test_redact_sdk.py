@@ -6,7 +6,7 @@ grounding scores computed, and the claims kept in the store redacted too."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.base import Request
+from tests.fakes.openai_chat import FakeOpenAI
 from tests.judge.pii import KINDS, compact, samples
 from tracescore.cli import main
 from tracescore.config import load_config
@@ -64,6 +66,13 @@ def _trace(n: int, pii: dict[str, list[str]]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _schema(body: dict[str, Any]) -> dict[str, Any]:
+    """The reply's schema a request body carries (Messages API or Chat Completions)."""
+    if "output_config" in body:
+        return body["output_config"]["format"]["schema"]  # type: ignore[no-any-return]
+    return body["response_format"]["json_schema"]["schema"]  # type: ignore[no-any-return]
+
+
 def _texts(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         yield value
@@ -80,25 +89,39 @@ def _leaks(pii: dict[str, list[str]], texts: list[str]) -> list[str]:
     return [v for kind in KINDS for v in pii[kind] if any(v in t or compact(kind, v) in t for t in texts)]
 
 
-def test_no_seeded_value_reaches_the_judge_and_quotes_still_verify(fake: FakeAnthropic, tmp_path: Path) -> None:
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_no_seeded_value_reaches_the_judge_and_quotes_still_verify(
+    fake: FakeAnthropic, tmp_path: Path, provider: str
+) -> None:
+    if provider == "openai":  # the same run on the Chat Completions API (#47), its own loopback fake
+        with FakeOpenAI() as server:
+            _no_seeded_value_reaches_the_judge(tmp_path, provider, server.completions, server.url)
+    else:
+        _no_seeded_value_reaches_the_judge(tmp_path, provider, fake.messages, fake.url)
+
+
+def _no_seeded_value_reaches_the_judge(
+    tmp_path: Path, provider: str, requests: Callable[[], list[Request]], url: str
+) -> None:
     pii = samples(50)
     traces = [_trace(n, pii) for n in range(50 // PER_TRACE)]
     data = tmp_path / "traces.jsonl"
     data.write_text("".join(json.dumps(t) + "\n" for t in traces), encoding="utf-8")
     config = tmp_path / "tracescore.toml"
-    config.write_text('[judge]\nredact = ["email", "phone", "card", "iban", "ip"]\n', encoding="utf-8")
+    chosen = f'provider = "{provider}"\n' if provider != "anthropic" else ""
+    config.write_text(f'[judge]\n{chosen}redact = ["email", "phone", "card", "iban", "ip"]\n', encoding="utf-8")
     assert len(_leaks(pii, [data.read_text()])) == 250  # every value is in the input: a leak would be seen
 
     out, store = tmp_path / "results.jsonl", tmp_path / "t.db"
+    env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": f"{url}/v1"} if provider == "openai" else {
+        "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": url}  # fmt: skip
     result = CliRunner().invoke(
-        main,
-        ["score", str(data), "--config", str(config), "--store", str(store), "--out", str(out)],
-        env={"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url},
+        main, ["score", str(data), "--config", str(config), "--store", str(store), "--out", str(out)], env=env
     )
     assert result.exit_code == 0, result.output
 
-    bodies = [request.body.decode() for request in fake.messages()]
-    stages = {json.dumps(json.loads(b)["output_config"]["format"]["schema"].get("properties", {})) for b in bodies}
+    bodies = [request.body.decode() for request in requests()]
+    stages = {json.dumps(_schema(json.loads(b)).get("properties", {})) for b in bodies}
     assert len(bodies) >= 3 * len(traces) and len(stages) == 3  # grounding, surface and semantic calls, every trace
     decoded = [" ".join(_texts(json.loads(body))) for body in bodies]
     assert _leaks(pii, bodies + decoded) == []  # 0 of the 250 in any request body, raw or decoded
@@ -120,9 +143,12 @@ def test_no_seeded_value_reaches_the_judge_and_quotes_still_verify(fake: FakeAnt
     # backfill --judge-batch builds the very same requests (so its replies land under the keys the judge looks up)
     with Store(store) as opened:
         cached = {str(key): str(request) for key, request in opened.query("SELECT key, request FROM judge_cache")}
-    redact, models = load_config(config).redactor, [Trace.model_validate(t) for t in traces]
-    assert {r.key(DEFAULT_MODEL) for t in models for r in judge_requests(t, redact=redact)} == set(cached)
-    assert not {r.key(DEFAULT_MODEL) for t in models for r in judge_requests(t)} & set(cached)  # unredacted: others
+    loaded = load_config(config)
+    redact, models = loaded.redactor, [Trace.model_validate(t) for t in traces]
+    # the identity the run used (OPENAI_BASE_URL is the loopback server, so the host is part of it)
+    judge = f"openai:127.0.0.1:{loaded.judge_model}" if provider == "openai" else DEFAULT_MODEL
+    assert {r.key(judge) for t in models for r in judge_requests(t, redact=redact)} == set(cached)
+    assert not {r.key(judge) for t in models for r in judge_requests(t)} & set(cached)  # unredacted: others
     assert _leaks(pii, list(cached.values())) == []
 
 

@@ -29,10 +29,11 @@ from tracescore.engine.pipeline import RunCounts, score_trace
 from tracescore.engine.sampling import Sampled, Sampling
 from tracescore.engine.stage import Plan, Stage, process_plan
 from tracescore.errors import ConfigError
-from tracescore.judge.anthropic import DEFAULT_MODEL, AnthropicJudge
-from tracescore.judge.pricing import is_priced, priced_models
+from tracescore.judge.anthropic import DEFAULT_MODEL
+from tracescore.judge.make import make_judge
+from tracescore.judge.pricing import is_priced, priced_models, set_price
 from tracescore.judge.protocol import Judge
-from tracescore.judge.providers import ProviderSettings, parse_identity
+from tracescore.judge.providers import ProviderSettings, openai_host, parse_identity
 from tracescore.judge.redact import Redactor
 from tracescore.links import LinkChecker
 from tracescore.result import TraceResult
@@ -94,6 +95,8 @@ def options(
     required = "--judge" if judge else None
     if required is None and scoring.judge and "judge" in scoring.model_fields_set:
         required = "[scoring] judge = true"
+    if config.judge_price is not None:  # [judge.price]: this judge's price wherever a reply is priced
+        set_price(config.judge_provider.identity(judge_model or config.judge_model), config.judge_price)
     return Options(
         k=k if k is not None else scoring.k,
         final_answer_prefix=final_answer_prefix if final_answer_prefix is not None else scoring.final_answer_prefix,
@@ -223,18 +226,25 @@ def judge_off(options: Options, notes: list[str]) -> str | None:
     if options.judge_off:
         return options.judge_off
     asked = options.judge_required
-    if options.provider.provider == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY"):
+    where = options.provider
+    if where.provider == "openai":
+        variable = where.api_key_env or "OPENAI_API_KEY"
+        keyless = openai_host(where.resolved_base_url()) is not None  # another server may ask for no key
+        sdk, extra, key = "openai", "openai", os.environ.get(variable) or keyless
+    else:
+        variable, sdk, extra = "ANTHROPIC_API_KEY", "anthropic", "judge"
+        key = where.provider != "anthropic" or bool(os.environ.get(variable))  # Bedrock, Vertex: their own chains
+    if not key:
         if asked:  # a CI job that asked for its judge must not pass without it
-            raise ConfigError(f"the judge is required ({asked}) but ANTHROPIC_API_KEY is not set: set it, or drop"
-                              f" {asked}")  # fmt: skip
+            raise ConfigError(f"the judge is required ({asked}) but {variable} is not set: set it, or drop {asked}")
         return NO_JUDGE  # Bedrock and Vertex: asked for by name, so missing credentials are a ConfigError instead
     try:
-        import anthropic  # noqa: F401 - only to say clearly that the SDK is missing
+        __import__(sdk)  # only to say clearly that the SDK is missing
     except ImportError as exc:
         if asked:
-            raise ConfigError(f"the judge is required ({asked}) but the anthropic SDK is not installed ({exc}):"
-                              " pip install 'tracescore[judge]'") from exc  # fmt: skip
-        notes.append(f"the judge needs the anthropic SDK ({exc}): pip install 'tracescore[judge]'")
+            raise ConfigError(f"the judge is required ({asked}) but the {sdk} SDK is not installed ({exc}):"
+                              f" pip install 'tracescore[{extra}]'") from exc  # fmt: skip
+        notes.append(f"the judge needs the {sdk} SDK ({exc}): pip install 'tracescore[{extra}]'")
         return Reasons.NO_SDK.text
     judge = options.provider.identity(options.judge_model)
     if (what := _priced_budget(options)) and not is_priced(judge):
@@ -257,14 +267,13 @@ def _unpriced(judge: str, what: str) -> ConfigError:
     )
 
 
-def _anthropic_pool(options: Options, store: Path | None, notes: list[str]) -> JudgePool:
+def _judge_pool(options: Options, store: Path | None, notes: list[str]) -> JudgePool:
     """One judge per scoring thread (on the configured provider); the first is built now, so a deprecated model or
     missing credentials are said once."""
     where = options.provider
 
-    def judge() -> AnthropicJudge:
-        return AnthropicJudge(model=options.judge_model, provider=where.provider, region=where.region,
-                              project=where.project)  # fmt: skip
+    def judge() -> Judge:
+        return make_judge(where, options.judge_model)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -306,7 +315,7 @@ def build_recipe(
         pool: JudgePool | None = JudgePool(lambda: judge, judge.model, cache)
     else:
         reason = judge_off(options, notes)
-        pool = _anthropic_pool(options, path, notes) if reason is None else None
+        pool = _judge_pool(options, path, notes) if reason is None else None
     plan = scorer_plan(options, reason, pool.model if pool is not None else None, path)
     recipe = Recipe(options, plan, [], pool, notes=notes, _owned=judge is None)
     if options.check_links:

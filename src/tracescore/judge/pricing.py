@@ -8,17 +8,22 @@ Bedrock model id starting ``global.``, Vertex region ``global``) and 10% more on
 in-region id or a geographic inference profile such as ``us.``/``eu.``; any other Vertex region) for the models
 from Claude Sonnet 4.5 and Haiku 4.5 on; prompt-cache writes and reads are priced as on Anthropic's API. A model
 not in its provider's table (a Bedrock application inference profile ARN, say) is "cost unknown", never $0.
+
+OpenAI's table (``openai:<model>``) lists its own cached-input price per model (no cache-write charge); a model on
+another OpenAI-compatible server (``openai:<host>:<model>``) or any model not in a table is priced only by
+``[judge.price]`` (``set_price``, ``0`` allowed for a team's own server).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping
+from typing import NamedTuple, Protocol
 
 from tracescore.judge.providers import parse_identity
 
 __all__ = [
-    "BATCH_DISCOUNT", "PRICES_PER_MTOK", "PROVIDER_PRICES", "REGIONAL_PREMIUM", "estimate_cost", "is_priced",
-    "price_of", "priced_models", "reply_cost",
+    "BATCH_DISCOUNT", "OPENAI_PRICES_PER_MTOK", "PRICES_PER_MTOK", "PROVIDER_PRICES", "REGIONAL_PREMIUM", "Price",
+    "estimate_cost", "is_priced", "price_of", "priced_models", "reply_cost", "set_price",
 ]  # fmt: skip
 
 # USD per million tokens: (input, output). Cache writes cost 1.25x input, cache reads 0.1x input.
@@ -51,10 +56,24 @@ VERTEX_PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     "claude-opus-4-5@20251101": (5.0, 25.0),
     "claude-opus-4-6": (5.0, 25.0),
 }
-PROVIDER_PRICES: dict[str, dict[str, tuple[float, float]]] = {
+# OpenAI's list prices (standard tier, context under 270K), read from its pricing page as quoted on 2026-04..11:
+# (input, output, cached input) USD per million tokens.
+OPENAI_PRICES_PER_MTOK: dict[str, tuple[float, float, float]] = {
+    "gpt-5.5": (5.0, 30.0, 0.5),
+    "gpt-5.4": (2.5, 15.0, 0.25),
+    "gpt-5.4-mini": (0.75, 4.5, 0.075),
+    "gpt-5.4-nano": (0.2, 1.25, 0.02),
+    "gpt-5.2": (1.75, 14.0, 0.175),
+    "gpt-5.1": (1.25, 10.0, 0.125),
+    "gpt-4.1": (2.0, 8.0, 0.5),
+    "gpt-4.1-mini": (0.4, 1.6, 0.1),
+    "gpt-4o-mini": (0.15, 0.6, 0.075),
+}
+PROVIDER_PRICES: Mapping[str, Mapping[str, tuple[float, ...]]] = {
     "anthropic": PRICES_PER_MTOK,
     "bedrock": BEDROCK_PRICES_PER_MTOK,
     "vertex": VERTEX_PRICES_PER_MTOK,
+    "openai": OPENAI_PRICES_PER_MTOK,
 }
 REGIONAL_PREMIUM = 1.1
 """A regional (not global) Bedrock or Vertex endpoint costs 10% more (every model in the tables above)."""
@@ -62,8 +81,27 @@ _BEDROCK_GLOBAL = "global."
 _BEDROCK_GEOGRAPHIC = ("us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.")
 
 
-def price_of(judge: str | None) -> tuple[float, float] | None:
-    """USD per million (input, output) tokens of the judge identity ``judge``; None when not in its table."""
+class Price(NamedTuple):
+    """USD per million tokens; ``cached_input`` None: Anthropic's rule (cache reads 0.1x input, writes 1.25x)."""
+
+    input: float
+    output: float
+    cached_input: float | None = None
+
+
+_CONFIGURED: dict[str, Price] = {}
+
+
+def set_price(judge: str, price: Price) -> None:
+    """``[judge.price]`` for the judge identity ``judge``: wins over the tables, for the rest of the process."""
+    _CONFIGURED[judge] = price
+
+
+def price_of(judge: str | None) -> Price | None:
+    """USD per million tokens of the judge identity ``judge``: ``[judge.price]``, else its provider's table; None
+    when neither has it."""
+    if judge in _CONFIGURED:
+        return _CONFIGURED[judge]
     provider, region, model = parse_identity(judge or "")
     if provider == "bedrock":
         base = model.removeprefix(_BEDROCK_GLOBAL)
@@ -72,10 +110,13 @@ def price_of(judge: str | None) -> tuple[float, float] | None:
             base = base.removeprefix(geo)
     else:
         base, regional = model, provider == "vertex" and region != "global"
-    price = PROVIDER_PRICES[provider].get(base)
-    if price is None or not regional:
+    listed = PROVIDER_PRICES[provider].get(base)
+    if listed is None:
+        return None
+    price = Price(*listed)
+    if not regional:
         return price
-    return price[0] * REGIONAL_PREMIUM, price[1] * REGIONAL_PREMIUM
+    return Price(price.input * REGIONAL_PREMIUM, price.output * REGIONAL_PREMIUM)
 
 
 def priced_models(provider: str) -> list[str]:
@@ -95,8 +136,9 @@ def estimate_cost(
     price = price_of(model)
     if price is None:
         return None
-    per_in, per_out = price[0] / 1e6, price[1] / 1e6
-    return input_tokens * per_in + cache_write * per_in * 1.25 + cache_read * per_in * 0.1 + output_tokens * per_out
+    per_in, per_out = price.input / 1e6, price.output / 1e6
+    per_read = per_in * 0.1 if price.cached_input is None else price.cached_input / 1e6
+    return input_tokens * per_in + cache_write * per_in * 1.25 + cache_read * per_read + output_tokens * per_out
 
 
 class _Tokens(Protocol):

@@ -13,9 +13,16 @@ SDK's own client (``Anthropic``, ``AnthropicBedrock``, ``AnthropicVertex``), cre
   Requests go to ``POST /v1/projects/{project}/locations/{region}/publishers/anthropic/models/{model}:rawPredict``
   with a Bearer token (``ANTHROPIC_VERTEX_BASE_URL`` to point elsewhere). Needs ``pip install 'tracescore[vertex]'``.
 
+- ``openai``: the Chat Completions API through the ``openai`` SDK (``judge/openai.py``), on OpenAI's API or any
+  OpenAI-compatible server (``[judge] base_url``: vLLM, Ollama, LiteLLM, llama.cpp, LM Studio); the key from
+  ``OPENAI_API_KEY`` or the variable ``[judge] api_key_env`` names, none sent when there is none and the server is
+  not OpenAI's. Needs ``pip install 'tracescore[openai]'``.
+
 The judge's identity (its cache key, the ``judge_model`` of its scores and calibrations, its price) is
 ``identity(provider, model, region)``: the model id alone for Anthropic (so existing caches and calibrations keep
-their keys), ``bedrock:<model id>`` and ``vertex:<region>:<model id>`` otherwise; the Vertex region is part of it
+their keys), ``bedrock:<model id>``, ``vertex:<region>:<model id>``, ``openai:<model>`` on OpenAI's API and
+``openai:<base_url host>:<model>`` on another server (the same model name served elsewhere is another judge); the
+Vertex region is part of it
 because a regional endpoint is priced apart from the global one (on Bedrock the model id says which).
 
 Message Batches exist on Anthropic's API only: Bedrock's batch inference and Vertex's batch prediction read and
@@ -27,38 +34,54 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from tracescore.errors import ConfigError
 
 __all__ = [
     "DEFAULT_MODELS",
+    "OPENAI_HOST",
     "PROVIDERS",
     "Provider",
     "ProviderSettings",
     "auth_errors",
     "identity",
     "make_client",
+    "openai_host",
     "parse_identity",
     "refuse_batch",
 ]
 
-Provider = Literal["anthropic", "bedrock", "vertex"]
-PROVIDERS: tuple[Provider, ...] = ("anthropic", "bedrock", "vertex")
+Provider = Literal["anthropic", "bedrock", "vertex", "openai"]
+PROVIDERS: tuple[Provider, ...] = ("anthropic", "bedrock", "vertex", "openai")
 DEFAULT_MODELS: dict[str, str] = {  # the judge's model when none is configured: Sonnet 4.6 in each platform's id
     "anthropic": "claude-sonnet-4-6",
     "bedrock": "global.anthropic.claude-sonnet-4-6",
     "vertex": "claude-sonnet-4-6",
+    "openai": "gpt-5.4",
 }
+OPENAI_HOST = "api.openai.com"
 _CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
 
 
 @dataclass(frozen=True)
 class ProviderSettings:
-    """``[judge] provider``, ``region`` and ``project`` (None: from the provider's usual environment)."""
+    """``[judge] provider``, ``region`` and ``project`` (None: from the provider's usual environment); for
+    ``openai``: ``base_url`` (None: ``OPENAI_BASE_URL``, else OpenAI's), ``api_key_env`` (the variable holding the
+    key, None: ``OPENAI_API_KEY``) and ``structured`` (False: the schema goes in the prompt, no ``response_format``)."""
 
     provider: Provider = "anthropic"
     region: str | None = None
     project: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    structured: bool = True
+
+    def resolved_base_url(self) -> str | None:
+        """``[judge] base_url``, else ``OPENAI_BASE_URL`` (openai only; None: OpenAI's API)."""
+        if self.provider != "openai":
+            return None
+        return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
 
     def resolved_region(self) -> str | None:
         """The region the client will use: ``[judge] region``, else the provider's environment variable."""
@@ -71,21 +94,38 @@ class ProviderSettings:
         return None
 
     def identity(self, model: str) -> str:
+        if self.provider == "openai":
+            return identity("openai", model, openai_host(self.resolved_base_url()))
         return identity(self.provider, model, self.resolved_region())
 
 
+def openai_host(base_url: str | None) -> str | None:
+    """The host of an OpenAI-compatible server's ``base_url``; None for OpenAI's own API (or no URL)."""
+    if not base_url:
+        return None
+    host = urlsplit(base_url).hostname or base_url
+    return None if host == OPENAI_HOST else host
+
+
 def identity(provider: str, model: str, region: str | None = None) -> str:
-    """The judge's identity: the model id for Anthropic, ``bedrock:<model>``, ``vertex:<region>:<model>``."""
+    """The judge's identity: the model id for Anthropic, ``bedrock:<model>``, ``vertex:<region>:<model>``,
+    ``openai:<model>`` or ``openai:<host>:<model>`` (``region``: the server's host for openai)."""
     if provider == "anthropic":
         return model
     if provider == "vertex":
         return f"vertex:{region or 'unknown'}:{model}"
+    if provider == "openai" and region:
+        return f"openai:{region}:{model}"
     return f"{provider}:{model}"
 
 
 def parse_identity(judge: str) -> tuple[str, str | None, str]:
-    """``identity``'s inverse: (provider, region or None, model id)."""
+    """``identity``'s inverse: (provider, region or None, model id). For openai the model is everything after
+    ``openai:`` (a host-qualified id, ``<host>:<model>``, is no OpenAI model and so never in its price table; model
+    names may hold colons, e.g. Ollama's ``llama3.1:8b``)."""
     head, _, rest = judge.partition(":")
+    if head == "openai" and rest:
+        return "openai", None, rest
     if head == "bedrock" and rest:
         return "bedrock", None, rest
     if head == "vertex" and rest:
@@ -109,18 +149,23 @@ def check_model(provider: str, model: str) -> None:
         )
     if provider == "anthropic" and (model.startswith(("anthropic.", "global.", "us.", "eu.")) or "@" in model):
         raise ConfigError(
-            f"judge model {model!r} is a Bedrock or Vertex id; set [judge] provider (\"bedrock\" or \"vertex\")"
+            f'judge model {model!r} is a Bedrock or Vertex id; set [judge] provider ("bedrock" or "vertex")'
             f" or use an Anthropic id such as {DEFAULT_MODELS['anthropic']!r}"
         )
 
 
 def refuse_batch(provider: str) -> None:
     """ConfigError for ``--judge-batch`` on a provider without Message Batches."""
+    if provider == "openai":
+        raise ConfigError(
+            "--judge-batch with [judge] provider = 'openai' is not supported yet (OpenAI's Batch API is issue 47's"
+            " next step); run the backfill without --judge-batch (each call is priced at the synchronous rate)"
+        )
     if provider != "anthropic":
         raise ConfigError(
             f"--judge-batch uses Anthropic's Message Batches API, which [judge] provider = {provider!r} does not offer"
             " through its client (its batch jobs read and write files in cloud storage); run the backfill without"
-            " --judge-batch (each call is priced at the synchronous rate) or with provider = \"anthropic\""
+            ' --judge-batch (each call is priced at the synchronous rate) or with provider = "anthropic"'
         )
 
 
@@ -144,6 +189,10 @@ def make_client(settings: ProviderSettings, *, api_key: str | None, **common: An
     """
     import anthropic
 
+    if settings.provider == "openai":  # not an Anthropic SDK client: judge/make.py builds OpenAIJudge for it
+        raise ConfigError(
+            "[judge] provider = 'openai' is judged by OpenAIJudge (tracescore.judge.openai), not AnthropicJudge"
+        )
     common["max_retries"] = 0
     if settings.provider == "anthropic":
         api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")

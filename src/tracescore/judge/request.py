@@ -1,14 +1,17 @@
 """The one Messages API body of a judge request, sent as is by the direct judge and the Message Batches prefill and
-counted by the dry-run estimate, so a batch reply always lands under the key the direct judge looks up.
+counted by the dry-run estimate, so a batch reply always lands under the key the direct judge looks up; and its
+Chat Completions form for the OpenAI judge (the same texts, the schema as a strict ``response_format`` or, for a
+server that takes none, in the system prompt).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tracescore.judge.protocol import JudgeRequest
 
-__all__ = ["MAX_TOKENS", "message_params", "output_schema", "prompt_texts", "reply_text"]
+__all__ = ["MAX_TOKENS", "chat_params", "message_params", "output_schema", "prompt_texts", "reply_text"]
 
 MAX_TOKENS = 8192
 
@@ -36,6 +39,36 @@ def message_params(request: JudgeRequest, model: str, max_tokens: int = MAX_TOKE
         "messages": [{"role": "user", "content": content}],
         "output_config": {"format": {"type": "json_schema", "schema": output_schema(request)}},
     }
+
+
+def chat_params(
+    request: JudgeRequest, model: str, max_tokens: int = MAX_TOKENS, *, structured: bool = True, openai: bool = True
+) -> dict[str, Any]:
+    """The Chat Completions body of a judge request: the rubric as the system message, the prefix and content as the
+    user turn (OpenAI caches a repeated prefix by itself), the reply's schema as ``response_format`` json_schema
+    strict (the ``openai`` SDK's own conversion, as ``chat.completions.parse`` sends it) or, ``structured=False``,
+    written into the system message with the instruction to reply with that JSON object only. ``openai``: OpenAI's
+    own API, which takes ``max_completion_tokens`` (its newer models refuse ``max_tokens``); other servers get
+    ``max_tokens``, which vLLM, Ollama, LiteLLM and llama.cpp all read."""
+    from openai.lib._parsing._completions import type_to_response_format_param
+
+    response_format: dict[str, Any] = dict(type_to_response_format_param(request.output))  # type: ignore[arg-type]
+    system = request.rubric.system
+    if not structured:
+        schema = json.dumps(response_format["json_schema"]["schema"], ensure_ascii=False)
+        system += (
+            "\n\nReply with one JSON object and nothing else (no prose, no code fence), valid against this JSON"
+            f" schema:\n{schema}"
+        )
+    user = f"{request.prefix}\n\n{request.content}" if request.prefix else request.content
+    params: dict[str, Any] = {
+        "model": model,
+        "max_completion_tokens" if openai else "max_tokens": max_tokens,
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+    }
+    if structured:
+        params["response_format"] = response_format
+    return params
 
 
 def prompt_texts(params: dict[str, Any]) -> list[str]:
