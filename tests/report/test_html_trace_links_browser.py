@@ -87,6 +87,7 @@ def chromium() -> str:
 def langfuse_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, dict[str, str | None]]]:
     """N traces scored from the Langfuse fake: the results file, the store, and the SDK's URL of each trace."""
     from langfuse import Langfuse
+    from langfuse._client.resource_manager import LangfuseResourceManager
 
     tmp = tmp_path_factory.mktemp("html-links")
     out, store, config = tmp / "results.jsonl", tmp / "ts.db", tmp / "tracescore.toml"
@@ -97,6 +98,9 @@ def langfuse_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pat
         args = ["score", "--source", "langfuse", *WINDOW, "--store", str(store), "--out", str(out)]
         scored = CliRunner().invoke(main, [*args, "--config", str(config), "--no-write-back", "-q"], env=env_for(fake))
         assert scored.exit_code == 0, scored.output
+        # the SDK keeps one client per public key in the process: an earlier test's, whose fake has stopped, would
+        # answer for this one (connection refused) unless the registry is emptied first
+        LangfuseResourceManager.reset()
         client = Langfuse(public_key=PUBLIC_KEY, secret_key=SECRET_KEY, base_url=fake.url, tracing_enabled=False)
         try:
             ids = [json.loads(line)["trace_id"] for line in out.read_text().splitlines()]
