@@ -17,8 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS
-from tracescore.scorers.numbers import Evidence, numbers_scorer
+from tracescore.scorers.numbers import (
+    GROUNDING_NUMBERS_CHECKED,
+    GROUNDING_UNSUPPORTED_NUMBERS,
+    Evidence,
+    numbers_scorer,
+)
 from tracescore.scorers.numerals import numerals
 from tracescore.trace import Trace
 

@@ -8,9 +8,10 @@ import re
 from bisect import bisect_left, bisect_right
 from decimal import Decimal, InvalidOperation
 
-from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS, Reasons
+from tracescore.catalog import Reasons
 from tracescore.scorers.evidence_numbers import Evidence
 from tracescore.scorers.evidence_numbers import shown as _shown
+from tracescore.scorers.numbers import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS
 from tracescore.scorers.numerals import Key, Numeral, numerals
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer

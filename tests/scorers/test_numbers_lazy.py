@@ -11,8 +11,14 @@ import random
 from bisect import bisect_left, bisect_right
 from decimal import Decimal
 
-from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS
-from tracescore.scorers.numbers import _MAX_NOTES, _claims, _derivable, numbers_scorer
+from tracescore.scorers.numbers import (
+    _MAX_NOTES,
+    GROUNDING_NUMBERS_CHECKED,
+    GROUNDING_UNSUPPORTED_NUMBERS,
+    _claims,
+    _derivable,
+    numbers_scorer,
+)
 from tracescore.scorers.numerals import Key, Numeral, numerals
 from tracescore.trace import Trace, fetch_failed
 

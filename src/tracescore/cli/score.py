@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from tracescore.catalog import GROUNDING_RATE, Reasons, declared_reason
+from tracescore.catalog import Reasons, declared_reason
 from tracescore.cli.distributed import score_ray
 from tracescore.cli.exits import EXIT_INPUT, end, rate_option, store_option
 from tracescore.cli.platform_options import check_platform_options, platform_options
@@ -30,6 +30,7 @@ from tracescore.platforms.base import EVERYTHING, Parts
 from tracescore.report.safe import fitted_console
 from tracescore.report.summary import Summary, render_terminal
 from tracescore.report.tally import summarize
+from tracescore.scorers.grounding import GROUNDING_RATE
 from tracescore.store import Store
 
 __all__ = ["score"]

@@ -10,9 +10,10 @@ from functools import lru_cache, reduce
 from operator import add
 from typing import Any
 
-from tracescore.catalog import CITATION_FABRICATED_COUNT, DIAGNOSIS, declared_reason, entry
+from tracescore.catalog import declared_reason, entry
 from tracescore.report.verdicts import STAGES, decided_verdicts
-from tracescore.scorers.diagnosis import CELLS
+from tracescore.scorers.citations import CITATION_FABRICATED_COUNT
+from tracescore.scorers.diagnosis import CELLS, DIAGNOSIS
 
 _TEMPLATE_FIELD = re.compile(r"\{([^{}!:]*)[^{}]*\}")  # "{pairs}", "{reason!r}" → the field's name
 

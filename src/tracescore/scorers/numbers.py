@@ -15,7 +15,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from decimal import Decimal
 
-from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS, Reasons
+from tracescore.reasons import Reasons
+from tracescore.registry import ScoreSpec, reasons, scorer
 from tracescore.scorers.evidence_numbers import Evidence
 from tracescore.scorers.evidence_numbers import shown as _shown
 from tracescore.scorers.numerals import Key, Numeral, numerals
@@ -24,7 +25,20 @@ from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 
-__all__ = ["Evidence", "numbers_scorer"]
+__all__ = ["GROUNDING_NUMBERS_CHECKED", "GROUNDING_UNSUPPORTED_NUMBERS", "Evidence", "numbers_scorer"]
+
+GROUNDING_UNSUPPORTED_NUMBERS = "grounding.unsupported_numbers"
+GROUNDING_NUMBERS_CHECKED = "grounding.numbers_checked"
+_WHY = Reasons
+SPECS = (
+    ScoreSpec(GROUNDING_UNSUPPORTED_NUMBERS, "numeric", "lower", 0,
+              absent=reasons(_WHY.NO_EVIDENCE_SEEN, _WHY.NO_NUMBER, _WHY.STEPS_UNREADABLE),
+              definition="numbers the answer states (values, dates, names with a number; not the question's,"
+              " markers, list numbers or URLs) that no evidence the agent saw states; absent when a fetch could not"
+              " be read"),
+    ScoreSpec(GROUNDING_NUMBERS_CHECKED, "numeric", None, 0, absent=reasons(_WHY.NO_EVIDENCE_SEEN, _WHY.NO_NUMBER),
+              definition="distinct numbers the answer states, checked against the evidence"),
+)  # fmt: skip
 
 _MAX_DERIVE = 300  # distinct evidence values tried two at a time for "may be derived from"
 _HUNDRED = Decimal(100)
@@ -188,6 +202,7 @@ def _may_ask(question: str) -> bool:
     return not _DIGIT_CHARS.isdisjoint(lower) or any(part in lower for part in _WORD_PARTS)
 
 
+@scorer(stage="grounding", version="numbers-1", scores=SPECS)
 def numbers_scorer() -> Scorer:
     """Scorer factory for ``grounding.unsupported_numbers`` and ``grounding.numbers_checked``."""
     no_evidence = Scored(tuple(absent(n, Reasons.NO_EVIDENCE_SEEN.text) for n in _NAMES))

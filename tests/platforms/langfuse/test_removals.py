@@ -171,7 +171,7 @@ def test_scores_of_an_older_release_under_versioned_ids_are_removed_once(
         assert preview["ours"] == preview["superseded"] == written and "would be removed" in dry.output
         assert not [r for r in fake.requests if r.path.startswith("/api/public/scores")]  # the dry run sent nothing
 
-        summary = _backfill(_config(tmp_path, "\n[scoring]\nk = 5\n"))  # another fingerprint: a new backfill
+        summary = _backfill(_config(tmp_path, "\n[scorers.retrieval]\nk = 5\n"))  # another fingerprint: a new backfill
         pairs = Counter((s["traceId"], s["name"]) for s in _ours(fake))
         assert set(pairs.values()) == {1} and set(pairs) == _expected(config_path)
         assert not old_ids & {s["id"] for s in _ours(fake)}
@@ -179,7 +179,7 @@ def test_scores_of_an_older_release_under_versioned_ids_are_removed_once(
         assert _others(fake) == others
 
         deletes = len(fake.requests_to("/api/public/scores/", "DELETE"))
-        _backfill(_config(tmp_path, "\n[scoring]\nk = 5\nfinal_answer_prefix = 'FINAL:'\n"))
+        _backfill(_config(tmp_path, "\n[scorers.retrieval]\nk = 5\n[scorers.answer]\nfinal_answer_prefix = 'FINAL:'\n"))
         assert len(fake.requests_to("/api/public/scores/", "DELETE")) == deletes  # removed once, never again
 
 

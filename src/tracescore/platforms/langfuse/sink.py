@@ -20,12 +20,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tracescore.catalog import DIAGNOSIS
 from tracescore.platforms.langfuse.client import classify_error, describe_error, request_options, retry_policy
 from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.result import TraceResult
 from tracescore.retry import Verdict, call_with_retries
-from tracescore.scorers.diagnosis import CELLS
+from tracescore.scorers.diagnosis import CELLS, DIAGNOSIS
 from tracescore.sinks.base import RemovalPreview
 from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, batches, records_from_result
 from tracescore.sinks.removals import Mirror, Written, preview_removals

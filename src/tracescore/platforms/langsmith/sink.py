@@ -24,10 +24,10 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tracescore.catalog import DIAGNOSIS
 from tracescore.platforms.langsmith.configs import FeedbackConfigs, catalog_config, wanted_for
 from tracescore.platforms.langsmith.failures import describe, permanent, status_of
 from tracescore.result import TraceResult
+from tracescore.scorers.diagnosis import DIAGNOSIS
 from tracescore.secrets import RedactLogs
 from tracescore.sinks.base import RemovalPreview
 from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, records_from_result
