@@ -39,8 +39,7 @@ __all__ = [
     "Reasons", "absence_kind", "closest", "declared_reason", "describe", "entries", "entry", "is_known", "names_of",
 ]  # fmt: skip
 
-STAGES: tuple[str, ...] = ("retrieval", "grounding", "citations", "answer", "surface", "diagnosis")
-"""The stages tracescore knows, in report order (a plugin's own stage is reported after them)."""
+STAGES = registry.STAGES
 
 _WHY = Reasons
 ANY_SCORE: tuple[Reason, ...] = (_WHY.SETUP_DROPPED, _WHY.UNGIVEN, _WHY.JUDGE_ONLY, _WHY.SCORER_ERROR)
@@ -151,14 +150,26 @@ def _declared_kind(loaded: registry.Registry, name: str, reason: str) -> Absence
     return None
 
 
+@lru_cache(maxsize=4096)
+def _any_kind(loaded: registry.Registry, reason: str) -> Absence | None:
+    for e in _view(loaded):
+        for declared in e.spec.reasons:
+            if declared.kind is not None and (declared.text == reason or declared.pattern.fullmatch(reason)):
+                return declared.kind
+    return None
+
+
 def absence_kind(reason: str | None, name: str | None = None) -> Absence:
-    """The class of an absence ``reason``: as the scorer of ``name`` declares it, else as the run's reasons say;
-    undeclared → not computed (the safe side)."""
-    if reason is not None and name is not None:
-        kind = _declared_kind(registry.load(), name, reason)
-        if kind is not None:
-            return kind
-    return _global_kind(reason)
+    """The class of an absence ``reason``: as the scorer of ``name`` declares it, else as the run's reasons say,
+    else as any installed scorer declares it (a plugin's own reason); undeclared → not computed (the safe side)."""
+    if reason is None:
+        return NOT_COMPUTED
+    loaded = registry.load()
+    if name is not None and (kind := _declared_kind(loaded, name, reason)) is not None:
+        return kind
+    if declared_reason(reason) is not None:
+        return _global_kind(reason)
+    return _any_kind(loaded, reason) or NOT_COMPUTED
 
 
 def describe() -> list[dict[str, Any]]:

@@ -27,41 +27,23 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from tracescore.errors import ConfigError
 from tracescore.reasons import DOES_NOT_APPLY, NOT_COMPUTED, Absence, Reason
 
 __all__ = [
-    "GROUP", "INJECTED", "Chosen", "Duration", "Installed", "Registry", "RunContext", "ScoreSpec", "ScorerDef",
-    "choose", "load", "option_value", "parse_duration", "type_name", "reasons", "scorer", "validate_options",
+    "GROUP", "INJECTED", "STAGES", "Chosen", "Installed", "Registry", "RunContext", "ScoreSpec", "ScorerDef",
+    "choose", "load", "option_value", "type_name", "reasons", "scorer", "validate_options",
 ]  # fmt: skip
 
 GROUP = "tracescore.scorers"
+STAGES: tuple[str, ...] = ("retrieval", "grounding", "citations", "answer", "surface", "diagnosis")
+"""The stages tracescore knows, in report and run order (a plugin's own stage comes after them)."""
 INJECTED = frozenset({"judge", "run", "links", "scores"})
 """Parameters the run hands a scorer (never options)."""
 KINDS = ("numeric", "boolean", "categorical")
 BETTER = ("higher", "lower", None)
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(text: str) -> timedelta:
-    """``"90s"``, ``"15m"``, ``"2h"``, ``"7d"`` → timedelta; anything else is a ValueError saying what is allowed."""
-    match = _DURATION.match(text)
-    if not match:
-        raise ValueError(f"expected a duration such as '90s', '15m', '2h' or '7d', got {text!r}")
-    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
-
-
-def _as_duration(value: object) -> object:
-    return parse_duration(value) if isinstance(value, str) else value
-
-
-Duration = Annotated[timedelta, BeforeValidator(_as_duration)]
-"""An option's type for a span of time written ``"365d"``, ``"12h"``, ``"90s"`` in ``tracescore.toml``."""
-
 
 @dataclass(frozen=True, eq=False)
 class ScoreSpec:
@@ -298,10 +280,17 @@ def _in_stage(name: str, stages: Sequence[str]) -> bool:
 
 def _entry_points() -> list[metadata.EntryPoint]:
     """The group's entry points: tracescore's first, then each plugin distribution's, each by name (one order on
-    every machine, whatever the installer wrote)."""
+    every machine, whatever the installer wrote; the scorers' order is the stages', ``_ordered``)."""
     found = list(metadata.entry_points(group=GROUP))
     dist = {id(ep): (ep.dist.name if ep.dist is not None else "") for ep in found}
     return sorted(found, key=lambda ep: (dist[id(ep)] != "tracescore", dist[id(ep)], ep.name))
+
+
+def _ordered(installed: Iterable[Installed]) -> list[Installed]:
+    """The scorers in stage order (``STAGES``, a stage tracescore does not know after them), tracescore's before a
+    plugin's within a stage: the order they run in, and of the scores in a result line."""
+    rank = {stage: i for i, stage in enumerate(STAGES)}
+    return sorted(installed, key=lambda i: (rank.get(i.scorer.stages[0], len(rank)), not i.builtin))
 
 
 def _load(ep: metadata.EntryPoint) -> Installed:
@@ -336,7 +325,7 @@ def load(*, refresh: bool = False) -> Registry:
         if twice := sorted({n for n in names if names.count(n) > 1}):
             owners = ", ".join(f"{ep.dist.name if ep.dist else '?'}" for ep in eps if ep.name == twice[0])
             raise ConfigError(f"scorer entry point {twice[0]!r} is registered twice (by {owners})")
-        _LOADED = Registry(_load(ep) for ep in eps)
+        _LOADED = Registry(_ordered(_load(ep) for ep in eps))
     return _LOADED
 
 

@@ -13,11 +13,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel, Strict, field_validator, model_validator
 
 from tracescore.adapters.mapping import MappingConfig
+from tracescore.durations import parse_duration
 from tracescore.judge.anthropic import DEFAULT_MODEL
 from tracescore.judge.redact import BUILT_IN, custom_pattern
 from tracescore.platforms import registry
 from tracescore.platforms.base import Platform
-from tracescore.registry import parse_duration
 
 __all__ = [
     "CORE_SECTIONS",

@@ -29,8 +29,9 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
+from tracescore.durations import Duration
 from tracescore.reasons import Reasons
-from tracescore.registry import Duration, ScoreSpec, reasons, scorer
+from tracescore.registry import ScoreSpec, reasons, scorer
 from tracescore.scorers.cited import cited_keys
 from tracescore.scorers.numerals import fold
 from tracescore.scorers.scored import Scored, Scorer

@@ -107,7 +107,7 @@ class Mirror:
             return None  # present but not writable (refused before sending): keep the old value
         if self.keep_versions and w.name != f"{w.score}@{scorer_version(score)}":
             return None  # another version: kept side by side
-        if absence_kind(score.reason) == NOT_COMPUTED:
+        if absence_kind(score.reason, w.score) == NOT_COMPUTED:
             return _STALE  # a failure is not a verdict: the earlier score stands until a run computes it again
         return f"absent: {score.reason}"
 
