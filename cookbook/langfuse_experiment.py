@@ -63,6 +63,11 @@ def stored(client: Langfuse, **options: Any) -> Any:
 
 
 if __name__ == "__main__":
+    missing = [v for v in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY") if not os.environ.get(v)]
+    if missing:  # the SDK would only warn "Client will be disabled" and send nothing
+        print(f"langfuse_experiment.py: set {' and '.join(missing)} (and LANGFUSE_BASE_URL for a self-hosted"
+              " server)", file=sys.stderr)
+        sys.exit(2)  # a usage error, as tracescore's own missing credentials
     langfuse = Langfuse()
     judge = AnthropicJudge() if os.environ.get("ANTHROPIC_API_KEY") else None
     try:

@@ -76,6 +76,10 @@ def run(client: Client, dataset: str, judge: Judge | None = None, **options: Any
 
 
 if __name__ == "__main__":
+    if not (os.environ.get("LANGSMITH_API_KEY") or os.environ.get("LANGCHAIN_API_KEY")):  # else a traceback later
+        print("langsmith_evaluate.py: set LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT for a self-hosted server)",
+              file=sys.stderr)
+        sys.exit(2)  # a usage error, as tracescore's own missing credentials
     judge = AnthropicJudge() if os.environ.get("ANTHROPIC_API_KEY") else None
     try:
         results = run(Client(), sys.argv[1] if len(sys.argv) > 1 else "search-agent-cases", judge)

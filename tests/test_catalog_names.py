@@ -17,8 +17,12 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+import pytest
+
 import tracescore
 from tracescore import catalog, registry
+from tracescore.scorers.diagnosis import DIAGNOSIS
+from tracescore.scorers.trajectory import SEARCH_CALLS
 
 SRC = Path(tracescore.__file__).parent
 _BUILTIN = [e for e in catalog.entries() if e.package.startswith("tracescore ")]
@@ -252,3 +256,41 @@ def test_the_option_scan_sees_a_second_default(tmp_path: Path) -> None:
         "def also_fine(k: int | None = None):\n    pass\n"
     )
     assert defaults_declared(tmp_path, "k") == [("a.py", 1), ("b.py", 4), ("b.py", 5)]
+
+
+def _stage_prefix(stage: str) -> str:
+    """How the names of a stage begin: ``<stage>.``; the citations stage's scores are ``citation.*`` (their public
+    names since the first release: the stage, a word of every report, is plural)."""
+    return "citation." if stage == "citations" else f"{stage}."
+
+
+def test_every_catalog_name_starts_with_its_stage() -> None:
+    """#43 item 5: a dashboard filter on a stage (``trajectory.*``) finds all its scores; ``diagnosis`` is the one
+    name without a stage part. (#46: the registry refuses a name outside its scorer's stage when it loads.)"""
+    for e in catalog.entries():
+        if e.name == DIAGNOSIS:
+            assert e.stage == "diagnosis"
+            continue
+        assert e.name.startswith(_stage_prefix(e.stage)), f"{e.name} is in stage {e.stage}"
+    assert {e.stage for e in _BUILTIN} == set(catalog.STAGES)
+    trajectory = {e.name for e in catalog.entries() if e.stage == "trajectory"}
+    assert trajectory == {"trajectory.search_calls", "trajectory.fetch_calls", "trajectory.repeated_queries",
+                          "trajectory.fetch_chars", "trajectory.query_overlap", "trajectory.unused_fetch_rate",
+                          "trajectory.searches_after_found"}  # fmt: skip
+
+
+def test_the_stage_check_can_fail() -> None:
+    from dataclasses import replace
+
+    wrong = replace(catalog.entry(SEARCH_CALLS) or catalog.entries()[0], stage="retrieval")
+    assert not wrong.name.startswith(_stage_prefix(wrong.stage))
+    assert _stage_prefix("citations") == "citation." and not "citation.coverage".startswith(_stage_prefix("answer"))
+
+
+def test_an_old_trajectory_name_points_at_its_new_name() -> None:
+    from tracescore.errors import ConfigError
+    from tracescore.report.gate_config import check_score_name
+
+    with pytest.raises(ConfigError, match=r"did you mean trajectory\.unused_fetch_rate\?"):
+        check_score_name("fetch.unused_rate")
+    assert not catalog.is_known("search.calls") and catalog.is_known("trajectory.search_calls")

@@ -15,7 +15,6 @@ reason not declared is treated as not computed, the safe side.
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass
 from datetime import timedelta
@@ -23,6 +22,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from tracescore import registry
+from tracescore.durations import format_duration
 from tracescore.reasons import (
     DOES_NOT_APPLY,
     NOT_COMPUTED,
@@ -36,7 +36,7 @@ from tracescore.reasons import absence_kind as _global_kind
 
 __all__ = [
     "ANY_SCORE", "DOES_NOT_APPLY", "JUDGED", "NOT_COMPUTED", "REASONS", "STAGES", "Absence", "Entry", "Reason",
-    "Reasons", "absence_kind", "closest", "declared_reason", "describe", "entries", "entry", "is_known", "names_of",
+    "Reasons", "absence_kind", "declared_reason", "describe", "entries", "entry", "is_known", "names_of",
 ]  # fmt: skip
 
 STAGES = registry.STAGES
@@ -130,15 +130,6 @@ def is_known(name: str) -> bool:
     return entry(name.split("@", 1)[0]) is not None
 
 
-def closest(name: str) -> str | None:
-    """The catalog name closest to a misspelt one, for "did you mean …?" (a ``{field}`` shown with its default)."""
-    loaded = registry.load()
-    names = [inst.scorer.names(inst.scorer.defaults)[i] for inst in loaded.installed.values()
-             for i in range(len(inst.scorer.specs))]  # fmt: skip
-    found = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
-    return found[0] if found else None
-
-
 @lru_cache(maxsize=4096)
 def _declared_kind(loaded: registry.Registry, name: str, reason: str) -> Absence | None:
     found = _entry_of(loaded, name)
@@ -200,10 +191,4 @@ def describe() -> list[dict[str, Any]]:
 
 def _plain(value: object) -> object:
     """An option's default as JSON and as written in tracescore.toml (a span as ``"365d"``)."""
-    if isinstance(value, timedelta):
-        seconds = int(value.total_seconds())
-        for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-            if seconds % size == 0:
-                return f"{seconds // size}{unit}"
-        return f"{seconds}s"
-    return value
+    return format_duration(value) if isinstance(value, timedelta) else value

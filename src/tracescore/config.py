@@ -202,7 +202,8 @@ def _describe(exc: ValidationError, section: str, model: type[BaseModel], source
     field = model.model_fields.get(str(err["loc"][0])) if err["loc"] else None
     what = f" ({field.description})" if field is not None and field.description else ""
     msg = str(err["msg"]).removeprefix("Value error, ")
-    return f"{source}: bad value for {key!r}: {msg}, got {err.get('input')!r}{what}"
+    got = f", got {err.get('input')!r}" if repr(err.get("input")) not in msg else ""  # said once, not twice
+    return f"{source}: bad value for {key!r}: {msg}{got}{what}"
 
 
 def fingerprint(config: Config) -> str:

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import BeforeValidator
 
-__all__ = ["Duration", "parse_duration"]
+__all__ = ["Duration", "format_duration", "parse_duration"]
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -29,3 +29,12 @@ def _as_duration(value: object) -> object:
 
 Duration = Annotated[timedelta, BeforeValidator(_as_duration)]
 """An option's type for a span of time written ``"365d"``, ``"12h"``, ``"90s"`` in ``tracescore.toml``."""
+
+
+def format_duration(value: timedelta) -> str:
+    """A span as ``tracescore.toml`` writes it (``"365d"``, ``"90m"``), the largest whole unit."""
+    seconds = int(value.total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds and seconds % size == 0:
+            return str(seconds // size) + unit
+    return str(seconds) + "s"

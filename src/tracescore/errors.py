@@ -10,8 +10,8 @@ TracescoreError       4  any other failure: stopped (what is written stays writt
 │   ├── AdapterError  1  a native platform record that cannot become a Trace
 │   └── NoResultsError  6  a results file or run spec holds no scored trace (empty, unreadable, a traces file,
 │                          no such run): nothing to report or gate
-├── NothingToDoError  6  nothing to work on (no judged claim, no human label, partial results to gate), or an
-│                        output of gate/report that cannot be written
+├── NothingToDoError  6  nothing to work on (no judged claim, no human label, partial results to gate)
+├── OutputError       4  a file named as an output (--out, --junit, a sheet, init's config) cannot be written
 ├── SourceError       4  reading from a platform failed after the bounded retries
 ├── SinkError         4  writing scores failed after the bounded retries
 ├── StoreError        4  the local SQLite store cannot be opened, migrated or written
@@ -40,6 +40,7 @@ __all__ = [
     "MissingInputError",
     "NoResultsError",
     "NothingToDoError",
+    "OutputError",
     "SinkError",
     "SourceError",
     "StoreError",
@@ -121,9 +122,16 @@ class NoResultsError(InputError):
 
 class NothingToDoError(TracescoreError):
     """Nothing to work on: no judged claim to sample, no human label to measure, partial results to gate without
-    ``--allow-partial``; or an output of ``gate``/``report`` that cannot be written. Not a success that did 0 things."""
+    ``--allow-partial``. Not a success that did 0 things."""
 
     exit_code: ClassVar[int] = 6
+
+
+class OutputError(TracescoreError):
+    """A file named as an output (``--out``, ``--junit``, ``--markdown``, a calibration sheet, ``init``'s config)
+    cannot be written; the message names the path and the OS's reason."""
+
+    exit_code: ClassVar[int] = 4
 
 
 class Interrupted(BaseException):

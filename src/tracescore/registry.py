@@ -29,6 +29,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from tracescore.durations import format_duration
 from tracescore.errors import ConfigError
 from tracescore.reasons import DOES_NOT_APPLY, NOT_COMPUTED, Absence, Reason
 
@@ -38,7 +39,7 @@ __all__ = [
 ]  # fmt: skip
 
 GROUP = "tracescore.scorers"
-STAGES: tuple[str, ...] = ("retrieval", "grounding", "citations", "answer", "surface", "diagnosis")
+STAGES: tuple[str, ...] = ("retrieval", "trajectory", "grounding", "citations", "answer", "surface", "diagnosis")
 """The stages tracescore knows, in report and run order (a plugin's own stage comes after them)."""
 INJECTED = frozenset({"judge", "run", "links", "scores"})
 """Parameters the run hands a scorer (never options)."""
@@ -163,13 +164,17 @@ class ScorerDef:
 
     def accepts(self) -> str:
         """What the options are, for a message: ``k (int, default 5), ...`` or ``no option``."""
-        parts = [f"{n} ({type_name(f.annotation)}, default {f.default!r})"
+        parts = [f"{n} ({type_name(f.annotation)}, default {_shown(f.default)!r})"
                  for n, f in self.options_model.model_fields.items()]  # fmt: skip
         return ", ".join(parts) or "no option"
 
     def names(self, options: Mapping[str, Any]) -> tuple[str, ...]:
         """The score names the scorer writes with ``options`` (``{k}`` filled)."""
         return tuple(s.name.format(**{f: options[f] for f in s.fields}) if s.fields else s.name for s in self.specs)
+
+
+def _shown(value: Any) -> Any:
+    return format_duration(value) if isinstance(value, timedelta) else value
 
 
 def type_name(annotation: Any) -> str:
@@ -345,8 +350,9 @@ def validate_options(inst: Installed, given: Mapping[str, Any], where: str) -> d
                 f" {accepts}"
             ) from None
         msg = str(err["msg"]).removeprefix("Value error, ")
+        got = "" if ", got " in msg else f", got {err.get('input')!r}"
         raise ConfigError(
-            f"{where}: bad value for [scorers.{inst.name}] {key}: {msg}, got {err.get('input')!r}; scorer"
+            f"{where}: bad value for [scorers.{inst.name}] {key}: {msg}{got}; scorer"
             f" {inst.name!r} ({inst.package}) accepts: {accepts}"
         ) from None
 

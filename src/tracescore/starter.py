@@ -18,7 +18,7 @@ def _credentials() -> list[str]:
 
 
 def starter_config(
-    kind: str = registry.DEFAULT_JOB_SOURCE, path: str | None = None, *, project: str | None = None
+    kind: str = registry.DEFAULT_SOURCE, path: str | None = None, *, project: str | None = None
 ) -> str:
     """A commented ``tracescore.toml``: the chosen source set, every other key shown with its default."""
     platform = registry.get(kind)

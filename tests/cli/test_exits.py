@@ -25,8 +25,8 @@ SRC = REPO / "src" / "tracescore"
 _TREE = [getattr(errors, name) for name in errors.__all__ if issubclass(getattr(errors, name), TracescoreError)]
 _EXPECTED = {
     "TracescoreError": 4, "ConfigError": 2, "MissingInputError": 2, "InputError": 1, "AdapterError": 1,
-    "NoResultsError": 6, "NothingToDoError": 6, "SourceError": 4, "SinkError": 4, "StoreError": 4, "JudgeError": 4,
-    "LockError": 3,
+    "NoResultsError": 6, "NothingToDoError": 6, "OutputError": 4, "SourceError": 4, "SinkError": 4, "StoreError": 4,
+    "JudgeError": 4, "LockError": 3,
 }  # fmt: skip
 
 

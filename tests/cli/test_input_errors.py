@@ -204,3 +204,28 @@ def test_calibrate_sample_with_nothing_judged_says_why_and_exits_6(tmp_path: Pat
     assert result.exit_code == NothingToDoError.exit_code
     assert "nothing to sample: the run(s) hold no judged claim" in result.stderr and "--no-judge" in result.stderr
     assert "queued 0" not in result.output and not sheet.exists()
+
+
+def test_rejected_keys_are_one_request_on_every_langfuse_command(tmp_path: Path) -> None:
+    """#43 item 8: the dashboard's SDK calls cannot parse a 401 body into their error model: it is still a rejected
+    key, one request sent, one line naming the keys (not a pydantic error retried)."""
+    with FakeLangfuse() as fake:
+        env: dict[str, str | None] = {**env_for(fake), "LANGFUSE_SECRET_KEY": "sk-lf-wrong"}
+        result = _cli("dashboard", "--to", "langfuse", env=env)
+        sent = len(fake.requests)
+    assert result.exit_code == SourceError.exit_code, result.output
+    assert sent == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert "rejected the API keys (HTTP 401) after the one request sent" in line, line
+
+
+def test_a_plain_score_that_cannot_connect_speaks_of_traces_only(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}"
+    env: dict[str, str | None] = {"LANGFUSE_PUBLIC_KEY": "pk-lf-1", "LANGFUSE_SECRET_KEY": "sk-lf-1",
+                                  "LANGFUSE_BASE_URL": url}
+    config = tmp_path / "tracescore.toml"
+    config.write_text("[langfuse]\nmax_attempts = 1\nbackoff = 0\n")
+    result = _cli("score", "--source", "langfuse", *WINDOW, "--config", str(config), "-q",
+                  "--store", str(tmp_path / "s.db"), env=env)  # fmt: skip
+    (line,) = result.stderr.strip().splitlines()
+    assert "cannot read the traces of" in line and "experiment" not in line, line

@@ -4,14 +4,11 @@ baseline, --no-judge and score --help, a misspelt trace field)."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import subprocess
-import sys
 from pathlib import Path
 
 from click.testing import CliRunner, Result
 
+from tests.cli.terminal import on_terminal
 from tests.conftest import REPO
 from tracescore import catalog
 from tracescore.cli import main
@@ -47,26 +44,8 @@ def test_report_out_says_where_it_wrote(tmp_path: Path) -> None:
 
 def test_gate_on_a_terminal_renders_the_markdown(tmp_path: Path) -> None:
     results = _results(tmp_path)
-    main_fd, child_fd = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "COLUMNS": "120", "TERM": "dumb"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tracescore.cli", "gate", str(results), "--store", str(tmp_path / "x.db")],
-        stdout=child_fd, stderr=subprocess.DEVNULL, env=env, cwd=tmp_path,
-    )  # fmt: skip
-    os.close(child_fd)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(main_fd, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    proc.wait(timeout=60)
-    os.close(main_fd)
-    shown = b"".join(chunks).decode("utf-8", "replace")
-    assert proc.returncode == 1  # the samples cite fabricated URLs
+    code, shown = on_terminal(["gate", str(results), "--store", str(tmp_path / "x.db")], tmp_path, stderr=False)
+    assert code == 1  # the samples cite fabricated URLs
     assert "tracescore gate failed" in shown and "no fabricated citation" in shown
     assert "**" not in shown and "`tr-0010`" not in shown and "| --- |" not in shown  # rendered, not raw Markdown
     piped = _cli("gate", str(results))

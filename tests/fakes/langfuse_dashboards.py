@@ -89,6 +89,8 @@ class FakeLangfuseDashboards(FakeServer):
         self._clock = datetime(2026, 12, 1, tzinfo=UTC)
         self._data_lock = threading.Lock()
         self.write_faults: deque[Fault] = deque()  # answered, in order, to the next writes instead of doing them
+        self.stored_faults: deque[Fault] = deque()  # answered, in order, to the next writes after doing them (a
+        # server that stored the write and failed before answering: the client sees an error and retries)
 
     # -- what tests read -------------------------------------------------------------------------------------------
     def writes(self) -> list[Request]:
@@ -108,6 +110,14 @@ class FakeLangfuseDashboards(FakeServer):
             status = fault.status or 500
             code = "rate_limited" if status == 429 else "internal_error"
             return Response(status, {"message": f"error {status}", "code": code}, fault.headers)
+        answer = self._route(request)
+        if request.method in WRITES and self.stored_faults and answer.status < 300:
+            fault = self.stored_faults.popleft()
+            status = fault.status or 500
+            return Response(status, {"message": f"error {status}", "code": "internal_error"}, fault.headers)
+        return answer
+
+    def _route(self, request: Request) -> Response:
         parts = request.path.removeprefix(PREFIX).strip("/").split("/")
         with self._data_lock:
             if parts[0] == "dashboards":

@@ -44,7 +44,7 @@ def test_stages_keep_only_their_scores_and_absences() -> None:
     everything = ts.evaluators()[0](run, example)["results"]
     retrieval = ts.evaluators(stages=["retrieval"])[0](run, example)["results"]
     assert [r for r in retrieval if r["key"] != ts.ABSENT_KEY] == [
-        r for r in everything if score_stage(r["key"]) == "retrieval"  # the catalog's stage (search.calls: retrieval)
+        r for r in everything if score_stage(r["key"]) == "retrieval"  # the catalog's stage (trajectory.*: its own)
     ]
     assert {r["key"] for r in retrieval} - {ts.ABSENT_KEY} >= {"retrieval.recall_at_5", "retrieval.retrieved_any"}
     assert all(r["key"] != ts.ABSENT_KEY for r in retrieval)  # no retrieval score is absent on this trace

@@ -16,20 +16,23 @@ from tracescore.cli import main
 
 
 def _line(tid: str, provider: str, scores: dict[str, Any], query: str | None = None) -> dict[str, Any]:
-    comments = {"search.query_overlap": f"first query: {json.dumps(query)}"} if query is not None else {}
+    comments = {"trajectory.query_overlap": f"first query: {json.dumps(query)}"} if query is not None else {}
     return {"trace_id": tid, "scores": scores, "missing": {}, "errors": [], "comments": comments,
             "metadata": {"provider": provider}}  # fmt: skip
 
 
 LINES = [
-    _line("L1", "tavily", {"search.calls": 2.0, "fetch.calls": 1.0, "fetch.chars": 30000.0, "answer.correct": True,
-                           "search.query_overlap": 0.9, "diagnosis": "retrieval_fail/right"}, "zeta"),
-    _line("L2", "tavily", {"search.calls": 1.0, "fetch.calls": 0.0, "answer.correct": False,
-                           "search.query_overlap": 0.25, "diagnosis": "retrieval_pass/wrong"}, "mid"),
-    _line("L3", "tavily", {"search.calls": 3.0, "fetch.calls": 2.0, "answer.correct": True,  # fetch.chars absent
+    _line("L1", "tavily", {"trajectory.search_calls": 2.0, "trajectory.fetch_calls": 1.0,
+                           "trajectory.fetch_chars": 30000.0, "answer.correct": True,
+                           "trajectory.query_overlap": 0.9, "diagnosis": "retrieval_fail/right"}, "zeta"),
+    _line("L2", "tavily", {"trajectory.search_calls": 1.0, "trajectory.fetch_calls": 0.0, "answer.correct": False,
+                           "trajectory.query_overlap": 0.25, "diagnosis": "retrieval_pass/wrong"}, "mid"),
+    _line("L3", "tavily", {"trajectory.search_calls": 3.0, "trajectory.fetch_calls": 2.0,  # fetch_chars absent
+                           "answer.correct": True,
                            "diagnosis": "retrieval_pass/right"}, "not queued"),
-    _line("L4", "exa", {"search.calls": 1.0, "fetch.calls": 1.0, "fetch.chars": 50000.0,
-                        "search.query_overlap": 0.5, "diagnosis": "retrieval_fail/wrong"}, "Alpha"),
+    _line("L4", "exa", {"trajectory.search_calls": 1.0, "trajectory.fetch_calls": 1.0,
+                        "trajectory.fetch_chars": 50000.0,
+                        "trajectory.query_overlap": 0.5, "diagnosis": "retrieval_fail/wrong"}, "Alpha"),
     _line("L5", "exa", {"answer.correct": True}),  # scored before the trajectory scores: adds nothing
 ]  # fmt: skip
 # tavily: 3 answers; searches 6/3 = 2.00, fetches 3/3 = 1.00; characters known for L1 (30,000) and L2 (0: it fetched

@@ -10,7 +10,8 @@ from typing import Any
 
 from tracescore.report.tally import Summary, summarize
 
-_NAMES = ["retrieval.recall_at_5", "answer.correct", "grounding.rate", "fetch.chars", "search.calls", "diagnosis"]
+_NAMES = ["retrieval.recall_at_5", "answer.correct", "grounding.rate", "trajectory.fetch_chars",
+          "trajectory.search_calls", "diagnosis"]  # fmt: skip
 
 
 def _line(i: int, rng: random.Random) -> dict[str, Any]:

@@ -1,5 +1,7 @@
 """``scorers/stale.py``'s functions as they were before its speed-up (#33), the ones it changed: the reference the
-fast scorer is compared with in tests/scorers/test_signals_same.py (what it did not change is imported). Frozen."""
+fast scorer is compared with in tests/scorers/test_signals_same.py (what it did not change is imported). Frozen, but
+for the meaning changes an issue made since, applied here in the plain form (#43: every date found for the page, from
+every place, and the latest one wins; every fetch of the page that did not fail is read)."""
 
 from __future__ import annotations
 
@@ -32,14 +34,21 @@ def page_date(text: str) -> datetime | None:
     return _moment(max(days)) if days else None
 
 
-def _source_date(fetch: FetchStep, hits: Iterable[Mapping[str, Any]]) -> tuple[datetime, str] | None:
-    """(date, where it was found) of one fetched page: its step's metadata, a search hit's, its text."""
-    for where, metadata in (("fetch metadata", fetch.metadata), *(("search metadata", m) for m in hits)):
-        found = _metadata_dates(metadata)
-        if found:
-            return max(found), where
-    in_text = page_date(fetch.text)
-    return (in_text, "page text") if in_text else None
+def _source_date(fetches: list[FetchStep], hits: Iterable[Mapping[str, Any]]) -> tuple[datetime, str] | None:
+    """(date, where it was found) of one page: the latest of every date of its fetches' metadata, its hits'
+    metadata and its fetches' text (a tie: the first place)."""
+    found: list[tuple[datetime, str]] = []
+    for where, metadata in (
+        *(("fetch metadata", f.metadata) for f in fetches),
+        *(("search metadata", m) for m in hits),
+    ):
+        found += [(moment, where) for moment in _metadata_dates(metadata)]
+    found += [(moment, "page text") for f in fetches if (moment := page_date(f.text)) is not None]
+    best: tuple[datetime, str] | None = None
+    for candidate in found:
+        if best is None or candidate[0] > best[0]:
+            best = candidate
+    return best
 
 
 def stale_scorer(*, stale_after: timedelta = timedelta(days=365)) -> Scorer:
@@ -60,11 +69,11 @@ def _stale(trace: Trace, stale_after: timedelta, days: float) -> Score:
     cited = cited_keys(trace)
     if not cited:
         return absent(CITATION_STALE_RATE, Reasons.NOTHING_CITED.text)
-    fetches: dict[str, FetchStep] = {}  # every key of a page read -> its first fetch that did not fail
+    fetches: dict[str, list[FetchStep]] = {}  # every key of a page read -> its fetches that did not fail
     for step in trace.fetches:
         if not fetch_failed(step.status):
             for key in _keys(step.url, step.doc_id):
-                fetches.setdefault(key, step)
+                fetches.setdefault(key, []).append(step)
     hits: dict[str, list[Mapping[str, Any]]] = {}  # every key of a search hit -> the metadata of its hits
     for search in trace.searches:
         for hit in search.hits:
@@ -76,9 +85,10 @@ def _stale(trace: Trace, stale_after: timedelta, days: float) -> Score:
         return absent(CITATION_STALE_RATE, Reasons.NO_CITED_FETCH.text)
     dated: dict[str, tuple[datetime, str]] = {}
     undated: list[str] = []
-    for key, fetch in sources.items():
-        metadata = [m for k in _keys(fetch.url, fetch.doc_id) for m in hits.get(k, ())]
-        found = _source_date(fetch, metadata)
+    for key, page in sources.items():
+        page_keys = dict.fromkeys(k for fetch in page for k in _keys(fetch.url, fetch.doc_id))
+        metadata = [m for k in page_keys for m in hits.get(k, ())]
+        found = _source_date(page, metadata)
         if found is None:
             undated.append(key)
         else:

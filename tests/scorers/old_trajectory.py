@@ -1,5 +1,7 @@
 """``scorers/trajectory.py``'s functions as they were before its speed-up (#33), the ones it changed: the reference
-the fast scorer is compared with in tests/scorers/test_signals_same.py (what it did not change is imported). Frozen."""
+the fast scorer is compared with in tests/scorers/test_signals_same.py (what it did not change is imported). Frozen,
+but for the meaning changes an issue made since, applied here in the plain form (#43: ``fetch.chars`` counts only
+fetches that did not fail)."""
 
 from __future__ import annotations
 
@@ -72,7 +74,7 @@ def _chars(trace: Trace, fetches: int) -> Score:
     reason = _unreadable(trace, "fetch", "its text was not counted")
     if reason is not None:
         return absent(FETCH_CHARS, reason)
-    return score(FETCH_CHARS, sum(len(step.text) for step in trace.fetches))
+    return score(FETCH_CHARS, sum(len(step.text) for step in trace.fetches if not fetch_failed(step.status)))
 
 
 def content_words(text: str) -> list[str]:

@@ -42,7 +42,7 @@ def test_the_sample_report_has_a_grounding_section_without_a_judge(tmp_path: Pat
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     report, scores = _jsonl(tmp_path)
     rows = {m.group(1): int(m.group(2)) for m in
-            re.finditer(r"│ grounding │ (grounding\.\w+)\s*│\s*(\d+) │", report)}  # fmt: skip
+            re.finditer(r"│ grounding\s+│ (grounding\.\w+)\s*│\s*(\d+) │", report)}  # fmt: skip
     assert rows[GROUNDING_NUMBERS_CHECKED] == rows[GROUNDING_UNSUPPORTED_NUMBERS] == 30, report
     assert rows["grounding.rate"] == 0  # the judge's scores stay absent without one
     assert sum(1 for s in scores.values() if s) == 30

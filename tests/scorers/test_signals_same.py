@@ -198,8 +198,9 @@ _IDS = ("kb-1", " kb-1 ", "kb-1\t", "kb-2", "KB-2", "faq", "", "  ", "https://a.
 
 
 def test_plain_required_ids_are_found_after_the_same_search() -> None:
-    """The plain-id path of ``search.after_found`` (every required id a str without "://") finds them after the
-    search ``all_found_after`` names, with the same ones missing; anything else is left to ``all_found_after``."""
+    """The plain-id path of ``trajectory.searches_after_found`` (every required id a str without "://") finds them
+    after the search ``all_found_after`` names, with the same ones missing; anything else is left to
+    ``all_found_after``."""
     rng = random.Random(35)
     ids = (None, *_IDS)
     taken = 0

@@ -153,3 +153,89 @@ def test_stale_after_is_in_the_fingerprint_as_a_span() -> None:
         Config(parse_sections({"scorers": {"stale": {"stale_after": "90 days"}}})).scorers()
     with pytest.raises(ConfigError, match=r"scoring.stale_after is now the scorer option \[scorers.stale\]"):
         parse_sections({"scoring": {"stale_after": "90d"}})
+
+
+# -- #43 item 2: every date found for the page, from every place, and the latest one wins -------------------------
+
+OLD, MID, NEW = "2023-11-18", "2024-06-01", "2025-05-20"
+
+
+def _source(steps: list[dict[str, Any]]) -> Score:
+    return _stale(_trace("A [1].\n\n[1] https://a.example/p", steps))
+
+
+def _where(steps: list[dict[str, Any]]) -> tuple[str, str]:
+    """(date, where it was found) of the one cited source, read from the comment (stale_after 1 day: it is stale)."""
+    got = _stale(_trace("A [1].\n\n[1] https://a.example/p", steps), timedelta(days=1))
+    assert got.comment is not None, got
+    day, where = got.comment.split("https://a.example/p (", 1)[1].rstrip(")").split(", ", 1)
+    return day, where
+
+
+def _hit(**metadata: Any) -> dict[str, Any]:
+    return {"url": "https://a.example/p", "metadata": metadata}
+
+
+@pytest.mark.parametrize(("text", "day"), [
+    ("Last modified: Tue, 20 May 2025 10:00:00 GMT", "2025-05-20"),  # an HTTP date after a label
+    ("Updated on Monday, 3 March 2025", "2025-03-03"),
+    ("intro\nBy Jane Smith on November 18, 2023\nbody", "2023-11-18"),  # a byline with "on"
+    ("By Jane Smith · Updated on May 2, 2024", "2024-05-02"),
+])  # fmt: skip
+def test_the_page_text_forms_43_read(text: str, day: str) -> None:
+    assert page_date(text) == datetime.fromisoformat(day).replace(tzinfo=UTC)
+
+
+@pytest.mark.parametrize("header", ["Last-Modified", "last-modified", "LAST-MODIFIED", "last_modified"])
+def test_the_last_modified_header_in_fetch_metadata_any_case(header: str) -> None:
+    fetch = _fetch(
+        "https://a.example/p",
+        "no date",
+        headers={header: "Tue, 20 May 2025 10:00:00 GMT", "Date": "Sun, 17 May 2026 11:59:00 GMT"},
+    )
+    assert _where([fetch]) == (NEW, "fetch metadata")  # the Date header (when it was sent) is no date of the page
+
+
+@pytest.mark.parametrize("key", ["modified_date", "last_updated", "lastModified", "dateModified", "updated_at",
+                                 "published_date", "publishedTime", "modifiedTime", "date"])  # fmt: skip
+def test_the_metadata_keys_a_fetch_tool_returns(key: str) -> None:
+    assert _where([_fetch("https://a.example/p", "no date", **{key: NEW})]) == (NEW, "fetch metadata")
+    search = {"kind": "search", "query": "q", "hits": [_hit(**{key: NEW})]}
+    assert _where([search, _fetch("https://a.example/p", "no date")]) == (NEW, "search metadata")
+
+
+def test_a_firecrawl_metadata_object_is_read() -> None:
+    fetch = _fetch("https://a.example/p", "no date", metadata={"title": "T", "publishedTime": f"{NEW}T08:00:00Z"})
+    assert _where([fetch]) == (NEW, "fetch metadata")
+
+
+def test_the_latest_of_several_hits_for_the_same_page() -> None:
+    for order in ([OLD, NEW, MID], [NEW, OLD, MID], [MID, OLD, NEW]):
+        search = {"kind": "search", "query": "q", "hits": [_hit(published_date=d) for d in order]}
+        assert _where([search, _fetch("https://a.example/p", "no date")]) == (NEW, "search metadata")
+
+
+@pytest.mark.parametrize(("fetch_date", "hit_date", "text_date", "winner"), [
+    (OLD, MID, NEW, (NEW, "page text")),
+    (NEW, OLD, MID, (NEW, "fetch metadata")),
+    (OLD, NEW, MID, (NEW, "search metadata")),
+    (MID, OLD, None, (MID, "fetch metadata")),
+    (None, OLD, MID, (MID, "page text")),
+])  # fmt: skip
+def test_the_latest_date_from_every_place_wins(fetch_date: str | None, hit_date: str, text_date: str | None,
+                                               winner: tuple[str, str]) -> None:  # fmt: skip
+    text = f"Published: {text_date}" if text_date else "no date"
+    metadata = {"published_date": fetch_date} if fetch_date else {}
+    search = {"kind": "search", "query": "q", "hits": [_hit(date=hit_date)]}
+    assert _where([search, _fetch("https://a.example/p", text, **metadata)]) == winner
+
+
+def test_every_fetch_of_the_page_that_did_not_fail_is_read() -> None:
+    steps = [
+        _fetch("https://a.example/p", f"Published: {OLD}"),
+        _fetch("https://a.example/p", f"Updated: {NEW}"),
+        _fetch("https://a.example/p", "Updated: 2026-05-01", status=404),
+    ]  # a failed fetch was never read
+    assert _where(steps) == (NEW, "page text")
+    assert _source(steps).value == 0.0  # 2025-05-20 is within 365 days; the first fetch's 2023-11-18 alone was stale
+    assert _source(steps[:1]).value == 1.0

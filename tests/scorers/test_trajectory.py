@@ -1,5 +1,5 @@
-"""The trajectory counts (#33 item 3): ``search.calls``, ``fetch.calls``, ``search.repeated_queries`` and
-``fetch.chars`` on hand-built traces, each value counted by hand."""
+"""The trajectory counts (#33 item 3): ``trajectory.search_calls``, ``trajectory.fetch_calls``,
+``trajectory.repeated_queries`` and ``trajectory.fetch_chars`` on hand-built traces, each value counted by hand."""
 
 from __future__ import annotations
 
@@ -44,7 +44,25 @@ def test_calls_repeats_and_characters_counted_by_hand() -> None:
     assert got[SEARCH_REPEATED_QUERIES].value == 2.0  # the 2nd and the 5th repeat the 1st; the empty one is no query
     repeated = "repeated: '  acme   RETURN policy? '; repeated: '\"Acme return policy\"'"
     assert got[SEARCH_REPEATED_QUERIES].comment == repeated
-    assert got[FETCH_CHARS].value == 15.0  # 10 + 5: the error page's text was read too
+    assert got[FETCH_CHARS].value == 10.0  # the 404 page's "abcde" was never read (#43 item 4)
+
+
+def test_fetch_chars_counts_only_the_fetches_that_did_not_fail() -> None:
+    """#43 item 4: a fetch with an error status (the one rule, ``fetch_failed``) is not reading; a page read twice
+    counts twice."""
+    page, not_found, unavailable = "0123456789", "Not Found", "<html><body><h1>503 Service Unavailable</h1></html>"
+    steps = [
+        _fetch(page, 200),
+        _fetch(not_found, 404),
+        _fetch(unavailable, 503),
+        _fetch(page),
+        {**_fetch("timed out"), "status": "timeout"},
+        {**_fetch("refused"), "status": False},
+    ]
+    got = _scores(steps=steps)
+    assert got[FETCH_CHARS].value == 20.0 and got[FETCH_CALLS].value == 6.0  # the page twice; the failures called
+    got = _scores(steps=[_search("q"), _fetch(not_found, 404), _fetch(unavailable, 503)])
+    assert got[FETCH_CHARS].value == 0.0 and got[FETCH_CALLS].value == 2.0  # called twice, read nothing: a count
 
 
 def test_a_fetch_only_trace_has_zero_searches_and_no_repeat_count() -> None:

@@ -10,6 +10,7 @@ sizes are chosen so that quadratic code overshoots them many times over.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,11 @@ from tracescore.engine.pipeline import score_trace
 from tracescore.engine.plan import deterministic_scorers
 from tracescore.scorers.citations import CITATION_COVERAGE, CITATION_FABRICATED_COUNT
 from tracescore.trace import Trace
+
+
+def _scorer(name: str) -> Any:
+    """The installed scorer of entry point ``name``, with its defaults."""
+    return next(s for s in deterministic_scorers() if s.__name__ == name)
 
 
 @pytest.mark.parametrize(
@@ -47,12 +53,12 @@ def test_the_guard_scores_what_it_can_and_says_what_it_left_out() -> None:
     from tracescore.scorers.citations import MAX_ANSWER_CHARS, MAX_CITATIONS
 
     long = Trace(id="long", answer="A cited claim [1].\n[1] https://a.example/x\n" + "word " * (MAX_ANSWER_CHARS // 5))
-    got = {s.name: s for s in deterministic_scorers()[1](long)}
+    got = {s.name: s for s in _scorer("citations")(long)}
     assert got[CITATION_COVERAGE].present and "only the start was parsed" in (got[CITATION_COVERAGE].comment or "")
     assert not got[CITATION_FABRICATED_COUNT].present
     assert "over the scoring guard" in (got[CITATION_FABRICATED_COUNT].reason or "")
     many = explicit_citations(MAX_CITATIONS + 10)
-    got = {s.name: s for s in deterministic_scorers()[1](many)}
+    got = {s.name: s for s in _scorer("citations")(many)}
     assert "10 explicit citations past the first" in (got[CITATION_FABRICATED_COUNT].reason or "")
 
 

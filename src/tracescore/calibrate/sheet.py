@@ -18,7 +18,7 @@ from pathlib import Path
 from tracescore.calibrate.agreement import Pair
 from tracescore.calibrate.labels import LABELS, Label, LabelSpec
 from tracescore.calibrate.sampling import Item
-from tracescore.errors import InputError, MissingInputError
+from tracescore.errors import InputError, MissingInputError, OutputError
 
 __all__ = [
     "ITEM_COLUMNS",
@@ -51,7 +51,16 @@ def _cell(text: str | None) -> str:
 
 
 def write_sheet(path: str | Path, items: Sequence[Item]) -> int:
-    """Write a blind sheet: the item columns filled, every label column and the reviewer left for people."""
+    """Write a blind sheet: the item columns filled, every label column and the reviewer left for people;
+    OutputError names the path and the OS's reason when it cannot be written."""
+    try:
+        _write_rows(path, items)
+    except OSError as exc:
+        raise OutputError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from exc
+    return len(items)
+
+
+def _write_rows(path: str | Path, items: Sequence[Item]) -> None:
     with Path(path).open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow([*ITEM_COLUMNS, *LABEL_COLUMNS, *_META_COLUMNS])
@@ -73,7 +82,6 @@ def write_sheet(path: str | Path, items: Sequence[Item]) -> int:
                     "",
                 ]
             )
-    return len(items)
 
 
 def _rows(path: str | Path, required: Sequence[str]) -> tuple[list[tuple[int, dict[str, str]]], list[str]]:

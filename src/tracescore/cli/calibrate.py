@@ -31,6 +31,7 @@ from tracescore.calibrate.sampling import (
 from tracescore.calibrate.sheet import read_sheet, write_sheet
 from tracescore.cli.calibrate_measure import agreement, check, measure
 from tracescore.cli.exits import EXIT_INPUT, end, store_option
+from tracescore.cli.paths import claim, reads
 from tracescore.cli.platform_options import check_platform_options, platform_options
 from tracescore.config import load_config
 from tracescore.errors import NothingToDoError, TracescoreError
@@ -60,7 +61,7 @@ def _platform_options(f: _F) -> _F:
         f
     )
     return click.option(
-        "--config", "config_path", type=click.Path(dir_okay=False),
+        "--config", "config_path", type=reads(dir_okay=False),
         help="tracescore.toml ([source] project, [job] requests_per_minute).",
     )(f)
 
@@ -79,6 +80,7 @@ def _is_sheet(target: str, via: str, options: dict[str, Any]) -> bool:
         raise click.BadParameter(f"{target!r} is neither a platform with a label queue nor a sheet: expected"
                                  f" {_targets()}", param_hint=via)
     check_platform_options(target, options, "calibrate", via=via, require=False)
+    claim(click.get_current_context(), via, target, written=via == "--to")  # a sheet written is never an input
     return True
 
 
@@ -178,7 +180,7 @@ def _when(value: str | None) -> datetime | None:
 @click.option("--failures", type=click.IntRange(min=0), default=0, show_default=True, help="Find-the-failures items.")
 @click.option("--budget-per-day", type=click.IntRange(min=1), help="At most this many items queued per UTC day.")
 @click.option(
-    "--traces", "traces_path", type=click.Path(dir_okay=False, exists=True), help="JSONL traces: documents for a sheet."
+    "--traces", "traces_path", type=reads(dir_okay=False, exists=True), help="JSONL traces: documents for a sheet."
 )
 @_platform_options
 @_store_option

@@ -14,6 +14,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
+from tracescore.cli.paths import reads, writes
 from tracescore.secrets import redact
 
 __all__ = ["EXIT_GAPS", "EXIT_GATE_FAILED", "EXIT_INPUT", "EXIT_UNDECIDED", "OUTCOMES", "end", "rate_option",
@@ -47,10 +48,12 @@ def end(code: int, message: str | None = None) -> NoReturn:
     sys.exit(code)
 
 
-def store_option(help: str) -> Callable[[_F], _F]:
-    """``--store`` (the local SQLite store, default ``tracescore.db``) with what this command keeps or reads there."""
+def store_option(help: str, *, written: bool = True) -> Callable[[_F], _F]:
+    """``--store`` (the local SQLite store, default ``tracescore.db``) with what this command keeps or reads there;
+    ``written`` unless the command only reads it (an output is never the store, nor the store an input)."""
+    kind = writes if written else reads
     return click.option(
-        "--store", "store_path", default="tracescore.db", show_default=True, type=click.Path(dir_okay=False), help=help
+        "--store", "store_path", default="tracescore.db", show_default=True, type=kind(dir_okay=False), help=help
     )
 
 

@@ -1,12 +1,12 @@
 """``tracescore run``, ``backfill`` and ``init``: the production job, thin over ``tracescore.engine``.
 
 Exit status: the error classes' codes and the outcomes of ``cli/exits.py`` (the same for every command). The last
-line on stderr says why in one line; the run summary is one JSON line on stdout.
+line on stderr says why in one line; the run summary on stdout is a few lines on a terminal, one JSON line when piped
+or with ``--format json``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -16,9 +16,11 @@ from typing import Any
 import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-from tracescore.cli.exits import EXIT_GAPS, EXIT_INPUT, end
+from tracescore.cli.exits import EXIT_GAPS, end
+from tracescore.cli.job_summary import as_json, emit, finish, format_option
+from tracescore.cli.paths import write_text
 from tracescore.cli.platform_options import check_platform_options, platform_options
-from tracescore.config import load_config
+from tracescore.config import DEFAULT_CONFIG_FILE, load_config
 from tracescore.engine.batch import BATCH_DISCOUNT
 from tracescore.engine.estimate import dry_run as estimate_dry_run
 from tracescore.engine.runner import backfill_job, run_job
@@ -60,34 +62,18 @@ _config_option = click.option(
 
 
 def _setup(config_path: str | None, judge_sample: float | None = None) -> JobSetup:
-    setup = build_setup(load_config(config_path), judge_sample=judge_sample)
+    config = load_config(config_path)
+    if config.path is None:  # the job's source, store and write-back live in the file: no guessing them
+        platforms = "|".join(n for n in registry.names() if not registry.get(n).file)
+        raise ConfigError(
+            f"no {DEFAULT_CONFIG_FILE} here and no --config: write one with `tracescore init` (a JSONL traces file)"
+            f" or `tracescore init --platform {platforms}`, then run again"
+        )
+    setup = build_setup(config, judge_sample=judge_sample)
     click.get_current_context().call_on_close(setup.close)
     for note in setup.notes:  # the recipe's warnings, as ``score`` prints them
         click.echo(f"warning: {note}", err=True)
     return setup
-
-
-def _emit(summary: dict[str, Any]) -> None:
-    click.echo(json.dumps(summary, default=str, sort_keys=False))
-
-
-def _finish(outcome: Any) -> None:
-    _emit(outcome.summary)
-    s = outcome.summary
-    budget = s.get("judge_budget") or {}
-    if budget.get("left_unjudged"):  # [job] max_cost_per_day / max_calls_per_day spent
-        click.echo(
-            f"daily judge budget spent on {budget['day']} (${budget['day_cost_usd']:.4f}, {budget['day_calls']}"
-            f" calls): {budget['left_unjudged']} traces left unjudged; judging resumes at {budget['resumes_at']}, or"
-            " judge them with `tracescore backfill --judge-only --from … --to …`",
-            err=True,
-        )
-    if outcome.counts_failed:
-        end(
-            EXIT_INPUT,
-            f"{s.get('failed', 0)} traces unreadable and {s.get('scores_rejected', 0)} scores rejected"
-            f" of {s.get('seen', 0)} traces seen (ids and reasons in the summary and the store, run {outcome.run_id})",
-        )
 
 
 @click.command()
@@ -95,7 +81,8 @@ def _finish(outcome: Any) -> None:
 @click.option("--check-gaps", is_flag=True, help="Score nothing: list traces older than the lookback no run scored.")
 @click.option("--since", type=WHEN, help="Start the window here instead of at the watermark minus the lookback.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
-def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet: bool) -> None:
+@format_option
+def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet: bool, fmt: str | None) -> None:
     """Score traces newer than the stored watermark minus the lookback, write back, advance the watermark."""
     setup = _setup(config_path)
     if check_gaps:
@@ -103,11 +90,11 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
         if report.window is None:
             end(EXIT_GAPS, f"no completed run of {setup.source_key} yet: nothing to check")
         for trace_id, moment in report.gaps:
-            _emit({"gap": trace_id, "timestamp": moment.isoformat() if moment else None})
+            emit({"gap": trace_id, "timestamp": moment.isoformat() if moment else None})
         for reason in report.unreadable:
-            _emit({"unreadable": reason})
+            emit({"unreadable": reason})
         assert report.window is not None
-        _emit(
+        emit(
             {
                 "check_gaps": True,
                 "source": setup.source_key,
@@ -134,7 +121,7 @@ def run(config_path: str | None, check_gaps: bool, since: datetime | None, quiet
             " `tracescore backfill --from … --to …`",
             err=True,
         )
-    _finish(outcome)
+    finish(outcome, fmt, setup.judge_off)
 
 
 @contextmanager
@@ -162,6 +149,7 @@ def _stopped(what: str) -> Iterator[None]:
 @click.option("--judge-only", is_flag=True,
               help="Judge only the traces a judge budget left out; write only their judged scores.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@format_option
 def backfill(
     config_path: str | None,
     start: datetime | None,
@@ -172,6 +160,7 @@ def backfill(
     quiet: bool,
     judge_sample: float | None = None,
     judge_only: bool = False,
+    fmt: str | None = None,
 ) -> None:
     """Re-score history in [--from, --to): progress, judge cost and ETA; a killed backfill resumes where it stopped."""
     if start is not None and stop is not None and stop <= start:  # a usage error, before the config is read
@@ -182,7 +171,7 @@ def backfill(
     if judge_batch:
         refuse_batch(setup.provider)  # Message Batches: Anthropic's API only (judge/providers.py)
     if dry_run:
-        _dry_run(setup, start, stop, judge_batch)
+        _dry_run(setup, start, stop, judge_batch, as_json=as_json(fmt))
         return
     bar = _Bar(quiet)
     with _stopped("backfill stopped (run it again to resume)"), bar:
@@ -196,10 +185,12 @@ def backfill(
             on_start=bar.start,
             judge_only=judge_only,
         )
-    _finish(outcome)
+    finish(outcome, fmt, setup.judge_off)
 
 
-def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, judge_batch: bool) -> None:
+def _dry_run(
+    setup: JobSetup, start: datetime | None, stop: datetime | None, judge_batch: bool, *, as_json: bool
+) -> None:
     if start is None or stop is None or start >= stop:
         raise ConfigError("--dry-run needs --from and --to, with --from before --to")
     assert start is not None and stop is not None
@@ -227,10 +218,9 @@ def _dry_run(setup: JobSetup, start: datetime | None, stop: datetime | None, jud
     removals = _removals(setup, seen)
     if judge_batch and estimate.cost_usd is not None:
         estimate.cost_usd *= BATCH_DISCOUNT
-    _emit(
-        estimate.as_dict()
-        | {"source": setup.source_key, "judge_off": setup.judge_off, "judge_batch": judge_batch, "removals": removals}
-    )
+    if as_json:  # on a terminal the line below says it
+        emit(estimate.as_dict() | {"source": setup.source_key, "judge_off": setup.judge_off,
+                                    "judge_batch": judge_batch, "removals": removals})  # fmt: skip
     cost = "unknown (no judge price table)" if estimate.cost_usd is None else f"~${estimate.cost_usd:.2f}"
     click.echo(
         f"{estimate.traces} traces ({estimate.already_done} already scored by a backfill of this window and setup,"
@@ -328,16 +318,17 @@ class _Bar:
 
 
 @click.command()
-@click.argument("path", default="tracescore.toml", type=click.Path(dir_okay=False))
+@click.argument("path", default=DEFAULT_CONFIG_FILE, type=click.Path(dir_okay=False))
 @click.option(
+    "--platform",
     "--source",
     "kind",
     type=click.Choice(registry.names()),
-    default=registry.DEFAULT_JOB_SOURCE,
+    default=registry.DEFAULT_SOURCE,
     show_default=True,
-    help="Platform the job reads and writes back to.",
+    help="Where the job reads traces (and writes scores back to, for a platform): a JSONL file by default.",
 )
-@click.option("--traces", "traces_path", help=f"The traces file, for --source {registry.DEFAULT_SOURCE}.")
+@click.option("--traces", "traces_path", help=f"The traces file, for --platform {registry.DEFAULT_SOURCE}.")
 @platform_options("init")
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def init(path: str, kind: str, traces_path: str | None, force: bool, **platform: Any) -> None:
@@ -346,9 +337,11 @@ def init(path: str, kind: str, traces_path: str | None, force: bool, **platform:
     target = Path(path)
     if target.exists() and not force:
         raise ConfigError(f"{path} exists; pass --force to overwrite it")
-    target.write_text(starter_config(kind, traces_path, project=platform.get("project")), encoding="utf-8")
+    write_text(path, starter_config(kind, traces_path, project=platform.get("project")))
     then = f"run `tracescore run --config {path}`"
     if registry.get(kind).file:  # a file source needs no platform credentials (the judge's key stays optional)
-        click.echo(f"wrote {path}: {then} (no credentials needed; ANTHROPIC_API_KEY turns on the judged stages)")
+        where = "" if traces_path else "point [source] path (now traces.jsonl) at your traces file, then "
+        click.echo(f"wrote {path}: {where}{then} (no credentials needed; ANTHROPIC_API_KEY turns on the judged"
+                   " stages)")  # fmt: skip
     else:
         click.echo(f"wrote {path}: set the {kind} credentials in the environment, then {then}")

@@ -28,6 +28,7 @@ from tracescore.cli.push import push
 from tracescore.cli.report import gate, report
 from tracescore.cli.score import score
 from tracescore.cli.scorers import scorers
+from tracescore.cli.store import store
 from tracescore.engine.interrupt import SIGNALS, on_signals
 from tracescore.errors import Interrupted, TracescoreError
 from tracescore.secrets import redact
@@ -59,13 +60,13 @@ class _Commands(click.Group):
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="tracescore")
+@click.version_option(__version__, "-V", "--version", prog_name="tracescore")
 def main() -> None:
     """Whose bug is it? Score search-agent traces stage by stage: retrieval, grounding, citations, answer."""
     registry.load()  # the installed scorers, once, before any work: a plugin that cannot be used stops here (exit 2)
 
 
-for _command in (score, report, gate, run, backfill, init, inspect, calibrate, push, dashboard, scorers):
+for _command in (score, report, gate, run, backfill, init, inspect, calibrate, push, dashboard, store, scorers):
     main.add_command(_command)
 
 def entry() -> None:

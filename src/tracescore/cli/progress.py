@@ -1,8 +1,9 @@
-"""What ``score`` says about its input while it runs: a progress line on a terminal, one line for a file that is
-not JSONL, a warning for an empty one."""
+"""What ``score`` says about its input: which platform reads it (a file downloaded from one is recognised), one line
+for a file that is not JSONL of traces, a progress line on a terminal while it runs."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import sys
@@ -12,36 +13,38 @@ from typing import IO
 
 import click
 
-from tracescore.errors import MissingInputError
+from tracescore.errors import InputError, MissingInputError, TracescoreError
+from tracescore.platforms import registry
 from tracescore.sources.base import Record
+from tracescore.sources.documents import read_documents
 
-__all__ = ["Progress", "input_problem"]
+__all__ = ["Progress", "first_document", "input_kind", "input_problem"]
 
 _HEAD = 65536
 
 
 def input_problem(path: str) -> str | None:
-    """One line when ``path`` is clearly not a JSONL file (binary, a pretty-printed JSON document, a JSON array, CR-only
-    line ends); warns on an empty file. A file with a JSON object on a line of its start is JSONL, whatever its other
-    lines hold: each bad line is then reported on its own and the rest scored. A missing file is a bad argument (exit 2,
-    as for every command); another read error is left to the reader."""
+    """One line when ``path`` is clearly not a JSONL file of traces (binary, a pretty-printed JSON document, a JSON
+    array, CR-only line ends, CSV, a tracescore results file). A file with a JSON object on a line of its start is
+    JSONL, whatever its other lines hold: each bad line is then reported on its own and the rest scored. A missing file
+    is a bad argument (exit 2, as for every command); another read error, and an empty file (one warning when the run
+    ends), are left to the reader. A ``.gz`` file is read through gzip."""
     if path == "-":
         return None
     try:
-        with open(path, "rb") as fh:
+        with open(path, "rb") as raw, (gzip.open(raw) if path.endswith(".gz") else raw) as fh:
             head = fh.read(_HEAD)
     except FileNotFoundError:
         raise MissingInputError(f"no traces file {path!r}; give a JSONL file of traces (or '-' for stdin)") from None
-    except OSError:
+    except (OSError, EOFError):
         return None
     if not head.strip():
-        click.echo(f"warning: {path} is empty: no trace to score", err=True)
         return None
     if b"\n" not in head and b"\r" in head.rstrip(b"\r"):
         return (f"{path} is not JSONL: its lines end with a carriage return only (one JSON trace per line expected;"
                 f" e.g. tr '\\r' '\\n' < {path} > traces.jsonl)")
     if _holds_an_object_line(head):
-        return None
+        return _results_file(path, head)
     if b"\x00" in head:
         return f"{path} is not JSONL: it looks like a binary file (one JSON trace per line expected)"
     first = head.lstrip().split(b"\n", 1)[0].strip()
@@ -51,10 +54,54 @@ def input_problem(path: str) -> str | None:
         if first in (b"{", b"[") or first.endswith((b"{", b"[")):
             return (f"{path} is not JSONL: it looks like a pretty-printed JSON document (one JSON trace per line"
                     f" expected; e.g. jq -c '.[]' {path} > traces.jsonl)")
-        return None
+        return _csv(path, first)
     if isinstance(value, list):
         return (f"{path} is not JSONL: it is a JSON array (one JSON trace per line expected; e.g."
                 f" jq -c '.[]' {path} > traces.jsonl)")
+    return None
+
+
+def input_kind(source: str | None, traces: str | None) -> tuple[str, bool]:
+    """The platform that reads TRACES, and whether TRACES is a file downloaded from it. A JSONL file that is not one
+    fails here with one line; without ``--source``, a file that a platform recognises as its download
+    (``Platform.download``) is read by that platform, with a one-line note."""
+    if source is not None and (source != registry.DEFAULT_SOURCE or traces in (None, "-")):
+        platform = registry.get(source)
+        return source, traces is not None and not platform.file and platform.download is not None
+    if traces is None or traces == "-":
+        return registry.DEFAULT_SOURCE, False
+    problem = input_problem(traces)  # a missing file: exit 2 here
+    if source is None:
+        document = first_document(traces)
+        found = registry.recognise(document) if document is not None else None
+        if found is not None:
+            name, what = found
+            click.echo(f"note: {traces} is {what}: read as --source {name}", err=True)
+            return name, not registry.get(name).file
+    if problem is not None:
+        raise InputError(problem)
+    return registry.DEFAULT_SOURCE, False
+
+
+def _csv(path: str, first: bytes) -> str | None:
+    """The line for a CSV file: a first line that is not JSON, holds commas and starts with no JSON bracket."""
+    if path.lower().removesuffix(".gz").endswith(".csv") or (b"," in first and not first.startswith((b"{", b"["))):
+        return f"{path}: this looks like CSV; tracescore reads JSONL (one trace per line)"
+    return None
+
+
+def _results_file(path: str, head: bytes) -> str | None:
+    """The line for a tracescore results file (its first object has ``trace_id`` and a ``scores`` object, as every
+    result line has, and no ``question``, which every trace has), once, instead of an error per line."""
+    for line in head.split(b"\n"):
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            if "trace_id" in value and isinstance(value.get("scores"), dict) and "question" not in value:
+                return f"{path} is a tracescore results file: use `tracescore report {path}`"
+            return None
     return None
 
 
@@ -133,3 +180,24 @@ def _size(path: str | None) -> int | None:
         return os.path.getsize(path)
     except OSError:
         return None
+
+
+def first_document(path: str) -> object | None:
+    """The first JSON document of the file at ``path`` (its first line when that is JSON, else the whole file read
+    as JSON documents: a pretty-printed download), or None when there is none."""
+    try:
+        with open(path, "rb") as raw, (gzip.open(raw) if path.endswith(".gz") else raw) as fh:
+            head = fh.read(_HEAD)
+    except (OSError, EOFError):
+        return None
+    line = next((part for part in head.split(b"\n") if part.strip()), b"")
+    try:
+        first: object = json.loads(line)
+        return first
+    except (ValueError, RecursionError):
+        pass
+    try:
+        documents = read_documents(path)
+    except TracescoreError:
+        return None
+    return documents[0][1] if documents else None

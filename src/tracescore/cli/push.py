@@ -30,6 +30,7 @@ import click
 
 from tracescore.catalog import entry
 from tracescore.cli.exits import EXIT_INPUT, end, rate_option
+from tracescore.cli.paths import claim, reads, writes
 from tracescore.config import load_config
 from tracescore.engine.interrupt import listening, received
 from tracescore.engine.setup import build_platform
@@ -40,7 +41,7 @@ from tracescore.platforms.base import Parts
 from tracescore.result import TraceResult
 from tracescore.scores import Score
 from tracescore.sinks.records import Rejection, WriteReport, rejection_lines
-from tracescore.sources.exports import ExportFile, ExportRoot
+from tracescore.sources.exports import ExportFile, ExportRoot, need_pyarrow
 from tracescore.store import Store
 from tracescore.store.state import JobState
 
@@ -132,6 +133,9 @@ def _files(spec: str) -> Iterator[tuple[ExportRoot, ExportFile]]:
     found = [f for f in root.files() if f.rel.endswith(RESULT_SUFFIXES)]
     if not found:
         raise ConfigError(f"no result file at {spec!r}: give result files (.jsonl, .jsonl.gz, .parquet) or a folder")
+    parquet = next((f.uri for f in found if f.rel.endswith(".parquet")), None)
+    if parquet is not None:  # before anything is pushed
+        need_pyarrow(f"pushing the Parquet results {parquet!r}")
     for f in found:
         yield root, f
 
@@ -169,7 +173,7 @@ def _push_file(parts: Parts, root: ExportRoot, f: ExportFile, batch: int, pushed
 
 
 @click.command()
-@click.argument("results", nargs=-1, required=True)
+@click.argument("results", nargs=-1, required=True, type=reads())
 @click.option(
     "--to", "target", type=click.Choice(registry.push_targets()), required=True, help="The platform to write scores to."
 )
@@ -177,7 +181,7 @@ def _push_file(parts: Parts, root: ExportRoot, f: ExportFile, batch: int, pushed
     "--store",
     "store_path",
     default=None,
-    type=click.Path(dir_okay=False),
+    type=writes(dir_okay=False),
     help="Local store keeping which files were pushed. [default: [job] store, tracescore.db]",
 )
 @rate_option(
@@ -190,7 +194,7 @@ def _push_file(parts: Parts, root: ExportRoot, f: ExportFile, batch: int, pushed
     default=None,
     help="Traces per write to the platform. [default: [job] write_batch]",
 )
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="tracescore.toml ([job] and the "
+@click.option("--config", "config_path", type=reads(dir_okay=False), help="tracescore.toml ([job] and the "
               "platform section apply).")
 def push(
     results: tuple[str, ...],
@@ -202,11 +206,14 @@ def push(
 ) -> None:
     """Write the scores of RESULTS (result files or folders of them, local or s3://) back to the platform --to.
 
-    Resumable: files already pushed are skipped (markers in the store); scores carry the sinks' deterministic ids,
-    so pushing the same results again creates nothing new.
+    JSONL results (also .jsonl.gz) need nothing more; Parquet results and s3:// need pyarrow (pip install
+    'tracescore[export]'). Resumable: files already pushed are skipped (markers in the store); scores carry the
+    sinks' deterministic ids, so pushing the same results again creates nothing new.
     """
     config = load_config(config_path)
     job = config.section("job")
+    if store_path is None:  # the store of the config: never one of the result files either
+        claim(click.get_current_context(), "[job] store", job.store, written=True)
     limiter = RateLimiter(requests_per_minute or job.requests_per_minute)
     pushed = _Pushed()
     with ExitStack() as resources:

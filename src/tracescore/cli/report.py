@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -11,12 +12,14 @@ from rich.markdown import Markdown
 
 from tracescore.cli.browser import html_to_open, open_in_browser
 from tracescore.cli.exits import EXIT_GATE_FAILED, end, store_option
-from tracescore.errors import NothingToDoError, TracescoreError
+from tracescore.cli.paths import reads, write_text, writes
+from tracescore.errors import NothingToDoError, OutputError, TracescoreError
 from tracescore.report.agreement import agreement_section, agreement_to_json, judges_of
 from tracescore.report.gate import GateConfig, load_gate_config, parse_limit, run_gate
 from tracescore.report.gate_config import DEFAULT_CASE_KEY
 from tracescore.report.keys import FieldCheck
 from tracescore.report.render import (
+    gate_to_json,
     render_gate_markdown,
     render_html,
     render_junit,
@@ -32,29 +35,26 @@ from tracescore.store.db import Store
 __all__ = ["gate", "report"]
 
 REPORT_FORMATS = ("terminal", "markdown", "json", "html")
+GATE_FORMATS = ("terminal", "markdown", "json")
 
-_store_option = store_option("Local store to read run:… specs (and, for report, judge calibrations) from.")
+_store_option = store_option("Local store to read run:… specs and the judge's calibrations from.", written=False)
 
 
 def _write(text: str, out: str | None) -> None:
     if not out or out == "-":
         click.echo(text, nl=False)
         return
-    try:
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise NothingToDoError(f"cannot write {out!r}: {exc.strerror}") from exc
+    write_text(out, text)
 
 
 @click.command()
-@click.argument("results")
+@click.argument("results", type=reads())
 @_store_option
 @click.option("--group-by", metavar="FIELD", help="One column per value of this field, e.g. metadata.provider.")
 @click.option(
     "--format", "fmt", type=click.Choice(REPORT_FORMATS), default="terminal", show_default=True, help="Output format."
 )
-@click.option("--out", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
+@click.option("--out", type=writes(dir_okay=False, allow_dash=True), help="Write the report here instead of stdout.")
 @click.option("--case-key", metavar="FIELD", help="Field naming the question across providers (complementarity).")
 @click.option(
     "--open",
@@ -94,9 +94,10 @@ def report(
     _warn(fields.verify())
     agreement = agreement_section(Store(store_path), judges) if os.path.isfile(store_path) else None
     if fmt == "terminal":
-        if out:
-            with open(out, "w", encoding="utf-8") as fh:
-                render_report_terminal(built, fitted_console(file=fh), surface, agreement=agreement)
+        if out and out != "-":
+            text = io.StringIO()
+            render_report_terminal(built, fitted_console(file=text), surface, agreement=agreement)
+            _write(text.getvalue(), out)
         else:
             render_report_terminal(built, fitted_console(), surface, agreement=agreement)
     elif fmt == "markdown":
@@ -131,24 +132,35 @@ def _limits(values: tuple[str, ...]) -> dict[str, float]:
 
 
 @click.command()
-@click.argument("results")
-@click.option("--baseline", "baselines", multiple=True, help="Baseline result file or run:…; repeat for a noise band.")
+@click.argument("results", type=reads())
+@click.option(
+    "--baseline",
+    "baselines",
+    multiple=True,
+    type=reads(),
+    help="Baseline result file or run:…; repeat for a noise band.",
+)
 @click.option("--min", "minimums", multiple=True, metavar="NAME=VALUE", help="Lowest allowed mean of a score.")
 @click.option("--max", "maximums", multiple=True, metavar="NAME=VALUE", help="Highest allowed mean of a score.")
 @click.option(
     "--config",
     "config_path",
-    type=click.Path(dir_okay=False),
+    type=reads(dir_okay=False),
     help="Read the [gate] table of this file (default: ./tracescore.toml when present).",
 )
 @click.option("--allow-unread/--no-allow-unread", default=None, help="Let cited-but-never-fetched URLs pass (warn).")
 @click.option("--tolerance", type=click.FloatRange(min=0), help="Slack added to the baseline noise band (absolute).")
 @click.option("--case-key", metavar="FIELD", help="Field naming the case across runs (default trace_id).")
-@click.option("--markdown", "markdown_out", type=click.Path(dir_okay=False), help="Write the Markdown summary here.")
-@click.option("--junit", "junit_out", type=click.Path(dir_okay=False), help="Write JUnit XML here.")
+@click.option("--markdown", "markdown_out", type=writes(dir_okay=False), help="Write the Markdown summary here.")
+@click.option("--junit", "junit_out", type=writes(dir_okay=False), help="Write JUnit XML here.")
 @click.option(
     "--allow-partial", is_flag=True, help="Gate the results of an interrupted run (or a .partial file) too (warn)."
 )
+@click.option(
+    "--format", "fmt", type=click.Choice(GATE_FORMATS), default=None,
+    help="The verdict on stdout: tables, Markdown (a PR comment), or one JSON object (each rule with observed, limit"
+    " and verdict). [default: terminal on a terminal, else markdown]",
+)  # fmt: skip
 @_store_option
 def gate(
     results: str,
@@ -163,6 +175,7 @@ def gate(
     junit_out: str | None,
     store_path: str,
     allow_partial: bool = False,
+    fmt: str | None = None,
 ) -> None:
     """Gate RESULTS stage by stage: thresholds, no newly failing case, no fabricated or unread citation."""
     mins, maxs = _limits(minimums), _limits(maximums)
@@ -187,16 +200,26 @@ def gate(
     )
     _warn([line for check in checks for line in check.verify()])
     summary = render_gate_markdown(outcome)
-    if sys.stdout.isatty():  # a person reads it: render the Markdown, not its ** and backticks
+    fmt = fmt or ("terminal" if sys.stdout.isatty() else "markdown")
+    if fmt == "json":
+        click.echo(json.dumps(gate_to_json(outcome), ensure_ascii=False))
+    elif fmt == "terminal":  # a person reads it: render the Markdown, not its ** and backticks
         fitted_console().print(Markdown(summary))
     else:
         click.echo(summary, nl=False)
-    if markdown_out:
-        _write(summary, markdown_out)
-    if junit_out:
-        _write(render_junit(outcome), junit_out)
-    if not outcome.passed:
+    unwritten: list[OutputError] = []
+    for text, out in ((summary, markdown_out), (render_junit(outcome) if junit_out else "", junit_out)):
+        if out:
+            try:
+                _write(text, out)
+            except OutputError as exc:
+                unwritten.append(exc)
+    if not outcome.passed:  # the verdict first: a failed gate is 1 whatever else went wrong
+        _warn([f"tracescore: {exc}" for exc in unwritten])
         end(EXIT_GATE_FAILED)
+    if unwritten:
+        _warn([f"tracescore: {exc}" for exc in unwritten[:-1]])
+        raise unwritten[-1]
 
 
 def _partial(results: str, store_path: str, allow: bool) -> None:

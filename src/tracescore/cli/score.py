@@ -3,37 +3,41 @@ source, adapter and sink as ``run``/``backfill``; results go to the store, ``--o
 
 from __future__ import annotations
 
+import json
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import Any
 
 import click
-from rich.console import Console
 
 from tracescore.catalog import Reasons, declared_reason
 from tracescore.cli.distributed import score_ray
-from tracescore.cli.exits import EXIT_INPUT, end, rate_option, store_option
+from tracescore.cli.exits import rate_option, store_option
+from tracescore.cli.paths import reads, writes
 from tracescore.cli.platform_options import check_platform_options, platform_options
-from tracescore.cli.progress import Progress, input_problem
-from tracescore.cli.scoring import Scoring, judged_scores
+from tracescore.cli.progress import Progress, input_kind
+from tracescore.cli.scoring import Scoring, as_json, end_of, finish, judged_scores
 from tracescore.config import load_config
 from tracescore.engine.recipe import Options, build_recipe, cores, labelled, options
 from tracescore.engine.runner import OneShot, score_once
 from tracescore.engine.setup import build_platform
 from tracescore.engine.stage import Scored
-from tracescore.errors import InputError, JudgeError, TracescoreError
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import EVERYTHING, Parts
 from tracescore.report.safe import fitted_console
-from tracescore.report.summary import Summary, render_terminal
+from tracescore.report.summary import Summary
 from tracescore.report.tally import summarize
 from tracescore.scorers.grounding import GROUNDING_RATE
 from tracescore.store import Store
 
-__all__ = ["score"]
+__all__ = ["NO_STORE", "SCORE_FORMATS", "score"]
+
+SCORE_FORMATS = ("terminal", "json")  # the output's shape; what the input is, is --source's
+NO_STORE = "none"  # ``--store none``: a one-off that keeps nothing
 
 
 @dataclass(frozen=True)
@@ -46,13 +50,14 @@ class _Request:
     end: datetime | None
     write_back: bool
     overrides: dict[str, Any]
+    download: bool = False  # ``path`` is a file downloaded from the platform ``kind``
 
 
 @click.command()
-@click.argument("traces", required=False, type=click.Path(allow_dash=True))
+@click.argument("traces", required=False, type=reads(allow_dash=True))
 @click.option(
     "--out",
-    type=click.Path(allow_dash=True),
+    type=writes(allow_dash=True),
     help="Write one JSON result line per trace here ('-' for stdout); with --engine ray a folder (Parquet per shard).",
 )
 @click.option(
@@ -66,7 +71,7 @@ class _Request:
     "--judge-rps",
     help="--engine ray: judge API requests per second for the whole cluster (one limiter). [default: no limit]",
 )
-@store_option("Local SQLite store that keeps every run, result and citation row.")
+@store_option("Local SQLite store that keeps every run, result and citation row ('none': keep nothing).")
 @click.option(
     "-k",
     "--k",
@@ -82,9 +87,16 @@ class _Request:
 )
 @click.option("--quiet", "-q", is_flag=True, help="No tables, only errors.")
 @click.option(
-    "--no-judge",
-    is_flag=True,
-    help=f"Skip every judged score ({judged_scores()}) even with ANTHROPIC_API_KEY set.",
+    "--format", "fmt", type=click.Choice(SCORE_FORMATS), default="terminal", show_default=True,
+    help="Output: the stage tables, or one JSON object (the summary: cells, stages, scores, judge, run id) on stdout.",
+)  # fmt: skip
+@click.option(
+    "--judge/--no-judge",
+    "judge_wanted",
+    default=None,
+    help=f"--judge: the judged scores ({judged_scores()}) must run: a missing ANTHROPIC_API_KEY or anthropic SDK is"
+    " exit 2 (as [scoring] judge = true). --no-judge: skip them even with ANTHROPIC_API_KEY set. [default: judge"
+    " when ANTHROPIC_API_KEY is set]",
 )
 @click.option("--judge-model", default=None,
               help="Model of the judge, in the [judge] provider's own id. [default: [judge] model]")
@@ -106,9 +118,9 @@ class _Request:
 @click.option(
     "--source",
     type=click.Choice(registry.names()),
-    default=registry.DEFAULT_SOURCE,
-    show_default=True,
-    help="Where traces come from: " + "; ".join(f"{p.name}: {p.summary}" for p in registry.platforms().values()) + ".",
+    default=None,
+    help="Where traces come from: " + "; ".join(f"{p.name}: {p.summary}" for p in registry.platforms().values())
+    + ". [default: jsonl; a TRACES file downloaded from a platform is recognised, with a note]",
 )
 @platform_options("score")
 @click.option("--from", "window_from", help="Platform sources: first trace start time (ISO 8601; no zone = UTC).")
@@ -134,7 +146,7 @@ class _Request:
 @click.option(
     "--config",
     "config_path",
-    type=click.Path(dir_okay=False),
+    type=reads(dir_okay=False),
     help="tracescore.toml (default: ./tracescore.toml when present); [scoring], [judge], [mapping] and the "
     "platform sections apply.",
 )
@@ -145,10 +157,10 @@ def score(
     k: int | None,
     final_answer_prefix: str | None,
     quiet: bool,
-    no_judge: bool,
+    judge_wanted: bool | None,
     judge_model: str | None,
     max_cost: float | None,
-    source: str,
+    source: str | None,
     window_from: str | None,
     window_to: str | None,
     environment: tuple[str, ...],
@@ -161,38 +173,46 @@ def score(
     engine: str = "local",
     judge_rps: float | None = None,
     judge_sample: float | None = None,
+    fmt: str = "terminal",
     **platform: Any,  # the options platforms add (``platform_options``), e.g. a project name
 ) -> None:
     """Score traces stage by stage and print the stage contingency table.
 
-    TRACES is a JSONL file of canonical traces (``-`` for stdin) for ``--source jsonl``; with a platform source the
-    traces of the window ``--from``..``--to`` are read from it and, unless ``--no-write-back``, each score is written
-    back to its trace.
+    TRACES is a JSONL file of canonical traces ('-' for stdin) for --source jsonl; with a platform source the traces
+    of the window --from..--to are read from it and, unless --no-write-back, each score is written back to its trace.
     """
     overrides = {"environment": environment, "trace_name": trace_name, "tags": tags, **platform}
-    request = _request(source, traces, window_from, window_to, write_back, overrides)
+    request = _request(source or registry.DEFAULT_SOURCE, traces, window_from, window_to, write_back, overrides)
+    if engine == "local":  # the file looked at only once the options are right
+        source, download = input_kind(source, traces)
+        request = replace(request, kind=source, download=download)
     config = load_config(config_path)
-    recipe_options = options(config, k=k, final_answer_prefix=final_answer_prefix, no_judge=no_judge,
+    recipe_options = options(config, k=k, final_answer_prefix=final_answer_prefix, no_judge=judge_wanted is False,
                              judge_model=judge_model, max_cost=max_cost, check_links=check_links,
-                             judge_sample=judge_sample)
+                             judge_sample=judge_sample, judge=judge_wanted is True)
+    json_out = fmt == "json"
+    if json_out and out == "-":
+        raise click.BadParameter("--out - and --format json would both write to stdout; give --out a file",
+                                 param_hint="--format")  # fmt: skip
     if engine == "ray" or judge_rps is not None:
-        if engine != "ray" or not registry.get(source).shards:
+        if engine != "ray" or not registry.get(request.kind).shards:
             files = ", ".join(n for n in registry.names() if registry.get(n).shards)
             raise click.BadParameter(f"--engine ray scores a folder of JSONL files or an export (--source {files});"
                                      " --judge-rps goes with it", param_hint="--engine")
-        score_ray(traces, out, recipe_options, config=config, kind=source, store_path=store_path, quiet=quiet,
+        if json_out:
+            raise click.BadParameter("--engine ray shows its shards' tables only", param_hint="--format")
+        score_ray(traces, out, recipe_options, config=config, kind=request.kind, store_path=store_path, quiet=quiet,
                   in_flight=config.section("job").judge_concurrency, judge_rps=judge_rps)
         return
     for given, flag in ((traces if request.kind == registry.DEFAULT_SOURCE else None, "TRACES"), (out, "--out")):
         if given not in (None, "-") and Path(given).is_dir():  # an export source reads a folder; JSONL does not
             raise click.BadParameter(f"{given!r} is a folder; score a folder with --engine ray", param_hint=flag)
     to_stdout = out == "-"
-    console = fitted_console(stderr=to_stdout, quiet=quiet)
-    if request.kind == registry.DEFAULT_SOURCE and request.path is not None:  # a JSONL file that is not: one line
-        problem = input_problem(request.path)
-        if problem is not None:
-            raise InputError(problem)
+    console = fitted_console(stderr=to_stdout or json_out, quiet=quiet or json_out)  # JSON: stdout holds it alone
+    kept = store_path != NO_STORE
     with ExitStack() as resources:
+        if not kept:  # a store of this run only, gone when it ends: nothing kept, no cache
+            store_path = str(Path(resources.enter_context(TemporaryDirectory(prefix="tracescore-"))) / "run.db")
         parts = build_platform(
             config,
             RateLimiter(None),
@@ -201,11 +221,15 @@ def score(
             path=request.path,
             write_back=request.write_back,
             overrides=request.overrides,
+            download=request.download,
         )
-        run, summary, scoring = _score(
-            parts, request, recipe_options, store_path=store_path, out=out, quiet=quiet, workers=workers or cores()
-        )
-    _finish(run, summary, scoring, parts, console, quiet=quiet, store_path=store_path, out=out)
+        run, summary, scoring = _score(parts, request, recipe_options, store_path=store_path, out=out,
+                                       tally=json_out or not quiet, quiet=quiet, workers=workers or cores())
+    stored = store_path if kept else None
+    finish(run, summary, scoring, parts, console, quiet=quiet or json_out, store_path=stored, out=out)
+    if json_out:
+        click.echo(json.dumps(as_json(run, summary, scoring, parts, stored, out), ensure_ascii=False))
+    end_of(run, scoring, parts, quiet=quiet)
 
 
 def _request(
@@ -216,8 +240,10 @@ def _request(
     write_back: bool | None,
     overrides: dict[str, Any],
 ) -> _Request:
-    """Check which options go with which source (a file platform takes TRACES, the others a window)."""
-    if registry.get(kind).file:
+    """Check which options go with which source (a file platform, or a platform's downloaded file, takes TRACES; the
+    others a window)."""
+    download = traces is not None and not registry.get(kind).file and registry.get(kind).download is not None
+    if registry.get(kind).file or download:
         if traces is None:
             windowed = "|".join(n for n in registry.names() if not registry.get(n).file)
             raise click.UsageError(f"missing TRACES: give a {kind} file (or '-') or choose --source {windowed}")
@@ -227,7 +253,7 @@ def _request(
         for flag, value in platform_only:
             if value is not None:
                 raise click.BadParameter(f"{flag} applies to platform sources only", param_hint=flag)
-        return _Request(kind, traces, EVERYTHING, None, False, {})
+        return _Request(kind, traces, EVERYTHING, None, False, {}, download)
     if traces is not None:
         raise click.UsageError(
             f"TRACES {traces!r} is for a file source (--source {registry.DEFAULT_SOURCE}); --source {kind} reads"
@@ -267,6 +293,7 @@ def _score(
     *,
     store_path: str,
     out: str | None,
+    tally: bool,
     quiet: bool,
     workers: int,
 ) -> tuple[OneShot, Summary, Scoring]:
@@ -283,9 +310,10 @@ def _score(
     parts.adapter = labelled(parts.adapter, store_path)  # reviewer-entered labels (#12), as on every path
     progress = Progress(request.path, quiet=quiet)
 
-    # a quiet run renders no table (``_finish``), so its lines are not folded into one (~5 us a light trace); the
-    # traces the judge's budget left unjudged are looked for only where there is a judge (``Scoring`` reads them then)
-    tally, budget = not quiet, scoring.judge is not None
+    # a quiet run renders no table (``_finish``), so its lines are not folded into one (~5 us a light trace) unless
+    # they are shown as JSON; the traces the judge's budget left unjudged are looked for only where there is a judge
+    # (``Scoring`` reads them then)
+    budget = scoring.judge is not None
 
     def on_results(done: int, batch: list[Scored]) -> None:
         if tally or budget:
@@ -328,53 +356,3 @@ def _score(
 def _untallied(lines: list[dict[str, Any]]) -> None:
     """A quiet run's digest of a worker's chunk: nothing (no table is rendered), and the lines need not come back."""
     return None
-
-
-def _finish(
-    run: OneShot,
-    summary: Summary,
-    scoring: Scoring,
-    parts: Parts,
-    console: Console,
-    *,
-    quiet: bool,
-    store_path: str,
-    out: str | None,
-) -> None:
-    """Tables, the platform's read/write line, rejections, the judge line; then the exit code of the table."""
-    counts = run.counts
-    if run.input_error is not None:
-        raise InputError(run.input_error)
-    if run.stopped is not None and counts.seen == 0:  # nothing was read: no empty tables before the reason
-        raise TracescoreError(run.stopped)
-    if not quiet:  # a quiet console renders every table and then drops it: skip the work (~70 ms at 20k traces)
-        render_terminal(summary, console)
-    scoring.print_usage(console)
-    if parts.summary is not None:
-        line, notes = parts.summary(counts.seen)
-        if not quiet:
-            console.print(line, highlight=False, soft_wrap=True)
-        for note in notes:
-            click.echo(f"note: {note}", err=True)
-    if not quiet:
-        where = f"; results in {out}" if out else ""
-        console.print(f"run {run.run_id} stored in {store_path}{where}", highlight=False, soft_wrap=True)
-    for rejection in run.write.rejected:
-        click.echo(f"rejected: {rejection}", err=True)
-    if run.stopped is not None:
-        raise TracescoreError(run.stopped)
-    judge_failed = scoring.all_failed()
-    if judge_failed is not None:
-        raise JudgeError(judge_failed)
-    if counts.seen == 0 and parts.summary is None:
-        click.echo(f"warning: {parts.describe.partition(':')[2]} holds no trace: nothing scored", err=True)
-    if counts.failed:
-        unit = "lines" if parts.summary is None else "traces"
-        where = "each is in the results with its reason; run without -q to list them" if quiet else "see above"
-        click.echo(f"{counts.failed} of {counts.seen} {unit} could not be scored ({where})", err=True)
-    if run.write.rejected:
-        platform = parts.describe.split(":")[0]
-        click.echo(f"{len(run.write.rejected)} score(s) rejected by {platform} (see above)", err=True)
-    if counts.failed or run.write.rejected:
-        end(EXIT_INPUT)
-

@@ -57,6 +57,7 @@ class Options:
 
     scorers: Chosen | None = None
     judge_off: str | None = None  # why the judged stages are turned off (--no-judge, [scoring] judge = false)
+    judge_required: str | None = None  # who asked for the judge (--judge, [scoring] judge = true): it must run
     judge_model: str = DEFAULT_MODEL  # the provider's own model id
     provider: ProviderSettings = field(default_factory=ProviderSettings)  # [judge] provider, region, project
     max_cost: float | None = None  # USD: the judge's budget for the run
@@ -79,14 +80,20 @@ def options(
     max_cost: float | None = None,
     check_links: bool = False,
     judge_sample: float | None = None,
+    judge: bool = False,
 ) -> Options:
     """The options of ``config`` with the command line's values (None: not given) winning: ``k`` is the
-    retrieval scorer's option, ``final_answer_prefix`` the answer scorer's."""
+    retrieval scorer's option, ``final_answer_prefix`` the answer scorer's. ``judge`` (``--judge``) or ``[scoring]
+    judge = true`` written in the file make the judge required: a missing key or SDK stops the run."""
     scoring = config.section("scoring")
     off = Reasons.JUDGE_OFF_FLAG.text if no_judge else None if scoring.judge else Reasons.JUDGE_OFF.text
+    required = "--judge" if judge else None
+    if required is None and scoring.judge and "judge" in scoring.model_fields_set:
+        required = "[scoring] judge = true"
     return Options(
         scorers=config.scorers(command_line(k, final_answer_prefix)),
         judge_off=off,
+        judge_required=required,
         judge_model=judge_model or config.judge_model,
         provider=config.judge_provider,
         max_cost=max_cost if max_cost is not None else scoring.max_cost,
@@ -162,14 +169,22 @@ class Recipe:
 
 def judge_off(options: Options, notes: list[str]) -> str | None:
     """Why the judged stages will be absent on this machine (turned off, no key, no SDK), or None when a judge can
-    be built; ConfigError when a budget is set for a model without a price."""
+    be built; ConfigError when a budget is set for a model without a price, or when the judge is required
+    (``Options.judge_required``) and cannot run."""
     if options.judge_off:
         return options.judge_off
+    asked = options.judge_required
     if options.provider.provider == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY"):
+        if asked:  # a CI job that asked for its judge must not pass without it
+            raise ConfigError(f"the judge is required ({asked}) but ANTHROPIC_API_KEY is not set: set it, or drop"
+                              f" {asked}")  # fmt: skip
         return NO_JUDGE  # Bedrock and Vertex: asked for by name, so missing credentials are a ConfigError instead
     try:
         import anthropic  # noqa: F401 - only to say clearly that the SDK is missing
     except ImportError as exc:
+        if asked:
+            raise ConfigError(f"the judge is required ({asked}) but the anthropic SDK is not installed ({exc}):"
+                              " pip install 'tracescore[judge]'") from exc  # fmt: skip
         notes.append(f"the judge needs the anthropic SDK ({exc}): pip install 'tracescore[judge]'")
         return Reasons.NO_SDK.text
     judge = options.provider.identity(options.judge_model)

@@ -104,11 +104,11 @@ def score_once(
     )
     # a signal from here until the output is complete interrupts the run (never the rename)
     with listening(threading.Event()):
+        results_file = JsonlSink(out) if out else None  # an output that cannot be opened fails before the run starts
         run_id = store.start_run("score", source=parts.describe + label)
         run = OneShot(run_id, engine.counts, engine.write_report)
         if parts.sink is not None:
             parts.sink.attach(store, run_id)  # the sink records what it wrote and removes what this run supersedes
-        results_file = JsonlSink(out) if out else None
         done = 0
 
         def written(batch: list[Scored]) -> None:

@@ -146,10 +146,12 @@ def build_platform(
     write_back: bool = True,
     overrides: dict[str, Any] | None = None,
     push: bool = False,
+    download: bool = False,
 ) -> Parts:
     """Source, adapter and sink of the platform ``kind`` (default ``[source] kind``), from the registry; its clients
     close with ``resources``. ``path`` (a command-line file) is taken as given, ``[source] path`` relative to the
-    config file; ``push``: the write-only sink of ``tracescore push`` (nothing is read)."""
+    config file; ``push``: the write-only sink of ``tracescore push`` (nothing is read); ``download``: ``path`` is a
+    file downloaded from the platform, read with its adapter (no client, no sink)."""
     source_cfg: SourceSettings = config.section("source")
     kind = kind or source_cfg.kind
     platform = registry.get(kind)
@@ -167,7 +169,7 @@ def build_platform(
         keep_versions=config.section("sinks").keep_versions,
     )
     try:
-        return registry.build(kind, context)
+        return registry.build_download(kind, context) if download else registry.build(kind, context)
     except BaseException:
         resources.close()
         raise

@@ -131,11 +131,14 @@ class Checker:
         __tracebackhide__ = True  # a skip or failure is reported at the test's line, not here
         self._count += 1
         order = (self._state.order.get(self._nodeid, len(self._state.order)), self._count)
+        bad: str | None = None
         try:
             found = self._state.checks().check(trace, minimum=min, maximum=max, judge=judge, absent=absent,
                                                order=order)  # fmt: skip
         except TracescoreError as exc:  # a bad limit or config: one line naming it, not a traceback
-            pytest.fail(f"tracescore.check: {exc}", pytrace=False)
+            bad = f"tracescore.check: {exc}"
+        if bad is not None:  # failed outside the handler: pytest shows no "During handling of …" chain
+            pytest.fail(bad, pytrace=False)
         failure = found.failure(absent)
         if failure is not None:
             pytest.fail(failure, pytrace=False)

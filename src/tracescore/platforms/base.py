@@ -142,6 +142,9 @@ class Platform:
     dashboard: str | None = None  # "module:function" taking a DashboardContext, returning its DashboardTarget
     options: tuple[Option, ...] = ()
     credentials: tuple[str, ...] = ()  # the environment variables its client reads (named in the starter config)
+    # "module:function" reading one document of a file downloaded from the platform's UI or API
+    # (``sources.documents.Download``): ``score FILE --source <name>``, and how ``score FILE`` recognises such a file
+    download: str | None = None
 
 
 @dataclass(frozen=True)

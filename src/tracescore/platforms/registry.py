@@ -12,20 +12,22 @@ import importlib.util
 import pkgutil
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 from typing import cast
 
 import tracescore.platforms as _package
 from tracescore.adapters import Adapter
 from tracescore.adapters.mapping import MappingConfig
-from tracescore.errors import ConfigError
+from tracescore.errors import ConfigError, TracescoreError
 from tracescore.platforms.base import LabelQueue, Option, Parts, Platform, PlatformContext, QueueContext
 from tracescore.platforms.dashboards import DashboardContext, DashboardTarget
+from tracescore.sources.documents import Download, DownloadSource
 
 __all__ = [
-    "DEFAULT_JOB_SOURCE",
     "DEFAULT_SOURCE",
     "build",
     "build_dashboard",
+    "build_download",
     "build_queue",
     "dashboard_targets",
     "get",
@@ -35,11 +37,11 @@ __all__ = [
     "platforms",
     "push_targets",
     "queue_targets",
+    "recognise",
     "server_line",
 ]
 
 DEFAULT_SOURCE = "jsonl"  # ``score``, ``inspect`` and ``[source] kind`` without a choice: a file, no credentials
-DEFAULT_JOB_SOURCE = "langfuse"  # ``init``: the platform a production job reads and writes back to
 
 
 @cache
@@ -127,6 +129,34 @@ def _ability(name: str, attribute: str, targets: Callable[[], list[str]], lackin
         raise ConfigError(f"{name!r} has {lacking}; expected one of {known}")
     _need_sdk(platform)
     return _load(path)
+
+
+def build_download(name: str, context: PlatformContext) -> Parts:
+    """A file downloaded from platform ``name`` (``context.path``) read with its adapter: no client, no sink. An
+    InputError names what the platform expected when the file is not its download."""
+    platform = get(name)
+    if platform.download is None:
+        readers = ", ".join(n for n in names() if platforms()[n].download)
+        raise ConfigError(f"--source {name} reads no downloaded file; the platforms that do: {readers}")
+    path = str(context.path)
+    source = DownloadSource(path, cast(Download, _load(platform.download)))
+    key = f"{name}-download:{Path(path).resolve()}"
+    return Parts(source, key, get_adapter(name, context.mapping), None, describe=f"{name}:{path}")
+
+
+def recognise(document: object) -> tuple[str, str] | None:
+    """``(platform, what it is)`` for the first platform whose download reader takes ``document`` (the first JSON
+    document of a file), None when none does."""
+    for name in names():
+        reader = platforms()[name].download
+        if reader is None:
+            continue
+        try:
+            what, _ = cast(Download, _load(reader))(document)
+        except TracescoreError:
+            continue
+        return name, what
+    return None
 
 
 def get_adapter(name: str, mapping: MappingConfig | None = None) -> Adapter:

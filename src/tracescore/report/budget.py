@@ -2,11 +2,12 @@
 characters read per answer, and correct answers per 100,000 characters read; and the first query of each trace the
 work queue names (the HTML work queue's query column).
 
-Folded from the trajectory scores of the result lines (``search.calls``, ``fetch.calls``, ``fetch.chars``,
-``search.query_overlap``) and ``answer.correct``; a line scored before they existed adds nothing. An answer is a trace
-with a search or fetch step (``search.calls`` present). A trace that fetched nothing read 0 characters; one whose
-``fetch.chars`` is absent (a fetch could not be read) is left out of the character figures. Correct answers per
-100,000 characters is over the traces with both a character count and a decided answer: 100,000 × correct / their
+Folded from the trajectory scores of the result lines (``trajectory.search_calls``, ``trajectory.fetch_calls``,
+``trajectory.fetch_chars``, ``trajectory.query_overlap``) and ``answer.correct``; a line scored before they existed
+(or under their names before #43) adds nothing. An answer is a trace with a search or fetch step
+(``trajectory.search_calls`` present). A trace that fetched nothing read 0 characters; one whose
+``trajectory.fetch_chars`` is absent (a fetch could not be read) is left out of the character figures. Correct answers
+per 100,000 characters is over the traces with both a character count and a decided answer: 100,000 × correct / their
 characters.
 """
 

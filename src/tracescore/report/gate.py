@@ -1,15 +1,16 @@
 """The CI gate: each stage checked on its own, never an average, against thresholds and the baseline runs.
 
 Rules, each reported separately: per-score thresholds (``min``/``max`` on the run's mean); no regression of a
-score's mean outside the noise band of the baseline runs (their min–max spread, plus an optional tolerance), in
-the direction the score catalog gives; no case whose stage passed in every baseline run may fail it now, become
-unreadable or be missing from the run; every result line readable; no cited URL fabricated (always) or unread
-(configurable: when allowed, unread citations fail no rule). Thresholds come from ``--min``/``--max`` or the
-``[gate]`` table of ``tracescore.toml``; a score name not in the catalog is a ``ConfigError``. A run with no scored
-trace, or whose every score is absent, cannot be gated: ``NoResultsError``. A judged score fails only with a
-calibrated judge (``report.judged``). Every rule can fail: a score the baselines had and this run lost is a regression,
-a baseline-passing case whose stage is undecided now is newly failing, and the citation rules fail when no trace could
-be checked (and warn when some could not).
+score's mean outside the noise band of the baseline runs (their min–max spread, plus an optional tolerance; a band
+of zero width widened by what one case flipping moves the mean by), in the direction the score catalog gives (a
+score with none is a diagnostic: shown, gated only by a threshold that names it); no case whose stage passed in
+every baseline run may fail it now, become unreadable or be missing from the run; every result line readable; no
+cited URL fabricated (always) or unread (configurable: when allowed, unread citations fail no rule). Thresholds come
+from ``--min``/``--max`` or the ``[gate]`` table of ``tracescore.toml``; a score name not in the catalog is a
+``ConfigError``. A run with no scored trace, or whose every score is absent, cannot be gated: ``NoResultsError``. A
+judged score fails only with a calibrated judge (``report.judged``). Every rule can fail: a score the baselines had
+and this run lost is a regression, a baseline-passing case whose stage is undecided now is newly failing, and the
+citation rules fail when no trace could be checked (and warn when some could not).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from tracescore.store.db import Store
 __all__ = [
     "Band",
     "CaseFailure",
+    "Diagnostic",
     "GateCheck",
     "GateConfig",
     "GateResult",
@@ -48,15 +50,27 @@ Status = Literal["pass", "fail", "warn"]
 
 @dataclass(frozen=True)
 class Band:
-    """The spread of one score's mean over the baseline runs."""
+    """The spread of one score's mean over the baseline runs; ``slack``: how far a zero-width band (one baseline, or
+    baselines identical on the score) was widened, each way: what one case flipping moves the mean by."""
 
     low: float
     high: float
     runs: int
+    slack: float = 0.0
 
     @property
     def width(self) -> float:
         return self.high - self.low
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A score with no better direction (``catalog`` direction 0: the trajectory scores, counts such as
+    ``grounding.numbers_checked``): shown beside the verdict, never gated unless ``[gate]`` names it."""
+
+    name: str
+    observed: float | None
+    band: Band | None
 
 
 @dataclass(frozen=True)
@@ -94,6 +108,7 @@ class GateResult:
     source: str = ""
     baselines: tuple[str, ...] = ()
     links: dict[str, str] = field(default_factory=dict)  # trace id -> its ``trace_url`` (lines read from a platform)
+    diagnostics: tuple[Diagnostic, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -147,26 +162,42 @@ def _threshold(name: str, limit: float, sign: int, summary: Summary) -> GateChec
     return GateCheck("threshold", name, "pass" if ok else "fail", message, mean, f"{op} {limit:g}")
 
 
+def _direction(name: str) -> int:
+    known = catalog.entry(name.split("@", 1)[0])
+    return known.direction if known else 0
+
+
+def _one_case(name: str, stat: StageStat | None) -> float:
+    """What one case flipping moves a mean over ``stat.present`` cases by: the score's whole range (one unit for a
+    count, which has no top) over the cases."""
+    known = catalog.entry(name.split("@", 1)[0])
+    span = known.high - known.low if known and known.high != float("inf") else 1.0
+    return span / stat.present if stat and stat.present else 0.0
+
+
 def _regressions(
     current: Summary, baselines: Sequence[Summary], tolerance: float, skip: frozenset[str] = frozenset()
 ) -> list[GateCheck]:
     checks: list[GateCheck] = []
     names = sorted({n for b in baselines for n in b.stats} - skip)  # a score the baselines had and this run lost too
     for name in names:
-        known = catalog.entry(name.split("@", 1)[0])
-        sign = known.direction if known else 0
+        sign = _direction(name)
         means = [m for b in baselines if (s := b.stats.get(name)) and (m := s.mean) is not None]
         if not sign or not means:
             continue
-        band = Band(min(means), max(means), len(means))
+        stat = current.stats.get(name)
+        low, high = min(means), max(means)
+        slack = 0.0 if high - low > _EPS else _one_case(name, stat)  # zero width: one case flipping is not noise
+        band = Band(low, high, len(means), slack)
         if sign > 0:
-            floor = band.low - tolerance
+            floor = band.low - tolerance - slack
             limit = f"≥ {_fmt(floor)}"
         else:
-            ceiling = band.high + tolerance
+            ceiling = band.high + tolerance + slack
             limit = f"≤ {_fmt(ceiling)}"
         where = f"band {_fmt(band.low)}–{_fmt(band.high)} over {band.runs} baseline run(s), {band.width * 100:.1f} pts"
-        stat = current.stats.get(name)
+        if slack:
+            where += f" (zero width: widened by one case flipping, {slack * 100:.1f} pts)"
         mean = stat.mean if stat else None
         if mean is None:
             message = f"{name} has no value in this run ({_no_value(stat)}); the baselines had the {where}"
@@ -178,6 +209,21 @@ def _regressions(
         message = f"{name} = {_fmt(mean)}{n}, {verb} the {where}; needs {limit}"
         checks.append(GateCheck("regression", name, "pass" if ok else "fail", message, mean, limit, band))
     return checks
+
+
+def _diagnostics(current: Summary, baselines: Sequence[Summary], named: Iterable[str]) -> tuple[Diagnostic, ...]:
+    """The scores with no better direction in this run or the baselines, those ``[gate]`` does not name."""
+    names = {n for run in (current, *baselines) for n in run.stats if catalog.entry(n.split("@", 1)[0])}
+    out = []
+    for name in sorted(names - set(named)):
+        known = catalog.entry(name.split("@", 1)[0])
+        if known is None or known.direction or known.kind == "CATEGORICAL":
+            continue
+        means = [m for b in baselines if (s := b.stats.get(name)) and (m := s.mean) is not None]
+        stat = current.stats.get(name)
+        out.append(Diagnostic(name, stat.mean if stat else None, Band(min(means), max(means), len(means)) if means
+                              else None))
+    return tuple(out)
 
 
 def _stable_passes(baselines: Sequence[Run]) -> dict[tuple[str, str], int]:
@@ -343,4 +389,5 @@ def run_gate(
         source=source,
         baselines=tuple(baseline_names),
         links=now.links,
+        diagnostics=_diagnostics(now.summary, [b.summary for b in before], {*config.minimums, *config.maximums}),
     )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -12,6 +14,7 @@ from tracescore import catalog
 from tracescore.calibrate.trust import MIN_KAPPA
 from tracescore.config import load_config
 from tracescore.errors import ConfigError
+from tracescore.scorers.trajectory import RENAMED
 
 __all__ = [
     "DEFAULT_CASE_KEY",
@@ -27,14 +30,50 @@ DEFAULT_CASE_KEY = "trace_id"
 
 
 def check_score_name(name: str) -> None:
-    """Raise ``ConfigError`` unless ``name`` is a numeric or boolean catalog score (the message names the closest)."""
+    """Raise ``ConfigError`` unless ``name`` is a numeric or boolean catalog score (the message says what was meant:
+    ``_hint``)."""
     found = catalog.entry(name.split("@", 1)[0])
     if found is None:
-        near = catalog.closest(name)
-        hint = f"did you mean {near}?" if near else "see the score catalog in the README"
-        raise ConfigError(f"unknown score {name!r}; {hint}")
+        raise ConfigError(f"unknown score {name!r}; {_hint(name)}")
     if found.kind == "CATEGORICAL":
         raise ConfigError(f"{name!r} is categorical; a limit needs a numeric or boolean score")
+
+
+_PART = re.compile(r"[._\s-]+")
+
+
+def _parts(name: str) -> list[str]:
+    return [p for p in _PART.split(name.lower()) if p]
+
+
+def _part_matches(typed: str, part: str) -> bool:
+    """A typed part names a part of a score name: the same, its start (``hallu``), or a slip of the keys (``recal``)."""
+    return typed == part or (len(typed) >= 3 and part.startswith(typed)) or (
+        difflib.SequenceMatcher(None, typed, part).ratio() >= 0.8
+    )
+
+
+def _hint(name: str) -> str:
+    """What an unknown score name meant: the limitable catalog names whose parts hold every part typed (``recall`` →
+    ``retrieval.recall_at_5``, ``fabricated`` → ``citation.fabricated_count``), the closest first; else the names of
+    the stage it starts with; else where the names are listed. Read from the catalog, recall shown with k = 5."""
+    renamed = RENAMED.get(name.split("@", 1)[0])
+    if renamed is not None:  # a name from before its stage was given (#43): its name now
+        return f"did you mean {renamed}?"
+    limitable = [e for e in catalog.entries() if e.kind != "CATEGORICAL"]
+    names = {e.name.replace("{k}", "5"): e for e in limitable}
+    typed = _parts(name.split("@", 1)[0])
+    found = [n for n in names if typed and all(any(_part_matches(t, p) for p in _parts(n)) for t in typed)]
+    found.sort(key=lambda n: -difflib.SequenceMatcher(None, name.lower(), n).ratio())
+    if found:
+        shown = found[:3]
+        return "did you mean " + (shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]) + "?"
+    stage = typed[0] if typed else ""
+    same = [n for n, e in names.items() if stage in (e.stage, n.split(".", 1)[0])]
+    if same:
+        return f"the {stage} scores are " + ", ".join(same)
+    prefixes = ", ".join(dict.fromkeys(n.split(".", 1)[0] + ".*" for n in names))
+    return f"see the score catalog in the README (names start with their stage: {prefixes})"
 
 
 def check_limit(name: str, value: float, sign: int) -> None:

@@ -17,7 +17,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from tracescore.errors import MissingInputError, NoResultsError
+from tracescore.errors import ConfigError, MissingInputError, NoResultsError
 from tracescore.sinks.parquet import is_parquet_spec, read_parquet_results
 from tracescore.sources.jsonl import read_jsonl
 from tracescore.store.db import Store
@@ -213,6 +213,27 @@ def _is_sqlite(path: str) -> bool:
         return fh.read(16) == b"SQLite format 3\x00"
 
 
+def _once(spec: str, lines: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The lines of a results file, refused once read whole (ConfigError naming the first ids) when a trace id comes
+    twice: a results file holds one line per trace, and a doubled one (two files concatenated, a run appended to
+    another) would count its cases twice in every mean, band and verdict."""
+    seen: set[str] = set()
+    twice: dict[str, None] = {}
+    for line in lines:
+        trace_id = line.get("trace_id")
+        if isinstance(trace_id, str):
+            if trace_id in seen:
+                twice[trace_id] = None
+            seen.add(trace_id)
+        yield line
+    if twice:
+        first = ", ".join(repr(t) for t in list(twice)[:3]) + (f" and {len(twice) - 3} more" if len(twice) > 3 else "")
+        raise ConfigError(
+            f"{spec!r} holds {len(twice)} trace id(s) more than once ({first}): a results file has one line per trace;"
+            " score again to one --out file, or keep one line of each"
+        )
+
+
 def results_from(
     spec: str, store_path: str | Path, notes: list[str] | None = None
 ) -> tuple[str, Iterator[dict[str, Any]]]:
@@ -220,12 +241,12 @@ def results_from(
     ``notes`` gets the line ``resolve_run`` writes when ``run:latest`` skipped runs that scored nothing."""
     if not spec.startswith(RUN_PREFIX):
         if is_parquet_spec(spec):
-            return spec, _parquet_lines(spec)
+            return spec, _once(spec, _parquet_lines(spec))
         if spec != "-" and not Path(spec).is_file():
             raise MissingInputError(f"no result file {spec!r}; give a results JSONL file (from --out) or run:latest")
         if spec != "-" and _is_sqlite(spec):
             raise NoResultsError(f"{spec!r} is a store, not a result file; use run:latest --store {spec}")
-        return spec, read_results(spec)
+        return spec, _once(spec, read_results(spec))
     if not Path(store_path).is_file():
         raise MissingInputError(f"no store {str(store_path)!r} to read {spec!r} from; pass --store PATH")
     store = Store(store_path)

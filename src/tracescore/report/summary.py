@@ -17,13 +17,13 @@ from rich.table import Table
 from rich.text import Text
 
 from tracescore.report.budget import Budgets
+from tracescore.report.fit import needed_width, print_table
 from tracescore.report.safe import term, visible
 from tracescore.report.tally import JudgeUsage, StageCount, StageStat, Summary, summarize
 from tracescore.report.verdicts import STAGES, by_stage, field_value, score_stage, stage_verdicts
 
 __all__ = [
     "STAGES",
-    "WIDE",
     "JudgeUsage",
     "Report",
     "StageCount",
@@ -265,9 +265,6 @@ def _fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
-WIDE = 100  # columns from which the score table has room for the top reason absent
-
-
 def score_table(title: str | None = None, *, reasons: bool = False) -> Table:
     """The table of scores by stage: names and numbers are never wrapped (folded only on a console too narrow for
     them, never cut with an ellipsis), headers and reasons wrap at words."""
@@ -305,19 +302,23 @@ def render_terminal(summary: Summary, console: Console) -> None:
         table.caption = term(f"{undiagnosed} traces without a cell: " + "; ".join(
             f"{n} × {reason}" for reason, n in sorted(summary.undiagnosed.items(), key=lambda p: -p[1])[:3]
         ))  # fmt: skip
-    console.print(table)
+    print_table(console, table)
 
-    wide = console.width >= WIDE  # a narrower terminal gets the reasons as lines below the table, words whole
-    stages = score_table("Per-stage summary", reasons=wide)
-    below: list[str] = []
+    scored: list[tuple[str, list[Text | str], str]] = []
     for name in by_stage(summary.stats):
         stat = summary.stats[name]
-        top = stat.top_reason
         values: list[Text | str] = [term(score_stage(name)), term(name), str(stat.present), _fmt(stat.mean)]
-        stages.add_row(*values, str(stat.absent_count), *([term(top)] if wide else []))
-        if top and not wide:
-            below.append(f"  {name}: {top}")
-    console.print(stages)
+        scored.append((name, [*values, str(stat.absent_count)], stat.top_reason))
+    stages = score_table("Per-stage summary", reasons=True)
+    for _, values, top in scored:
+        stages.add_row(*values, term(top))
+    below: list[str] = []
+    if needed_width(console, stages) > console.width:  # no room beside: the reasons go below, words whole
+        stages = score_table("Per-stage summary")
+        for _, values, _ in scored:
+            stages.add_row(*values)
+        below = [f"  {name}: {top}" for name, _, top in scored if top]
+    print_table(console, stages)
     if summary.sample_rate is not None:
         console.print(term(f"judged scores over the sampled traces only (judge_sample {summary.sample_rate:g}, n ="
                            f" present); {summary.flagged} flagged traces judged apart"), highlight=False)

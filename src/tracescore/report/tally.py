@@ -15,7 +15,13 @@ from tracescore.report.verdicts import STAGES, decided_verdicts
 from tracescore.scorers.citations import CITATION_FABRICATED_COUNT
 from tracescore.scorers.diagnosis import CELLS, DIAGNOSIS
 
-_TEMPLATE_FIELD = re.compile(r"\{([^{}!:]*)[^{}]*\}")  # "{pairs}", "{reason!r}" → the field's name
+# a reason's template read without the parts each trace fills in: a parenthesis holding a field, a field after a
+# colon, a field alone ("stale label: {pairs}; update the label" → "stale label; update the label")
+_FIELD_PARTS = (
+    re.compile(r"\s*\([^()]*\{[^{}]*\}[^()]*\)"),
+    re.compile(r":\s*\{[^{}]*\}"),
+    re.compile(r"\s*\{[^{}]*\}"),
+)
 
 __all__ = [
     "JudgeUsage",
@@ -62,8 +68,8 @@ class StageStat:
 
 def top_reason(absent: Mapping[str, int]) -> str:
     """The commonest absence reason ("" when none). Reasons written from one declared template that names the trace
-    ("no cited source … has a findable date ({sources})") are counted together, as that template with each field
-    shown as its name in angle brackets, ``(<sources>)`` (the one text itself when only one was written): per text,
+    ("no cited source … has a findable date ({sources})") are counted together, shown as that template without the
+    parts each trace fills in, "… has a findable date" (the one text itself when only one was written): per text,
     a reason naming each trace's own URL would never be the top one, however many traces it covers."""
     groups: dict[str, dict[str, int]] = {}
     for reason, n in absent.items():
@@ -73,7 +79,14 @@ def top_reason(absent: Mapping[str, int]) -> str:
     if not groups:
         return ""
     key, members = max(groups.items(), key=lambda item: sum(item[1].values()))  # the first of equals, as written
-    return next(iter(members)) if len(members) == 1 else _TEMPLATE_FIELD.sub(lambda m: f"<{m.group(1)}>", key)
+    return next(iter(members)) if len(members) == 1 else _general(key)
+
+
+def _general(template: str) -> str:
+    """What the texts one template wrote have in common: the template without its fields."""
+    for part in _FIELD_PARTS:
+        template = part.sub("", template)
+    return " ".join(template.split()).strip(" ;:,")
 
 
 @dataclass

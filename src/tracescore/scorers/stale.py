@@ -1,22 +1,26 @@
 """Stale sources: ``citation.stale_rate``, the cited pages the agent fetched that are older than ``[scoring]
 stale_after`` before the trace.
 
-A source's date is the latest one found, in this order of places: the fetch step's ``metadata``, the ``metadata`` of a
-search hit for the same page, then the page text. Only these forms are read, and never a year alone:
+A source's date is **every date found for the page, from every place, and the latest one wins**: the ``metadata`` of
+each fetch of the page that did not fail, the ``metadata`` of every search hit for the same page (its URL or doc id),
+and the text of each of those fetches. Only these forms are read, and never a year alone:
 
 - **keys** (metadata; case, ``_``, ``-`` and ``:`` ignored): ``published``, ``published_date``, ``published_at``,
-  ``date_published``, ``publication_date``, ``updated``, ``updated_at``, ``date_modified``, ``modified``,
-  ``last_modified`` (the HTTP header), ``article:published_time``, ``article:modified_time``, ``date``;
+  ``publishedTime``, ``date_published``, ``publication_date``, ``updated``, ``updated_at``, ``last_updated``,
+  ``date_modified``, ``modified``, ``modified_date``, ``modifiedTime``, ``last_modified``, ``article:published_time``,
+  ``article:modified_time``, ``date``; the same keys in a nested ``metadata`` object (Firecrawl's); and
+  ``Last-Modified`` in a ``headers`` object (the HTTP response's; its ``Date`` is when it was sent, not read);
 - **labels** (page text): ``Published``, ``Updated``, ``Last updated``, ``Last modified``, ``Modified``, ``Posted``,
   ``Date published``, ``Date modified``, ``last edited`` (each with an optional ``on``, ``:`` or dash), a dated byline
-  at the start of a line (``By Jane Doe | May 17, 2026``), ``<time datetime="…">`` and ``datePublished`` /
-  ``dateModified`` / ``article:published_time`` remnants of the page's markup;
+  at the start of a line (``By Jane Doe | May 17, 2026``, ``By Jane Doe on May 17, 2026``), ``<time datetime="…">``
+  and ``datePublished`` / ``dateModified`` / ``article:published_time`` remnants of the page's markup;
 - **dates**: ISO ``2026-05-17`` (a time and offset after it allowed), ``2026/05/17``, ``May 17, 2026`` / ``Sep. 3,
-  2024``, ``17 May 2026``, and the HTTP date ``Sun, 17 May 2026 10:00:00 GMT``. ``05/17/2026`` is not read: day and
-  month are ambiguous.
+  2024``, ``17 May 2026``, each optionally after a weekday (``Tuesday, 20 May 2025``), and the HTTP date ``Sun, 17 May
+  2026 10:00:00 GMT``. ``05/17/2026`` is not read: day and month are ambiguous.
 
-A date without a time of day is that day at 00:00 UTC. The score is stale sources / cited fetched sources with a date;
-absent when none has one (undated sources are counted apart, never as fresh or stale).
+A date without a time of day is that day at 00:00 UTC. The comment names where the winning date was found (fetch
+metadata, search metadata, page text; on a tie, in that order). The score is stale sources / cited fetched sources
+with a date; absent when none has one (undated sources are counted apart, never as fresh or stale).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -60,16 +64,19 @@ _ISO = r"(?P<iy>\d{4})[-/](?P<im>\d{1,2})[-/](?P<id>\d{1,2})(?![\d/])"
 _MDY = rf"(?P<mm>{_MONTH})\s+(?P<md>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<my>\d{{4}})"
 _DMY = rf"(?P<dd>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<dm>{_MONTH}),?\s+(?P<dy>\d{{4}})"
 _DATE = rf"(?:{_ISO}|{_MDY}|{_DMY})(?!\d)"
-_DATE_ONLY = re.compile(rf"\s*(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s+)?{_DATE}", re.IGNORECASE)
+_WEEKDAY = r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?"
+_DATE_ONLY = re.compile(rf"\s*{_WEEKDAY}{_DATE}", re.IGNORECASE)
 _LABEL = (r"(?:date\s+)?(?:published|updated|last\s+updated|last\s+modified|modified|posted|last\s+edited)"
           r"(?:\s+on)?\s*[:\-–—]?\s*")  # fmt: skip
-_BYLINE = r"(?m:^)[ \t]*by\s+[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,4}\s*[|,·•—–-]\s*(?:(?:published|updated)\s+)?"
+_BYLINE = (r"(?m:^)[ \t]*by\s+[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,4}(?:\s*[|,·•—–-]\s*|\s+on\s+)"
+           r"(?:(?:published|updated)(?:\s+on)?\s+)?")  # fmt: skip
 _MARKUP = (r"<time[^>]{0,200}?datetime\s*=\s*[\"']?\s*|[\"']?(?:datePublished|dateModified)[\"']?\s*[:=]\s*[\"']?\s*"
            r"|article:(?:published|modified)_time[\"']?\s+content\s*=\s*[\"']?\s*")  # fmt: skip
-_IN_TEXT = re.compile(rf"(?:(?<![\w-]){_LABEL}|{_BYLINE}|{_MARKUP}){_DATE}", re.IGNORECASE)
-_KEYS = frozenset({"published", "publisheddate", "publishedat", "datepublished", "publicationdate", "updated",
-                   "updatedat", "datemodified", "modified", "lastmodified", "articlepublishedtime",
-                   "articlemodifiedtime", "date"})  # fmt: skip
+_IN_TEXT = re.compile(rf"(?:(?<![\w-]){_LABEL}|{_BYLINE}|{_MARKUP}){_WEEKDAY}{_DATE}", re.IGNORECASE)
+_KEYS = frozenset({"published", "publisheddate", "publishedat", "publishedtime", "datepublished", "publicationdate",
+                   "updated", "updatedat", "lastupdated", "datemodified", "modified", "modifieddate", "modifiedtime",
+                   "lastmodified", "articlepublishedtime", "articlemodifiedtime", "date"})  # fmt: skip
+_HEADER_KEYS = frozenset({"lastmodified"})  # in ``headers``: the HTTP ``Date`` is when the response was sent
 _SEPARATORS = re.compile(r"[\s_:\-]")
 
 
@@ -111,9 +118,21 @@ def value_date(value: Any) -> datetime | None:
     return _moment(day) if day else None
 
 
-def _metadata_dates(metadata: Mapping[str, Any]) -> list[datetime]:
-    return [d for key, value in metadata.items()
-            if _SEPARATORS.sub("", str(key)).lower() in _KEYS and (d := value_date(value)) is not None]  # fmt: skip
+def _metadata_dates(metadata: Mapping[str, Any], keys: frozenset[str] = _KEYS, nested: bool = True) -> list[datetime]:
+    """Every date of a metadata object: its ``keys``, a nested ``metadata`` object's (one level) and the
+    ``Last-Modified`` of a ``headers`` object."""
+    found = []
+    for key, value in metadata.items():
+        folded = _SEPARATORS.sub("", str(key)).lower()
+        if folded in keys:
+            if (moment := value_date(value)) is not None:
+                found.append(moment)
+        elif nested and isinstance(value, Mapping):
+            if folded == "headers":
+                found += _metadata_dates(value, _HEADER_KEYS, nested=False)
+            elif folded == "metadata":
+                found += _metadata_dates(value, keys, nested=False)
+    return found
 
 
 # Every form above contains one of these (lower case): the page text is searched only around them, so a page with
@@ -169,22 +188,21 @@ def page_date(text: str) -> datetime | None:
     return _moment(max(days)) if days else None
 
 
-def _source_date(fetch: FetchStep, hits: Iterable[Mapping[str, Any]]) -> tuple[datetime, str] | None:
-    """(date, where it was found) of one fetched page: its step's metadata, a search hit's, its text."""
-    if fetch.metadata and (found := _metadata_dates(fetch.metadata)):
-        return max(found), "fetch metadata"
-    for metadata in hits:
-        if found := _metadata_dates(metadata):
-            return max(found), "search metadata"
-    in_text = page_date(fetch.text)
-    return (in_text, "page text") if in_text else None
+def _source_date(fetches: list[FetchStep], hits: Iterable[Mapping[str, Any]]) -> tuple[datetime, str] | None:
+    """(date, where it was found) of one page: the latest date of its fetches' metadata, its search hits' metadata
+    and its fetches' text (a tie goes to the first of those places)."""
+    found = [(moment, "fetch metadata") for fetch in fetches if fetch.metadata
+             for moment in _metadata_dates(fetch.metadata)]  # fmt: skip
+    found += [(moment, "search metadata") for metadata in hits for moment in _metadata_dates(metadata)]
+    found += [(moment, "page text") for fetch in fetches if (moment := page_date(fetch.text)) is not None]
+    return max(found, key=_FIRST) if found else None
 
 
 def _keys(url: str | None, doc_id: str | None) -> list[str]:
     return [k for k in (normalize_url(url) if url else None, doc_id.strip() if doc_id else None) if k]
 
 
-@scorer(stage="citations", version="stale-1", scores=SPECS)
+@scorer(stage="citations", version="stale-2", scores=SPECS)  # 2 (#43): every date of the page, the latest wins
 def stale_scorer(*, stale_after: Duration = timedelta(days=365)) -> Scorer:
     """Scorer factory for ``citation.stale_rate`` (``stale_after``: ``[scoring] stale_after``)."""
     days = stale_after / timedelta(days=1)
@@ -198,18 +216,19 @@ def stale_scorer(*, stale_after: Duration = timedelta(days=365)) -> Scorer:
     return score_stale
 
 
+_FIRST = itemgetter(0)
 _METADATA = attrgetter("metadata")
 _HITS = attrgetter("hits")
 
 
-def _hit_metadata(trace: Trace, sources: Iterable[FetchStep], keys: Mapping[int, list[str]]
+def _hit_metadata(trace: Trace, sources: Iterable[list[FetchStep]], keys: Mapping[int, list[str]]
                   ) -> dict[str, list[Mapping[str, Any]]]:  # fmt: skip
     """Each key of the ``sources`` -> the metadata of the search hits with that key, in the order of the hits."""
     hits: dict[str, list[Mapping[str, Any]]] = {}
     searches = trace.searches
     if not any(map(_METADATA, chain.from_iterable(map(_HITS, searches)))):  # most hits have none: asked in C
         return hits
-    wanted = {k for fetch in sources for k in keys[id(fetch)]}
+    wanted = {k for fetches in sources for fetch in fetches for k in keys[id(fetch)]}
     for search in searches:
         for hit in search.hits:
             if hit.metadata:
@@ -219,20 +238,22 @@ def _hit_metadata(trace: Trace, sources: Iterable[FetchStep], keys: Mapping[int,
     return hits
 
 
-def _dates(trace: Trace, sources: dict[str, FetchStep], keys: Mapping[int, list[str]]
+def _dates(trace: Trace, sources: dict[str, list[FetchStep]], keys: Mapping[int, list[str]]
            ) -> tuple[dict[str, tuple[datetime, str]], list[str]]:  # fmt: skip
-    """(the dated sources with their date and where it was found, the undated ones), each source's page read once
+    """(the dated sources with their date and where it was found, the undated ones), each source's pages read once
     (``keys``: each fetch's keys, by its id)."""
     hits = _hit_metadata(trace, sources.values(), keys)
     dated: dict[str, tuple[datetime, str]] = {}
     undated: list[str] = []
-    seen: dict[int, tuple[datetime, str] | None] = {}  # one page cited by its URL and its doc id: dated once
-    for key, fetch in sources.items():
-        if id(fetch) in seen:
-            found = seen[id(fetch)]
+    seen: dict[tuple[int, ...], tuple[datetime, str] | None] = {}  # a page cited by its URL and its doc id: once
+    for key, fetches in sources.items():
+        page = tuple(map(id, fetches))
+        if page in seen:
+            found = seen[page]
         else:
-            metadata = [m for k in keys[id(fetch)] for m in hits.get(k, ())] if hits else ()
-            found = seen[id(fetch)] = _source_date(fetch, metadata)
+            page_keys = dict.fromkeys(k for fetch in fetches for k in keys[id(fetch)])
+            metadata = [m for k in page_keys for m in hits.get(k, ())] if hits else ()
+            found = seen[page] = _source_date(fetches, metadata)
         if found is None:
             undated.append(key)
         else:
@@ -253,13 +274,13 @@ def _stale(trace: Trace, stale_after: timedelta, days: float, fixed: Mapping[str
     cited = cited_keys(trace)
     if not cited:
         return fixed[Reasons.NOTHING_CITED.text]
-    fetches: dict[str, FetchStep] = {}  # every key of a page read -> its first fetch that did not fail
+    fetches: dict[str, list[FetchStep]] = {}  # every key of a page read -> its fetches that did not fail
     keys: dict[int, list[str]] = {}  # each of those fetches' keys, by its id: worked out once
     for step in trace.fetches:
         if not fetch_failed(step.status):
             keys[id(step)] = step_keys = _keys(step.url, step.doc_id)
             for key in step_keys:
-                fetches.setdefault(key, step)
+                fetches.setdefault(key, []).append(step)
     sources = {key: fetches[key] for key in cited if key in fetches}
     if not sources:
         return fixed[Reasons.NO_CITED_FETCH.text]

@@ -1,8 +1,9 @@
-"""The search trajectory the agent took, counted: ``search.calls``, ``fetch.calls``, ``search.repeated_queries``
-(searches whose normalised query the agent already sent in this trace), ``fetch.chars`` (characters of fetched
-text the agent read: its reading budget), ``search.query_overlap`` (share of the question's content words in the
-first query), ``fetch.unused_rate`` (pages read that no answer sentence cites) and ``search.after_found`` (searches
-after every required document had come back: wasted budget).
+"""The search trajectory the agent took, counted (the ``trajectory`` stage): ``trajectory.search_calls``,
+``trajectory.fetch_calls``, ``trajectory.repeated_queries`` (searches whose normalised query the agent already sent in
+this trace), ``trajectory.fetch_chars`` (characters of the fetched text the agent read, fetches that did not fail: its
+reading budget), ``trajectory.query_overlap`` (share of the question's content words in the first query),
+``trajectory.unused_fetch_rate`` (pages read that no answer sentence cites) and ``trajectory.searches_after_found``
+(searches after every required document had come back: wasted budget).
 
 A step the adapter saw but could not read (``Trace.blind_spots``) still counts as a call; a score resting on what it
 held (its query, its text, its order) is absent with that reason. A trace with no search or fetch step at all is not
@@ -15,6 +16,7 @@ import json
 import re
 from collections.abc import Callable
 from json.encoder import encode_basestring
+from types import MappingProxyType
 
 from tracescore.reasons import Reasons
 from tracescore.registry import ScoreSpec, reasons, scorer
@@ -27,18 +29,22 @@ from tracescore.trace import BlindSpot, SearchStep, Trace, fetch_failed
 from tracescore.urls import is_url, normalize_url
 
 __all__ = [
-    "FETCH_CALLS", "FETCH_CHARS", "FETCH_UNUSED_RATE", "SEARCH_AFTER_FOUND", "SEARCH_CALLS", "SEARCH_QUERY_OVERLAP",
-    "SEARCH_REPEATED_QUERIES",
+    "FETCH_CALLS", "FETCH_CHARS", "FETCH_UNUSED_RATE", "RENAMED", "SEARCH_AFTER_FOUND", "SEARCH_CALLS",
+    "SEARCH_QUERY_OVERLAP", "SEARCH_REPEATED_QUERIES",
 ]  # fmt: skip
 __all__ += ["FIRST_QUERY", "content_words", "first_query", "normalise_query", "trajectory_scorer"]
 
-SEARCH_CALLS = "search.calls"
-FETCH_CALLS = "fetch.calls"
-SEARCH_REPEATED_QUERIES = "search.repeated_queries"
-FETCH_CHARS = "fetch.chars"
-SEARCH_QUERY_OVERLAP = "search.query_overlap"
-FETCH_UNUSED_RATE = "fetch.unused_rate"
-SEARCH_AFTER_FOUND = "search.after_found"
+SEARCH_CALLS = "trajectory.search_calls"  # the trajectory's own stage since #43
+FETCH_CALLS = "trajectory.fetch_calls"
+SEARCH_REPEATED_QUERIES = "trajectory.repeated_queries"
+FETCH_CHARS = "trajectory.fetch_chars"
+SEARCH_QUERY_OVERLAP = "trajectory.query_overlap"
+FETCH_UNUSED_RATE = "trajectory.unused_fetch_rate"
+SEARCH_AFTER_FOUND = "trajectory.searches_after_found"
+RENAMED = MappingProxyType({  # the names before #43: superseded on the platforms (sinks/removals.py), hinted at
+    "search.calls": SEARCH_CALLS, "fetch.calls": FETCH_CALLS, "search.repeated_queries": SEARCH_REPEATED_QUERIES,
+    "fetch.chars": FETCH_CHARS, "search.query_overlap": SEARCH_QUERY_OVERLAP, "fetch.unused_rate": FETCH_UNUSED_RATE,
+    "search.after_found": SEARCH_AFTER_FOUND})  # fmt: skip
 _WHY = Reasons
 _RETRIEVAL = (_WHY.NO_SEARCH_STEP, _WHY.NO_REQUIRED_LABEL, _WHY.REFUSAL_RECALL, _WHY.EMPTY_REQUIRED_ID)
 SPECS = (
@@ -48,23 +54,23 @@ SPECS = (
     ScoreSpec(FETCH_CALLS, "numeric", None, 0, absent=reasons(_WHY.NO_TOOL_STEP),
               definition="fetch calls the agent made (unreadable and failed ones included); absent when the trace"
               " has no search or fetch step"),
-    ScoreSpec(SEARCH_REPEATED_QUERIES, "numeric", "lower", 0,
+    ScoreSpec(SEARCH_REPEATED_QUERIES, "numeric", None, 0,
               absent=reasons(_WHY.NO_SEARCH_STEP, _WHY.STEPS_UNREADABLE),
               definition="searches whose normalised query (case, spacing, end punctuation) the agent already sent"
               " in this trace"),
     ScoreSpec(FETCH_CHARS, "numeric", None, 0, absent=reasons(_WHY.NO_PAGE_FETCHED, _WHY.STEPS_UNREADABLE),
-              definition="characters of fetched text the agent read (its reading budget)"),
-    ScoreSpec(SEARCH_QUERY_OVERLAP, "numeric", "higher", 0, 1,
+              definition="characters of fetched text the agent read, fetches that did not fail (its reading budget)"),
+    ScoreSpec(SEARCH_QUERY_OVERLAP, "numeric", None, 0, 1,
               absent=reasons(_WHY.NO_SEARCH_STEP, _WHY.STEPS_UNREADABLE, _WHY.NO_QUESTION, _WHY.NO_QUESTION_WORD,
                              _WHY.NO_FIRST_QUERY),
               definition="share of the question's content words (not stop words) present in the agent's first"
               " query"),
-    ScoreSpec(FETCH_UNUSED_RATE, "numeric", "lower", 0, 1,
+    ScoreSpec(FETCH_UNUSED_RATE, "numeric", None, 0, 1,
               absent=reasons(_WHY.EMPTY_ANSWER, _WHY.NO_SENTENCES, _WHY.NO_PAGE_FETCHED, _WHY.NOTHING_CITED,
                              _WHY.STEPS_UNREADABLE),
               definition="pages fetched (read, distinct) that no answer sentence cites / pages fetched; absent when"
               " the answer cites nothing"),
-    ScoreSpec(SEARCH_AFTER_FOUND, "numeric", "lower", 0,
+    ScoreSpec(SEARCH_AFTER_FOUND, "numeric", None, 0,
               absent=reasons(*_RETRIEVAL, _WHY.STEPS_UNREADABLE, _WHY.NOT_ALL_FOUND),
               definition="search calls made after every required document (group) was already among the hits, at"
               " any rank: wasted budget"),
@@ -112,7 +118,7 @@ if not no yes any all some each every both either neither more most much many fe
 """.split()
 )
 FIRST_QUERY = "first query: "
-"""How ``search.query_overlap``'s comment begins: the first query follows as a JSON string (``first_query``)."""
+"""How ``trajectory.query_overlap``'s comment begins: the first query follows as a JSON string (``first_query``)."""
 
 
 def content_words(text: str) -> list[str]:
@@ -122,7 +128,7 @@ def content_words(text: str) -> list[str]:
 
 
 def first_query(comment: str | None) -> str | None:
-    """The first query named in a ``search.query_overlap`` comment (the report's query column), else None."""
+    """The first query named in a ``trajectory.query_overlap`` comment (the report's query column), else None."""
     if not comment or not comment.startswith(FIRST_QUERY):
         return None
     try:
@@ -234,13 +240,20 @@ def _repeated(steps: _Steps, shared: _Scores) -> Score:
     return score(SEARCH_REPEATED_QUERIES, len(repeats), comment=comment)
 
 
+def _read(status: int | str | None) -> bool:
+    """Whether a fetch of this status was read: ``fetch_failed``'s one rule (200, the usual status, asked first)."""
+    return status is None or status == 200 or not fetch_failed(status)
+
+
 def _chars(steps: _Steps, shared: _Scores) -> Score:
+    """Characters of the pages read: fetches that did not fail, a page read twice counted twice (fetches that all
+    failed read 0: a count, not a rate)."""
     if not steps.n_fetches:
         return shared.no_page[FETCH_CHARS]
     reason = steps.unreadable("fetch", "its text was not counted")
     if reason is not None:
         return absent(FETCH_CHARS, reason)
-    return score(FETCH_CHARS, sum([len(step.text) for step in steps.fetches]))
+    return score(FETCH_CHARS, sum([len(step.text) for step in steps.fetches if _read(step.status)]))
 
 
 def _overlap(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
@@ -290,8 +303,7 @@ def _unused(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
     cited.discard("")
     pages: dict[str, bool] = {}
     for step in steps.fetches:
-        status = step.status
-        if status is not None and status != 200 and fetch_failed(status):  # 200, the usual status, is no failure
+        if not _read(step.status):
             continue
         url = normalize_url(step.url) if step.url else None
         doc = step.doc_id.strip() if step.doc_id else None
@@ -367,7 +379,7 @@ def _after_found(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
         found_at=found + 1))  # fmt: skip
 
 
-@scorer(stage=("retrieval", "search", "fetch"), version="trajectory-1", scores=SPECS)
+@scorer(stage="trajectory", version="trajectory-2", scores=SPECS)  # 2 (#43): fetch_chars counts no failed fetch
 def trajectory_scorer() -> Scorer:
     """Scorer factory for the trajectory scores."""
     shared = _Scores()

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tracescore.errors import ConfigError, InputError, MissingInputError, NoResultsError
+from tracescore.errors import InputError, MissingInputError, NoResultsError
+from tracescore.sources.exports import need_pyarrow
 
 __all__ = ["PARQUET_SUFFIX", "is_parquet_spec", "read_parquet_results", "shard_file", "write_results"]
 
@@ -31,16 +32,8 @@ _ALWAYS = ("scores", "missing", "errors")  # present in every result line, even 
 _SLUG = re.compile(r"[^A-Za-z0-9._=-]+")
 
 
-def _need_pyarrow(what: str) -> None:
-    """One line naming the extra when pyarrow is not installed (not a ModuleNotFoundError traceback)."""
-    try:
-        import pyarrow  # type: ignore[import-untyped]  # noqa: F401
-    except ImportError as exc:
-        raise ConfigError(f"{what} needs pyarrow, which is not installed: pip install 'tracescore[export]'") from exc
-
-
 def _schema() -> Any:
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     text, strings = pa.string(), pa.list_(pa.string())
     return pa.schema(
@@ -101,7 +94,7 @@ def write_results(uri: str, lines: Iterable[dict[str, Any]]) -> int:
     """Write result lines to one Parquet file, atomically: a local file goes to a hidden temp name, then is renamed
     (a killed writer leaves no half file under the final name); an ``s3://`` object appears whole on upload.
     Returns the number of rows."""
-    _need_pyarrow("writing Parquet results")
+    need_pyarrow("writing Parquet results")
     import pyarrow as pa
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
@@ -159,7 +152,7 @@ def _files(uri: str) -> list[tuple[Any, str]]:
 
 def read_parquet_results(uri: str) -> Iterator[dict[str, Any]]:
     """The result lines of a Parquet file or folder, one row group at a time (memory flat whatever the size)."""
-    _need_pyarrow(f"reading the Parquet results {uri!r}")
+    need_pyarrow(f"reading the Parquet results {uri!r}")
     import pyarrow.parquet as pq
 
     for filesystem, path in _files(uri):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from tracescore.catalog import NOT_COMPUTED, Reasons, absence_kind
 from tracescore.errors import SinkError
 from tracescore.result import TraceResult
+from tracescore.scorers.trajectory import RENAMED
 from tracescore.sinks.base import RemovalPreview
 from tracescore.sinks.records import (
     ScoreRecord,
@@ -84,20 +85,24 @@ class Mirror:
             for w in ours.get(trace_id, []):
                 if w.score_id in ids:
                     continue
-                reason = self._why(w, result, current.get(w.score), accepted)
+                name = RENAMED.get(w.score, w.score)  # a score of ours under an old name: as an older version
+                reason = self._why(w, name, result, current.get(name), accepted)
                 if reason is _STALE:
                     self.stale += 1
                 elif reason is not None:
                     out.append(Removal(w, reason))
         return out
 
-    def _why(self, w: Written, result: TraceResult, record: ScoreRecord | None, accepted: set[str]) -> str | None:
-        """Why ``w`` goes (None: it stays; ``_STALE``: it stays, not computed this time)."""
+    def _why(
+        self, w: Written, name: str, result: TraceResult, record: ScoreRecord | None, accepted: set[str]
+    ) -> str | None:
+        """Why ``w`` goes (None: it stays; ``_STALE``: it stays, not computed this time); ``name``: its score's name
+        now (``RENAMED``)."""
         if record is not None:  # the score is present now, under another id
             if self.keep_versions or record.id not in accepted:
                 return None  # versions side by side; or the replacement is not on the platform yet
             return f"superseded by {record.name} version {record.version} ({record.id})"
-        score = result.scores.get(w.score)
+        score = result.scores.get(name)
         if score is None:
             # not produced at all: a scorer failed on this trace (not computed), or the setup no longer has the score
             if result.errors:
@@ -168,7 +173,8 @@ def preview_removals(
     mirror = Mirror(store, platform, run_id=None, keep_versions=keep_versions)
     ours = [w for found in mirror.ours(trace_ids).values() for w in found]
     def superseded(w: Written) -> bool:
-        return w.name != w.score or (not versioned_ids and w.score_id != score_id(w.trace_id, w.score))
+        return (w.name != w.score or w.score in RENAMED
+                or (not versioned_ids and w.score_id != score_id(w.trace_id, w.score)))  # fmt: skip
 
     gone = [] if keep_versions else [w for w in ours if superseded(w)]
     return {

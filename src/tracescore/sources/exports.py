@@ -1,8 +1,9 @@
 """Export files on a local disk or object storage, and how to cut them into shards that keep every trace whole.
 
-``ExportRoot`` lists and reads the files under a root (a folder or ``s3://bucket/prefix``) through pyarrow's
-filesystem layer (S3 credentials, region and ``AWS_ENDPOINT_URL`` from the usual AWS environment); rows come from
-Parquet (in record batches, only the columns asked for), JSONL (also gzip), JSON arrays and CSV.
+``ExportRoot`` lists and reads the files under a root (a folder or ``s3://bucket/prefix``): object storage through
+pyarrow's filesystem layer (S3 credentials, region and ``AWS_ENDPOINT_URL`` from the usual AWS environment), a local
+folder through ``os``; rows come from Parquet (in record batches, only the columns asked for; pyarrow), JSONL (also
+gzip), JSON arrays and CSV.
 
 A platform export is split into shards, one per export file (``ShardPlan``). A trace's rows can span files (a run
 that started before a window edge, children written after it), so the plan is made by one thin pass over every
@@ -21,6 +22,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import posixpath
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -33,7 +35,9 @@ from tracescore.errors import ConfigError, SourceError
 from tracescore.sources.base import EVERYTHING, Record, Shard
 from tracescore.sources.export_rows import BROKEN_STREAM, Unreadable, csv_rows, json_records, jsonl_rows
 
-__all__ = ["ExportFile", "ExportRoot", "ExportSource", "ShardPlan", "in_window", "open_export", "plan_shards"]
+__all__ = [
+    "ExportFile", "ExportRoot", "ExportSource", "ShardPlan", "in_window", "need_pyarrow", "open_export", "plan_shards",
+]
 
 BATCH_ROWS = 2048
 _FORMATS = (".parquet", ".jsonl", ".jsonl.gz", ".json", ".json.gz", ".csv", ".csv.gz")
@@ -49,22 +53,32 @@ class ExportFile:
     mtime_ns: int = 0
 
 
+def need_pyarrow(what: str) -> None:
+    """One line naming the extra when pyarrow is not installed (object storage and Parquet need it), not a
+    ModuleNotFoundError traceback."""
+    try:
+        import pyarrow.fs  # type: ignore[import-untyped]  # noqa: F401
+    except ImportError:
+        raise ConfigError(f"{what} needs pyarrow, which is not installed: pip install 'tracescore[export]'") from None
+
+
 class ExportRoot:
-    """The files under one export root (a local folder or ``s3://bucket/prefix``), read through ``pyarrow.fs``."""
+    """The files under one export root (a local folder or ``s3://bucket/prefix``): object storage through
+    ``pyarrow.fs``, a local root through the ``os`` calls (pyarrow only for Parquet files)."""
 
     def __init__(self, root: str) -> None:
-        try:
-            import pyarrow.fs as pafs  # type: ignore[import-untyped]
-        except ImportError:  # pragma: no cover - the registry checks the extra first
-            raise ConfigError("export sources need pyarrow: pip install 'tracescore[export]'") from None
         self.root = root.rstrip("/")
         self.notes: list[str] = []  # lines skipped as unreadable, with file and line number
         self._remote = "://" in root
+        self.fs: Any = None  # a pyarrow filesystem: object storage only
+        if not self._remote:
+            self.base = str(Path(root).resolve())
+            return
+        need_pyarrow(f"reading {root!r}")
+        import pyarrow.fs as pafs
+
         try:
-            if self._remote:
-                self.fs, self.base = pafs.FileSystem.from_uri(self.root)
-            else:
-                self.fs, self.base = pafs.LocalFileSystem(), str(Path(root).resolve())
+            self.fs, self.base = pafs.FileSystem.from_uri(self.root)
         except Exception as exc:
             raise ConfigError(f"cannot open export root {root!r}: {exc}") from None
 
@@ -83,6 +97,8 @@ class ExportRoot:
     def files(self) -> list[ExportFile]:
         """Every data file and manifest under the root, sorted by relative path (an empty list for an empty or
         missing prefix); ConfigError for a missing local path, SourceError when listing fails."""
+        if not self._remote:
+            return self._local_files()
         import pyarrow.fs as pafs
 
         try:
@@ -90,11 +106,7 @@ class ExportRoot:
             if itself.type == pafs.FileType.File:  # the root names one file: that file alone
                 name = posixpath.basename(self.base)
                 return [ExportFile(name, self.root, int(itself.size or 0), int(itself.mtime_ns or 0))]
-            if itself.type == pafs.FileType.NotFound and not self._remote:
-                raise ConfigError(f"{self.root!r} does not exist; give an export folder, file or s3://bucket/prefix")
             infos = self.fs.get_file_info(pafs.FileSelector(self.base, recursive=True, allow_not_found=True))
-        except ConfigError:
-            raise
         except Exception as exc:
             raise SourceError(f"cannot list export {self.root!r}: {exc}") from exc
         out = []
@@ -106,9 +118,34 @@ class ExportRoot:
             out.append(ExportFile(rel, self.uri(rel), int(info.size or 0), int(info.mtime_ns or 0)))
         return sorted(out, key=lambda f: f.rel)
 
+    def _local_files(self) -> list[ExportFile]:
+        """``files()`` of a local root: the root itself when it names a file, else every data file under it."""
+        base = Path(self.base)
+        try:
+            if base.is_file():
+                found = base.stat()
+                return [ExportFile(base.name, self.root, found.st_size, found.st_mtime_ns)]
+            if not base.exists():
+                raise ConfigError(f"{self.root!r} does not exist; give an export folder, file or s3://bucket/prefix")
+            out = []
+            for folder, _, names in os.walk(base):
+                for name in names:
+                    if name.endswith(_FORMATS):
+                        path = Path(folder) / name
+                        found = path.stat()
+                        rel = path.relative_to(base).as_posix()
+                        out.append(ExportFile(rel, self.uri(rel), found.st_size, found.st_mtime_ns))
+        except OSError as exc:
+            raise SourceError(f"cannot list export {self.root!r}: {exc}") from exc
+        return sorted(out, key=lambda f: f.rel)
+
+    def _open(self, path: str) -> Any:
+        """A binary stream of one file (the caller closes it)."""
+        return self.fs.open_input_stream(path, compression=None) if self._remote else open(path, "rb")  # noqa: SIM115
+
     def read_json(self, uri: str) -> Any:
         """A whole JSON document (a manifest)."""
-        with self.fs.open_input_stream(self._path(uri)) as stream:
+        with self._open(self._path(uri)) as stream:
             return json.loads(stream.read())
 
     def rows(
@@ -148,20 +185,25 @@ class ExportRoot:
         if path.endswith(".parquet"):
             yield from enumerate(self._parquet(path, columns), start=1)
             return
-        with self.fs.open_input_stream(path, compression=None) as stream:
+        with self._open(path) as stream:
             raw: Any = gzip.GzipFile(fileobj=stream) if path.endswith(".gz") else stream
             name = path.removesuffix(".gz")
             if name.endswith(".jsonl"):
                 yield from jsonl_rows(raw, uri, bad, key)
             elif name.endswith(".csv"):
-                yield from csv_rows(io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape"), uri, bad, key)
+                text = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape")
+                try:
+                    yield from csv_rows(text, uri, bad, key)
+                finally:
+                    text.detach()  # the stream is closed with its ``with``
             else:
                 yield from json_records(raw.read().decode("utf-8", "surrogateescape"), uri, bad, key)
 
     def _parquet(self, path: str, columns: Sequence[str] | None) -> Iterator[dict[str, Any]]:
+        need_pyarrow(f"reading the Parquet file {path!r}")
         import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-        with self.fs.open_input_file(path) as handle:
+        with self.fs.open_input_file(path) if self._remote else open(path, "rb") as handle:
             parquet = pq.ParquetFile(handle)
             names = set(parquet.schema_arrow.names)
             wanted = [c for c in columns if c in names] if columns is not None else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import stat
@@ -11,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
-from tracescore.errors import MissingInputError
+from tracescore.errors import InputError, MissingInputError
 from tracescore.sources.base import FileRef, Record
 
 __all__ = ["JsonlSource", "read_jsonl", "record_time"]
@@ -20,7 +21,8 @@ _BUFFER = 1 << 20  # read 1 MiB at a time: with the default 8 KiB, a 78 KB line 
 
 
 def read_jsonl(path: str | Path | IO[bytes]) -> Iterator[Record]:
-    """Yield every non-blank line of a JSONL file (``-`` or a binary stream for stdin) with its 1-based number."""
+    """Yield every non-blank line of a JSONL file (``-`` or a binary stream for stdin; ``.gz``: gzip) with its 1-based
+    number."""
     if isinstance(path, str | Path):
         if str(path) == "-":
             yield from _lines(sys.stdin.buffer)
@@ -30,7 +32,14 @@ def read_jsonl(path: str | Path | IO[bytes]) -> Iterator[Record]:
         except OSError as exc:  # missing, unreadable, a folder: a bad argument or [source] path, nothing ran
             raise MissingInputError(f"cannot read traces file {str(path)!r}: {exc.strerror}") from exc
         with handle:
-            yield from _lines(handle, str(path))
+            if str(path).endswith(".gz"):  # no offset to read a line again at: each line travels with its record
+                try:
+                    with gzip.open(handle) as unzipped:
+                        yield from _lines(unzipped)  # type: ignore[arg-type]
+                except (OSError, EOFError) as exc:  # not gzip, or cut short: the lines before it were scored
+                    raise InputError(f"cannot read traces file {str(path)!r} on: {exc}") from exc
+            else:
+                yield from _lines(handle, str(path))
     else:
         yield from _lines(path)
 

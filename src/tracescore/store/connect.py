@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-__all__ = ["PAGE_SIZE", "connect"]
+__all__ = ["PAGE_SIZE", "cannot_create", "connect"]
 
 PAGE_SIZE = 16_384
 """Bytes per page of a new store: results rows of 1.5-2.5 KB pack several to a page (at SQLite's default, 4096, a row
@@ -49,3 +49,12 @@ def connect(path: Path) -> sqlite3.Connection:
     # close (which the run waits for) is small
     db.execute(f"PRAGMA wal_autocheckpoint={(4 << 20) // PAGE_SIZE}")
     return db
+
+
+def cannot_create(path: Path) -> str:
+    """Why a new store could not be made at ``path`` (sqlite says only "unable to open database file"), and the
+    option that puts it elsewhere."""
+    folder = path.absolute().parent
+    why = "the folder is not writable" if folder.is_dir() else "there is no such folder"
+    return (f"cannot create the store {str(path)!r} in {str(folder)!r}: {why}; give --store PATH in a writable"
+            " folder (score: --store none keeps nothing)")

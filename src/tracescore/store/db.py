@@ -22,7 +22,7 @@ from tracescore.errors import StoreError
 from tracescore.result import TraceResult
 from tracescore.scorers.diagnosis import cell_of
 from tracescore.store.citations_view import CITATIONS_VIEW_MIGRATION, citation_rows
-from tracescore.store.connect import PAGE_SIZE, connect
+from tracescore.store.connect import PAGE_SIZE, cannot_create, connect
 from tracescore.store.current_view import (
     CURRENT_VIEW_MIGRATION,
     NOT_COMPUTED_REASONS_MIGRATION,
@@ -236,10 +236,13 @@ class Store:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        existed = self.path.exists()
         try:
             self._db = connect(self.path)
             self._migrate()
         except sqlite3.Error as exc:
+            if not existed and not self.path.exists():  # sqlite says "unable to open database file"
+                raise StoreError(cannot_create(self.path)) from exc
             raise StoreError(f"cannot open store {str(self.path)!r}: {exc}") from exc
         self._in_tx = False
 
@@ -346,7 +349,6 @@ class Store:
     def close(self) -> None:
         self.commit()
         self._db.close()
-
     def __enter__(self) -> Store:
         return self
 

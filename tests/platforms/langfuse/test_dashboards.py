@@ -187,3 +187,25 @@ def test_an_empty_name_is_a_usage_error_naming_the_fix(fake: FakeLangfuseDashboa
     assert result.exit_code == 2
     assert "tracescore: the dashboard name is empty; pass --name 'a name'" in result.output
     assert fake.requests == []
+
+
+def test_a_widget_the_server_stored_before_it_answered_500_is_removed_on_the_next_run(
+    fake: FakeLangfuseDashboards,
+) -> None:
+    """#43 item 8: the create is stored, the server answers 500, the retried create stores a second widget of the
+    same name; the next run removes the one not placed on the dashboard, once."""
+    fake.stored_faults.append(Fault.http(500, **{"Retry-After": "0"}))
+    first = _run()
+    assert first.exit_code == 0, first.output
+    assert len(fake.widgets) == 8  # one widget twice
+    placed = {t["widgetId"] for t in fake.board(NAME)["definition"]["widgets"]}
+    (extra,) = set(fake.widgets) - placed
+    second = _run()
+    assert second.exit_code == 0, second.output
+    assert set(fake.widgets) == placed and extra not in fake.widgets
+    deleted = [r for r in fake.writes() if r.method == "DELETE"]
+    assert [r.path.rsplit("/", 1)[-1] for r in deleted] == [extra]
+    assert "duplicate" in second.output
+    before = len(fake.writes())
+    third = _run()
+    assert third.exit_code == 0 and len(fake.writes()) == before, "nothing more to remove"

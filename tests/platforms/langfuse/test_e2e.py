@@ -35,13 +35,13 @@ EXPECTED = {
     "answer.exact_match": ("BOOLEAN", "answer-1"),
     "grounding.unsupported_numbers": ("NUMERIC", "numbers-1"),  # #33: the deterministic grounding and trajectory
     "grounding.numbers_checked": ("NUMERIC", "numbers-1"),
-    "search.calls": ("NUMERIC", "trajectory-1"),
-    "fetch.calls": ("NUMERIC", "trajectory-1"),
-    "search.repeated_queries": ("NUMERIC", "trajectory-1"),
-    "fetch.chars": ("NUMERIC", "trajectory-1"),
-    "search.query_overlap": ("NUMERIC", "trajectory-1"),
-    "fetch.unused_rate": ("NUMERIC", "trajectory-1"),
-    "search.after_found": ("NUMERIC", "trajectory-1"),  # citation.stale_rate: absent (no page states a date)
+    "trajectory.search_calls": ("NUMERIC", "trajectory-2"),
+    "trajectory.fetch_calls": ("NUMERIC", "trajectory-2"),
+    "trajectory.repeated_queries": ("NUMERIC", "trajectory-2"),
+    "trajectory.fetch_chars": ("NUMERIC", "trajectory-2"),
+    "trajectory.query_overlap": ("NUMERIC", "trajectory-2"),
+    "trajectory.unused_fetch_rate": ("NUMERIC", "trajectory-2"),
+    "trajectory.searches_after_found": ("NUMERIC", "trajectory-2"),  # citation.stale_rate: absent (no page dated)
     "diagnosis": ("CATEGORICAL", "diagnosis-1"),
 }
 

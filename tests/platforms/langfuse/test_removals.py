@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 from tests.fakes.langfuse import FakeLangfuse, env_for
 from tests.fakes.langfuse_data import make_trace
-from tests.sinks.releases import bumped
-from tracescore import catalog, config
+from tests.sinks.releases import OLD_NAMES, before_rename, bumped
+from tracescore import catalog, config, registry
 from tracescore.cli import main
 from tracescore.engine.pipeline import score_trace
 from tracescore.engine.setup import build_setup
@@ -89,8 +89,7 @@ def _expected(config_path: Path) -> set[tuple[str, str]]:
 
 
 def _release(monkeypatch: pytest.MonkeyPatch, release: str) -> None:
-    monkeypatch.setattr(catalog, "CATALOG", bumped(release))
-    monkeypatch.setattr(config, "CATALOG", catalog.CATALOG)
+    monkeypatch.setattr(registry, "_LOADED", bumped(release))
 
 
 def test_a_version_changing_backfill_leaves_one_current_score_per_trace_and_name(
@@ -107,7 +106,7 @@ def test_a_version_changing_backfill_leaves_one_current_score_per_trace_and_name
         first = _backfill(config_path)
         pairs_a = Counter((s["traceId"], s["name"]) for s in _ours(fake))
         assert set(pairs_a.values()) == {1} and len(pairs_a) >= N * 5
-        assert {s["metadata"]["scorer_version"].rsplit("-", 1)[1] for s in _ours(fake)} == {"1"}
+        assert {s["metadata"]["scorer_version"] for s in _ours(fake)} <= {e.version for e in catalog.entries()}
         assert first["scores_removed"] == 0
 
         for i in VANISH:
@@ -119,7 +118,7 @@ def test_a_version_changing_backfill_leaves_one_current_score_per_trace_and_name
         pairs_b = Counter((s["traceId"], s["name"]) for s in _ours(fake))
         assert set(pairs_b.values()) == {1}  # never two
         assert set(pairs_b) == _expected(config_path)  # never a missing or a stale one
-        assert {s["metadata"]["scorer_version"].rsplit("-", 1)[1] for s in _ours(fake)} == {"2"}
+        assert {s["metadata"]["scorer_version"] for s in _ours(fake)} <= {e.version for e in catalog.entries()}  # new
         vanished = set(pairs_a) - set(pairs_b)
         assert vanished and {t for t, _ in vanished} == {f"tr-{i:05d}" for i in VANISH}
         assert second["scores_removed"] == len(vanished) == len(fake.requests_to("/api/public/scores/", "DELETE"))
@@ -180,6 +179,50 @@ def test_scores_of_an_older_release_under_versioned_ids_are_removed_once(
 
         deletes = len(fake.requests_to("/api/public/scores/", "DELETE"))
         _backfill(_config(tmp_path, "\n[scorers.retrieval]\nk = 5\n[scorers.answer]\nfinal_answer_prefix = 'FINAL:'\n"))
+        assert len(fake.requests_to("/api/public/scores/", "DELETE")) == deletes  # removed once, never again
+
+
+def test_the_trajectory_scores_under_their_old_names_are_removed_once_by_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#43 item 5: a release before the rename wrote ``search.calls``…; the next backfill (the versions moved on: a
+    new one) writes ``trajectory.search_calls``… and removes each old-named score of ours once its trace's new score
+    is accepted (or its score is absent now for a reason that applies); a re-run removes nothing."""
+    with FakeLangfuse() as fake:
+        for key, value in env_for(fake).items():
+            monkeypatch.setenv(key, value)
+        for i in range(N):
+            _load(fake, i)
+        others = _seed_others(fake)
+        stamp = START.isoformat().replace("+00:00", "Z")  # a score of another evaluator under an old name: not ours
+        fake.add_score({"id": "other-evaluator-calls", "traceId": "tr-00002", "name": "search.calls", "value": 9,
+                        "dataType": "NUMERIC", "timestamp": stamp})  # fmt: skip
+        config_path = _config(tmp_path)
+        with monkeypatch.context() as before:
+            before_rename(before)
+            _backfill(config_path)
+        old = [s for s in _ours(fake) if s["name"] in OLD_NAMES and s["id"] != "other-evaluator-calls"]
+        assert {s["name"] for s in old} == set(OLD_NAMES) and len(old) >= N * 4
+        deletes = len(fake.requests_to("/api/public/scores/", "DELETE"))
+
+        summary = _backfill(config_path)
+        ours = [s for s in _ours(fake) if s["id"] != "other-evaluator-calls"]
+        assert not {s["name"] for s in ours} & set(OLD_NAMES)  # every old name of ours gone
+        assert set(OLD_NAMES.values()) <= {s["name"] for s in ours}
+        pairs = Counter((s["traceId"], s["name"]) for s in ours)
+        assert set(pairs.values()) == {1} and set(pairs) == _expected(config_path)
+        assert summary["scores_removed"] == len(old)
+        assert len(fake.requests_to("/api/public/scores/", "DELETE")) - deletes == len(old)
+        theirs = [s for s in fake.scores.values() if s["id"] == "other-evaluator-calls"]
+        assert _others(fake) == others and [s["value"] for s in theirs] == [9]  # not ours: kept
+        with Store(tmp_path / "ts.db") as store:
+            history = WrittenScores(store, "langfuse").history("tr-00005")
+        reasons = {e["name"]: e["reason"] for e in history if e["event"] == "removed"}
+        assert reasons["search.calls"].startswith("superseded by trajectory.search_calls version ")
+
+        deletes = len(fake.requests_to("/api/public/scores/", "DELETE"))
+        again = _backfill(_config(tmp_path, "\n[scoring]\nk = 5\n"))  # another fingerprint: every trace again
+        assert again["scores_removed"] == 0
         assert len(fake.requests_to("/api/public/scores/", "DELETE")) == deletes  # removed once, never again
 
 
@@ -340,5 +383,5 @@ def test_sigkilled_version_changing_backfill_ends_with_exactly_the_current_score
         _release(monkeypatch, "2")
         assert set(pairs) == _expected(config_path)  # none missing, none stale
         assert set(pairs) < set(before)  # some did vanish
-        assert {s["metadata"]["scorer_version"].rsplit("-", 1)[1] for s in _ours(fake)} == {"2"}
+        assert {s["metadata"]["scorer_version"] for s in _ours(fake)} <= {e.version for e in catalog.entries()}  # new
         assert _others(fake) == others

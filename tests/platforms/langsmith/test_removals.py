@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_runs import load_samples, seed
-from tests.sinks.releases import bumped
+from tests.sinks.releases import OLD_NAMES, before_rename, bumped
 from tracescore import catalog, config
 from tracescore.cli import main
 from tracescore.engine.pipeline import score_trace
@@ -106,7 +106,7 @@ def test_a_version_changing_backfill_leaves_one_current_feedback_per_run_and_key
         assert set(pairs_b.values()) == {1}  # never two of ours (the human's answer.correct is not ours)
         assert set(pairs_b) == _expected(config_path)
         versions = {f["feedback_source"]["metadata"]["scorer_version"] for f in _ours(fake)}
-        assert {v.rsplit("-", 1)[1] for v in versions} == {"2"}  # every feedback carries the new version
+        assert versions <= {e.version for e in catalog.CATALOG}  # every feedback carries the new (bumped) version
         vanished = set(pairs_a) - set(pairs_b)
         assert vanished and {run for run, _ in vanished} <= set(vanish)
         # every old feedback went: superseded by its new version, or vanished
@@ -120,3 +120,49 @@ def test_a_version_changing_backfill_leaves_one_current_feedback_per_run_and_key
         assert any(r.startswith("absent: ") for r in reasons) and any(r.startswith("superseded by") for r in reasons)
         written = {e["version"] for e in history if e["event"] == "written" and e["name"] == "citation.coverage"}
         assert written == {"citations-1", "citations-2"}  # the store holds both versions
+
+
+def test_the_trajectory_feedback_under_its_old_keys_is_removed_once_by_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#43 item 5: a release before the rename gave ``search.calls``… feedback; the next backfill gives
+    ``trajectory.search_calls``… and deletes each old-keyed feedback of ours once (another evaluator's feedback under
+    an old key is not ours: kept); a re-run deletes nothing."""
+    with FakeLangSmith() as fake:
+        monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2_removals_test_key")
+        monkeypatch.setenv("LANGSMITH_ENDPOINT", fake.url)
+        project_id = seed(fake, load_samples())
+        roots = sorted(r["id"] for r in fake.runs if r["parent_run_id"] is None)
+        other = {"id": OTHERS[1], "run_id": roots[0], "key": "search.calls", "score": 9.0, "session_id": project_id,
+                 "created_at": "2026-11-02T00:00:00+00:00", "modified_at": "2026-11-02T00:00:00+00:00",
+                 "feedback_source": {"type": "model", "metadata": {"tool": "other-eval"}}}  # fmt: skip
+        fake.add_feedback(other)
+        config_path = tmp_path / "tracescore.toml"
+        config_path.write_text(
+            f'[source]\nkind = "langsmith"\nproject = "search-agent"\n\n[job]\nstore = "{tmp_path / "ts.db"}"\n'
+            "backfill_chunks = 4\nwrite_batch = 7\n"
+        )
+        with monkeypatch.context() as before:
+            before_rename(before)
+            _backfill(config_path)
+        old = [f for f in _ours(fake) if f["key"] in OLD_NAMES]
+        assert {f["key"] for f in old} == set(OLD_NAMES) and len(old) >= len(roots) * 3
+        deletes = len(fake.requests_to("/feedback/", "DELETE"))
+
+        second = _backfill(config_path)
+        keys = Counter((f["run_id"], f["key"]) for f in _ours(fake))
+        assert not {key for _, key in keys} & set(OLD_NAMES)  # every old key of ours gone
+        assert set(OLD_NAMES.values()) <= {key for _, key in keys}
+        assert set(keys.values()) == {1} and set(keys) == _expected(config_path)
+        removed = len(fake.requests_to("/feedback/", "DELETE")) - deletes
+        assert removed == second["scores_removed"] and removed >= len(old)  # the old keys, and stale_rate's version 1
+        assert fake.feedback[OTHERS[1]] == other  # not ours: kept
+        with Store(tmp_path / "ts.db") as store:
+            history = WrittenScores(store, "langsmith").history(roots[3])
+        reasons = {e["name"]: e["reason"] for e in history if e["event"] == "removed"}
+        assert reasons["search.calls"].startswith("superseded by trajectory.search_calls version ")
+
+        deletes = len(fake.requests_to("/feedback/", "DELETE"))
+        config_path.write_text(config_path.read_text() + "\n[scoring]\nk = 5\n")  # another fingerprint: all again
+        assert _backfill(config_path)["scores_removed"] == 0
+        assert len(fake.requests_to("/feedback/", "DELETE")) == deletes  # removed once, never again

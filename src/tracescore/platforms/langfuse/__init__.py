@@ -15,7 +15,9 @@ PLATFORM = Platform(
     credentials=("LANGFUSE_BASE_URL", "LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY"),
     queue="tracescore.platforms.langfuse.platform:label_queue",
     dashboard="tracescore.platforms.langfuse.dashboards:build",
-    summary="a Langfuse project (host from LANGFUSE_BASE_URL, keys from LANGFUSE_PUBLIC_KEY/_SECRET_KEY)",
+    summary="a Langfuse project (host from LANGFUSE_BASE_URL, keys from LANGFUSE_PUBLIC_KEY/_SECRET_KEY), or with"
+    " TRACES a trace downloaded from it",
+    download="tracescore.platforms.langfuse.adapter:downloaded",
 )
 
 EXPORT = Platform(

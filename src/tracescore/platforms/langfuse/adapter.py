@@ -29,10 +29,10 @@ from tracescore.adapters.nesting import plan_steps, search_through_nested
 from tracescore.adapters.notes import note
 from tracescore.adapters.provider_search import add_builtin_search
 from tracescore.adapters.text import extract_text, text_of
-from tracescore.errors import AdapterError
+from tracescore.errors import AdapterError, InputError
 from tracescore.trace import BlindSpot, Citation, FetchStep, Labels, SearchStep, Step, Trace
 
-__all__ = ["langfuse_adapter", "trace_from_observations"]
+__all__ = ["downloaded", "langfuse_adapter", "trace_from_observations"]
 
 _GENERATION = "GENERATION"
 
@@ -292,3 +292,19 @@ def trace_from_observations(payload: object, mapping: MappingConfig | None = Non
 def langfuse_adapter(mapping: MappingConfig | None = None) -> Callable[[object], Trace]:
     """The adapter with a given mapping (``tracescore.toml [mapping]``); the registered default uses the defaults."""
     return functools.partial(trace_from_observations, mapping=mapping or MappingConfig())  # picklable: processes
+
+
+_DOWNLOAD = "a Langfuse trace download"
+
+
+def downloaded(document: object) -> tuple[str, list[object]]:
+    """The traces of a file downloaded from Langfuse (``sources.documents``): a trace with its observations as the
+    UI's download and ``GET /api/public/traces/{id}`` give it (``{"trace": …, "observations": […]}`` or the trace
+    object holding ``observations``), or a list of them. InputError says what was expected otherwise."""
+    items = document if isinstance(document, list) else [document]
+    if items and all(isinstance(i, Mapping) and isinstance(i.get("observations"), list) for i in items):
+        return _DOWNLOAD, list(items)
+    raise InputError(
+        f'not {_DOWNLOAD}: expected {{"trace": ..., "observations": [...]}} as the UI or GET /api/public/traces/ID'
+        " gives it, or a list of them"
+    )

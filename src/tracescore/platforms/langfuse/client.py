@@ -71,6 +71,21 @@ class LangfuseCredentials:
         return cls(env["LANGFUSE_PUBLIC_KEY"], env["LANGFUSE_SECRET_KEY"], base_url.rstrip("/"), origin)
 
 
+def _rejected_keys(response: Any) -> None:
+    """A 401/403 is the SDK's ``ApiError`` with its status whichever endpoint answered it: some SDK calls (the
+    dashboards') cannot parse the body into their error model and raise a validation error instead, which would be
+    retried as an unreadable answer. Rejected keys are never retried: one request, one line naming them."""
+    from langfuse.api.core.api_error import ApiError
+
+    if response.status_code in (401, 403):
+        response.read()
+        try:
+            body: Any = response.json()
+        except ValueError:
+            body = response.text
+        raise ApiError(status_code=response.status_code, headers=dict(response.headers), body=body)
+
+
 @contextmanager
 def make_client(
     credentials: LangfuseCredentials, *, timeout: float = 30.0, on_request: Callable[[Any], None] | None = None
@@ -84,7 +99,9 @@ def make_client(
         from langfuse.api import LangfuseAPI
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ConfigError("the langfuse source needs the langfuse SDK: pip install 'tracescore[langfuse]'") from exc
-    hooks = {"request": [on_request]} if on_request is not None else None
+    hooks: dict[str, list[Callable[[Any], None]]] = {"response": [_rejected_keys]}
+    if on_request is not None:
+        hooks["request"] = [on_request]
     with httpx.Client(timeout=timeout, follow_redirects=True, event_hooks=hooks) as http:
         yield LangfuseAPI(
             base_url=credentials.base_url,

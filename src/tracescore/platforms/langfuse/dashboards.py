@@ -153,7 +153,8 @@ class LangfuseDashboards:
             return out
         client = self.client
         found = [d for d in self._pages(client.unstable.dashboards.list, "list dashboards") if d.name == spec.name]
-        ours = self._our_widgets(client, spec)
+        placed = {getattr(p, "widget_id", None) for board in found for p in board.definition.widgets}
+        ours = self._our_widgets(client, spec, placed)
         ids = {w.key: self._widget(spec, w, ours.get(w.key)) for w in spec.widgets}
         if len(found) > 1:
             out.notes.append(f"{len(found)} dashboards are named {spec.name!r}; the most recently updated one is used")
@@ -164,13 +165,27 @@ class LangfuseDashboards:
         return out
 
     # -- widgets ---------------------------------------------------------------------------------------------------
-    def _our_widgets(self, client: LangfuseAPI, spec: DashboardSpec) -> dict[str, DashboardWidget]:
+    def _our_widgets(
+        self, client: LangfuseAPI, spec: DashboardSpec, placed: set[str | None]
+    ) -> dict[str, DashboardWidget]:
+        """Our widget of each key; a key found twice (a create the server stored and then answered with an error,
+        so the retried create stored it again) keeps the one placed on the dashboard, else the newest, and the
+        others are removed."""
         marks = {marker(spec, w): w.key for w in spec.widgets}
-        found: dict[str, DashboardWidget] = {}
+        mine: dict[str, list[DashboardWidget]] = {}
         for widget in self._pages(client.unstable.dashboard_widgets.list, "list dashboard widgets"):
             key = marks.get((widget.description or "").rsplit("\n", 1)[-1])
-            if key is not None and key not in found:  # newest first: the first one of a key is kept
-                found[key] = widget
+            if key is not None:
+                mine.setdefault(key, []).append(widget)  # newest first
+        found: dict[str, DashboardWidget] = {}
+        for key, widgets in mine.items():
+            found[key] = keep = next((w for w in widgets if w.id in placed), widgets[0])
+            for extra in widgets:
+                if extra is not keep:
+                    what = f"duplicate widget {extra.name!r} ({extra.id})"
+                    delete = client.unstable.dashboard_widgets.delete
+                    self._write(partial(delete, extra.id, request_options=self.options), f"remove the {what}")
+                    self._outcome.notes.append(f"removed the {what}: a create the server stored twice")
         return found
 
     def _widget(self, spec: DashboardSpec, widget: Widget, existing: DashboardWidget | None) -> str:

@@ -374,10 +374,7 @@ def read_experiment_items(
             if getattr(exc, "status_code", None) in (404, 405):
                 stats.notes.append(f"no experiment labels: no experiment-items API here ({describe_error(exc)})")
                 return {}
-            doing = (
-                f"read the traces of {_iso(window.start)} .. {_iso(window.end)} (first their dataset labels:"
-                " the experiment items)"
-            )
+            doing = f"read the traces of {_iso(window.start)} .. {_iso(window.end)}"  # labels come first: an aside
             raise SourceError(failure_line(doing, exc, sent[0], where)) from exc
         for item in page.data:
             row = item.dict(by_alias=True)

@@ -29,8 +29,10 @@ PLATFORM = Platform(
             is_flag=True,
         ),
     ),
-    summary="a LangSmith project (--project; LANGSMITH_API_KEY, LANGSMITH_ENDPOINT)",
+    summary="a LangSmith project (--project; LANGSMITH_API_KEY, LANGSMITH_ENDPOINT), or with TRACES a run tree"
+    " downloaded from it",
     server="tracescore.platforms.langsmith.platform:describe_server",
+    download="tracescore.platforms.langsmith.adapter:downloaded",
 )
 
 EXPORT = Platform(

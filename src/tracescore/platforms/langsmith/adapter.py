@@ -24,10 +24,10 @@ from tracescore.adapters.nesting import plan_steps, search_through_nested
 from tracescore.adapters.notes import note
 from tracescore.adapters.provider_search import add_builtin_search
 from tracescore.adapters.text import extract_text, text_of
-from tracescore.errors import AdapterError
+from tracescore.errors import AdapterError, InputError
 from tracescore.trace import BlindSpot, Citation, FetchStep, Labels, SearchStep, Trace
 
-__all__ = ["langsmith_adapter", "merge_ingest", "trace_from_langsmith"]
+__all__ = ["downloaded", "langsmith_adapter", "merge_ingest", "trace_from_langsmith"]
 
 _DEFAULT = MappingConfig()
 _GOLD_KEYS = ("gold_answer", "answer", "expected_answer", "reference", "output", "expected")
@@ -86,9 +86,55 @@ def _bundle(payload: object) -> dict[str, Any]:
             raise AdapterError("recorded LangSmith runs have no root run (every run has a parent_run_id)")
         root = roots[0]
         return {"root": root, "runs": [r for r in runs if r is not root], "example": None, "project": None}
-    if "run_type" in data and "id" in data:
-        return {"root": dict(data), "runs": [], "example": None, "project": None}
+    if "run_type" in data and "id" in data:  # one run, or a run tree (``read_run(..., load_child_runs=True)``)
+        root, *runs = _flatten(data)
+        return {"root": root, "runs": runs, "example": None, "project": None}
     raise AdapterError("not a LangSmith record: expected 'root' and 'runs', a recorded 'post'/'patch' body or a run")
+
+
+def _flatten(run: Mapping[str, Any], parent: Any = None) -> list[dict[str, Any]]:
+    """A run and every run under it (``child_runs``, nested), each a plain run with its ``parent_run_id``."""
+    flat = {k: v for k, v in run.items() if k != "child_runs"}
+    if parent is not None and not flat.get("parent_run_id"):
+        flat["parent_run_id"] = parent
+    out = [flat]
+    for child in run.get("child_runs") or []:
+        if isinstance(child, Mapping):
+            out += _flatten(child, run.get("id"))
+    return out
+
+
+_DOWNLOAD = "a LangSmith run download"
+
+
+def downloaded(document: object) -> tuple[str, list[object]]:
+    """The traces of a file downloaded from LangSmith (``sources.documents``): a run tree as ``read_run(id,
+    load_child_runs=True)`` or the API gives it, or a list of runs (trees, or the flat runs of ``list_runs``, grouped
+    by ``trace_id`` into one trace per root). InputError says what was expected otherwise."""
+    items = [i for i in (document if isinstance(document, list) else [document]) if isinstance(i, Mapping)]
+    if not items or len(items) != (len(document) if isinstance(document, list) else 1) or not all(
+        i.get("run_type") and i.get("id") for i in items
+    ):
+        raise InputError(f"not {_DOWNLOAD}: expected a run (with its child_runs) or a list of runs, as"
+                         " read_run(id, load_child_runs=True) or the API gives them")
+    runs = [r for item in items for r in _flatten(item)]
+    by_id = {str(r["id"]): r for r in runs}
+
+    def trace_of(run: dict[str, Any]) -> str:
+        seen: set[str] = set()
+        while run.get("parent_run_id") and str(run["parent_run_id"]) in by_id and str(run["id"]) not in seen:
+            seen.add(str(run["id"]))
+            run = by_id[str(run["parent_run_id"])]
+        return str(run.get("trace_id") or run["id"])
+
+    traces: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        traces.setdefault(trace_of(run), []).append(run)
+    bundles: list[object] = []
+    for members in traces.values():
+        root = next((r for r in members if not r.get("parent_run_id")), members[0])
+        bundles.append({"root": root, "runs": [r for r in members if r is not root], "example": None, "project": None})
+    return _DOWNLOAD, bundles
 
 
 def _outputs(run: Mapping[str, Any]) -> Any:

@@ -10,4 +10,5 @@ PLATFORM = Platform(
     factory="tracescore.platforms.otel.platform:build",
     file=True,
     summary="an OTLP JSON / OpenInference span file (collector or Phoenix export), one trace per traceId",
+    download="tracescore.platforms.otel.platform:downloaded",
 )

@@ -39,4 +39,7 @@ def budget_note(report: Report) -> str | None:
     """Why the table is left out (no line carries the trajectory scores), or None when it is shown."""
     if report.budget.any:
         return None
-    return "Retrieval budget: no trace in these results has search.calls (scored before the trajectory scores?)"
+    return (
+        "Retrieval budget: no trace in these results has trajectory.search_calls"
+        " (scored before the trajectory scores, or before #43 named them so?)"
+    )

@@ -173,7 +173,10 @@ def render_gate_markdown(result: GateResult, *, max_cases: int = 8) -> str:
     if banded:
         runs = max(b.runs for _, b in banded)
         if runs < 2:
-            lines.append("Noise band: one baseline run, so zero width; repeat --baseline to measure the spread.")
+            lines.append(
+                "Noise band: one baseline run, an estimate from one run: each band is widened from zero to what one"
+                " case flipping moves the mean by; repeat --baseline to measure the spread."
+            )
         else:
             spread = sorted(((n, b) for n, b in banded if b.width > 0), key=lambda p: -p[1].width)
             shown = "; ".join(f"{n} {b.low:.3f}–{b.high:.3f} ({b.width * 100:.1f} pts)" for n, b in spread[:6])
@@ -181,7 +184,8 @@ def render_gate_markdown(result: GateResult, *, max_cases: int = 8) -> str:
             flat = len(banded) - len(spread)
             lines.append(
                 f"Noise band from {runs} baseline runs: {shown or 'no spread'}{more}"
-                + (f"; {flat} score(s) identical in every baseline run." if flat and spread else ".")
+                + (f"; {flat} score(s) identical in every baseline run" if flat and spread else "")
+                + ("; a band of zero width is widened to what one case flipping moves the mean by." if flat else ".")
             )
     lines += [""]
     ordered = sorted(result.checks, key=lambda c: (not c.failed, c.status != "warn"))
@@ -194,6 +198,15 @@ def render_gate_markdown(result: GateResult, *, max_cases: int = 8) -> str:
         ]
         for c in ordered
         if c.status != "pass" or c.rule != "regression"
+    ]
+    rows += [
+        [
+            "ℹ️ diagnostic (not gated)",
+            d.name,
+            "—" if d.observed is None else f"{d.observed:.3f}".rstrip("0").rstrip("."),
+            f"none (baselines {d.band.low:.3f}–{d.band.high:.3f})" if d.band else "none",
+        ]
+        for d in result.diagnostics
     ]
     lines += _table(["rule", "stage / score", "observed", "limit"], rows, align="l")
     quiet = sum(1 for c in result.checks if c.rule == "regression" and c.status == "pass")

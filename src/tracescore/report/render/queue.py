@@ -4,7 +4,7 @@ Sorting is done here, server-side: the same rows in three orders (the queue's, b
 lowest first), each a table with an id; a column's header links to the table in that order, and CSS ``:target`` shows
 only the one linked (the queue's order by default). The sorted tables come first in the page so that a targeted one
 can hide the default with the sibling selector (``:target ~``), which every browser has; without CSS all three show.
-A trace with no first query ("—": absent, or scored before ``search.query_overlap`` existed) sorts last; when no
+A trace with no first query ("—": absent, or scored before ``trajectory.query_overlap`` existed) sorts last; when no
 queued trace has one, the tables are left out.
 """
 
@@ -64,7 +64,7 @@ def queue_tables(report: Report, queue: list[WorkItem]) -> list[str]:
     """The work queue's traces with their first query, in the three orders (nothing when the queue is empty or no
     queued trace has a query)."""
     queries = report.budget.queries
-    if not queries:  # lines scored before search.query_overlap: the list above is the whole queue, as it was
+    if not queries:  # lines scored before trajectory.query_overlap: the list above is the whole queue, as it was
         return []
     rows: list[_Row] = [(n, item, trace_id, queries.get(trace_id, _NONE))
                         for n, (item, trace_id) in enumerate((i, t) for i in queue for t in i.trace_ids)]  # fmt: skip

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tracescore.report.agreement import AgreementSection
+from tracescore.report.fit import print_table
 from tracescore.report.render.agreement import render_agreement_terminal
 from tracescore.report.render.budget import BUDGET_TITLE, budget_note, budget_table
 from tracescore.report.render.surface import (
@@ -64,7 +65,7 @@ def render_report_terminal(
         if any(s.cells.get(cell) for _, s in columns):
             cells.add_row(cell, *(str(len(s.cells.get(cell, []))) for _, s in columns))
     cells.add_row("no cell", *(str(sum(s.undiagnosed.values())) for _, s in columns))
-    console.print(cells)
+    print_table(console, cells)
 
     console.print(Text("Stage pass rates (passed / decided; undecided traces not counted)", style="bold"))
     rates = Table()
@@ -77,7 +78,7 @@ def render_report_terminal(
             c = s.stages[stage]
             row.append(f"{c.rate:.0%} ({c.passed}/{c.decided})" if c.rate is not None else "—")
         rates.add_row(stage, *row)
-    console.print(rates)
+    print_table(console, rates)
     _budget(report, console)
 
     console.print(Text("Scores (mean over present values; absent ones counted, never as 0)", style="bold"))
@@ -86,7 +87,7 @@ def render_report_terminal(
         st = overall.stats[name]
         mean = "—" if st.mean is None else f"{st.mean:.3f}"
         stats.add_row(term(score_stage(name)), term(name), str(st.present), mean, str(st.absent_count))
-    console.print(stats)
+    print_table(console, stats)
 
     if surface is not None:
         _surface(surface, console)
@@ -144,7 +145,7 @@ def _columns(title: str, header: list[str], rows: list[list[str]], console: Cons
         table.add_column(term(name), justify="right", overflow="fold")
     for row in rows:
         table.add_row(*map(term, row))
-    console.print(table)
+    print_table(console, table)
 
 
 def _surface(surface: SurfaceReport, console: Console) -> None:
