@@ -135,11 +135,11 @@ def run_removals(traces: int, observations: int, scenario: str) -> tuple[int, in
     import tempfile
 
     from tests.sinks.releases import bumped
-    from tracescore import catalog, config
+    from tracescore import registry
     from tracescore.platforms.langfuse.sink import score_body
     from tracescore.store.db import Store
 
-    original = catalog.CATALOG
+    original = registry._LOADED
     fake = _fake(traces, observations)
     os.environ.update(env_for(fake))
     with tempfile.TemporaryDirectory() as tmp:
@@ -168,12 +168,12 @@ def run_removals(traces: int, observations: int, scenario: str) -> tuple[int, in
                     tid = f"tr-{i:05d}"
                     fake.observations = [o for o in fake.observations if o["traceId"] != tid]
                     fake.add_trace(*make_trace(i, T0 + timedelta(seconds=30 * i), size=observations, labels=False))
-            catalog.CATALOG = config.CATALOG = bumped("2")
+            registry._LOADED = bumped("2")
             before = len(fake.requests)
             summary = _backfill(path)
             second = fake.requests[before:]
         finally:
-            catalog.CATALOG = config.CATALOG = original
+            registry._LOADED = original
             fake.stop()
     posts = sum(1 for r in second if r.method == "POST" and r.path == "/api/public/scores")
     deletes = sum(1 for r in second if r.method == "DELETE")

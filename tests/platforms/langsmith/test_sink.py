@@ -59,7 +59,7 @@ def _run(server: FakeLangSmith, *, extend: bool = False, timeout_ms: int = 2000)
 def _configured(server: FakeLangSmith) -> None:
     """The feedback configs of every catalog key made beforehand (a workspace written to before): a run then sends
     one ``GET /feedback-configs`` and no create, so faults queued for ``/feedback`` meet the feedback requests."""
-    names = [e.name.replace("{k}", "5") for e in catalog.CATALOG]
+    names = [e.name.replace("{k}", "5") for e in catalog.entries()]
     assert not FeedbackConfigs(_client(server)).ensure(wanted_for(names))
 
 
