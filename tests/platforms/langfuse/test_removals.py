@@ -221,7 +221,7 @@ def test_the_trajectory_scores_under_their_old_names_are_removed_once_by_the_nex
         assert reasons["search.calls"].startswith("superseded by trajectory.search_calls version ")
 
         deletes = len(fake.requests_to("/api/public/scores/", "DELETE"))
-        again = _backfill(_config(tmp_path, "\n[scoring]\nk = 5\n"))  # another fingerprint: every trace again
+        again = _backfill(_config(tmp_path, "\n[scorers.retrieval]\nk = 5\n"))  # another fingerprint: every trace again
         assert again["scores_removed"] == 0
         assert len(fake.requests_to("/api/public/scores/", "DELETE")) == deletes  # removed once, never again
 
