@@ -94,10 +94,11 @@ def test_the_draw_is_fixed_uniform_and_a_smaller_rate_chooses_a_subset() -> None
 
 
 def test_the_rate_is_no_part_of_the_fingerprint() -> None:
-    def of(scoring: dict[str, Any]) -> str:
-        return fingerprint(Config(parse_sections({"scoring": scoring})))
+    def of(scoring: dict[str, Any], scorers: dict[str, Any] | None = None) -> str:
+        return fingerprint(Config(parse_sections({"scoring": scoring, "scorers": scorers or {}})))
 
-    assert of({}) == of({"judge_sample": 0.1, "judge_flagged": False, "judge_salt": "x"}) != of({"k": 3})
+    sampled = of({"judge_sample": 0.1, "judge_flagged": False, "judge_salt": "x"})
+    assert of({}) == sampled != of({}, {"retrieval": {"k": 3}})  # a scorer's option is part of it
 
 
 @pytest.mark.parametrize("flagged", [True, False])
