@@ -162,6 +162,6 @@ def test_the_trajectory_feedback_under_its_old_keys_is_removed_once_by_the_next_
         assert reasons["search.calls"].startswith("superseded by trajectory.search_calls version ")
 
         deletes = len(fake.requests_to("/feedback/", "DELETE"))
-        config_path.write_text(config_path.read_text() + "\n[scorers.retrieval]\nk = 5\n")  # another fingerprint: all again
+        config_path.write_text(config_path.read_text() + "\n[scorers.retrieval]\nk = 5\n")  # new fingerprint
         assert _backfill(config_path)["scores_removed"] == 0
         assert len(fake.requests_to("/feedback/", "DELETE")) == deletes  # removed once, never again
