@@ -32,12 +32,12 @@ from tests.fakes.langfuse import FakeLangfuse, env_for  # noqa: E402
 from tests.fakes.langfuse_data import make_trace  # noqa: E402
 from tracescore.config import Config  # noqa: E402
 from tracescore.engine.pipeline import score_records, score_trace  # noqa: E402
+from tracescore.engine.plan import deterministic_scorers  # noqa: E402
 from tracescore.engine.setup import build_platform  # noqa: E402
 from tracescore.limits import RateLimiter  # noqa: E402
 from tracescore.platforms.langfuse.adapter import trace_from_observations  # noqa: E402
 from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client  # noqa: E402
 from tracescore.platforms.langfuse.source import LangfuseWindow  # noqa: E402
-from tracescore.scorers import default_scorers  # noqa: E402
 from tracescore.sinks.records import records_from_result  # noqa: E402
 
 T0 = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
@@ -62,7 +62,8 @@ def run_tracescore(fake: FakeLangfuse, window: LangfuseWindow) -> tuple[int, int
         parts = build_platform(Config({}), RateLimiter(None), resources, kind="langfuse")
         assert parts.sink is not None
         batch = []
-        for result in score_records(parts.source.records(window.start, window.end), parts.adapter, default_scorers()):
+        scorers = deterministic_scorers()
+        for result in score_records(parts.source.records(window.start, window.end), parts.adapter, scorers):
             traces += 1
             batch.append(result)
             if len(batch) == 50:
@@ -80,7 +81,7 @@ def run_naive(fake: FakeLangfuse, window: LangfuseWindow) -> tuple[int, int]:
     """The cookbook loop: list traces, read each trace, write each score on its own."""
     from langfuse.api import CreateScoreRequest
 
-    scorers = default_scorers()
+    scorers = deterministic_scorers()
     traces = written = 0
     with make_client(LangfuseCredentials.from_env(env_for(fake)), timeout=30) as client:
         roots, cursor = [], None
@@ -134,11 +135,11 @@ def run_removals(traces: int, observations: int, scenario: str) -> tuple[int, in
     import tempfile
 
     from tests.sinks.releases import bumped
-    from tracescore import catalog, config
+    from tracescore import registry
     from tracescore.platforms.langfuse.sink import score_body
     from tracescore.store.db import Store
 
-    original = catalog.CATALOG
+    original = registry._LOADED
     fake = _fake(traces, observations)
     os.environ.update(env_for(fake))
     with tempfile.TemporaryDirectory() as tmp:
@@ -152,7 +153,7 @@ def run_removals(traces: int, observations: int, scenario: str) -> tuple[int, in
                     run_id = store.start_run("backfill", source=f"langfuse:{fake.url}")
                     written = 0
                     for result in score_records(parts.source.records(window.start, window.end), parts.adapter,
-                                                default_scorers()):
+                                                deterministic_scorers()):
                         store.add_result(run_id, result)
                         for record in records_from_result(result, versioned_ids=True)[0]:
                             fake.add_score(score_body(record))
@@ -167,12 +168,12 @@ def run_removals(traces: int, observations: int, scenario: str) -> tuple[int, in
                     tid = f"tr-{i:05d}"
                     fake.observations = [o for o in fake.observations if o["traceId"] != tid]
                     fake.add_trace(*make_trace(i, T0 + timedelta(seconds=30 * i), size=observations, labels=False))
-            catalog.CATALOG = config.CATALOG = bumped("2")
+            registry._LOADED = bumped("2")
             before = len(fake.requests)
             summary = _backfill(path)
             second = fake.requests[before:]
         finally:
-            catalog.CATALOG = config.CATALOG = original
+            registry._LOADED = original
             fake.stop()
     posts = sum(1 for r in second if r.method == "POST" and r.path == "/api/public/scores")
     deletes = sum(1 for r in second if r.method == "DELETE")

@@ -34,11 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.fakes.langsmith import FakeLangSmith  # noqa: E402
 from tests.fakes.langsmith_runs import load_samples, seed  # noqa: E402
 from tracescore.engine.pipeline import RunCounts, score_records, score_trace  # noqa: E402
+from tracescore.engine.plan import deterministic_scorers  # noqa: E402
 from tracescore.platforms.langsmith.adapter import trace_from_langsmith  # noqa: E402
-from tracescore.platforms.langsmith.sink import CATEGORICAL_CONFIGS, LangSmithSink, _score_value, feedback_comment  # noqa: E402
+from tracescore.platforms.langsmith.sink import LangSmithSink, _score_value, categorical_config, feedback_comment  # noqa: E402
 from tracescore.platforms.langsmith.source import LangSmithSource, make_client  # noqa: E402
 from tracescore.platforms.registry import get_adapter  # noqa: E402
-from tracescore.scorers import default_scorers  # noqa: E402
 from tracescore.sinks.records import records_from_result as records_of  # noqa: E402
 
 START = datetime(2026, 11, 1, tzinfo=UTC)
@@ -58,7 +58,8 @@ def tracescore_run(server: FakeLangSmith) -> int:
     source = LangSmithSource(client, project=PROJECT)
     counts = RunCounts()
     with LangSmithSink(client) as sink:
-        for result in score_records(source.records(START, END), get_adapter("langsmith"), default_scorers(), counts):
+        scorers = deterministic_scorers()
+        for result in score_records(source.records(START, END), get_adapter("langsmith"), scorers, counts):
             sink.write(result)
     return counts.scored
 
@@ -66,7 +67,7 @@ def tracescore_run(server: FakeLangSmith) -> int:
 def naive_run(server: FakeLangSmith) -> int:
     """The loop people write first: everything per trace, every field, fresh feedback ids."""
     client = make_client(api_key="bench", endpoint=server.url)
-    scorers = default_scorers()
+    scorers = deterministic_scorers()
     scored = 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -88,7 +89,7 @@ def naive_run(server: FakeLangSmith) -> int:
             result = score_trace(trace_from_langsmith(bundle), scorers)
             for record in records_of(result)[0]:
                 score, value = _score_value(record)
-                config = CATEGORICAL_CONFIGS.get(record.name)
+                config = categorical_config(record.name)
                 if config is not None:
                     client.create_feedback_config(record.name, feedback_config=config)  # type: ignore[arg-type]
                 client.create_feedback(full.id, record.name, score=score, value=value,

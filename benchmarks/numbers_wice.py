@@ -18,9 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS
 from tracescore.scorers.number_reader import read
-from tracescore.scorers.numbers import Evidence, evidence_parts, numbers_scorer
+from tracescore.scorers.numbers import (
+    GROUNDING_NUMBERS_CHECKED,
+    GROUNDING_UNSUPPORTED_NUMBERS,
+    Evidence,
+    evidence_parts,
+    numbers_scorer,
+)
 from tracescore.trace import Trace
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "wice" / "claim_dev.jsonl"

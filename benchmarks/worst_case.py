@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 
 from tracescore.engine.pipeline import score_trace
-from tracescore.scorers import default_scorers
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.scorers.citations import parse_answer
 from tracescore.trace import Citation, FetchStep, Hit, Labels, SearchStep, Trace
 
@@ -90,7 +90,7 @@ CASES: dict[str, Callable[[int], Trace]] = {
 
 def cpu_seconds(trace: Trace, repeat: int = 3, clock: Callable[[], float] = time.process_time) -> float:
     """Best CPU time of scoring ``trace`` as the pipeline does (a fresh copy and cache each time: nothing reused)."""
-    scorers = default_scorers()
+    scorers = deterministic_scorers()
     best = float("inf")
     for _ in range(repeat):
         copy = trace.model_copy()

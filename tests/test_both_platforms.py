@@ -249,11 +249,11 @@ def test_the_adapters_see_the_failed_fetch_and_the_blind_search_alike() -> None:
 def _scorer_reads_blind_spots() -> bool:
     """Whether the citation scorer already honours ``Trace.blind_spots`` (the scorers' half of #17 item 1)."""
     from tracescore.engine.pipeline import score_trace
-    from tracescore.scorers import default_scorers
+    from tracescore.engine.plan import deterministic_scorers
     from tracescore.trace import Trace
 
     trace = Trace.model_validate(UNREADABLE_SEARCH)
-    return "citation.fabricated_count" in score_trace(trace, default_scorers()).missing
+    return "citation.fabricated_count" in score_trace(trace, deterministic_scorers()).missing
 
 
 def test_an_unreadable_search_leaves_fabricated_absent_on_every_source(tmp_path: Path,

@@ -1,6 +1,7 @@
-"""Each score name is written once, in the catalog (#29 item 4): every other module of ``src/tracescore`` imports
-the name (``catalog.GROUNDING_RATE``) or reads an entry, so renaming a score, or asking "where is it computed,
-named and written?", takes one file plus the scorer that computes it.
+"""Each score name is written once, by the scorer that declares it (#29 item 4, #46): the name is a literal in exactly
+one module of ``src/tracescore``, the one holding its ``ScoreSpec``; every other module imports the name from there
+or reads the catalog (the registry's view), so renaming a score, or asking "where is it computed, named and
+written?", takes one file: its scorer's. And each scorer option has one default: the scorer's signature.
 
 A score-name literal is a string constant of the code (docstrings and help prose aside) that is a catalog name
 (``"grounding.rate"``, ``"retrieval.recall_at_5"``, the ``{k}`` template), the start of one built on
@@ -11,31 +12,42 @@ builds one (``f"surface.{cell}"``).
 from __future__ import annotations
 
 import ast
+import inspect
 import re
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
-from tracescore import catalog
+import tracescore
+from tracescore import catalog, registry
+from tracescore.scorers.diagnosis import DIAGNOSIS
+from tracescore.scorers.trajectory import SEARCH_CALLS
 
-SRC = Path(catalog.__file__).parent
-_EXAMPLES = tuple(e.name.replace("{k}", "5") for e in catalog.CATALOG)  # a concrete name per entry
+SRC = Path(tracescore.__file__).parent
+_BUILTIN = [e for e in catalog.entries() if e.package.startswith("tracescore ")]
+_EXAMPLES = tuple(re.sub(r"\{\w+\}", "5", e.name) for e in _BUILTIN)  # a concrete name per entry
 _PREFIXES = frozenset(n[: i + 1] for n in _EXAMPLES for i, ch in enumerate(n) if ch in "._" and i + 1 < len(n))
 _QUOTED = re.compile("'(" + "|".join(re.escape(n).replace("_5", r"_\d+") for n in _EXAMPLES) + ")'")
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
-    """The string constants that are statements of their own: docstrings of modules, classes, functions, attributes."""
-    return {
+    """The string constants that are statements of their own (docstrings of modules, classes, functions, attributes),
+    and the stage names of a ``STAGES`` tuple (the diagnosis stage shares its one score's name)."""
+    docs = {
         id(node.value)
         for node in ast.walk(tree)
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
     }
+    for node in ast.walk(tree):
+        target = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(target, ast.Name) and target.id == "STAGES" and isinstance(node.value, ast.Tuple):
+            docs.update(id(e) for e in node.value.elts)
+    return docs
 
 
-_NAMES = frozenset(e.name for e in catalog.CATALOG)
-_TEMPLATED = tuple(e for e in catalog.CATALOG if "{k}" in e.name)
+_NAMES = frozenset(e.name for e in _BUILTIN)
+_TEMPLATED = tuple(e for e in _BUILTIN if "{" in e.name)
 
 
 def _is_literal(text: str) -> bool:
@@ -81,26 +93,37 @@ def literals(root: Path) -> dict[str, list[tuple[int, str]]]:
     return found
 
 
-def _mentions(root: Path, name: str, constant: str) -> set[str]:
-    """Files under ``root`` holding ``name`` as a literal or using its catalog constant (``CITATION_DRIFT_RATE``)."""
-    out = {f for f, hits in literals(root).items() if any(name in text for _, text in hits)}
-    for path in sorted(root.rglob("*.py")):
+def _declaring_module(name: str) -> str:
+    """The module (relative to src/tracescore) whose ``ScoreSpec`` declares ``name``: the file holding the spec's
+    call (a family module beside its scorer, e.g. hops.py for the retrieval scorer's hop scores)."""
+    for path in sorted(SRC.rglob("*.py")):
         for node in ast.walk(_parsed(path)):
-            used = (
-                (isinstance(node, ast.Name) and node.id == constant)
-                or (isinstance(node, ast.Attribute) and node.attr == constant)
-                or (isinstance(node, ast.ImportFrom) and any(a.name == constant for a in node.names))
-            )
-            if used:
-                out.add(path.relative_to(root).as_posix())
-    return out
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "ScoreSpec" and node.args:
+                first = node.args[0]
+                value = first.value if isinstance(first, ast.Constant) else None
+                if value is None and isinstance(first, ast.Name):  # ScoreSpec(GROUNDING_RATE, ...): its assignment
+                    value = _assigned(_parsed(path), first.id)
+                if value == name:
+                    return path.relative_to(SRC).as_posix()
+    raise AssertionError(f"no ScoreSpec declares {name!r}")
 
 
-def test_only_the_catalog_holds_a_score_name_literal() -> None:
+def _assigned(tree: ast.Module, constant: str) -> object:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == constant for t in node.targets):
+            return node.value.value if isinstance(node.value, ast.Constant) else None
+    return None
+
+
+def test_each_score_name_is_a_literal_only_in_the_module_declaring_it() -> None:
     found = literals(SRC)
-    outside = {f: hits for f, hits in found.items() if f != "catalog.py"}
-    assert outside == {}, f"score names written outside catalog.py (import the catalog constant): {outside}"
-    assert len(found["catalog.py"]) >= len(catalog.CATALOG)  # the scan does see the names where they are declared
+    for e in _BUILTIN:
+        where = [f for f, hits in found.items() if any(text == e.name for _, text in hits)]
+        assert where == [_declaring_module(e.name)], f"{e.name}: written in {where}, declared in one module only"
+    declaring = {_declaring_module(e.name) for e in _BUILTIN}
+    outside = {f: hits for f, hits in found.items() if f not in declaring}
+    assert outside == {}, f"score names written outside their scorer (import its constant): {outside}"
+    assert "catalog.py" not in found  # the catalog is a view: it writes no name
 
 
 def test_the_scan_catches_every_form_of_a_planted_literal(tmp_path: Path) -> None:
@@ -119,7 +142,7 @@ def test_the_scan_catches_every_form_of_a_planted_literal(tmp_path: Path) -> Non
         "    return a, b, c, d, e, g, h\n",
         encoding="utf-8",
     )
-    (tmp_path / "clean.py").write_text("from tracescore.catalog import GROUNDING_RATE\nX = GROUNDING_RATE\n")
+    (tmp_path / "clean.py").write_text("from tracescore.scorers.grounding import GROUNDING_RATE\nX = GROUNDING_RATE\n")
     assert literals(tmp_path) == {
         "planted.py": [
             (4, "citation.drift_rate"),
@@ -131,31 +154,108 @@ def test_the_scan_catches_every_form_of_a_planted_literal(tmp_path: Path) -> Non
     }
 
 
-def test_drift_rate_is_named_in_the_catalog_and_computed_in_citations_only() -> None:
-    """The newcomer's question, "where is ``citation.drift_rate`` computed, named and written?": the catalog names
-    it, ``scorers/citations.py`` computes it, and the sinks write every score by its catalog entry, naming none."""
+def _uses(root: Path, constant: str) -> set[str]:
+    out = set()
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(_parsed(path)):
+            used = (
+                (isinstance(node, ast.Name) and node.id == constant)
+                or (isinstance(node, ast.Attribute) and node.attr == constant)
+                or (isinstance(node, ast.ImportFrom) and any(a.name == constant for a in node.names))
+            )
+            if used:
+                out.add(path.relative_to(root).as_posix())
+    return out
+
+
+def test_drift_rate_is_named_declared_and_computed_in_its_scorer_only() -> None:
+    """The newcomer's question, "where is ``citation.drift_rate`` computed, named and written?": its scorer's module
+    names, declares and computes it; the sinks write every score by its catalog entry, naming none."""
     name = "citation.drift_rate"
-    assert catalog.entry(name) is not None
-    assert _mentions(SRC, name, "CITATION_DRIFT_RATE") == {"catalog.py", "scorers/citations.py"}
-    assert [f for f, hits in literals(SRC).items() if any(name in t for _, t in hits)] == ["catalog.py"]
-    assert getattr(catalog, "CITATION_DRIFT_RATE", None) == name
+    found = catalog.entry(name)
+    assert found is not None and found.scorer == "grounding" and found.stage == "citations"
+    assert _declaring_module(name) == "scorers/grounding.py"
+    assert _uses(SRC, "CITATION_DRIFT_RATE") == {"scorers/grounding.py"}
+    assert [f for f, hits in literals(SRC).items() if any(name in t for _, t in hits)] == ["scorers/grounding.py"]
 
 
-def test_versions_live_only_in_the_catalog_and_every_entry_says_why_it_can_be_absent() -> None:
+def test_versions_live_only_in_the_scorers_declarations_and_every_entry_says_why_it_can_be_absent() -> None:
+    loaded = registry.load()
+    builtin = [i for i in loaded.installed.values() if i.builtin]
+    assert {i.name for i in builtin} >= {"retrieval", "citations", "answer", "grounding", "surface", "diagnosis"}
+    for inst in builtin:
+        version = inst.scorer.version
+        where = [p.relative_to(SRC).as_posix() for p in sorted(SRC.rglob("*.py"))
+                 if any(isinstance(n, ast.Constant) and n.value == version for n in ast.walk(_parsed(p)))]  # fmt: skip
+        assert where == [inspect.getsourcefile(inst.scorer.func).split("src/tracescore/", 1)[1]], (version, where)  # type: ignore[union-attr]
     for path in sorted(SRC.rglob("*.py")):
         names = {n.id for n in ast.walk(_parsed(path)) if isinstance(n, ast.Name)}
-        assert "SCORER_VERSION" not in names, f"{path.name}: a score version outside the catalog (catalog.Versions)"
-    versions = {v for k, v in vars(catalog.Versions).items() if not k.startswith("_")}
-    assert {e.version for e in catalog.CATALOG} == versions  # every version declared is an entry's
-    for path in sorted(SRC.rglob("*.py")):
-        tree = _parsed(path)
-        strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-        where = path.relative_to(SRC).as_posix()
-        if where != "catalog.py":
-            assert not strings & versions, f"{where} writes a score version: read it from the catalog entry"
-    for e in catalog.CATALOG:
-        assert e.reasons and set(e.reasons) <= set(catalog.REASONS), e.name
+        assert "SCORER_VERSION" not in names and "Versions" not in names, f"{path.name}: a version outside @scorer"
+    for e in _BUILTIN:
+        assert e.reasons, e.name
         assert not set(e.reasons) & set(catalog.ANY_SCORE), e.name
+
+
+# -- one default per option ------------------------------------------------------------------------------------------
+def _options() -> dict[str, tuple[str, object]]:
+    """Every built-in scorer's option → (the scorer's module, its default)."""
+    out: dict[str, tuple[str, object]] = {}
+    for inst in registry.load().installed.values():
+        if inst.builtin:
+            module = inspect.getsourcefile(inst.scorer.func).split("src/tracescore/", 1)[1]  # type: ignore[union-attr]
+            for name, default in inst.scorer.defaults.items():
+                out[name] = (module, default)
+    return out
+
+
+def _none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def defaults_declared(root: Path, option: str) -> list[tuple[str, int]]:
+    """(file, line) of every default given to ``option`` under ``root``: a parameter with a default, a class field
+    with a value (a dataclass's, a pydantic model's). ``None`` declares no value ("not given": the scorer's own)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(_parsed(path)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                args = node.args
+                positional = args.posonlyargs + args.args
+                with_default = list(zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True))
+                keyword = zip(args.kwonlyargs, args.kw_defaults, strict=True)
+                with_default += [(a, d) for a, d in keyword if d is not None]
+                found += [(rel, a.lineno) for a, d in with_default if a.arg == option and not _none(d)]
+            elif isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.AnnAssign) and item.value is not None and not _none(item.value):
+                        if getattr(item.target, "id", None) == option:
+                            found.append((rel, item.lineno))
+    return found
+
+
+def test_each_option_has_one_default_the_scorers_signature() -> None:
+    options = _options()
+    assert {"k", "final_answer_prefix", "stale_after"} <= set(options)
+    for option, (module, default) in options.items():
+        declared = defaults_declared(SRC, option)
+        assert [f for f, _ in declared] == [module], f"option {option!r} has a default outside {module}: {declared}"
+        if isinstance(default, str) and len(default) > 3:  # "FINAL ANSWER:" written once, in its signature
+            where = {p.relative_to(SRC).as_posix() for p in SRC.rglob("*.py")
+                     if any(isinstance(n, ast.Constant) and n.value == default
+                            for n in ast.walk(_parsed(p)))}  # fmt: skip
+            assert where == {module}, f"{option}'s default {default!r} is written in {sorted(where)}"
+
+
+def test_the_option_scan_sees_a_second_default(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("def scorer(*, k: int = 5):\n    pass\n")
+    (tmp_path / "b.py").write_text(
+        "from dataclasses import dataclass\n@dataclass\nclass Options:\n    k: int = 5\n"
+        "def api(traces, k=5):\n    pass\n"
+        "def fine(k, *, given: int | None = None):\n    pass\n"
+        "def also_fine(k: int | None = None):\n    pass\n"
+    )
+    assert defaults_declared(tmp_path, "k") == [("a.py", 1), ("b.py", 4), ("b.py", 5)]
 
 
 def _stage_prefix(stage: str) -> str:
@@ -166,14 +266,14 @@ def _stage_prefix(stage: str) -> str:
 
 def test_every_catalog_name_starts_with_its_stage() -> None:
     """#43 item 5: a dashboard filter on a stage (``trajectory.*``) finds all its scores; ``diagnosis`` is the one
-    name without a stage part."""
-    for e in catalog.CATALOG:
-        if e.name == catalog.DIAGNOSIS:
+    name without a stage part. (#46: the registry refuses a name outside its scorer's stage when it loads.)"""
+    for e in catalog.entries():
+        if e.name == DIAGNOSIS:
             assert e.stage == "diagnosis"
             continue
         assert e.name.startswith(_stage_prefix(e.stage)), f"{e.name} is in stage {e.stage}"
-    assert {e.stage for e in catalog.CATALOG} == set(catalog.STAGES)
-    trajectory = {e.name for e in catalog.CATALOG if e.stage == "trajectory"}
+    assert {e.stage for e in _BUILTIN} == set(catalog.STAGES)
+    trajectory = {e.name for e in catalog.entries() if e.stage == "trajectory"}
     assert trajectory == {"trajectory.search_calls", "trajectory.fetch_calls", "trajectory.repeated_queries",
                           "trajectory.fetch_chars", "trajectory.query_overlap", "trajectory.unused_fetch_rate",
                           "trajectory.searches_after_found"}  # fmt: skip
@@ -182,7 +282,7 @@ def test_every_catalog_name_starts_with_its_stage() -> None:
 def test_the_stage_check_can_fail() -> None:
     from dataclasses import replace
 
-    wrong = replace(catalog.entry(catalog.SEARCH_CALLS) or catalog.CATALOG[0], stage="retrieval")
+    wrong = replace(catalog.entry(SEARCH_CALLS) or catalog.entries()[0], stage="retrieval")
     assert not wrong.name.startswith(_stage_prefix(wrong.stage))
     assert _stage_prefix("citations") == "citation." and not "citation.coverage".startswith(_stage_prefix("answer"))
 

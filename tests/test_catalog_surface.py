@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from tests.conftest import REPO
-from tracescore.catalog import CATALOG, entry
+from tracescore.catalog import entries, entry
 from tracescore.judge.rubrics import load_rubric
 from tracescore.scorers import deadlinks, semantic
 from tracescore.scorers.surface import SURFACE_SCORES
@@ -15,9 +15,9 @@ NAMES = (*SURFACE_SCORES, semantic.SCORE, deadlinks.SCORE)
 
 def test_every_new_score_is_in_the_catalog_once_with_its_rubric_version() -> None:
     for name in NAMES:
-        found = [e for e in CATALOG if e.name == name]
+        found = [e for e in entries() if e.name == name]
         assert len(found) == 1, name
-    assert {e.name for e in CATALOG if e.stage == "surface"} == set(SURFACE_SCORES)
+    assert {e.name for e in entries() if e.stage == "surface"} == set(SURFACE_SCORES)
     assert {entry(n).version for n in SURFACE_SCORES} == {load_rubric("surface").version}  # type: ignore[union-attr]
     assert entry(semantic.SCORE).version == load_rubric("semantic").version  # type: ignore[union-attr]
     assert entry(deadlinks.SCORE).judged is False  # type: ignore[union-attr]

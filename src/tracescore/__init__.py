@@ -1,5 +1,8 @@
 """tracescore: whose bug is it? Stage-by-stage scores for search-backed agents (retrieval, grounding, citations,
-answer), written back as named scores to Langfuse and LangSmith."""
+answer), written back as named scores to Langfuse and LangSmith.
+
+Your own scorer is a function declared with ``scorer`` (its scores as ``ScoreSpec``), returning ``score``/``absent``
+values, registered as an entry point of group ``tracescore.scorers``: the built-ins are registered the same way."""
 
 from __future__ import annotations
 
@@ -16,8 +19,9 @@ from tracescore.errors import (
     StoreError,
     TracescoreError,
 )
+from tracescore.judge.protocol import Judge
+from tracescore.registry import ScoreSpec, scorer
 from tracescore.result import TraceResult
-from tracescore.scorers import answer_scorer, citation_scorer, default_scorers, diagnose, retrieval_scorer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import SCHEMA_VERSION, Citation, FetchStep, Hit, Labels, SearchStep, Trace
 from tracescore.version import __version__ as __version__
@@ -29,12 +33,14 @@ __all__ = [
     "FetchStep",
     "Hit",
     "InputError",
+    "Judge",
     "JudgeError",
     "Labels",
     "LockError",
     "RunCounts",
     "SCHEMA_VERSION",
     "Score",
+    "ScoreSpec",
     "SearchStep",
     "SinkError",
     "SourceError",
@@ -43,15 +49,11 @@ __all__ = [
     "TraceResult",
     "TracescoreError",
     "absent",
-    "answer_scorer",
-    "citation_scorer",
-    "default_scorers",
-    "diagnose",
     "report",
-    "retrieval_scorer",
     "score",
     "score_records",
     "score_trace",
     "score_traces",
+    "scorer",
     "to_pandas",
 ]

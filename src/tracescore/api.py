@@ -15,13 +15,14 @@ from typing import Any, cast
 import msgspec
 
 from tracescore.config import JUDGE_SALT
-from tracescore.engine.recipe import Options, build_recipe, labelled, score_stage
+from tracescore.engine.recipe import Options, build_recipe, command_line, labelled, score_stage
 from tracescore.engine.sampling import Sampling
 from tracescore.engine.stage import Stage
 from tracescore.errors import ConfigError
 from tracescore.judge.protocol import Judge
 from tracescore.judge.redact import Redactor
 from tracescore.platforms.jsonl.platform import adapter
+from tracescore.registry import choose
 from tracescore.report.summary import Report, build_report
 from tracescore.result import TraceResult
 from tracescore.scorers.grounding import NO_JUDGE
@@ -35,9 +36,10 @@ __all__ = ["report", "score_traces", "to_pandas"]
 def score_traces(
     traces: Iterable[Trace | Mapping[str, Any] | str | bytes],
     judge: Judge | None = None,
-    k: int = 5,
-    final_answer_prefix: str | None = "FINAL ANSWER:",
+    k: int | None = None,
+    final_answer_prefix: str | None = None,
     *,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
     rubrics: Rubrics | None = None,
     max_cost: float | None = None,
     merge_partial: str | None = None,
@@ -60,15 +62,23 @@ def score_traces(
     the same traces as ``score`` and ``backfill`` choose. ``redact`` is ``[judge] redact``
     (``load_config(path).redactor``): what the judge never sees.
 
+    Every installed scorer runs (a plugin's too), each with its defaults: ``options`` gives options by scorer, as
+    ``[scorers.<name>]`` does (``{"retrieval": {"k": 10}}``); ``k`` and ``final_answer_prefix`` are the retrieval and
+    answer scorers' (None: their defaults; ``""`` scores the whole reply).
+
     A dict or line that is not a valid trace gives a result carrying the error (its position as ``line``), never an
     exception.
     """
-    options = Options(k=k, final_answer_prefix=final_answer_prefix or "", max_cost=max_cost,
+    given = {name: dict(values) for name, values in (options or {}).items()}
+    for name, values in command_line(k, final_answer_prefix).items():
+        given.setdefault(name, {}).update(values)
+    chosen = choose(None, (), given, where="score_traces(options=...)")
+    run = Options(scorers=chosen, max_cost=max_cost,
                       merge_partial=merge_partial, rubrics=rubrics or Rubrics(),
                       sampling=Sampling(judge_sample, judge_flagged, judge_salt, judge_key),
                       redact=redact)  # fmt: skip
     # no judge given: absent with the reason, never one built from the environment
-    recipe = build_recipe(options if judge is not None else replace(options, judge_off=NO_JUDGE), store, judge=judge)
+    recipe = build_recipe(run if judge is not None else replace(run, judge_off=NO_JUDGE), store, judge=judge)
     stage = Stage(labelled(adapter(), store), recipe.scorers, "", oneshot=True)
     records = (Record(payload=_plain(t), line=n) for n, t in enumerate(traces, start=1))
     try:

@@ -1,7 +1,8 @@
 """``tracescore.toml``, declared in one place: every section's schema, read the same way by every command.
 
-The core sections are declared here (``[source]``, ``[job]``, ``[scoring]``, ``[judge]``, ``[mapping]``, ``[gate]``,
-``[sinks]``); each platform declares its own (``[<platform>]``) in its folder and the registry hands them over.
+The core sections are declared in ``sections.py`` (``[source]``, ``[job]``, ``[scoring]``, ``[scorers]``, ``[judge]``,
+``[mapping]``, ``[gate]``, ``[sinks]``); each scorer's options are its signature's (``[scorers.<name>]``);
+each platform declares its own (``[<platform>]``) in its folder and the registry hands them over.
 Nothing registers itself on import. A wrong section, key or value fails with the file, the dotted key and what is
 allowed. Credentials never live in the file: the platform clients read them from the environment.
 """
@@ -17,19 +18,19 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tracescore.adapters.mapping import MappingConfig
-from tracescore.catalog import CATALOG
 from tracescore.errors import ConfigError
 from tracescore.judge.pricing import Price
 from tracescore.judge.providers import DEFAULT_MODELS, ProviderSettings
 from tracescore.judge.redact import Redactor, redactor
 from tracescore.judge.rubrics import load_rubric
 from tracescore.platforms import registry
+from tracescore.registry import Chosen, choose
+from tracescore.registry import load as registry_load
 from tracescore.scorers.rubrics import RUBRIC_KEYS, Rubrics, choose_rubrics
 from tracescore.sections import (
     CORE_SECTIONS,
     JUDGE_SALT,
     SAMPLING_KEYS,
-    STALE_AFTER,
     GateSettings,
     JobSettings,
     JudgeSettings,
@@ -37,7 +38,6 @@ from tracescore.sections import (
     SinksSettings,
     SourceSettings,
     option_of,
-    parse_duration,
 )
 
 __all__ = [
@@ -55,7 +55,6 @@ __all__ = [
     "fingerprint",
     "load_config",
     "option_of",
-    "parse_duration",
     "parse_sections",
     "schema",
 ]
@@ -78,6 +77,17 @@ class Config:
         self.path = path
         self._sections = sections
         self._rubrics: Rubrics | None = None
+
+    def scorers(self, overrides: dict[str, dict[str, Any]] | None = None) -> Chosen:
+        """The scorers ``[scoring] scorers``/``disable`` choose, each with its ``[scorers.<name>]`` options (and
+        ``overrides``, the command line's, winning), checked against its signature: ConfigError names the key, the
+        scorer and what it accepts."""
+        scoring: ScoringSettings = self.section("scoring")
+        given = {name: dict(values) for name, values in self.section("scorers").root.items()}
+        for name, values in (overrides or {}).items():
+            given.setdefault(name, {}).update(values)
+        where = str(self.path) if self.path is not None else DEFAULT_CONFIG_FILE
+        return choose(scoring.scorers, scoring.disable, given, where=where)
 
     def section(self, name: str) -> Any:
         """The validated model of ``[name]`` (its defaults when the file has no such section)."""
@@ -162,7 +172,16 @@ def load_config(path: str | Path | None = None) -> Config:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
     config = Config(parse_sections(data, source=str(path)), path)
     config.rubrics  # noqa: B018 - a bad rubric file stops every command at once, naming the file and the key
+    config.scorers()  # so does an unknown scorer or a bad option of one
     return config
+
+
+MOVED = {
+    ("scoring", "k"): "[scorers.retrieval] k",
+    ("scoring", "final_answer_prefix"): "[scorers.answer] final_answer_prefix",
+    ("scoring", "stale_after"): "[scorers.stale] stale_after",
+}
+"""Keys that became a scorer's option (declared in its signature): where they live now."""
 
 
 def parse_sections(data: dict[str, Any], *, source: str = DEFAULT_CONFIG_FILE) -> dict[str, BaseModel]:
@@ -170,6 +189,9 @@ def parse_sections(data: dict[str, Any], *, source: str = DEFAULT_CONFIG_FILE) -
     known = schema()
     sections: dict[str, BaseModel] = {}
     for name, body in data.items():
+        for key in body if isinstance(body, dict) else ():
+            if (name, key) in MOVED:
+                raise ConfigError(f"{source}: {name}.{key} is now the scorer option {MOVED[name, key]}: move it there")
         model = known.get(name)
         if model is None:
             raise ConfigError(f"{source}: unknown section [{name}]; expected one of {_known()}")
@@ -196,14 +218,16 @@ def _describe(exc: ValidationError, section: str, model: type[BaseModel], source
 
 
 def fingerprint(config: Config) -> str:
-    """What makes two scorings the same: scoring parameters, scorer versions from the catalog, the judge's model and
-    rubric version (a change means a new backfill)."""
+    """What makes two scorings the same: scoring parameters, the chosen scorers with their versions and options (a
+    plugin's as a built-in's), the judge's model and rubric version (a change means a new backfill)."""
     judge: JudgeSettings = config.section("judge")
     scoring: ScoringSettings = config.section("scoring")
     rubrics = config.rubrics
+    loaded = registry_load()
+    chosen = config.scorers()
     parts: dict[str, Any] = {
-        "scoring": scoring.model_dump(exclude={"max_cost", "stale_after", *SAMPLING_KEYS}),
-        "versions": sorted({e.version for e in CATALOG if not e.judged}),
+        "scoring": scoring.model_dump(exclude={"max_cost", *SAMPLING_KEYS}),
+        "scorers": {name: [loaded[name].scorer.version, dict(options)] for name, options in chosen},
         "judge": {"model": config.judge_model, "rubric": rubrics.grounding.name, "version": rubrics.grounding.version},
     }
     for key, stage in (("surface_rubric", rubrics.surface), ("semantic_rubric", rubrics.semantic)):
@@ -217,8 +241,6 @@ def fingerprint(config: Config) -> str:
         parts["judge"]["merge_partial"] = judge.merge_partial
     if (redacting := config.redactor) is not None:  # other request bodies; absent when off, as merge_partial
         parts["judge"]["redact"] = list(redacting.spec)
-    if scoring.stale_after_delta != parse_duration(STALE_AFTER):  # the default is absent: fingerprints stay the same
-        parts["scoring"]["stale_after_s"] = scoring.stale_after_delta.total_seconds()
     if config.section("sinks").keep_versions:  # other score names: a backfill of its own
         parts["keep_versions"] = True
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]

@@ -1,7 +1,7 @@
 """Every absence reason once, with its class: **does not apply** (a fact about the trace now, or the configuration
 no longer produces the score) or **not computed** (this run could not: the earlier score stays). The scorers write
 the reasons declared here (``Reasons``); ``absence_kind`` reads a written one back (undeclared → not computed, the
-safe side). ``tracescore.catalog`` says which score can be absent for which reason.
+safe side). ``tracescore.catalog`` says which score can be absent for which reason (each scorer declares its own).
 """
 
 from __future__ import annotations
@@ -100,6 +100,7 @@ class Reasons:
     LINKS_UNKNOWN = _nc("no cited URL could be checked ({unknown} unknown)")
     RETRIEVAL_NOT_SCORED = _nc("retrieval was not scored")
     UNGIVEN = _nc("not computed")  # an absent score that carries no reason
+    SCORER_ERROR = _nc("scorer error: {error}")  # the scorer raised on this trace: "<type>: <first line>"
     # the class of the reason it wraps
     RETRIEVAL_UNDECIDED = Reason("retrieval undecided: {reason}", None)
     # not computed this time: [scoring] judge_sample left the trace out (engine/sampling.py); judged on another run

@@ -11,7 +11,6 @@ from datetime import datetime
 from json.encoder import encode_basestring
 from typing import Any, Literal
 
-from tracescore.catalog import DIAGNOSIS
 from tracescore.jsontext import encoder
 from tracescore.scores import Score, ScoreValue
 
@@ -120,11 +119,6 @@ class TraceResult:
     @property
     def missing(self) -> dict[str, str]:
         return {n: s.reason or "not computed" for n, s in self.scores.items() if s.value is None}
-
-    @property
-    def diagnosis(self) -> str | None:
-        cell = self.scores.get(DIAGNOSIS)
-        return str(cell.value) if cell is not None and cell.value is not None else None
 
     def to_json(self) -> dict[str, Any]:
         return _strict(self._plain())  # type: ignore[no-any-return]

@@ -1,6 +1,6 @@
 """The core sections of ``tracescore.toml``, one pydantic model each: ``[source]``, ``[job]``, ``[scoring]``,
-``[judge]``, ``[mapping]``, ``[gate]``, ``[sinks]``. ``tracescore.config`` reads the file and hands them out; each
-platform declares its own section in its folder.
+``[scorers]``, ``[judge]``, ``[mapping]``, ``[gate]``, ``[sinks]``. ``tracescore.config`` reads the file and hands
+them out; each platform declares its own section in its folder.
 """
 
 from __future__ import annotations
@@ -8,11 +8,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, Strict, field_validator, model_validator
 
 from tracescore.adapters.mapping import MappingConfig
+from tracescore.durations import parse_duration
 from tracescore.judge.anthropic import DEFAULT_MODEL
 from tracescore.judge.redact import BUILT_IN, custom_pattern
 from tracescore.platforms import registry
@@ -27,7 +28,7 @@ __all__ = [
     "JudgeSettings",
     "RedactPattern",
     "SAMPLING_KEYS",
-    "STALE_AFTER",
+    "ScorersSettings",
     "ScoringSettings",
     "SinksSettings",
     "SourceSettings",
@@ -35,18 +36,6 @@ __all__ = [
     "option_of",
     "parse_duration",
 ]
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(text: str) -> timedelta:
-    """``"90s"``, ``"15m"``, ``"2h"``, ``"7d"`` → timedelta; anything else is a ValueError saying what is allowed."""
-    match = _DURATION.match(text)
-    if not match:
-        raise ValueError(f"expected a duration such as '90s', '15m', '2h' or '7d', got {text!r}")
-    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
-
 
 def _kinds(has: Callable[[Platform], bool]) -> list[str]:
     return [repr(n) for n, p in registry.platforms().items() if has(p)]
@@ -144,18 +133,19 @@ def check_judge_key(key: str) -> str:
             f"judge_key must be 'trace_id', 'question' or 'metadata.<field>' (e.g. 'metadata.request_id'), got {key!r}"
         )
     return key
-STALE_AFTER = "365d"  # [scoring] stale_after's default: written into the fingerprint only when another is set
 
 
 class ScoringSettings(BaseModel):
-    """``[scoring]``: parameters of the deterministic scorers (part of score names and of the backfill identity)."""
+    """``[scoring]``: which scorers run and how the judged ones are judged (part of the backfill identity); each
+    scorer's own options are ``[scorers.<name>]``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    k: int = Field(default=5, ge=1, description="cut-off of retrieval.recall_at_{k}; part of the score name")
-    final_answer_prefix: str = Field(
-        default="FINAL ANSWER:", description="score only the text after this marker when present ('' to disable)"
+    scorers: list[str] | None = Field(
+        default=None, description="the installed scorers to run, by entry-point name (default: every one; see"
+        " 'tracescore scorers')"
     )
+    disable: list[str] = Field(default_factory=list, description="installed scorers not to run, by entry-point name")
     judge: bool = Field(default=True, description="run the judged stages when ANTHROPIC_API_KEY is set")
     judge_model: str = Field(default=DEFAULT_MODEL, description="model of the judge (the [judge] provider's own id)")
     max_cost: float | None = Field(
@@ -185,20 +175,13 @@ class ScoringSettings(BaseModel):
     @classmethod
     def _judge_key(cls, value: str) -> str:
         return check_judge_key(value)
-    stale_after: str = Field(
-        default=STALE_AFTER, description="citation.stale_rate: a cited source dated more than this before the trace"
-        " is stale ('365d', '90d')"
-    )
 
-    @field_validator("stale_after")
-    @classmethod
-    def _duration(cls, value: str) -> str:
-        parse_duration(value)
-        return value
 
-    @property
-    def stale_after_delta(self) -> timedelta:
-        return parse_duration(self.stale_after)
+class ScorersSettings(RootModel[dict[str, dict[str, Any]]]):
+    """``[scorers.<name>]``: each installed scorer's options by entry-point name, e.g. ``[scorers.retrieval] k = 10``
+    (checked against the scorer's signature when the run is built: ``engine/plan.choose``)."""
+
+    root: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 class RedactPattern(BaseModel):
@@ -364,6 +347,7 @@ CORE_SECTIONS: dict[str, type[BaseModel]] = {
     "source": SourceSettings,
     "job": JobSettings,
     "scoring": ScoringSettings,
+    "scorers": ScorersSettings,
     "judge": JudgeSettings,
     "mapping": MappingConfig,
     "gate": GateSettings,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tracescore.catalog import describe
 from tracescore.config import JobSettings, ScoringSettings, SourceSettings, option_of, schema
 from tracescore.platforms import registry
 
@@ -45,9 +46,13 @@ def starter_config(
             if name == "source" and key in set_here:
                 continue
             lines.append(f"# {info.description}")
-            lines.append(f"# {key} = {_toml(info.default)}")
+            lines.append(f"# {key} = {_toml(info.get_default(call_default_factory=True))}")
+    for scorer in describe():  # each installed scorer's options, declared in its signature
+        if scorer["options"]:
+            lines += ["", f"# [scorers.{scorer['name']}]"]
+            lines += [f"# {o['name']} = {_toml(o['default'])}  # {o['type']}" for o in scorer["options"]]
     for name, section in sorted(schema().items()):
-        if name in ("source", "job", "scoring", "mapping"):
+        if name in ("source", "job", "scoring", "scorers", "mapping"):
             continue
         lines += ["", f"# [{name}]"]
         for key, info in section.model_fields.items():

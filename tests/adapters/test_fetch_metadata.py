@@ -17,9 +17,9 @@ import pytest
 
 from tests.adapters.test_platform_parity import ANSWER, HITS, LABELS, PAGE, A, Q, _langfuse, _langsmith, _scores
 from tracescore.adapters.jsonl import trace_from_json
-from tracescore.catalog import CITATION_STALE_RATE
 from tracescore.platforms.otel.adapter import trace_from_spans
 from tracescore.platforms.otel.spans import group_spans, read_spans
+from tracescore.scorers.stale import CITATION_STALE_RATE
 from tracescore.trace import FetchStep, Trace
 
 DATE = "2023-01-10T08:00:00Z"

@@ -17,11 +17,11 @@ import pytest
 from tracescore.adapters.jsonl import trace_from_json
 from tracescore.adapters.mapping import MappingConfig
 from tracescore.engine.pipeline import score_trace
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.platforms.langfuse.adapter import trace_from_observations
 from tracescore.platforms.langsmith.adapter import trace_from_langsmith
 from tracescore.platforms.otel.adapter import trace_from_spans
 from tracescore.platforms.otel.spans import group_spans, read_spans
-from tracescore.scorers import default_scorers
 from tracescore.trace import FetchStep, Trace
 
 Q = "What is the capital of Australia?"
@@ -133,7 +133,7 @@ PLATFORMS: dict[str, Platform] = {"langfuse": _langfuse, "langsmith": _langsmith
 
 
 def _scores(trace: Trace) -> dict[str, tuple[Any, str | None]]:
-    return {name: (s.value, s.reason) for name, s in score_trace(trace, default_scorers()).scores.items()}
+    return {name: (s.value, s.reason) for name, s in score_trace(trace, deterministic_scorers()).scores.items()}
 
 
 def _assert_same_scores(native: Trace, canonical: Trace) -> None:

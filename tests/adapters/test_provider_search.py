@@ -15,8 +15,8 @@ import pytest
 
 from tracescore.adapters.provider_search import builtin_search
 from tracescore.engine.pipeline import score_trace
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.platforms.registry import get_adapter
-from tracescore.scorers import default_scorers
 from tracescore.trace import Trace
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "provider_search"
@@ -98,7 +98,7 @@ def test_builtin_search_maps_to_search_steps_with_the_cited_urls_seen(name: str,
     seen = {h.url for s in trace.searches for h in s.hits}
     assert {c.url for c in trace.citations or []} <= seen
     assert trace.blind_spots == []
-    result = score_trace(trace, default_scorers())
+    result = score_trace(trace, deterministic_scorers())
     assert result.scores["citation.fabricated_count"].value == 0.0
 
 
@@ -106,7 +106,7 @@ def test_before_this_change_every_cited_url_counted_as_fabricated() -> None:
     """The check can fail: the same answer with its search steps dropped has every cited URL fabricated."""
     trace = _langfuse(_recording("anthropic_messages_web_search.json"))
     blind = trace.model_copy(update={"steps": []})
-    result = score_trace(blind, default_scorers())
+    result = score_trace(blind, deterministic_scorers())
     assert result.scores["citation.fabricated_count"].value == len({c.url for c in trace.citations or []}) == 3
 
 

@@ -18,8 +18,8 @@ import pytest
 from tests.conftest import SHARED_DATA
 from tracescore.adapters.notes import collect_notes
 from tracescore.engine.pipeline import score_trace
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.platforms.registry import get_adapter
-from tracescore.scorers import default_scorers
 
 LANGFUSE = SHARED_DATA / "langfuse_traces"
 LANGSMITH = SHARED_DATA / "langsmith_runs"
@@ -125,7 +125,7 @@ def _check(trace: Any, expect: Expect, notes: list[Any]) -> None:
     assert trace.fetches == []
     assert trace.blind_spots == []
     assert sum(1 for n in notes if n.decision == "skipped") == expect.skipped_tools
-    result = score_trace(trace, default_scorers())
+    result = score_trace(trace, deterministic_scorers())
     assert result.errors == []
     if expect.searches:
         assert "retrieval.retrieved_any" not in result.missing

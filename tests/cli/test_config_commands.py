@@ -62,10 +62,10 @@ def test_every_command_reads_the_file_init_wrote(folder: Path, kind: str) -> Non
     assert json.loads(run.stdout.strip().splitlines()[-1])["failed"] == 0
 
 
-def test_score_with_config_honours_scoring_k_and_refuses_a_misspelt_key(folder: Path) -> None:
+def test_score_with_config_honours_the_retrieval_k_and_refuses_a_misspelt_key(folder: Path) -> None:
     _init("jsonl")
     path = folder / "tracescore.toml"
-    path.write_text(path.read_text().replace("[scoring]\n", "[scoring]\nk = 3\n"))
+    path.write_text(path.read_text() + "\n[scorers.retrieval]\nk = 3\n")
     scored = _cli("score", str(SAMPLES), "--config", str(path), "--out", "r.jsonl", "-q")
     assert scored.exit_code == 0, scored.output
     first = json.loads((folder / "r.jsonl").read_text().splitlines()[0])
@@ -73,7 +73,7 @@ def test_score_with_config_honours_scoring_k_and_refuses_a_misspelt_key(folder: 
     assert "retrieval.recall_at_3" in names and "retrieval.recall_at_5" not in names
     path.write_text(path.read_text().replace("k = 3\n", "kk = 3\n"))
     bad = _cli("score", str(SAMPLES), "--config", str(path), "-q")
-    assert bad.exit_code == 2 and "unknown key 'scoring.kk'" in bad.output, bad.output
+    assert bad.exit_code == 2 and "unknown key 'kk' in [scorers.retrieval]" in bad.output, bad.output
 
 
 def test_missing_credentials_exit_the_same_from_score_and_run(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:

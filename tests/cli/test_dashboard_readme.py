@@ -26,7 +26,7 @@ def test_the_section_describes_every_widget_in_words() -> None:
     section = _section()
     assert not re.search(r"!\[|<img|\.(png|jpe?g|gif|svg)\b", section), "screenshot-free: words, not images"
     table = [line for line in section.splitlines() if line.startswith("| `")]
-    spec = dashboard_spec(DEFAULT_NAME, "name", agreement="judge not calibrated")
+    spec = dashboard_spec(DEFAULT_NAME, "name", k=5, agreement="judge not calibrated")
     for widget in spec.widgets:
         rows = [row for row in table if f"`{widget.score}" in row.split("|")[1]]
         assert rows, f"no row of the widgets table describes {widget.score}"
@@ -50,7 +50,7 @@ def test_the_help_names_every_widget() -> None:
     result = CliRunner().invoke(main, ["dashboard", "--help"])
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    for widget in dashboard_spec(DEFAULT_NAME, "name", agreement="x").widgets:
+    for widget in dashboard_spec(DEFAULT_NAME, "name", k=5, agreement="x").widgets:
         name = widget.score.replace("retrieval.recall_at_5", "recall at k")
         assert name in text, f"--help does not name the {widget.score} widget"
     assert "provider, model, environment or trace name" in text

@@ -45,7 +45,7 @@ def test_init_writes_a_commented_starter_that_loads_with_every_default(tmp_path:
     assert config.section("source").kind == "jsonl" and config.section("source").path == "traces.jsonl"
     assert config.section("job") == JobSettings() and config.section("scoring") == ScoringSettings()
     # every commented key, uncommented, is a known key whose shown value is its default
-    keys = re.compile(r"^# (\[[a-z_]+\]|[a-z_]+ = .+)$")
+    keys = re.compile(r"^# (\[[a-z_.]+\]|[a-z_]+ = .+)$")
     lines = [line[2:] if keys.match(line) and "(unset)" not in line else line for line in text.splitlines()]
     assert sum(1 for a, b in zip(lines, text.splitlines(), strict=True) if a != b) > 15
     uncommented = tmp_path / "all.toml"
@@ -53,6 +53,7 @@ def test_init_writes_a_commented_starter_that_loads_with_every_default(tmp_path:
     full = load_config(uncommented)
     assert full.section("job") == JobSettings() and full.section("scoring") == ScoringSettings()
     assert full.section("langfuse") == LangfuseSettings()
+    assert dict(full.scorers())["retrieval"] == {"k": 5}  # each scorer's options, shown with their defaults
     again = CliRunner().invoke(main, ["init", str(target)])
     assert again.exit_code == 2 and "exists; pass --force" in again.output
 

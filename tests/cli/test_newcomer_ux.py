@@ -47,7 +47,7 @@ def test_did_you_mean_suggests_by_the_names_parts_and_lists_the_stage_when_nothi
     assert "did you mean citation.fabricated_count?" in _cli("gate", str(results), "--max", "fabricated=0").output
     nothing = _cli("gate", str(results), "--min", "grounding.sunshine=0.5")
     assert nothing.exit_code == 2 and "did you mean" not in nothing.output
-    grounding = [e.name for e in catalog.CATALOG if e.stage == "grounding" and e.kind != "CATEGORICAL"]
+    grounding = [e.name for e in catalog.entries() if e.stage == "grounding" and e.kind != "CATEGORICAL"]
     assert grounding and all(name in nothing.output for name in grounding), nothing.output
     # the pytest plugin: the same suggestion, one line, never a chained traceback
     trace = SAMPLES.read_text(encoding="utf-8").splitlines()[0]
@@ -160,7 +160,7 @@ def test_score_gate_run_and_backfill_give_one_json_object_or_a_human_summary(
 def test_narrow_terminals_placeholders_help_texts_and_a_bad_duration(tmp_path: Path) -> None:
     code, shown = on_terminal(["score", str(SAMPLES), "--store", str(tmp_path / "s.db")], tmp_path, columns=70)
     assert code == 0, shown
-    wanted = [e.name.replace("{k}", "5") for e in catalog.CATALOG if e.stage != "diagnosis"]
+    wanted = [e.name.replace("{k}", "5") for e in catalog.entries() if e.stage != "diagnosis"]
     assert [n for n in wanted if n in shown] == [n for n in wanted if n in shown and f" {n} " in shown]
     assert "grounding.hallucination_rate" in shown and "grounding.unsupported_numbers" in shown
     assert "retrieva " not in shown and "groundin " not in shown and "citation " not in shown, shown
@@ -175,7 +175,7 @@ def test_narrow_terminals_placeholders_help_texts_and_a_bad_duration(tmp_path: P
     store_help = " ".join(_cli("gate", "--help").output.split())
     assert "for report" not in store_help and "--store" in store_help
     bad = tmp_path / "bad.toml"
-    bad.write_text('[scoring]\nstale_after = "1 year"\n', encoding="utf-8")
+    bad.write_text('[scorers.stale]\nstale_after = "1 year"\n', encoding="utf-8")
     said = _cli("score", str(SAMPLES), "--config", str(bad), "--store", str(tmp_path / "b.db"))
     assert said.exit_code == 2 and said.output.count("'1 year'") == 1, said.output
 

@@ -70,7 +70,7 @@ def _prepare(work: Path) -> None:
     shutil.copy(work / "r.jsonl", work / "b.jsonl")
     shutil.copy(work / "c.db", work / "c.csv")  # a store whose name ends like a sheet's
     shutil.copy(work / "t.jsonl", work / "t.csv")  # traces whose name ends like a sheet's
-    (work / "tracescore.toml").write_text("[scoring]\nk = 5\n", encoding="utf-8")
+    (work / "tracescore.toml").write_text("[scorers.retrieval]\nk = 5\n", encoding="utf-8")
     (work / "shards").mkdir(exist_ok=True)
     shutil.copy(work / "t.jsonl", work / "shards" / "a.jsonl")
 

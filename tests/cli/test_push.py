@@ -264,7 +264,7 @@ def test_a_pushed_line_whose_judge_failed_removes_no_earlier_judged_score(
     after the judged one: the earlier judged scores stay on the platform, counted kept_stale (#27)."""
     from tracescore import catalog
 
-    judged = {e.name for e in catalog.CATALOG if e.judged}
+    judged = {e.name for e in catalog.entries() if e.judged}
     failed = tmp_path / "failed" / "part-0.jsonl"
     failed.parent.mkdir()
     with langfuse_results.open() as src, failed.open("w") as out:

@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.judge import QueueJudge
 from tracescore.calibrate.labels import VERDICT_LABEL
-from tracescore.catalog import CATALOG
+from tracescore.catalog import entries
 from tracescore.cli import main
 from tracescore.config import load_config
 from tracescore.engine.batch import judge_requests
@@ -82,7 +82,7 @@ def _team_config(tmp_path: Path) -> Path:
 
 def _judged_metadata(store: Store, run_id: str) -> dict[str, list[dict[str, object]]]:
     """Per judged stage, the stored metadata of each of its judged scores (values and absences alike)."""
-    stage_of = {e.name: e.scorer for e in CATALOG if e.judged}
+    stage_of = {e.name: e.scorer for e in entries() if e.judged}
     out: dict[str, list[dict[str, object]]] = {}
     for name, metadata in store.query("SELECT name, metadata FROM scores WHERE run_id = ?", (run_id,)):
         if name in stage_of and metadata:
@@ -221,11 +221,11 @@ def test_a_run_and_a_batch_backfill_build_the_configured_rubrics(tmp_path: Path)
 def test_the_ray_engine_scorers_send_the_configured_rubrics(tmp_path: Path) -> None:
     """``--engine ray`` builds its scorers from the recipe's ``ScorerPlan`` in each task: the rubrics travel with it."""
     rubrics = load_config(_team_config(tmp_path)).rubrics
-    judge = QueueJudge().enqueue({"claims": []}, {"labels": []}, {"match": False, "reason": "no"})
+    judge = QueueJudge().enqueue({"claims": []}, {"match": False, "reason": "no"}, {"labels": []})  # registry order
     trace = next(t for t in (Trace.model_validate_json(x) for x in SAMPLES.read_text().splitlines())
                  if t.labels.gold_answer and t.answer.strip())  # fmt: skip
     for scorer in ScorerPlan(rubrics=rubrics).scorers(judge):
         scorer(trace)
     sent = [(r.rubric.name, r.rubric.version, r.rubric.system.split(":")[0]) for r in judge.requests]
-    stages = ("grounding", "surface", "semantic")
+    stages = ("grounding", "semantic", "surface")
     assert sent == [(f"{s}-team", f"{s}-2", f"TEAM-{s.upper()}-RUBRIC-7Q") for s in stages]

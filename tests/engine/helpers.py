@@ -84,17 +84,17 @@ def make_setup(
 ):  # type: ignore[no-untyped-def]
     """A ``JobSetup`` over a real JSONL source, the real adapter and scorers, and ``sink``."""
     from tracescore.engine.core import Limits
+    from tracescore.engine.plan import deterministic_scorers
     from tracescore.engine.setup import JobSetup
     from tracescore.limits import RateLimiter
     from tracescore.platforms.registry import get_adapter
-    from tracescore.scorers import default_scorers
     from tracescore.sections import JobSettings
 
     return JobSetup(
         source=source,  # type: ignore[arg-type]
         source_key="test-source",
         adapter=get_adapter("jsonl"),
-        scorers=scorers if scorers is not None else default_scorers(),
+        scorers=scorers if scorers is not None else deterministic_scorers(),
         sink=sink,  # type: ignore[arg-type]
         store_path=tmp_path / "ts.db",
         limits=Limits(workers=workers, queue_size=8, write_batch=write_batch, write_interval=0.2),

@@ -31,7 +31,7 @@ from tracescore.store.db import Store
 
 DAY = datetime(2026, 11, 2, tzinfo=UTC)
 PER_DAY = 30  # traces a day, one every 48 minutes from midnight
-JUDGED = {e.name for e in catalog.CATALOG if e.judged}
+JUDGED = {e.name for e in catalog.entries() if e.judged}
 _QUESTION = re.compile(r"<question>(.*?)</question>", re.DOTALL)
 
 

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from tests.engine.helpers import CountingSink, DoublingSource, make_setup, write_traces
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.engine.runner import backfill_job, run_job
 from tracescore.errors import SinkError
 from tracescore.limits import RateLimiter
-from tracescore.scorers import Scored, default_scorers
+from tracescore.scorers.scored import Scored
 from tracescore.sources.jsonl import JsonlSource
 from tracescore.store.db import Store
 from tracescore.store.state import JobState
@@ -67,7 +68,7 @@ def test_judge_calls_in_flight_are_bounded_and_overlap(tmp_path: Path) -> None:
             state["now"] -= 1
         return Scored(())
 
-    setup = make_setup(tmp_path, JsonlSource(traces), workers=5, scorers=[*default_scorers(), slow_judged])
+    setup = make_setup(tmp_path, JsonlSource(traces), workers=5, scorers=[*deterministic_scorers(), slow_judged])
     outcome = backfill_job(setup, start=T0, stop=T0 + timedelta(hours=1))
     assert outcome.summary["scored"] == 40
     assert state["met"] >= 3 and not together.broken  # three calls were in flight together
@@ -89,7 +90,7 @@ def test_one_scoring_thread_never_overlaps_judge_calls(tmp_path: Path) -> None:
             together.reset()
         return Scored(())
 
-    setup = make_setup(tmp_path, JsonlSource(traces), workers=1, scorers=[*default_scorers(), judged])
+    setup = make_setup(tmp_path, JsonlSource(traces), workers=1, scorers=[*deterministic_scorers(), judged])
     backfill_job(setup, start=T0, stop=T0 + timedelta(hours=1))
     assert broke == [True, True, True]
 

@@ -23,13 +23,14 @@ from tracescore.config import load_config
 from tracescore.engine.gaps import check_gaps
 from tracescore.engine.runner import backfill_job
 from tracescore.engine.setup import build_setup
+from tracescore.scorers.diagnosis import DIAGNOSIS
 from tracescore.sections import JobSettings
 from tracescore.store.db import Store
 from tracescore.store.state import to_text
 
 DAY = datetime(2026, 11, 2, tzinfo=UTC)
-JUDGED = {e.name for e in catalog.CATALOG if e.judged}
-SENT_WHEN_JUDGED = JUDGED | {catalog.DIAGNOSIS}  # the diagnosis cell reads grounding.rate
+JUDGED = {e.name for e in catalog.entries() if e.judged}
+SENT_WHEN_JUDGED = JUDGED | {DIAGNOSIS}  # the diagnosis cell reads grounding.rate
 platform = test_daily_budget.platform  # the Langfuse and Anthropic fakes, their addresses and keys in the environment
 
 

@@ -32,7 +32,7 @@ from tracescore.trace import Trace
 
 RATE = 0.25
 REASON = "not sampled (judge_sample 0.25)"
-JUDGED = {e.name for e in catalog.CATALOG if e.judged}
+JUDGED = {e.name for e in catalog.entries() if e.judged}
 
 
 def _traces(n: int = 200) -> list[dict[str, Any]]:
@@ -94,10 +94,11 @@ def test_the_draw_is_fixed_uniform_and_a_smaller_rate_chooses_a_subset() -> None
 
 
 def test_the_rate_is_no_part_of_the_fingerprint() -> None:
-    def of(scoring: dict[str, Any]) -> str:
-        return fingerprint(Config(parse_sections({"scoring": scoring})))
+    def of(scoring: dict[str, Any], scorers: dict[str, Any] | None = None) -> str:
+        return fingerprint(Config(parse_sections({"scoring": scoring, "scorers": scorers or {}})))
 
-    assert of({}) == of({"judge_sample": 0.1, "judge_flagged": False, "judge_salt": "x"}) != of({"k": 3})
+    sampled = of({"judge_sample": 0.1, "judge_flagged": False, "judge_salt": "x"})
+    assert of({}) == sampled != of({}, {"retrieval": {"k": 3}})  # a scorer's option is part of it
 
 
 @pytest.mark.parametrize("flagged", [True, False])
@@ -162,7 +163,7 @@ def test_a_backfill_judging_a_sample_keeps_the_earlier_judged_scores_of_the_rest
     ``judge_sample`` and ``judge_flagged = false``: the traces left out keep their judged scores, no DELETE."""
     from tests.platforms.test_judge_absence import SAMPLES, _backfill, _judged, _langfuse, _last_run
     from tests.sinks.releases import bumped
-    from tracescore import config
+    from tracescore import registry
 
     with contextlib.closing(_langfuse(load_samples(SAMPLES))) as platforms, FakeAnthropic() as judge:
         platform = next(platforms)
@@ -170,8 +171,7 @@ def test_a_backfill_judging_a_sample_keeps_the_earlier_judged_scores_of_the_rest
         _backfill(tmp_path, platform, keyed)
         judged = _judged(platform.scores())
         assert len({t for t, _, _ in judged.values()}) >= 15
-        monkeypatch.setattr(catalog, "CATALOG", bumped("2"))  # a new release: the backfill runs again
-        monkeypatch.setattr(config, "CATALOG", catalog.CATALOG)
+        monkeypatch.setattr(registry, "_LOADED", bumped("2"))  # a new release: the backfill runs again
         second = _backfill(tmp_path, platform, keyed, "\n[scoring]\njudge_sample = 0.4\njudge_flagged = false\n")
         after, deleted = platform.scores(), set(platform.deletes())
     _, missing = _last_run(tmp_path / "ts.db")

@@ -17,11 +17,12 @@ import pytest
 from tests.engine.helpers import CountingSink, make_setup, write_traces
 from tracescore.adapters import Adapter
 from tracescore.config import load_config
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.engine.runner import backfill_job
 from tracescore.engine.setup import build_setup, cores
 from tracescore.engine.stage import process_plan
 from tracescore.platforms.registry import get_adapter
-from tracescore.scorers import Scored, Scorer, default_scorers
+from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score
 from tracescore.sources.jsonl import JsonlSource
 from tracescore.store.db import Store
@@ -36,7 +37,7 @@ def pid_scorer(trace: Trace) -> Scored:
 
 
 def _build(with_pid: bool) -> tuple[Adapter, list[Scorer]]:
-    return get_adapter("jsonl"), [*default_scorers(), *([pid_scorer] if with_pid else [])]
+    return get_adapter("jsonl"), [*deterministic_scorers(), *([pid_scorer] if with_pid else [])]
 
 
 def _lines(store_path: Path) -> dict[str, dict[str, object]]:
@@ -122,7 +123,7 @@ def test_every_platform_adapter_can_be_sent_to_a_worker_process(kind: str) -> No
 
 
 def _pair(adapter: Adapter) -> tuple[Adapter, list[Scorer]]:
-    return adapter, default_scorers()
+    return adapter, deterministic_scorers()
 
 
 _SIGNALS: list[Path] = []  # set before the pool forks, so the workers inherit it
@@ -136,7 +137,7 @@ def signalling_scorer(trace: Trace) -> Scored:
 
 
 def _build_signalling() -> tuple[Adapter, list[Scorer]]:
-    return get_adapter("jsonl"), [*default_scorers(), signalling_scorer]
+    return get_adapter("jsonl"), [*deterministic_scorers(), signalling_scorer]
 
 
 class _HoldFirst(CountingSink):

@@ -20,16 +20,17 @@ from benchmarks.throughput import make_light_trace
 from tests.engine.test_golden import faults_lines
 from tracescore.adapters import Adapter, trace_from_json
 from tracescore.engine import wire
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.engine.stage import Plan, Scored, score_chunk
 from tracescore.engine.wire import Packed, Unread, pack, pack_records, score_packed, unpack, unpack_records
 from tracescore.report.tally import Summary, summarize
-from tracescore.scorers import Scorer, default_scorers
+from tracescore.scorers.scored import Scorer
 from tracescore.sources.base import FileRef, Record
 from tracescore.sources.jsonl import read_jsonl
 
 
 def _build() -> tuple[Adapter, list[Scorer]]:
-    return trace_from_json, default_scorers()
+    return trace_from_json, deterministic_scorers()
 
 
 def _records() -> list[tuple[int, int, Record]]:

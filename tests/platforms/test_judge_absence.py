@@ -23,7 +23,7 @@ from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_runs import load_samples, seed
 from tests.sinks.releases import bumped
 from tests.test_both_platforms import _langfuse_trace
-from tracescore import catalog, config
+from tracescore import catalog, registry
 from tracescore.catalog import NOT_COMPUTED, absence_kind
 from tracescore.cli import main
 from tracescore.store.db import Store
@@ -140,8 +140,7 @@ def test_a_judge_that_could_not_judge_removes_no_earlier_judged_score(
         judged = _judged(before)
         assert first["scores_removed"] == 0 and len({t for t, _, _ in judged.values()}) >= 15
 
-        monkeypatch.setattr(catalog, "CATALOG", bumped("2"))  # a release that changed every deterministic scorer
-        monkeypatch.setattr(config, "CATALOG", catalog.CATALOG)
+        monkeypatch.setattr(registry, "_LOADED", bumped("2"))  # a release that changed every deterministic scorer
         judge.failing = failing
         env = keyed if with_key else {**platform.env, "ANTHROPIC_API_KEY": ""}
         second = _backfill(tmp_path, platform, env, extra)

@@ -30,7 +30,7 @@ from tracescore.store.db import Store
 WINDOW = ["--from", "2026-11-01T00:00:00Z", "--to", "2026-12-01T00:00:00Z"]
 RATE = 0.25
 OTHER_MODEL = "claude-opus-4-6"  # the full run before: its replies are no answer for the sampled runs
-JUDGED = {e.name for e in catalog.CATALOG if e.judged}
+JUDGED = {e.name for e in catalog.entries() if e.judged}
 _QUESTION = re.compile(r"<question>(.*?)</question>", re.DOTALL)
 
 

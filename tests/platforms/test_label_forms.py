@@ -12,11 +12,11 @@ import pytest
 from tests.fakes.langfuse_data import make_trace
 from tests.fakes.langsmith_runs import load_samples, run_tree
 from tracescore.adapters.fields import extract_labels
-from tracescore.catalog import RETRIEVAL_HOP_ORDER, RETRIEVAL_HOPS_FOUND
 from tracescore.engine.pipeline import score_trace
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.platforms.langfuse.adapter import trace_from_observations
 from tracescore.platforms.langsmith.adapter import trace_from_langsmith
-from tracescore.scorers import default_scorers
+from tracescore.scorers.hops import RETRIEVAL_HOP_ORDER, RETRIEVAL_HOPS_FOUND
 from tracescore.trace import Labels, Trace
 
 FORMS = {
@@ -61,11 +61,11 @@ def test_a_langfuse_trace_with_hops_in_its_metadata_scores_the_hops() -> None:
     observations[0]["metadata"] = {"labels": {"hops": hops}}  # the root observation's metadata, where SDKs put it
     mapped = trace_from_observations({"id": trace["id"], "observations": observations})
     assert mapped.labels.hops == hops and mapped.labels.required_doc_ids is None
-    values = score_trace(mapped, default_scorers()).values
+    values = score_trace(mapped, deterministic_scorers()).values
     assert values[RETRIEVAL_HOPS_FOUND] == 1.0 and values[RETRIEVAL_HOP_ORDER] is False
     observations[0]["metadata"] = {"labels": {"hops": [hops[0], "doc-nowhere"]}}
     values = score_trace(trace_from_observations({"id": trace["id"], "observations": observations}),
-                         default_scorers()).values  # fmt: skip
+                         deterministic_scorers()).values  # fmt: skip
     assert values[RETRIEVAL_HOPS_FOUND] == 0.5 and RETRIEVAL_HOP_ORDER not in values  # absent: a hop never found
 
 
@@ -73,7 +73,7 @@ def test_a_langfuse_trace_with_hops_in_its_metadata_scores_the_hops() -> None:
 @pytest.mark.parametrize("experiment", [False, True], ids=["labels-in-metadata", "labels-in-example"])
 def test_a_langsmith_trace_carries_the_forms_and_scores_as_the_jsonl_trace(experiment: bool, forms: dict) -> None:
     project = "11111111-1111-4111-8111-111111111111"
-    scorers = default_scorers()
+    scorers = deterministic_scorers()
     for sample in load_samples(limit=5):
         labels = {k: v for k, v in (sample.get("labels") or {}).items() if k not in forms and k != "required_doc_ids"}
         sample = {**sample, "labels": {**labels, **forms}}

@@ -6,8 +6,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from tracescore import catalog
 from tracescore.report.verdicts import decided_verdicts, verdicts_of
+from tracescore.scorers.answer import ANSWER_CORRECT
+from tracescore.scorers.citations import CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE
+from tracescore.scorers.diagnosis import DIAGNOSIS
+from tracescore.scorers.grounding import GROUNDING_RATE
+from tracescore.scorers.retrieval import RECALL_PREFIX
 
 _CELLS: list[Any] = ["retrieval_pass/right", "retrieval_fail/wrong", "grounded/right", "ungrounded/wrong", "", "/x",
                      "grounded", "retrieval_pass/", 3, None]  # fmt: skip
@@ -17,9 +21,9 @@ _VALUES: list[Any] = [None, True, False, 0, 1, 2, 0.0, -0.0, 0.5, 1.0, 0.69, 0.7
 def _line(rng: random.Random) -> dict[str, Any]:
     scores: dict[str, Any] = {}
     if rng.random() < 0.9:
-        scores[catalog.DIAGNOSIS] = rng.choice(_CELLS)
-    for name in (catalog.GROUNDING_RATE, catalog.ANSWER_CORRECT, catalog.CITATION_FABRICATED_COUNT,
-                 catalog.CITATION_UNFETCHED_RATE, catalog.RECALL_PREFIX + "5"):  # fmt: skip
+        scores[DIAGNOSIS] = rng.choice(_CELLS)
+    for name in (GROUNDING_RATE, ANSWER_CORRECT, CITATION_FABRICATED_COUNT,
+                 CITATION_UNFETCHED_RATE, RECALL_PREFIX + "5"):  # fmt: skip
         value = rng.choice(_VALUES)
         if value is not None:
             scores[name] = value
@@ -36,5 +40,5 @@ def test_decided_verdicts_equal_verdicts_of() -> None:
 
 
 def test_a_wrong_verdict_would_be_seen() -> None:
-    scores = {catalog.DIAGNOSIS: "retrieval_fail/wrong"}
-    assert decided_verdicts(scores) != decided_verdicts({catalog.DIAGNOSIS: "retrieval_pass/right"})
+    scores = {DIAGNOSIS: "retrieval_fail/wrong"}
+    assert decided_verdicts(scores) != decided_verdicts({DIAGNOSIS: "retrieval_pass/right"})

@@ -176,7 +176,7 @@ def test_every_catalog_range_is_the_readme_type_column() -> None:
             continue
         assert (found.low, found.high) == ranges[kind], (name, kind)
         seen += 1
-    assert seen == sum(1 for e in catalog.CATALOG if e.kind != "CATEGORICAL")
+    assert seen == sum(1 for e in catalog.entries() if e.kind != "CATEGORICAL")
 
 
 def test_a_failing_trace_of_a_case_is_not_hidden_by_a_later_passing_one() -> None:

@@ -14,8 +14,9 @@ from tracescore import catalog
 from tracescore.cli import main
 from tracescore.report.gate import GateConfig, run_gate
 from tracescore.report.render import render_gate_markdown
+from tracescore.scorers.numbers import GROUNDING_NUMBERS_CHECKED
 
-UNUSED = next(e.name for e in catalog.CATALOG if e.scorer == "trajectory" and "unused" in e.name)
+UNUSED = next(e.name for e in catalog.entries() if e.scorer == "trajectory" and "unused" in e.name)
 
 
 def _cli(*args: str) -> Result:
@@ -27,9 +28,9 @@ def _with(lines: list[dict[str, Any]], name: str, value: float) -> list[dict[str
 
 
 def test_every_trajectory_score_and_count_without_a_better_direction_is_a_diagnostic() -> None:
-    diagnostics = {e.name for e in catalog.CATALOG if e.direction == 0}
-    assert {e.name for e in catalog.CATALOG if e.scorer == "trajectory"} <= diagnostics
-    assert catalog.GROUNDING_NUMBERS_CHECKED in diagnostics
+    diagnostics = {e.name for e in catalog.entries() if e.direction == 0}
+    assert {e.name for e in catalog.entries() if e.scorer == "trajectory"} <= diagnostics
+    assert GROUNDING_NUMBERS_CHECKED in diagnostics
 
 
 def test_a_diagnostic_is_shown_but_not_gated_unless_named() -> None:

@@ -19,7 +19,8 @@ from tracescore.engine.pipeline import score_trace
 from tracescore.report.render.surface import surface_table
 from tracescore.report.surface import SurfaceReport, surface_to_json
 from tracescore.result import TraceResult
-from tracescore.scorers import answer_scorer, surface_scorer
+from tracescore.scorers.answer import answer_scorer
+from tracescore.scorers.surface import surface_scorer
 from tracescore.store.db import Store
 from tracescore.trace import Labels, Trace
 

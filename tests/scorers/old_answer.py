@@ -9,7 +9,8 @@ from collections import Counter
 from functools import lru_cache
 from types import MappingProxyType
 
-from tracescore.catalog import ANSWER_CORRECT, ANSWER_EXACT_MATCH, ANSWER_TOKEN_F1, Reasons
+from tracescore.catalog import Reasons
+from tracescore.scorers.answer import ANSWER_CORRECT, ANSWER_EXACT_MATCH, ANSWER_TOKEN_F1
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Labels, Trace

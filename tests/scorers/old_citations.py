@@ -8,15 +8,14 @@ from operator import attrgetter
 from typing import Any
 
 from tests.scorers.old_cited import answer_citations, citations_of
-from tracescore.catalog import (
-    CITATION_COVERAGE,
-    CITATION_DRIFT_RATE,
-    CITATION_FABRICATED_COUNT,
-    CITATION_SUPPORT_RATE,
-    CITATION_UNFETCHED_RATE,
-    Reasons,
-)
+from tracescore.catalog import Reasons
 from tracescore.result import CitationRow, ClaimRow
+from tracescore.scorers.citations import (
+    CITATION_COVERAGE,
+    CITATION_FABRICATED_COUNT,
+    CITATION_UNFETCHED_RATE,
+)
+from tracescore.scorers.grounding import CITATION_DRIFT_RATE, CITATION_SUPPORT_RATE
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import (
     MAX_ANSWER_CHARS,

@@ -7,8 +7,9 @@ import re
 from functools import lru_cache
 from operator import attrgetter
 
-from tracescore.catalog import RETRIEVAL_FIRST_HIT_RANK, RETRIEVAL_RETRIEVED_ANY, Reasons, recall_name
+from tracescore.catalog import Reasons
 from tracescore.scorers.hops import hop_scores
+from tracescore.scorers.retrieval import RETRIEVAL_FIRST_HIT_RANK, RETRIEVAL_RETRIEVED_ANY, recall_name
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Hit, SearchStep, Trace

@@ -9,11 +9,19 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tracescore.catalog import CITATION_STALE_RATE, Reasons
+from tracescore.catalog import Reasons
 from tracescore.scorers.cited import cited_keys
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
-from tracescore.scorers.stale import _IN_TEXT, DEFAULT_STALE_AFTER, _day, _keys, _metadata_dates, _moment, _windows
+from tracescore.scorers.stale import (
+    _IN_TEXT,
+    CITATION_STALE_RATE,
+    _day,
+    _keys,
+    _metadata_dates,
+    _moment,
+    _windows,
+)
 from tracescore.scores import Score, absent, score
 from tracescore.trace import FetchStep, Trace, fetch_failed
 
@@ -43,7 +51,7 @@ def _source_date(fetches: list[FetchStep], hits: Iterable[Mapping[str, Any]]) ->
     return best
 
 
-def stale_scorer(*, stale_after: timedelta = DEFAULT_STALE_AFTER) -> Scorer:
+def stale_scorer(*, stale_after: timedelta = timedelta(days=365)) -> Scorer:
     """Scorer factory for ``citation.stale_rate`` (``stale_after``: ``[scoring] stale_after``)."""
     days = stale_after / timedelta(days=1)
 

@@ -8,21 +8,26 @@ from __future__ import annotations
 import json
 import re
 
-from tracescore.catalog import (
-    FETCH_CALLS,
-    FETCH_CHARS,
-    FETCH_UNUSED_RATE,
-    SEARCH_AFTER_FOUND,
-    SEARCH_CALLS,
-    SEARCH_QUERY_OVERLAP,
-    SEARCH_REPEATED_QUERIES,
-    Reasons,
-)
+from tracescore.catalog import Reasons
 from tracescore.scorers.cited import cited_keys
 from tracescore.scorers.retrieval import all_found_after
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
-from tracescore.scorers.trajectory import _EDGES, _STOP, FIRST_QUERY, _calls, _Scores, _Steps
+from tracescore.scorers.trajectory import (
+    _EDGES,
+    _STOP,
+    FETCH_CALLS,
+    FETCH_CHARS,
+    FETCH_UNUSED_RATE,
+    FIRST_QUERY,
+    SEARCH_AFTER_FOUND,
+    SEARCH_CALLS,
+    SEARCH_QUERY_OVERLAP,
+    SEARCH_REPEATED_QUERIES,
+    _calls,
+    _Scores,
+    _Steps,
+)
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace, fetch_failed
 from tracescore.urls import normalize_url

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from tracescore.scorers import grounding_scorer, semantic_scorer, surface_scorer
 from tracescore.scorers.absent import absent_for, all_absent
-from tracescore.scorers.grounding import JUDGED_SCORES
-from tracescore.scorers.surface import SURFACE_SCORES
+from tracescore.scorers.grounding import JUDGED_SCORES, grounding_scorer
+from tracescore.scorers.semantic import semantic_scorer
+from tracescore.scorers.surface import SURFACE_SCORES, surface_scorer
 from tracescore.trace import Labels, Trace
+
+PREFIX = "FINAL ANSWER:"  # the answer scorer's default marker
+
+
+def _semantic(**given: Any) -> Any:
+    return semantic_scorer(final_answer_prefix=PREFIX, **given)
 
 
 def test_absent_for_shares_one_tuple_per_reason_and_all_absent_carries_comment_and_metadata() -> None:
@@ -25,7 +33,7 @@ def test_without_a_judge_every_trace_gets_the_same_absent_scores_which_no_caller
     for scorer, names in (
         (grounding_scorer(judge=None, no_judge_reason="off"), JUDGED_SCORES),
         (surface_scorer(judge=None, no_judge_reason="off"), SURFACE_SCORES),
-        (semantic_scorer(judge=None, no_judge_reason="off"), ("answer.semantic_match",)),
+        (_semantic(judge=None, no_judge_reason="off"), ("answer.semantic_match",)),
     ):
         first = scorer(trace)
         with pytest.raises(AttributeError):  # a caller cannot change the next trace's scores (a frozen Struct)

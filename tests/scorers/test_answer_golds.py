@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from tests.scorers.test_answer import _official_em, _official_f1, _official_normalize
-from tracescore.catalog import ANSWER_EXACT_MATCH, ANSWER_TOKEN_F1
-from tracescore.scorers.answer import answer_scorer
+from tracescore.scorers.answer import ANSWER_EXACT_MATCH, ANSWER_TOKEN_F1, answer_scorer
 from tracescore.trace import Labels, Trace
 
 

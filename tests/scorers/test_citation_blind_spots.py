@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from tracescore.adapters.jsonl import trace_from_json
-from tracescore.catalog import CITATION_COVERAGE, CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE
 from tracescore.engine.pipeline import score_records
-from tracescore.scorers import default_scorers
+from tracescore.engine.plan import deterministic_scorers
+from tracescore.scorers.citations import CITATION_COVERAGE, CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE
 from tracescore.sources.jsonl import read_jsonl
 
 _ANSWER = "Returns take 30 days [1]. Refunds go to the card [2].\n\n[1] https://a.example/returns\n[2] https://b.example/x"
@@ -31,7 +31,7 @@ def _line(trace_id: str, blind_spots: list[dict[str, str]]) -> dict[str, object]
 def _results(tmp_path: Path, lines: list[dict[str, object]]) -> dict[str, dict[str, object]]:
     path = tmp_path / "traces.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    results = score_records(read_jsonl(path), trace_from_json, default_scorers())
+    results = score_records(read_jsonl(path), trace_from_json, deterministic_scorers())
     return {r.trace_id or "": r.to_json() for r in results}
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from tests.fakes.judge import QueueJudge
 from tracescore.engine.pipeline import score_trace
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.errors import JudgeError
-from tracescore.scorers import default_scorers
 from tracescore.scorers.grounding import BUDGET_REASON, JUDGED_SCORES, NO_JUDGE, collect_evidence, grounding_scorer
 from tracescore.trace import Trace
 
@@ -97,7 +97,7 @@ def _values(scores: list[Any]) -> dict[str, Any]:
 
 def test_verdicts_quotes_and_sources_flow_into_the_scores_and_rows() -> None:
     judge = QueueJudge().enqueue(_judgement())
-    result = score_trace(_trace(), [*default_scorers(), grounding_scorer(judge=judge)])
+    result = score_trace(_trace(), [*deterministic_scorers(), grounding_scorer(judge=judge)])
     values = result.values
     assert values["grounding.rate"] == 1.0
     assert values["grounding.hallucination_rate"] == 0.0
@@ -167,7 +167,7 @@ def test_a_claim_no_document_bears_on_is_unsupported() -> None:
 
 def test_a_judge_failure_leaves_judged_scores_absent_and_deterministic_ones_present() -> None:
     judge = QueueJudge().enqueue(JudgeError("grounding judge call failed after 4 attempt(s): HTTP 500"))
-    result = score_trace(_trace(), [*default_scorers(), grounding_scorer(judge=judge)])
+    result = score_trace(_trace(), [*deterministic_scorers(), grounding_scorer(judge=judge)])
     assert {n: result.missing[n] for n in JUDGED_SCORES} == dict.fromkeys(JUDGED_SCORES, "judge_error")
     assert "HTTP 500" in (result.scores["grounding.rate"].comment or "")
     assert result.values["retrieval.recall_at_5"] == 1.0

@@ -10,9 +10,9 @@ import pytest
 
 from tests.fakes.anthropic import FakeAnthropic, overloaded, rate_limited, server_error
 from tracescore.engine.pipeline import RunCounts, score_records
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.platforms.registry import get_adapter
-from tracescore.scorers import default_scorers
 from tracescore.scorers.grounding import JUDGED_SCORES, grounding_scorer
 from tracescore.sources.jsonl import read_jsonl
 from tracescore.trace import Trace
@@ -40,7 +40,7 @@ def judge(fake: FakeAnthropic) -> Iterator[AnthropicJudge]:
 def _score(judge: AnthropicJudge, traces: list[Trace]) -> dict[str, Any]:
     from tracescore.engine.pipeline import score_trace
 
-    scorers = [*default_scorers(), grounding_scorer(judge=judge)]
+    scorers = [*deterministic_scorers(), grounding_scorer(judge=judge)]
     return {t.id: score_trace(t, scorers) for t in traces}
 
 
@@ -85,7 +85,7 @@ def test_retries_are_bounded_and_a_failed_trace_does_not_stop_the_batch(fake: Fa
     path.write_text("\n".join(lines) + "\n")
     counts = RunCounts()
     with AnthropicJudge(api_key="test-key", base_url=fake.url, wait_initial=0.001, max_attempts=4) as judge:
-        scorers = [*default_scorers(), grounding_scorer(judge=judge)]
+        scorers = [*deterministic_scorers(), grounding_scorer(judge=judge)]
         first, second = score_records(read_jsonl(str(path)), get_adapter("jsonl"), scorers, counts)
         assert judge.usage.retries == 3 and judge.usage.failures == 1
     assert {n: first.missing[n] for n in JUDGED_SCORES} == dict.fromkeys(JUDGED_SCORES, "judge_error")

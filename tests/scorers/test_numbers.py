@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS, Reasons
+from tracescore.catalog import Reasons
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.engine.recipe import ScorerPlan
-from tracescore.scorers import default_scorers
 from tracescore.scorers.number_reader import read
-from tracescore.scorers.numbers import numbers_scorer
+from tracescore.scorers.numbers import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS, numbers_scorer
 from tracescore.scores import Score
 from tracescore.trace import Trace
 
@@ -150,7 +150,7 @@ def test_an_unread_fetch_leaves_the_unsupported_count_absent_not_counted() -> No
 
 
 def test_every_path_scores_the_numbers() -> None:
-    names = {s.name for scorer in default_scorers() for s in scorer(_trace("40 branches.", "41 branches"))}
+    names = {s.name for scorer in deterministic_scorers() for s in scorer(_trace("40 branches.", "41 branches"))}
     assert {GROUNDING_UNSUPPORTED_NUMBERS, GROUNDING_NUMBERS_CHECKED} <= names
     plan = {s.name for scorer in ScorerPlan().scorers(None) for s in scorer(_trace("40 branches.", "41 branches"))}
     assert {GROUNDING_UNSUPPORTED_NUMBERS, GROUNDING_NUMBERS_CHECKED} <= plan

@@ -11,9 +11,14 @@ from decimal import Decimal
 
 import pytest
 
-from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS
 from tracescore.scorers.number_reader import Number, clean, read
-from tracescore.scorers.numbers import claims, evidence_parts, numbers_scorer
+from tracescore.scorers.numbers import (
+    GROUNDING_NUMBERS_CHECKED,
+    GROUNDING_UNSUPPORTED_NUMBERS,
+    claims,
+    evidence_parts,
+    numbers_scorer,
+)
 from tracescore.trace import Trace
 
 

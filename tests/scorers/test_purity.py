@@ -102,8 +102,11 @@ def test_the_engine_uses_only_public_names_of_the_scorers(path: Path) -> None:
 
 
 def test_the_pipeline_knows_scorers_only_by_the_package_protocol() -> None:
+    """The pipeline knows a scorer by its protocol (``Scored``, ``Scorer``) and derives the diagnosis: no scorer's
+    internals, no fixed list (the registry chooses them: engine/plan.py)."""
     imports = _scorer_imports(SRC / "engine" / "pipeline.py")
-    assert imports and {module for module, _, _ in imports} == {"tracescore.scorers"}, imports
+    modules = {module for module, _, _ in imports}
+    assert imports and modules == {"tracescore.scorers.scored", "tracescore.scorers.diagnosis"}, imports
 
 
 @pytest.mark.parametrize("path", SCORERS, ids=lambda p: p.name)

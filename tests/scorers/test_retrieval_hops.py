@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracescore.catalog import RETRIEVAL_HOP_ORDER, RETRIEVAL_HOPS_FOUND
 from tracescore.scorers.diagnosis import diagnose
+from tracescore.scorers.hops import RETRIEVAL_HOP_ORDER, RETRIEVAL_HOPS_FOUND
 from tracescore.scorers.retrieval import retrieval_scorer
 from tracescore.scores import Score, score
 from tracescore.trace import FetchStep, Hit, Labels, SearchStep, Trace

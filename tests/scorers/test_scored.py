@@ -14,7 +14,9 @@ from tests.scorers.test_grounding import QUOTE_A, QUOTE_B, A, B, _trace
 from tracescore.engine.pipeline import score_trace
 from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
 from tracescore.result import TraceResult
-from tracescore.scorers import Scored, citation_scorer, grounding_scorer
+from tracescore.scorers.citations import citation_scorer
+from tracescore.scorers.grounding import grounding_scorer
+from tracescore.scorers.scored import Scored
 from tracescore.trace import Trace
 
 THREADS, ROUNDS = 8, 5

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tracescore.catalog import CITATION_STALE_RATE, Reasons
+from tracescore.catalog import Reasons
 from tracescore.cli import main
 from tracescore.config import Config, fingerprint, parse_sections
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.errors import ConfigError
-from tracescore.scorers import default_scorers
-from tracescore.scorers.stale import page_date, stale_scorer, value_date
+from tracescore.scorers.stale import CITATION_STALE_RATE, page_date, stale_scorer, value_date
 from tracescore.scores import Score
 from tracescore.trace import Trace
 
@@ -126,14 +126,14 @@ def test_metadata_values() -> None:
 
 
 def test_in_the_default_scorers_and_gated_by_the_config(tmp_path: Path) -> None:
-    names = {s.name for scorer in default_scorers() for s in scorer(Trace.model_validate(_trace(SIX, STEPS)))}
+    names = {s.name for scorer in deterministic_scorers() for s in scorer(Trace.model_validate(_trace(SIX, STEPS)))}
     assert CITATION_STALE_RATE in names
     traces = tmp_path / "t.jsonl"
     traces.write_text(json.dumps(_trace(SIX, STEPS)) + "\n")
     rates = {}
     for after in ("365d", "100d"):
         config = tmp_path / f"{after}.toml"
-        config.write_text(f'[scoring]\nstale_after = "{after}"\n')
+        config.write_text(f'[scorers.stale]\nstale_after = "{after}"\n')
         out = tmp_path / f"{after}.jsonl"
         run = CliRunner().invoke(main, ["score", str(traces), "--config", str(config), "--out", str(out), "-q",
                                         "--store", str(tmp_path / f"{after}.db")])  # fmt: skip
@@ -142,14 +142,17 @@ def test_in_the_default_scorers_and_gated_by_the_config(tmp_path: Path) -> None:
     assert rates == {"365d": pytest.approx(0.4), "100d": pytest.approx(0.8)}
 
 
-def test_stale_after_is_in_the_fingerprint_only_when_not_the_default() -> None:
-    def fp(scoring: dict[str, Any]) -> str:
-        return fingerprint(Config(parse_sections({"scoring": scoring})))
+def test_stale_after_is_in_the_fingerprint_as_a_span() -> None:
+    def fp(stale: dict[str, Any]) -> str:
+        return fingerprint(Config(parse_sections({"scorers": {"stale": stale}})))
 
     assert fp({}) == fp({"stale_after": "365d"}) == fp({"stale_after": "8760h"})  # the same span: the same scoring
     assert fp({"stale_after": "90d"}) != fp({})
-    with pytest.raises(ConfigError, match=r"'scoring.stale_after'.*such as '90s', '15m', '2h' or '7d', got '90 days'"):
-        parse_sections({"scoring": {"stale_after": "90 days"}})
+    with pytest.raises(ConfigError, match=r"\[scorers.stale\] stale_after: .*such as '90s', '15m', '2h' or '7d',"
+                                          r" got '90 days'.*accepts: stale_after \(duration"):
+        Config(parse_sections({"scorers": {"stale": {"stale_after": "90 days"}}})).scorers()
+    with pytest.raises(ConfigError, match=r"scoring.stale_after is now the scorer option \[scorers.stale\]"):
+        parse_sections({"scoring": {"stale_after": "90d"}})
 
 
 # -- #43 item 2: every date found for the page, from every place, and the latest one wins -------------------------

@@ -10,15 +10,14 @@ from tests.fakes.judge import QueueJudge
 from tracescore.engine.pipeline import score_trace
 from tracescore.errors import JudgeError
 from tracescore.judge.cache import CachingJudge, MemoryJudgeCache
+from tracescore.scorers.complementarity import complementarity, support_rows
 from tracescore.scorers.surface import (
     SURFACE_SCORES,
     SurfaceJudgement,
     UrlRow,
     collect_items,
-    complementarity,
     oracle_requests,
     partition,
-    support_rows,
     surface_requests,
     surface_scorer,
 )

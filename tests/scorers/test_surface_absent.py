@@ -8,10 +8,11 @@ import json
 from tests.conftest import SAMPLES
 from tests.fakes.judge import QueueJudge
 from tracescore.engine.pipeline import score_trace
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.platforms.registry import get_adapter
 from tracescore.result import TraceResult
-from tracescore.scorers import default_scorers, surface_scorer
-from tracescore.scorers.surface import SURFACE_SCORES
+from tracescore.scorers.diagnosis import cell_of
+from tracescore.scorers.surface import SURFACE_SCORES, surface_scorer
 from tracescore.trace import Labels, Trace
 
 
@@ -31,10 +32,10 @@ def _others(result: TraceResult) -> dict[str, object]:
 
 def test_without_a_judge_every_surface_score_is_absent_and_nothing_else_changes() -> None:
     for trace in _traces():
-        without = score_trace(trace, default_scorers())
-        with_surface = score_trace(trace, [*default_scorers(), surface_scorer(judge=None)])
+        without = score_trace(trace, deterministic_scorers())
+        with_surface = score_trace(trace, [*deterministic_scorers(), surface_scorer(judge=None)])
         assert _others(with_surface) == _others(without), trace.id
-        assert with_surface.diagnosis == without.diagnosis
+        assert cell_of(with_surface) == cell_of(without)
         assert {n: with_surface.missing.get(n) for n in SURFACE_SCORES} == dict.fromkeys(
             SURFACE_SCORES, "no judge configured"
         )
@@ -45,8 +46,8 @@ def test_without_a_gold_answer_every_surface_score_is_absent_no_call_and_nothing
     for trace in _traces():
         labels = trace.labels.model_copy(update={"gold_answer": None, "expected_answer_contains": None})
         bare = trace.model_copy(update={"labels": Labels.model_validate(labels.model_dump())})
-        without = score_trace(bare, default_scorers())
-        with_surface = score_trace(bare, [*default_scorers(), surface_scorer(judge=judge)])
+        without = score_trace(bare, deterministic_scorers())
+        with_surface = score_trace(bare, [*deterministic_scorers(), surface_scorer(judge=judge)])
         assert _others(with_surface) == _others(without), trace.id
         reasons = {with_surface.missing.get(n) for n in SURFACE_SCORES}
         assert len(reasons) == 1 and next(iter(reasons)) in {

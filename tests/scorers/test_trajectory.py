@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracescore.catalog import (
+from tracescore.catalog import Reasons
+from tracescore.engine.plan import deterministic_scorers
+from tracescore.scorers.trajectory import (
     FETCH_CALLS,
     FETCH_CHARS,
     FETCH_UNUSED_RATE,
@@ -13,10 +15,11 @@ from tracescore.catalog import (
     SEARCH_CALLS,
     SEARCH_QUERY_OVERLAP,
     SEARCH_REPEATED_QUERIES,
-    Reasons,
+    content_words,
+    first_query,
+    normalise_query,
+    trajectory_scorer,
 )
-from tracescore.scorers import default_scorers
-from tracescore.scorers.trajectory import content_words, first_query, normalise_query, trajectory_scorer
 from tracescore.scores import Score
 from tracescore.trace import Trace
 
@@ -91,7 +94,7 @@ def test_an_unreadable_step_counts_as_one_call_and_leaves_what_it_held_absent() 
 
 def test_normalised_query_and_every_path_scores_the_trajectory() -> None:
     assert normalise_query(" “Acme”   Return\tPolicy?! ") == "acme” return policy"  # only the ends are trimmed
-    names = {s.name for scorer in default_scorers() for s in scorer(Trace.model_validate({"id": "t"}))}
+    names = {s.name for scorer in deterministic_scorers() for s in scorer(Trace.model_validate({"id": "t"}))}
     assert {SEARCH_CALLS, FETCH_CALLS, SEARCH_REPEATED_QUERIES, FETCH_CHARS} <= names
 
 

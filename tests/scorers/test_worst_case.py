@@ -10,14 +10,20 @@ sizes are chosen so that quadratic code overshoots them many times over.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
 from benchmarks.worst_case import brackets, cpu_seconds, explicit_citations, wide_search
-from tracescore.catalog import CITATION_COVERAGE, CITATION_FABRICATED_COUNT
 from tracescore.engine.pipeline import score_trace
-from tracescore.scorers import default_scorers
+from tracescore.engine.plan import deterministic_scorers
+from tracescore.scorers.citations import CITATION_COVERAGE, CITATION_FABRICATED_COUNT
 from tracescore.trace import Trace
+
+
+def _scorer(name: str) -> Any:
+    """The installed scorer of entry point ``name``, with its defaults."""
+    return next(s for s in deterministic_scorers() if s.__name__ == name)
 
 
 @pytest.mark.parametrize(
@@ -35,24 +41,24 @@ def test_worst_cases_score_in_bounded_cpu_time(build: object, bound: float) -> N
 
 
 def test_worst_cases_are_scored_not_skipped() -> None:
-    scores = score_trace(explicit_citations(1_200), default_scorers()).scores
+    scores = score_trace(explicit_citations(1_200), deterministic_scorers()).scores
     assert scores[CITATION_COVERAGE].value == 1.0  # every sentence matched to its explicit citation by index
     assert scores[CITATION_FABRICATED_COUNT].value == 0.0
-    wide = score_trace(wide_search(), default_scorers()).scores
+    wide = score_trace(wide_search(), deterministic_scorers()).scores
     assert wide[CITATION_COVERAGE].value == 1.0 and wide[CITATION_FABRICATED_COUNT].value == 0.0
-    assert score_trace(brackets(), default_scorers()).scores[CITATION_COVERAGE].present
+    assert score_trace(brackets(), deterministic_scorers()).scores[CITATION_COVERAGE].present
 
 
 def test_the_guard_scores_what_it_can_and_says_what_it_left_out() -> None:
     from tracescore.scorers.citations import MAX_ANSWER_CHARS, MAX_CITATIONS
 
     long = Trace(id="long", answer="A cited claim [1].\n[1] https://a.example/x\n" + "word " * (MAX_ANSWER_CHARS // 5))
-    got = {s.name: s for s in default_scorers()[1](long)}
+    got = {s.name: s for s in _scorer("citations")(long)}
     assert got[CITATION_COVERAGE].present and "only the start was parsed" in (got[CITATION_COVERAGE].comment or "")
     assert not got[CITATION_FABRICATED_COUNT].present
     assert "over the scoring guard" in (got[CITATION_FABRICATED_COUNT].reason or "")
     many = explicit_citations(MAX_CITATIONS + 10)
-    got = {s.name: s for s in default_scorers()[1](many)}
+    got = {s.name: s for s in _scorer("citations")(many)}
     assert "10 explicit citations past the first" in (got[CITATION_FABRICATED_COUNT].reason or "")
 
 

@@ -18,6 +18,7 @@ from tests.conftest import REPO, SAMPLES
 from tests.store.old_store import store_before
 from tracescore.api import score_traces
 from tracescore.result import TraceResult
+from tracescore.scorers.diagnosis import cell_of
 from tracescore.scores import Score, absent, score
 from tracescore.store.db import Store
 
@@ -79,7 +80,7 @@ def _write_old(db: sqlite3.Connection, run_id: str, results: list[TraceResult]) 
     for result in results:
         db.execute(
             "INSERT INTO results (run_id, trace_id, line, timestamp, diagnosis, result_line) VALUES (?, ?, ?, ?, ?, ?)",
-            (run_id, result.trace_id, result.line, None, result.diagnosis, result.encoded()[1]),
+            (run_id, result.trace_id, result.line, None, cell_of(result), result.encoded()[1]),
         )
         db.executemany(f"INSERT INTO scores ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                        _old_score_rows(run_id, result))

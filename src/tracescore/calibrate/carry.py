@@ -20,4 +20,4 @@ def grounding_agreement(
     calibration = latest_calibration(store, judge_model, rubric_version or load_rubric("grounding").version)
     if calibration is None:
         return None
-    return {e.name: calibration.agreement for e in catalog.CATALOG if e.judged and e.scorer == "grounding"}
+    return {e.name: calibration.agreement for e in catalog.entries() if e.judged and e.scorer == "grounding"}

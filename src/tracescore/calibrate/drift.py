@@ -18,11 +18,10 @@ from typing import Any, Literal
 
 from tracescore.calibrate.agreement import Agreement, Pair, measure
 from tracescore.calibrate.labels import VERDICT_LABEL, Calibration, label_spec, labelled_pairs, latest_calibration
-from tracescore.catalog import GROUNDING_RATE
 from tracescore.judge.protocol import Judge
 from tracescore.judge.redact import Redactor
 from tracescore.judge.rubrics import Rubric, load_rubric
-from tracescore.scorers.grounding import grounding_scorer
+from tracescore.scorers.grounding import GROUNDING_RATE, grounding_scorer
 from tracescore.store.db import Store
 from tracescore.trace import Trace
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from tracescore.calibrate.agreement import VERDICTS, Agreement, Pair, human_pairs, measure
-from tracescore.catalog import ANSWER_CORRECT
+from tracescore.scorers.answer import ANSWER_CORRECT
 from tracescore.store.db import Store
 
 __all__ = [

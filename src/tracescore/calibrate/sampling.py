@@ -20,10 +20,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from tracescore.calibrate.labels import VERDICT_LABEL
-from tracescore.catalog import GROUNDING_RATE
 from tracescore.errors import ConfigError
 from tracescore.judge.passages import MAX_SHARE, chunk_text, select_passages
-from tracescore.scorers.grounding import collect_evidence
+from tracescore.scorers.grounding import GROUNDING_RATE, collect_evidence
 from tracescore.store.db import Store
 from tracescore.trace import Trace
 

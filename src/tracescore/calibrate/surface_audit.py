@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tracescore.calibrate.agreement import wilson_interval
-from tracescore.catalog import SURFACE_SMART
-from tracescore.scorers.surface import UrlRow
+from tracescore.scorers.surface import SURFACE_SMART, UrlRow
 from tracescore.store.db import Store
 
 __all__ = [

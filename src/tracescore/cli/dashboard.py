@@ -29,6 +29,7 @@ from tracescore.platforms.dashboards import (
     dashboard_spec,
     plan_lines,
 )
+from tracescore.registry import option_value
 from tracescore.store import Store
 
 __all__ = ["dashboard"]
@@ -84,7 +85,8 @@ def dashboard(
         store_path or config.section("job").store, config.judge_model, config.rubrics.grounding.version
     )
     try:
-        spec = dashboard_spec(name, by, k=config.section("scoring").k, agreement=agreement, agreement_why=why)
+        k = option_value(config.scorers(), "retrieval", "k")
+        spec = dashboard_spec(name, by, k=k, agreement=agreement, agreement_why=why)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     sections = {key: config.section(key) for key in registry.get(target).sections}

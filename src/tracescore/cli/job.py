@@ -219,6 +219,7 @@ def _dry_run(
             rubrics=setup.rubrics,
             judges=setup.judges,
             redact=setup.redact,
+            plan=setup.scorer_plan,
         )
     removals = _removals(setup, seen)
     if judge_batch and estimate.cost_usd is not None:

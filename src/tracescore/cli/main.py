@@ -19,7 +19,7 @@ from typing import NoReturn
 
 import click
 
-from tracescore import __version__
+from tracescore import __version__, registry
 from tracescore.cli.calibrate import calibrate
 from tracescore.cli.dashboard import dashboard
 from tracescore.cli.inspect import inspect
@@ -27,6 +27,7 @@ from tracescore.cli.job import backfill, init, run
 from tracescore.cli.push import push
 from tracescore.cli.report import gate, report
 from tracescore.cli.score import score
+from tracescore.cli.scorers import scorers
 from tracescore.cli.store import store
 from tracescore.engine.interrupt import SIGNALS, on_signals
 from tracescore.errors import Interrupted, TracescoreError
@@ -62,9 +63,10 @@ class _Commands(click.Group):
 @click.version_option(__version__, "-V", "--version", prog_name="tracescore")
 def main() -> None:
     """Whose bug is it? Score search-agent traces stage by stage: retrieval, grounding, citations, answer."""
+    registry.load()  # the installed scorers, once, before any work: a plugin that cannot be used stops here (exit 2)
 
 
-for _command in (score, report, gate, run, backfill, init, inspect, calibrate, push, dashboard, store):
+for _command in (score, report, gate, run, backfill, init, inspect, calibrate, push, dashboard, store, scorers):
     main.add_command(_command)
 
 def entry() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from tracescore.catalog import GROUNDING_RATE, Reasons, declared_reason
+from tracescore.catalog import Reasons, declared_reason
 from tracescore.cli.distributed import score_ray
 from tracescore.cli.exits import rate_option, store_option
 from tracescore.cli.paths import reads, writes
@@ -31,6 +31,7 @@ from tracescore.platforms.base import EVERYTHING, Parts
 from tracescore.report.safe import fitted_console
 from tracescore.report.summary import Summary
 from tracescore.report.tally import summarize
+from tracescore.scorers.grounding import GROUNDING_RATE
 from tracescore.store import Store
 
 __all__ = ["NO_STORE", "SCORE_FORMATS", "score"]

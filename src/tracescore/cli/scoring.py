@@ -41,7 +41,7 @@ def judge_off_why(reason: str) -> str:
 def judged_scores() -> str:
     """Every judged score of the catalog, a family whose scores are all judged as ``family.*`` (for help texts)."""
     families: dict[str, list[catalog.Entry]] = {}
-    for entry in catalog.CATALOG:
+    for entry in catalog.entries():
         families.setdefault(entry.name.split(".")[0], []).append(entry)
     parts = []
     for family, entries in families.items():

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from tracescore.engine.batch_results import RECOVER_SKEW_SECONDS, fitting, server_batches, take_results
+from tracescore.engine.plan import ScorerPlan
 from tracescore.engine.requests import judge_request, judge_requests
 from tracescore.judge.pricing import BATCH_DISCOUNT
 from tracescore.judge.protocol import JudgeRequest, JudgeUsage
@@ -96,10 +97,12 @@ class BatchPrefill:
         sleep: Callable[[float], None] = time.sleep,
         rubrics: Rubrics | None = None,
         redact: Redactor | None = None,
+        plan: ScorerPlan | None = None,
     ) -> None:
         self.model, self.rubrics, self.cache, self.usage = model, rubrics or Rubrics(), cache, usage
         self.store_path = Path(store_path)
         self.redact = redact
+        self.plan = plan
         self.scope = scope
         self.poll_seconds = poll_seconds
         self.max_wait_seconds = max_wait_seconds
@@ -129,7 +132,7 @@ class BatchPrefill:
     def prefill(self, traces: Iterable[Trace], window: tuple[Any, Any] | None = None) -> None:
         """Judge, in batches, every request of ``traces`` the cache does not hold yet (resuming live batches)."""
         wanted: dict[str, JudgeRequest] = {}
-        for request in (r for trace in traces for r in judge_requests(trace, self.rubrics, self.redact)):
+        for request in (r for trace in traces for r in judge_requests(trace, self.rubrics, self.redact, self.plan)):
             wanted.setdefault(request.key(self.model), request)
         pending = {k: r for k, r in wanted.items() if self.cache.judge_cache_get(k) is None}
         self.report.already_cached += len(wanted) - len(pending)

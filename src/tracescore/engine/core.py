@@ -32,7 +32,7 @@ from tracescore.engine.stage import Plan, Scored, Stage
 from tracescore.engine.wire import Unread, pack_records, score_packed, unpack
 from tracescore.engine.writer import STOP, Flight, Writer
 from tracescore.errors import Interrupted, SourceError, TracescoreError
-from tracescore.scorers import Scorer
+from tracescore.scorers.scored import Scorer
 from tracescore.sinks.base import Sink
 from tracescore.sinks.records import WriteReport
 from tracescore.sources.base import Record, Source

@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracescore.sections import JobSettings
+
 __all__ = ["FAILURES_KEPT", "JobCounts", "Limits", "UsageMeter", "Windows"]
 
 FAILURES_KEPT = 50
@@ -20,7 +22,7 @@ UsageMeter = Callable[[], Mapping[str, Any]]
 class Limits:
     """Concurrency knobs: judge calls (scoring threads) in flight, queue bounds, write batching."""
 
-    workers: int = 8
+    workers: int = JobSettings.model_fields["judge_concurrency"].default  # [job] judge_concurrency
     queue_size: int = 64
     write_batch: int = 50
     write_interval: float = 1.0

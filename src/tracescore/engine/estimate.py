@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from tracescore.adapters import Adapter
+from tracescore.engine.plan import ScorerPlan, answer_prefix
 from tracescore.errors import InputError
 from tracescore.judge.passages import approx_tokens
 from tracescore.judge.pricing import estimate_cost
@@ -81,11 +82,12 @@ def estimate_trace(
     trace: Trace,
     model: str = "",
     *,
-    final_answer_prefix: str | None = "FINAL ANSWER:",
     rubrics: Rubrics | None = None,
+    plan: ScorerPlan | None = None,
 ) -> JudgeEstimate:
     """The judge calls scoring ``trace`` would make (grounding, surface oracle, semantic match) and their tokens,
-    each with the system text of its stage's rubric (``rubrics``: default the bundled ones)."""
+    each with the system text of its stage's rubric (``rubrics``: default the bundled ones), the answer read with
+    ``plan``'s prefix (None: the answer scorer's default)."""
     rubrics = rubrics or Rubrics()
     out = JudgeEstimate()
     call = grounding_call(trace, rubric=rubrics.grounding)
@@ -96,7 +98,7 @@ def estimate_trace(
         per_call = -(-len(collect_items(trace)) // len(oracle))  # the items, spread over the oracle's calls
         for request in oracle:
             out.count("surface", request, model, OUTPUT_TOKENS_PER_URL * per_call)
-    semantic = needed_request(trace, final_answer_prefix=final_answer_prefix, rubric=rubrics.semantic)
+    semantic = needed_request(trace, final_answer_prefix=answer_prefix(plan), rubric=rubrics.semantic)
     if semantic is not None:
         out.count("semantic", semantic, model, OUTPUT_TOKENS_PER_SEMANTIC)
     return out
@@ -145,6 +147,7 @@ def dry_run(
     rubrics: Rubrics | None = None,
     judges: Callable[[Trace], bool] | None = None,
     redact: Redactor | None = None,
+    plan: ScorerPlan | None = None,
 ) -> DryRun:
     """Read every trace of ``windows`` and add up the estimate; ``done(trace_id)`` tells traces already scored,
     ``judges(trace)`` the traces ``[scoring] judge_sample`` judges (the others are counted, not estimated); each
@@ -165,7 +168,7 @@ def dry_run(
                 out.not_sampled = (out.not_sampled or 0) + 1
                 continue
             judged = redact.trace(trace) if redact is not None else trace
-            out.judge.add(estimate_trace(judged, model or "", rubrics=rubrics))
+            out.judge.add(estimate_trace(judged, model or "", rubrics=rubrics, plan=plan))
     out.cost_usd = _price(out.model, out.judge)
     return out
 

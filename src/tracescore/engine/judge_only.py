@@ -17,9 +17,10 @@ from dataclasses import replace
 from datetime import datetime
 
 from tracescore.adapters import Adapter
-from tracescore.catalog import DIAGNOSIS, Reasons, entry
+from tracescore.catalog import Reasons, entry
 from tracescore.errors import InputError
 from tracescore.result import TraceResult
+from tracescore.scorers.diagnosis import DIAGNOSIS
 from tracescore.scores import Score
 from tracescore.sinks.base import RemovalPreview, Sink
 from tracescore.sinks.records import WriteReport

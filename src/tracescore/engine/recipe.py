@@ -2,7 +2,7 @@
 the budget, the agreement, the engine's threads or processes.
 
 Every entry point builds its scoring from here, so they cannot drift apart: ``score`` (``cli/score.py``), ``run`` and
-``backfill`` (``engine/setup.py``), the Ray driver (``ScorerPlan`` travels to each task) and
+``backfill`` (``engine/setup.py``), the Ray driver (``ScorerPlan``, ``engine/plan.py``, travels to each task) and
 ``tracescore.score_traces``. The judge is one ``JudgePool`` everywhere (one judge per scoring thread, the store's
 cache, usage summed), refused or absent with the same line on every path.
 """
@@ -14,19 +14,18 @@ import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from tracescore.adapters import Adapter
 from tracescore.calibrate.carry import grounding_agreement
 from tracescore.calibrate.required import HumanRequired, apply_required, human_required
-from tracescore.catalog import Reasons
-from tracescore.config import Config
+from tracescore.config import Config, JobSettings
 from tracescore.engine.daily import DayLimits
 from tracescore.engine.judging import JudgePool, StoreJudgeCache
-from tracescore.engine.pipeline import RunCounts, score_trace
-from tracescore.engine.sampling import Sampled, Sampling
+from tracescore.engine.pipeline import RunCounts
+from tracescore.engine.plan import NO_JUDGE, ScorerPlan
+from tracescore.engine.sampling import Sampling
 from tracescore.engine.stage import Plan, Stage, process_plan
 from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import DEFAULT_MODEL
@@ -36,31 +35,28 @@ from tracescore.judge.protocol import Judge
 from tracescore.judge.providers import ProviderSettings, openai_host, parse_identity
 from tracescore.judge.redact import Redactor
 from tracescore.links import LinkChecker
+from tracescore.reasons import Reasons
+from tracescore.registry import Chosen
 from tracescore.result import TraceResult
-from tracescore.scorers import Scorer, default_scorers
-from tracescore.scorers.deadlinks import dead_link_scorer
-from tracescore.scorers.grounding import NO_JUDGE, grounding_scorer
 from tracescore.scorers.rubrics import Rubrics
-from tracescore.scorers.semantic import semantic_scorer
-from tracescore.scorers.stale import DEFAULT_STALE_AFTER
-from tracescore.scorers.surface import surface_scorer
+from tracescore.scorers.scored import Scorer
 from tracescore.sources.base import Record
 from tracescore.store.db import Store
 from tracescore.store.linkcache import StoreLinkCache
 from tracescore.trace import Trace
 
 __all__ = [
-    "Options", "Recipe", "ScorerPlan", "build_recipe", "cores", "judge_off", "labelled", "options", "score_stage",
-    "scorer_plan",
+    "Options", "Recipe", "ScorerPlan", "build_recipe", "command_line", "cores", "judge_off", "labelled", "options",
+    "score_stage", "scorer_plan",
 ]  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Options:
-    """What a run scores with: command line over ``[scoring]``/``[judge]``/``[job]`` over the defaults."""
+    """What a run scores with: command line over ``[scoring]``/``[scorers]``/``[judge]``/``[job]`` over the
+    defaults. ``scorers``: the chosen scorers with their options (None: every installed one, its defaults)."""
 
-    k: int = 5
-    final_answer_prefix: str = "FINAL ANSWER:"
+    scorers: Chosen | None = None
     judge_off: str | None = None  # why the judged stages are turned off (--no-judge, [scoring] judge = false)
     judge_required: str | None = None  # who asked for the judge (--judge, [scoring] judge = true): it must run
     judge_model: str = DEFAULT_MODEL  # the provider's own model id
@@ -69,11 +65,10 @@ class Options:
     check_links: bool = False  # off by default: it makes network requests
     merge_partial: str | None = None  # [judge] merge_partial
     rubrics: Rubrics = field(default_factory=Rubrics)  # [judge] rubric, surface_rubric, semantic_rubric
-    judge_concurrency: int = 1  # [job] judge_concurrency: traces scored at once with a judge (a thread each)
+    judge_concurrency: int = JobSettings.model_fields["judge_concurrency"].default  # [job]: threads with a judge
     sampling: Sampling = field(default_factory=Sampling)  # [scoring] judge_sample, judge_flagged, judge_salt
     day: DayLimits = field(default_factory=DayLimits)  # the job's [job] max_cost_per_day, max_calls_per_day (setup.py)
     redact: Redactor | None = None  # [judge] redact: what the judge never sees
-    stale_after: timedelta = DEFAULT_STALE_AFTER  # [scoring] stale_after
 
 
 def options(
@@ -88,8 +83,9 @@ def options(
     judge_sample: float | None = None,
     judge: bool = False,
 ) -> Options:
-    """The options of ``config`` with the command line's values (None: not given) winning. ``judge`` (``--judge``)
-    or ``[scoring] judge = true`` written in the file make the judge required: a missing key or SDK stops the run."""
+    """The options of ``config`` with the command line's values (None: not given) winning: ``k`` is the
+    retrieval scorer's option, ``final_answer_prefix`` the answer scorer's. ``judge`` (``--judge``) or ``[scoring]
+    judge = true`` written in the file make the judge required: a missing key or SDK stops the run."""
     scoring = config.section("scoring")
     off = Reasons.JUDGE_OFF_FLAG.text if no_judge else None if scoring.judge else Reasons.JUDGE_OFF.text
     required = "--judge" if judge else None
@@ -98,8 +94,7 @@ def options(
     if config.judge_price is not None:  # [judge.price]: this judge's price wherever a reply is priced
         set_price(config.judge_provider.identity(judge_model or config.judge_model), config.judge_price)
     return Options(
-        k=k if k is not None else scoring.k,
-        final_answer_prefix=final_answer_prefix if final_answer_prefix is not None else scoring.final_answer_prefix,
+        scorers=config.scorers(command_line(k, final_answer_prefix)),
         judge_off=off,
         judge_required=required,
         judge_model=judge_model or config.judge_model,
@@ -112,62 +107,17 @@ def options(
         sampling=Sampling(judge_sample if judge_sample is not None else scoring.judge_sample, scoring.judge_flagged,
                           scoring.judge_salt, scoring.judge_key),
         redact=config.redactor,
-        stale_after=scoring.stale_after_delta,
     )
 
 
-@dataclass(frozen=True)
-class ScorerPlan:
-    """The scorers as plain values (picklable): a worker process or a Ray task builds them around its own judge."""
-
-    k: int = 5
-    final_answer_prefix: str | None = "FINAL ANSWER:"
-    no_judge_reason: str = NO_JUDGE
-    max_cost: float | None = None
-    agreement: dict[str, dict[str, Any]] | None = None
-    merge_partial: str | None = None
-    rubrics: Rubrics = field(default_factory=Rubrics)
-    sampling: Sampling = field(default_factory=Sampling)
-    redact: Redactor | None = None
-    stale_after: timedelta = DEFAULT_STALE_AFTER
-
-    def scorers(self, judge: Judge | None, links: LinkChecker | None = None) -> list[Scorer]:
-        """The deterministic stages, then grounding, surface and semantic (``judge=None``: absent with the reason),
-        then dead links when a checker is given. With a judge and ``sampling`` below every trace, each judged stage
-        runs on the sampled (and flagged) traces only, the others get its scores without a judge (not sampled)."""
-        scorers = self._deterministic() + self._judged(judge)
-        if judge is not None and not self.sampling.everything:
-            unjudged = self._judged(None, self.sampling.reason)
-            scorers[-3:] = [Sampled(j, u, self.sampling) for j, u in zip(scorers[-3:], unjudged, strict=True)]
-        if links is not None:
-            scorers.append(dead_link_scorer(checker=links))
-        return scorers
-
-    def judges(self, trace: Trace) -> bool:
-        """Whether the judged stages run on ``trace`` (asked before scoring it: ``backfill --judge-batch`` batches
-        only these traces' requests); the flagged check scores the deterministic stages."""
-        sampling = self.sampling
-        chosen = sampling.chosen(sampling.key_of(trace))
-        if chosen or not sampling.flagged:
-            return chosen
-        return sampling.judges(sampling.key_of(trace), score_trace(trace, self._deterministic()).scores)
-
-    def _deterministic(self) -> list[Scorer]:
-        return default_scorers(k=self.k, final_answer_prefix=self.final_answer_prefix, stale_after=self.stale_after)
-
-    def _judged(self, judge: Judge | None, reason: str | None = None) -> list[Scorer]:
-        """Grounding, surface and semantic around ``judge`` (None: absent with ``reason``, else the plan's), each
-        scoring the trace as ``redact`` leaves it when set."""
-        reason = reason or self.no_judge_reason
-        budget, prefix, rubrics = self.max_cost, self.final_answer_prefix, self.rubrics
-        judged = [
-            grounding_scorer(judge=judge, no_judge_reason=reason, max_cost=budget, agreement=self.agreement,
-                             merge_partial=self.merge_partial, rubric=rubrics.grounding),
-            surface_scorer(judge=judge, no_judge_reason=reason, max_cost=budget, rubric=rubrics.surface),
-            semantic_scorer(judge=judge, final_answer_prefix=prefix, no_judge_reason=reason, max_cost=budget,
-                            rubric=rubrics.semantic),
-        ]  # fmt: skip
-        return self.redact.around(judged) if judge is not None and self.redact is not None else judged
+def command_line(k: int | None = None, final_answer_prefix: str | None = None) -> dict[str, dict[str, Any]]:
+    """The scorer options the command line gives (``--k``, ``--final-answer-prefix``), by scorer."""
+    given: dict[str, dict[str, Any]] = {}
+    if k is not None:
+        given["retrieval"] = {"k": k}
+    if final_answer_prefix is not None:
+        given["answer"] = {"final_answer_prefix": final_answer_prefix or None}
+    return given
 
 
 def _unjudged(adapter: Adapter, plan: ScorerPlan) -> tuple[Adapter, list[Scorer]]:
@@ -195,8 +145,9 @@ class Recipe:
 
     @property
     def threads(self) -> int:
-        """Scoring threads: ``judge_concurrency`` with a judge (calls in flight), else one (link checks: one)."""
-        return self.options.judge_concurrency if self.judge is not None and self.links is None else 1
+        """Scoring threads: ``judge_concurrency`` with a judge built here (one per thread: calls in flight), else one
+        (link checks, or a caller's judge: one object, one thread)."""
+        return self.options.judge_concurrency if self.judge is not None and self.links is None and self._owned else 1
 
     def processes(
         self, adapter: Adapter, digest: Callable[[list[dict[str, Any]]], Any] | None = None
@@ -293,9 +244,8 @@ def scorer_plan(options: Options, reason: str | None, judge_model: str | None, s
     if judge_model is not None and store is not None:
         with Store(store) as opened:
             agreement = grounding_agreement(opened, judge_model, options.rubrics.grounding.version)
-    return ScorerPlan(options.k, options.final_answer_prefix or None, reason or NO_JUDGE, options.max_cost,
-                      agreement, options.merge_partial, options.rubrics, options.sampling,
-                      stale_after=options.stale_after, redact=options.redact)  # fmt: skip
+    return ScorerPlan(options.scorers, reason or NO_JUDGE, options.max_cost, agreement, options.merge_partial,
+                      options.rubrics, options.sampling, options.redact)  # fmt: skip
 
 
 def build_recipe(

@@ -5,6 +5,7 @@ they are built from the redacted copy of the trace, as the scorers are.
 
 from __future__ import annotations
 
+from tracescore.engine.plan import ScorerPlan, answer_prefix
 from tracescore.judge.protocol import JudgeRequest
 from tracescore.judge.redact import Redactor
 from tracescore.scorers import semantic, surface
@@ -21,14 +22,16 @@ def judge_request(trace: Trace, rubrics: Rubrics | None = None) -> JudgeRequest 
     return None if isinstance(call, str) else call.request
 
 
-def judge_requests(trace: Trace, rubrics: Rubrics | None = None, redact: Redactor | None = None) -> list[JudgeRequest]:
+def judge_requests(
+    trace: Trace, rubrics: Rubrics | None = None, redact: Redactor | None = None, plan: ScorerPlan | None = None
+) -> list[JudgeRequest]:
     """Every judge request scoring ``trace`` will send: grounding, the surface oracle, the semantic match, each with
     its stage's rubric and built from the trace as ``redact`` leaves it (the same bodies, so the same content keys,
-    as the scorers)."""
+    as the scorers); the answer's prefix is ``plan``'s (None: the answer scorer's default)."""
     rubrics = rubrics or Rubrics()
     trace = redact.trace(trace) if redact is not None else trace
     grounding = judge_request(trace, rubrics)
-    needed = semantic.needed_request(trace, rubric=rubrics.semantic)
+    needed = semantic.needed_request(trace, final_answer_prefix=answer_prefix(plan), rubric=rubrics.semantic)
     return [
         *([grounding] if grounding is not None else []),
         *surface.oracle_requests(trace, rubric=rubrics.surface),

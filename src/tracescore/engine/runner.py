@@ -33,7 +33,7 @@ from tracescore.engine.stage import Plan, Scored
 from tracescore.errors import ConfigError, InputError, Interrupted, TracescoreError
 from tracescore.judge.providers import refuse_batch
 from tracescore.platforms.base import Parts
-from tracescore.scorers import Scorer
+from tracescore.scorers.scored import Scorer
 from tracescore.sinks.jsonl import JsonlSink
 from tracescore.sinks.records import WriteReport
 from tracescore.sources.base import Record, Source
@@ -294,6 +294,7 @@ def backfill_job(
                 poll_seconds=setup.batch_poll_seconds,
                 rubrics=setup.rubrics,
                 redact=setup.redact,
+                plan=setup.scorer_plan,
             )
             scan = SlicedScan(setup.source, windows[-1][0] if windows else job.start)  # the prefill's own listing
             before = window_prefill(

@@ -21,14 +21,11 @@ from dataclasses import dataclass
 
 from msgspec.structs import replace
 
-from tracescore.catalog import (
-    ANSWER_CORRECT,
-    CITATION_FABRICATED_COUNT,
-    CITATION_UNFETCHED_RATE,
-    RECALL_PREFIX,
-    Reasons,
-)
+from tracescore.catalog import Reasons
 from tracescore.errors import ConfigError
+from tracescore.scorers.answer import ANSWER_CORRECT
+from tracescore.scorers.citations import CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE
+from tracescore.scorers.retrieval import RECALL_PREFIX
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score
 from tracescore.sections import JUDGE_KEY, JUDGE_SALT, check_judge_key
@@ -139,6 +136,11 @@ class Sampled:
         tag = {"rate": sampling.rate, "by": by}
         tagged = tuple(s.with_metadata(s.metadata | {"judge_sample": tag}) for s in scored.scores)
         return replace(scored, scores=tagged)
+
+    @property
+    def score_names(self) -> tuple[str, ...]:
+        """The names the judged scorer declares (a scorer error leaves them absent)."""
+        return tuple(getattr(self.judged, "score_names", ()))
 
     def __call__(self, trace: Trace) -> Scored:
         """Score ``trace`` without the earlier scores: the hash alone decides (the engine calls ``given``)."""

@@ -16,14 +16,15 @@ from tracescore.config import Config, JobSettings, SourceSettings, fingerprint
 from tracescore.engine.core import Limits, Sink, UsageMeter
 from tracescore.engine.daily import Clock, DailyBudget, DayLimits, utc_now
 from tracescore.engine.judging import JudgePool
+from tracescore.engine.plan import ScorerPlan
 from tracescore.engine.recipe import build_recipe, cores, labelled, options
 from tracescore.engine.stage import Plan
 from tracescore.judge.redact import Redactor
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import Parts, PlatformContext, SourceStats
-from tracescore.scorers import Scorer
 from tracescore.scorers.rubrics import Rubrics
+from tracescore.scorers.scored import Scorer
 from tracescore.sources.base import Source
 from tracescore.trace import Trace
 
@@ -61,6 +62,7 @@ class JobSetup:
     redact: Redactor | None = None  # [judge] redact: the batch prefill and the dry run build requests through it
     notes: list[str] = field(default_factory=list)  # the recipe's warnings (missing SDK, deprecated judge model)
     judges: Callable[[Trace], bool] | None = None  # [scoring] judge_sample: the traces judged (None: every one)
+    scorer_plan: ScorerPlan | None = None  # the scorers and their options (the batch prefill and the dry run read it)
 
     def close(self) -> None:
         """Close the platform clients."""
@@ -132,6 +134,7 @@ def build_setup(
         resources=resources,
         notes=recipe.notes,
         judges=None if recipe.plan.sampling.everything else recipe.plan.judges,
+        scorer_plan=recipe.plan,
     )
 
 

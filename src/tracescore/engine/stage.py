@@ -18,7 +18,7 @@ from tracescore.adapters import Adapter
 from tracescore.engine.pipeline import guess_id, record_key, score_trace
 from tracescore.errors import InputError
 from tracescore.result import TraceResult
-from tracescore.scorers import Scorer
+from tracescore.scorers.scored import Scorer
 from tracescore.sources.base import Record
 from tracescore.store.db import ResultRows, Store, result_rows
 from tracescore.store.state import MarkReader

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tracescore.catalog import DIAGNOSIS, entry
+from tracescore.catalog import entry
 from tracescore.config import Config
 from tracescore.errors import ConfigError
 from tracescore.integrations.scoring import USAGE_FIELDS, Scoring, label_fields
@@ -35,7 +35,7 @@ from tracescore.platforms.jsonl.platform import adapter
 from tracescore.platforms.langfuse.adapter import langfuse_adapter
 from tracescore.platforms.langfuse.source import FIELDS, MAX_PAGE_SIZE
 from tracescore.result import TraceResult
-from tracescore.scorers.diagnosis import CELLS
+from tracescore.scorers.diagnosis import CELLS, DIAGNOSIS
 from tracescore.trace import Trace
 
 __all__ = [
@@ -150,7 +150,7 @@ class Experiment:
     def __init__(
         self,
         judge: Judge | None = None,
-        k: int = 5,
+        k: int | None = None,
         stages: Iterable[str] | None = None,
         config: Config | None = None,
         store: str | Path | None = None,
@@ -185,7 +185,7 @@ def usage_evaluations(scoring: Scoring, evaluation: Any) -> list[Any]:
 
 
 def evaluators(
-    judge: Judge | None = None, k: int = 5, stages: Iterable[str] | None = None, config: Config | None = None
+    judge: Judge | None = None, k: int | None = None, stages: Iterable[str] | None = None, config: Config | None = None
 ) -> list[Callable[..., list[Any]]]:
     """Item evaluators for ``run_experiment``: one that scores each item's trace with every stage (``stages``: only
     those) through the recipe of ``config`` (None: the defaults) and returns all its evaluations at once."""

@@ -24,13 +24,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tracescore.catalog import DIAGNOSIS, entry
+from tracescore.catalog import entry
 from tracescore.config import Config
 from tracescore.integrations.scoring import USAGE_FIELDS, Scoring, label_fields
 from tracescore.judge.protocol import Judge
 from tracescore.platforms.langsmith.adapter import langsmith_adapter
 from tracescore.result import TraceResult
-from tracescore.scorers.diagnosis import CELLS
+from tracescore.scorers.diagnosis import CELLS, DIAGNOSIS, cell_of
 
 __all__ = [
     "ABSENT_KEY", "UNDECIDED", "USAGE_KEY", "Experiment", "evaluators", "feedback",
@@ -121,7 +121,7 @@ class Experiment:
     def __init__(
         self,
         judge: Judge | None = None,
-        k: int = 5,
+        k: int | None = None,
         stages: Iterable[str] | None = None,
         config: Config | None = None,
         store: str | Path | None = None,
@@ -132,14 +132,14 @@ class Experiment:
 
         def tracescore(run: Any, example: Any) -> dict[str, list[Result]]:
             result = scoring.score(to_record(run, example))
-            cells[str(_field(run, "id"))] = result.diagnosis or UNDECIDED
+            cells[str(_field(run, "id"))] = cell_of(result) or UNDECIDED
             return {"results": feedback(scoring, result)}
 
         def tracescore_cells(runs: Sequence[Any], examples: Sequence[Any]) -> dict[str, list[Result]]:
             counted: Counter[str] = Counter()
             for run, example in zip(runs, examples, strict=False):
                 cell = cells.get(str(_field(run, "id")))
-                counted[cell or scoring.score(to_record(run, example)).diagnosis or UNDECIDED] += 1
+                counted[cell or cell_of(scoring.score(to_record(run, example))) or UNDECIDED] += 1
             results = [{"key": f"{DIAGNOSIS}:{cell}", "score": counted[cell]} for cell in (*CELLS, UNDECIDED)]
             return {"results": results + usage_feedback(scoring)}
 
@@ -158,7 +158,7 @@ def usage_feedback(scoring: Scoring) -> list[Result]:
 
 
 def evaluators(
-    judge: Judge | None = None, k: int = 5, stages: Iterable[str] | None = None, config: Config | None = None
+    judge: Judge | None = None, k: int | None = None, stages: Iterable[str] | None = None, config: Config | None = None
 ) -> list[Evaluator]:
     """Evaluators for ``evaluate`` / ``aevaluate`` / ``evaluate_existing``: one that scores each ``(run, example)``
     with every stage (``stages``: only those, e.g. ``["retrieval", "answer"]``) through the recipe of ``config``
@@ -167,7 +167,7 @@ def evaluators(
 
 
 def summary_evaluator(
-    judge: Judge | None = None, k: int = 5, config: Config | None = None
+    judge: Judge | None = None, k: int | None = None, config: Config | None = None
 ) -> Callable[[Sequence[Any], Sequence[Any]], dict[str, list[Result]]]:
     """A summary evaluator for ``evaluate(..., summary_evaluators=[...])``: the experiment's contingency cells, one
     result per ``diagnosis`` cell (key ``diagnosis:<cell>``, its count as the score), plus ``diagnosis:undecided``

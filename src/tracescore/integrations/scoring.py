@@ -14,10 +14,11 @@ from typing import Any
 
 from tracescore.catalog import STAGES, entry
 from tracescore.config import Config
-from tracescore.engine.recipe import Options, Recipe, build_recipe, labelled, options, score_stage
+from tracescore.engine.recipe import Options, Recipe, build_recipe, command_line, labelled, options, score_stage
 from tracescore.engine.stage import Stage
 from tracescore.errors import ConfigError
 from tracescore.judge.protocol import Judge, JudgeUsage
+from tracescore.registry import choose
 from tracescore.result import TraceResult
 from tracescore.scorers.grounding import NO_JUDGE
 from tracescore.scores import Score
@@ -75,7 +76,7 @@ class Scoring:
         max_cost: float | None = None,
     ) -> None:
         self.stages = chosen_stages(stages)
-        opts = options(config, k=k) if config is not None else Options(k=k if k is not None else 5)
+        opts = options(config, k=k) if config is not None else Options(scorers=choose(None, (), command_line(k)))
         if judge is None and config is None:
             opts = replace(opts, judge_off=NO_JUDGE)  # no judge given: absent, never one built from the environment
         if max_cost is not None:

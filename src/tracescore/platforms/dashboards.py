@@ -22,16 +22,12 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from tracescore.catalog import (
-    ANSWER_CORRECT,
-    CITATION_FABRICATED_COUNT,
-    CITATION_SUPPORT_RATE,
-    CITATION_UNFETCHED_RATE,
-    DIAGNOSIS,
-    GROUNDING_RATE,
-    entry,
-    recall_name,
-)
+from tracescore.catalog import entry
+from tracescore.scorers.answer import ANSWER_CORRECT
+from tracescore.scorers.citations import CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE
+from tracescore.scorers.diagnosis import DIAGNOSIS
+from tracescore.scorers.grounding import CITATION_SUPPORT_RATE, GROUNDING_RATE
+from tracescore.scorers.retrieval import recall_name
 
 if TYPE_CHECKING:
     from tracescore.calibrate.labels import Calibration
@@ -156,7 +152,7 @@ def _data_type(name: str) -> str:
     return known.kind if known is not None else "NUMERIC"
 
 
-def dashboard_spec(name: str, by: str, *, k: int = 5, agreement: str, agreement_why: str = "") -> DashboardSpec:
+def dashboard_spec(name: str, by: str, *, k: int, agreement: str, agreement_why: str = "") -> DashboardSpec:
     """The widgets of the stage-split dashboard ``name``, time series split by ``by`` (one of ``BY_CHOICES``)."""
     if by not in BY_CHOICES:
         raise ValueError(f"--by {by!r}; expected one of {', '.join(BY_CHOICES)}")

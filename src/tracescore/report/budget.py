@@ -17,16 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracescore.catalog import (
-    ANSWER_CORRECT,
-    CITATION_FABRICATED_COUNT,
-    DIAGNOSIS,
-    FETCH_CALLS,
-    FETCH_CHARS,
-    SEARCH_CALLS,
-    SEARCH_QUERY_OVERLAP,
-)
-from tracescore.scorers.trajectory import first_query
+from tracescore.scorers.answer import ANSWER_CORRECT
+from tracescore.scorers.citations import CITATION_FABRICATED_COUNT
+from tracescore.scorers.diagnosis import DIAGNOSIS
+from tracescore.scorers.trajectory import FETCH_CALLS, FETCH_CHARS, SEARCH_CALLS, SEARCH_QUERY_OVERLAP, first_query
 
 __all__ = ["PER_CHARS", "Budget", "Budgets", "QueueQuery"]
 

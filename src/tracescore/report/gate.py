@@ -27,6 +27,7 @@ from tracescore.report.gate_run import FABRICATED, UNREAD, CaseFailure, Run, fol
 from tracescore.report.judged import review
 from tracescore.report.tally import StageStat, Summary, top_reason
 from tracescore.report.verdicts import STAGES, score_stage
+from tracescore.scorers.diagnosis import DIAGNOSIS
 from tracescore.store.db import Store
 
 __all__ = [
@@ -291,7 +292,7 @@ def _newly_failing(current: Run, baselines: Sequence[Run], case_key: str) -> Gat
 def _undecided(missing: Mapping[str, Any], stage: str) -> str:
     """Why a line's ``stage`` has no verdict: the absent reason of one of its scores (the diagnosis says it first)."""
     for name, reason in missing.items():
-        if name != catalog.DIAGNOSIS and score_stage(name) == stage:
+        if name != DIAGNOSIS and score_stage(name) == stage:
             return f"{name}: {reason}"
     return "its scores are absent"
 

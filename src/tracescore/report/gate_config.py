@@ -14,6 +14,7 @@ from tracescore import catalog
 from tracescore.calibrate.trust import MIN_KAPPA
 from tracescore.config import load_config
 from tracescore.errors import ConfigError
+from tracescore.scorers.trajectory import RENAMED
 
 __all__ = [
     "DEFAULT_CASE_KEY",
@@ -56,10 +57,10 @@ def _hint(name: str) -> str:
     """What an unknown score name meant: the limitable catalog names whose parts hold every part typed (``recall`` →
     ``retrieval.recall_at_5``, ``fabricated`` → ``citation.fabricated_count``), the closest first; else the names of
     the stage it starts with; else where the names are listed. Read from the catalog, recall shown with k = 5."""
-    renamed = catalog.RENAMED.get(name.split("@", 1)[0])
+    renamed = RENAMED.get(name.split("@", 1)[0])
     if renamed is not None:  # a name from before its stage was given (#43): its name now
         return f"did you mean {renamed}?"
-    limitable = [e for e in catalog.CATALOG if e.kind != "CATEGORICAL"]
+    limitable = [e for e in catalog.entries() if e.kind != "CATEGORICAL"]
     names = {e.name.replace("{k}", "5"): e for e in limitable}
     typed = _parts(name.split("@", 1)[0])
     found = [n for n in names if typed and all(any(_part_matches(t, p) for p in _parts(n)) for t in typed)]

@@ -10,14 +10,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracescore import catalog
 from tracescore.report.tally import Summary
 from tracescore.report.verdicts import field_value, stage_verdicts
-from tracescore.scorers.citations import NOTHING_CITED
+from tracescore.scorers.citations import CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE, NOTHING_CITED
 
 __all__ = ["FABRICATED", "UNREAD", "CaseFailure", "Run", "fold_run"]
 
-FABRICATED, UNREAD = catalog.CITATION_FABRICATED_COUNT, catalog.CITATION_UNFETCHED_RATE
+FABRICATED, UNREAD = CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE
 
 
 @dataclass(frozen=True)

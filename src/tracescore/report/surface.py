@@ -19,18 +19,19 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracescore.catalog import (
-    ANSWER_CORRECT,
-    ANSWER_SEMANTIC_MATCH,
-    ANSWER_TOKEN_F1,
+from tracescore.report.summary import NO_GROUP, field_value
+from tracescore.scorers.answer import ANSWER_CORRECT, ANSWER_TOKEN_F1
+from tracescore.scorers.complementarity import Complementarity, complementarity
+from tracescore.scorers.semantic import ANSWER_SEMANTIC_MATCH
+from tracescore.scorers.surface import (
+    CELL_SCORES,
+    CELLS,
     SURFACE_CONTRADICTION_RATIO,
     SURFACE_DISCOVERED_SUPPORT,
     SURFACE_FETCH_YIELD,
     SURFACE_FIRST_SUPPORT_RANK,
     SURFACE_SUPPORT_ANY,
 )
-from tracescore.report.summary import NO_GROUP, field_value
-from tracescore.scorers.surface import CELL_SCORES, CELLS, Complementarity, complementarity
 from tracescore.store.db import Store
 
 __all__ = [

@@ -10,9 +10,10 @@ from functools import lru_cache, reduce
 from operator import add
 from typing import Any
 
-from tracescore.catalog import CITATION_FABRICATED_COUNT, DIAGNOSIS, declared_reason, entry
+from tracescore.catalog import declared_reason, entry
 from tracescore.report.verdicts import STAGES, decided_verdicts
-from tracescore.scorers.diagnosis import CELLS
+from tracescore.scorers.citations import CITATION_FABRICATED_COUNT
+from tracescore.scorers.diagnosis import CELLS, DIAGNOSIS
 
 # a reason's template read without the parts each trace fills in: a parenthesis holding a field, a field after a
 # colon, a field alone ("stale label: {pairs}; update the label" → "stale label; update the label")

@@ -6,7 +6,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tracescore import catalog
-from tracescore.scorers.diagnosis import MIN_GROUNDING, MIN_RECALL
+from tracescore.scorers.answer import ANSWER_CORRECT
+from tracescore.scorers.citations import CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE
+from tracescore.scorers.diagnosis import DIAGNOSIS, MIN_GROUNDING, MIN_RECALL
+from tracescore.scorers.grounding import GROUNDING_RATE
+from tracescore.scorers.retrieval import RECALL_PREFIX
 
 __all__ = [
     "STAGES",
@@ -46,28 +50,28 @@ def stage_verdicts(result: Mapping[str, Any], *, unread_fails: bool = True) -> d
 def verdicts_of(scores: Mapping[str, Any], unread_fails: bool = True) -> dict[str, bool | None]:
     """``stage_verdicts`` of a line's ``scores`` (the summary folds every line through it: kept to one pass)."""
     get = scores.get
-    cell = get(catalog.DIAGNOSIS)
+    cell = get(DIAGNOSIS)
     row, _, col = cell.partition("/") if isinstance(cell, str) else ("", "", "")
     out: dict[str, bool | None] = dict.fromkeys(STAGES)
     if row:
         out["retrieval"] = row != "retrieval_fail"
     else:
-        recall = next((as_number(v) for n, v in scores.items() if n.startswith(catalog.RECALL_PREFIX)), None)
+        recall = next((as_number(v) for n, v in scores.items() if n.startswith(RECALL_PREFIX)), None)
         out["retrieval"] = None if recall is None else recall >= MIN_RECALL
     if row == "grounded" or row == "ungrounded":
         out["grounding"] = row == "grounded"
     else:
-        rate = get(catalog.GROUNDING_RATE)
+        rate = get(GROUNDING_RATE)
         if type(rate) is float or isinstance(rate, bool | int | float):
             out["grounding"] = float(rate) >= MIN_GROUNDING
-    correct = get(catalog.ANSWER_CORRECT)
+    correct = get(ANSWER_CORRECT)
     if isinstance(correct, bool):
         out["answer"] = correct
     elif col:
         out["answer"] = col == "right"
-    fabricated = get(catalog.CITATION_FABRICATED_COUNT)
+    fabricated = get(CITATION_FABRICATED_COUNT)
     if type(fabricated) is float or isinstance(fabricated, bool | int | float):
-        unread = (as_number(get(catalog.CITATION_UNFETCHED_RATE)) or 0.0) if unread_fails else 0.0
+        unread = (as_number(get(CITATION_UNFETCHED_RATE)) or 0.0) if unread_fails else 0.0
         out["citations"] = float(fabricated) == 0 and unread == 0
     return out
 
@@ -79,11 +83,11 @@ def decided_verdicts(scores: Mapping[str, Any]) -> tuple[tuple[str, bool], ...]:
     the verdicts already worked out (a run has a few combinations). Any other line is worked out as it comes.
     """
     get = scores.get
-    cell = get(catalog.DIAGNOSIS)
+    cell = get(DIAGNOSIS)
     if type(cell) is not str or cell.startswith("/") or not cell:
         return _decided(scores)
-    rate, correct = get(catalog.GROUNDING_RATE), get(catalog.ANSWER_CORRECT)
-    fabricated, unread = get(catalog.CITATION_FABRICATED_COUNT), get(catalog.CITATION_UNFETCHED_RATE)
+    rate, correct = get(GROUNDING_RATE), get(ANSWER_CORRECT)
+    fabricated, unread = get(CITATION_FABRICATED_COUNT), get(CITATION_UNFETCHED_RATE)
     key = (cell, type(rate), rate, type(correct), correct, type(fabricated), fabricated, type(unread), unread)
     try:
         found = _DECIDED.get(key)

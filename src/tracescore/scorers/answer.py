@@ -13,12 +13,16 @@ from collections import Counter
 from functools import lru_cache
 from types import MappingProxyType
 
-from tracescore.catalog import ANSWER_CORRECT, ANSWER_EXACT_MATCH, ANSWER_TOKEN_F1, Reasons
+from tracescore.reasons import Reasons
+from tracescore.registry import ScoreSpec, reasons, scorer
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Labels, Trace
 
 __all__ = [
+    "ANSWER_CORRECT",
+    "ANSWER_EXACT_MATCH",
+    "ANSWER_TOKEN_F1",
     "answer_scorer",
     "exact_match",
     "extract_final_answer",
@@ -141,8 +145,25 @@ def _needle_of(needle: str) -> tuple[str, re.Pattern[str]] | None:
     return (norm, re.compile(rf"(?<!\w){re.escape(norm)}(?!\w)")) if norm else None
 
 
+ANSWER_CORRECT = "answer.correct"
+ANSWER_TOKEN_F1 = "answer.token_f1"
+ANSWER_EXACT_MATCH = "answer.exact_match"
+_WHY = Reasons
+_GOLD = reasons(_WHY.NO_GOLD_LABEL, _WHY.EMPTY_GOLD)
+SPECS = (
+    ScoreSpec(ANSWER_CORRECT, "boolean", "higher", absent=reasons(_WHY.NO_ANSWER_LABEL, _WHY.EMPTY_EXPECTED_ENTRY),
+              definition="expected_answer_contains all present (or refusal when expected)"),
+    ScoreSpec(ANSWER_TOKEN_F1, "numeric", "higher", 0, 1, absent=_GOLD,
+              definition="SQuAD-style normalised token F1 against gold_answer"),
+    ScoreSpec(ANSWER_EXACT_MATCH, "boolean", "higher", absent=_GOLD,
+              definition="SQuAD-style normalised exact match against gold_answer"),
+)  # fmt: skip
+
+
+@scorer(stage="answer", version="answer-1", scores=SPECS)
 def answer_scorer(*, final_answer_prefix: str | None = "FINAL ANSWER:") -> Scorer:
-    """Scorer factory for the answer stage; ``final_answer_prefix`` picks the answer out of a longer reply."""
+    """Scorer factory for the answer stage; ``final_answer_prefix`` picks the answer out of a longer reply: only the
+    text after its last occurrence is scored ('' or None: the whole reply)."""
     # the outcomes that depend on no text, built once (Scores are frozen; their metadata is only read downstream)
     refused = {True: score(ANSWER_CORRECT, True)}
     refused[False] = score(ANSWER_CORRECT, False, comment="a refusal was expected; the agent answered")

@@ -2,8 +2,8 @@
 
 Parses inline ``[n]`` markers with a reference list (``[n] URL``, ``[n]: URL``), markdown links and bare URLs,
 pairs each answer sentence with its citations, and scores ``citation.coverage``, ``citation.unfetched_rate`` and
-``citation.fabricated_count``; from the grounding judge's claims, ``citation.support_rate`` and ``citation.drift_rate``
-(``judged_citation_scores``). The per-citation rows (for the local store) and a note per marker with no reference
+``citation.fabricated_count`` (the judged ``citation.support_rate`` and ``citation.drift_rate`` are the grounding
+scorer's: ``scorers/grounding.py``). The per-citation rows (for the local store) and a note per marker with no reference
 come back with them, in the scorer's ``Scored``.
 
 A sentence contains a word: list markers (``1.``, ``2)``, ``-``, ExpertQA's ``1[1].``), headings and reference-list
@@ -16,19 +16,12 @@ a per-trace guard (``MAX_ANSWER_CHARS``, ``MAX_CITATIONS``, ``MAX_HITS``) scores
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from operator import attrgetter
-from typing import Any
 
-from tracescore.catalog import (
-    CITATION_COVERAGE,
-    CITATION_DRIFT_RATE,
-    CITATION_FABRICATED_COUNT,
-    CITATION_SUPPORT_RATE,
-    CITATION_UNFETCHED_RATE,
-    Reasons,
-)
-from tracescore.result import CitationRow, ClaimRow
+from tracescore.reasons import Reasons
+from tracescore.registry import ScoreSpec, reasons, scorer
+from tracescore.result import CitationRow
 from tracescore.scorers.cited import answer_citations, citations_of
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import (
@@ -44,6 +37,9 @@ from tracescore.trace import Citation, Hit, Trace, fetch_failed
 from tracescore.urls import is_url, normalize_url
 
 __all__ = [
+    "CITATION_COVERAGE",
+    "CITATION_FABRICATED_COUNT",
+    "CITATION_UNFETCHED_RATE",
     "MAX_ANSWER_CHARS",
     "MAX_CITATIONS",
     "MAX_HITS",
@@ -52,10 +48,26 @@ __all__ = [
     "ParsedAnswer",
     "citation_rows",
     "citation_scorer",
-    "judged_citation_scores",
     "parse_answer",
     "split_sentences",
 ]
+
+CITATION_COVERAGE = "citation.coverage"
+CITATION_UNFETCHED_RATE = "citation.unfetched_rate"
+CITATION_FABRICATED_COUNT = "citation.fabricated_count"
+_WHY = Reasons
+_TEXT = (_WHY.EMPTY_ANSWER, _WHY.NO_SENTENCES)
+SPECS = (
+    ScoreSpec(CITATION_COVERAGE, "numeric", "higher", 0, 1, absent=reasons(*_TEXT),
+              definition="answer sentences that carry a citation / answer sentences"),
+    ScoreSpec(CITATION_UNFETCHED_RATE, "numeric", "lower", 0, 1,
+              absent=reasons(*_TEXT, _WHY.NOTHING_CITED, _WHY.STEPS_UNREADABLE),
+              definition="cited URLs the agent never fetched / cited URLs; absent when a fetch could not be read"),
+    ScoreSpec(CITATION_FABRICATED_COUNT, "numeric", "lower", 0,
+              absent=reasons(*_TEXT, _WHY.STEPS_UNREADABLE, _WHY.OVER_GUARD),
+              definition="cited URLs that never appeared in any search result or fetch; absent when a search could"
+              " not be read"),
+)  # fmt: skip
 
 # Per-trace guard (with ``MAX_ANSWER_CHARS``): past these, the scorer scores what it read and says what it left out.
 MAX_CITATIONS = 5_000  # explicit ``trace.citations`` entries read
@@ -261,6 +273,7 @@ def _blind_spot_reason(trace: Trace, kind: str) -> str | None:
     return Reasons.STEPS_UNREADABLE.format(kind=kind, steps=shown + more, consequence=what)
 
 
+@scorer(stage="citations", version="citations-1", scores=SPECS)
 def citation_scorer() -> Scorer:
     """Scorer factory for ``citation.coverage``, ``citation.unfetched_rate`` and ``citation.fabricated_count``."""
     names = (CITATION_COVERAGE, CITATION_UNFETCHED_RATE, CITATION_FABRICATED_COUNT)
@@ -335,42 +348,6 @@ def citation_scorer() -> Scorer:
         return _scored((coverage, unfetched_rate, fabricated_count), memo)
 
     return score_citations
-
-
-def judged_citation_scores(
-    claims: Sequence[ClaimRow], meta: dict[str, Any], with_meta: Callable[..., dict[str, Any]]
-) -> list[Score]:
-    """``citation.support_rate`` (PARTIAL kept apart in its metadata) and ``citation.drift_rate`` (naming the fetched
-    source that does support the claim) over the claims of cited sentences, from the verdicts the grounding scorer's
-    judge call gave them (``cited_verdict``, ``drift_to``). ``with_meta(name, **extra)``: a score's metadata."""
-    cited = [r for r in claims if r.cited]
-    if not cited:
-        return [absent(n, Reasons.NO_CITED_CLAIM.text, **meta) for n in (CITATION_SUPPORT_RATE, CITATION_DRIFT_RATE)]
-    supported = sum(1 for r in cited if r.cited_verdict == "supported")
-    partial = sum(1 for r in cited if r.cited_verdict == "partial")
-    unsupported = [r.text for r in cited if r.cited_verdict not in ("supported", "partial")]
-    drifted = [r for r in cited if r.drift_to]
-    support = score(
-        CITATION_SUPPORT_RATE,
-        supported / len(cited),
-        comment=_first("cited source does not support", unsupported, 3) if unsupported else None,
-        **with_meta(
-            CITATION_SUPPORT_RATE,
-            cited_claims=len(cited),
-            supported=supported,
-            partial=partial,
-            partial_rate=partial / len(cited),
-        ),
-    )
-    drift = score(
-        CITATION_DRIFT_RATE,
-        len(drifted) / len(cited),
-        comment=_first("supported by another fetched source", [f"{r.text} → {r.drift_to}" for r in drifted], 3)
-        if drifted
-        else None,
-        **with_meta(CITATION_DRIFT_RATE, cited_claims=len(cited), drift_to=sorted({r.drift_to or "" for r in drifted})),
-    )
-    return [support, drift]
 
 
 def _scored(scores: tuple[Score, ...], memo: _Rows) -> Scored:

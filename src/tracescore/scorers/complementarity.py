@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from tracescore.catalog import SURFACE_SUPPORT_ANY
+from tracescore.scorers.surface import SURFACE_SUPPORT_ANY
 from tracescore.scores import Score
 
 __all__ = [

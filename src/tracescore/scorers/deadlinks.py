@@ -7,16 +7,29 @@ decided. Read it beside ``citation.unfetched_rate``: "dead or unfetched".
 
 from __future__ import annotations
 
-from tracescore.catalog import CITATION_DEAD_RATE, Reasons
 from tracescore.links import LinkCheck
+from tracescore.reasons import Reasons
+from tracescore.registry import ScoreSpec, reasons, scorer
 from tracescore.scorers.citations import citation_rows
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import absent, score
 from tracescore.trace import Trace
 
-__all__ = ["SCORE", "dead_link_scorer"]
+__all__ = ["CITATION_DEAD_RATE", "SCORE", "dead_link_scorer"]
 
+CITATION_DEAD_RATE = "citation.dead_rate"
 SCORE = CITATION_DEAD_RATE
+SPECS = (
+    ScoreSpec(CITATION_DEAD_RATE, "numeric", "lower", 0, 1, absent=reasons(Reasons.NO_CITED_URL, Reasons.LINKS_UNKNOWN),
+              definition="cited URLs that no longer resolve (404/410/DNS/timeout) / cited URLs decided; --check-links"
+              " only"),
+)  # fmt: skip
+
+
+@scorer(stage="citations", version="links-1", scores=SPECS)
+def dead_links(*, links: LinkCheck) -> Scorer:
+    """The registered form: the run's link checker (the scorer runs only with ``--check-links``)."""
+    return dead_link_scorer(checker=links)
 
 
 def dead_link_scorer(*, checker: LinkCheck) -> Scorer:

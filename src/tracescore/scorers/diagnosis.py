@@ -10,19 +10,19 @@ from collections.abc import Mapping
 from functools import lru_cache
 from types import MappingProxyType
 
-from tracescore.catalog import (
-    ANSWER_CORRECT,
-    ANSWER_TOKEN_F1,
-    DIAGNOSIS,
-    GROUNDING_RATE,
-    RETRIEVAL_HOPS_FOUND,
-    Reasons,
-    entry,
-    recall_name,
-)
+from tracescore.reasons import Reasons
+from tracescore.registry import ScoreSpec, reasons, scorer
+from tracescore.result import TraceResult
+from tracescore.scorers.answer import ANSWER_CORRECT, ANSWER_TOKEN_F1
+from tracescore.scorers.grounding import GROUNDING_RATE
+from tracescore.scorers.hops import RETRIEVAL_HOPS_FOUND
+from tracescore.scorers.retrieval import SPECS as RETRIEVAL_SPECS
 from tracescore.scores import Score, absent, score
+from tracescore.trace import Trace
 
-__all__ = ["CELLS", "MIN_F1", "MIN_GROUNDING", "MIN_RECALL", "diagnose"]
+__all__ = ["CELLS", "DIAGNOSIS", "MIN_F1", "MIN_GROUNDING", "MIN_RECALL", "cell_of", "diagnose", "diagnosis"]
+
+DIAGNOSIS = "diagnosis"
 
 MIN_RECALL, MIN_GROUNDING, MIN_F1 = 1.0, 0.8, 0.5  # the cuts of a passing stage; the report's verdicts read them too
 CELLS = tuple(
@@ -30,13 +30,31 @@ CELLS = tuple(
     for row in ("retrieval_fail", "ungrounded", "grounded", "retrieval_pass")
     for col in ("right", "wrong")
 )
-_RECALL = entry(recall_name(1))
+_RECALL = RETRIEVAL_SPECS[0]  # retrieval.recall_at_{k}
+SPECS = (
+    ScoreSpec(DIAGNOSIS, "categorical", None, categories=CELLS,
+              absent=reasons(Reasons.RETRIEVAL_NOT_SCORED, Reasons.RETRIEVAL_UNDECIDED, Reasons.NO_ANSWER_DECIDED),
+              definition="the stage contingency cell (retrieval_fail/ungrounded/grounded × right/wrong)"),
+)  # fmt: skip
+
+
+@scorer(stage="diagnosis", version="diagnosis-1", scores=SPECS)
+def diagnosis(trace: Trace, *, scores: Mapping[str, Score]) -> list[Score]:
+    """The cell of ``trace`` from its other scores: registered for its declaration; the engine derives it after
+    every other scorer (``engine/pipeline.score_trace``)."""
+    return [diagnose(scores)]
+
+
+def cell_of(result: TraceResult) -> str | None:
+    """The diagnosis cell of a scored trace, or None when undecided."""
+    cell = result.scores.get(DIAGNOSIS)
+    return str(cell.value) if cell is not None and cell.value is not None else None
 
 
 @lru_cache(maxsize=256)
 def _is_recall(name: str) -> bool:
     """Whether ``name`` is a recall@k score, by the catalog's rule; cached (a run has a few dozen names)."""
-    return _RECALL is not None and _RECALL.matches(name)
+    return _RECALL.matches(name)
 
 
 def _recall(scores: Mapping[str, Score]) -> Score | None:

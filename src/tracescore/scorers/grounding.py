@@ -7,18 +7,17 @@ support, partially support or contradict it, each with a verbatim quote. Every q
 the document it names; a ``supported`` entry whose quote is not found is dropped (downgraded) and counted.
 
 Scores: ``grounding.rate``, ``grounding.hallucination_rate``, ``grounding.unverified_quotes`` and, from the same
-claims, the citation stage's judged scores (support and drift, computed in ``scorers/citations.py``). A judge failure
+claims, the citation stage's judged scores (``citation.support_rate`` and ``citation.drift_rate``). A judge failure
 leaves them absent with ``judge_error``. The judge never sees the labels (expected answer).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from tracescore import catalog
-from tracescore.catalog import GROUNDING_HALLUCINATION_RATE, GROUNDING_RATE, GROUNDING_UNVERIFIED_QUOTES, Reasons
 from tracescore.errors import JudgeError
 from tracescore.judge.budget import budget_reason
 from tracescore.judge.passages import MAX_SHARE
@@ -26,9 +25,11 @@ from tracescore.judge.pricing import reply_cost
 from tracescore.judge.protocol import Judge, JudgeReply
 from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import Rubric, load_rubric
+from tracescore.reasons import Reasons
+from tracescore.registry import RunContext, ScoreSpec, reasons, scorer
 from tracescore.result import ClaimRow
 from tracescore.scorers.absent import absent_for, all_absent
-from tracescore.scorers.citations import citation_rows, judged_citation_scores
+from tracescore.scorers.citations import citation_rows
 from tracescore.scorers.grounding_call import (
     EvidenceDoc,
     GroundingCall,
@@ -41,11 +42,16 @@ from tracescore.scorers.grounding_call import (
 from tracescore.scorers.partial import merge_partial_definition, merge_partial_verdicts
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import ParsedAnswer
-from tracescore.scores import Score, score
+from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 
 __all__ = [
     "BUDGET_REASON",
+    "GROUNDING_HALLUCINATION_RATE",
+    "GROUNDING_RATE",
+    "GROUNDING_UNVERIFIED_QUOTES",
+    "CITATION_DRIFT_RATE",
+    "CITATION_SUPPORT_RATE",
     "JUDGED_SCORES",
     "JUDGE_ERROR",
     "LABELS",
@@ -59,7 +65,29 @@ __all__ = [
     "grounding_scorer",
 ]
 
-JUDGED_SCORES = catalog.names_of("grounding")  # the grounding scores, then the judged citation ones
+GROUNDING_RATE = "grounding.rate"
+GROUNDING_HALLUCINATION_RATE = "grounding.hallucination_rate"
+GROUNDING_UNVERIFIED_QUOTES = "grounding.unverified_quotes"
+_GROUNDED = reasons(Reasons.EMPTY_ANSWER, Reasons.NO_SENTENCES, Reasons.NO_CLAIM)
+CITATION_SUPPORT_RATE = "citation.support_rate"  # the cited claims' verdicts, from the same judge call
+CITATION_DRIFT_RATE = "citation.drift_rate"
+_TEXT = (Reasons.EMPTY_ANSWER, Reasons.NO_SENTENCES)
+_CITED = reasons(*_TEXT, Reasons.NO_CLAIM, Reasons.NO_CITED_CLAIM)
+JUDGED_SPECS = (
+    ScoreSpec(CITATION_SUPPORT_RATE, "numeric", "higher", 0, 1, absent=_CITED,
+              definition="cited claims whose cited source supports them"),
+    ScoreSpec(CITATION_DRIFT_RATE, "numeric", "lower", 0, 1, absent=_CITED,
+              definition="cited claims supported by another fetched source but not by the one cited"),
+)  # fmt: skip
+SPECS = (
+    ScoreSpec(GROUNDING_RATE, "numeric", "higher", 0, 1, absent=_GROUNDED, definition="supported claims / claims"),
+    ScoreSpec(GROUNDING_HALLUCINATION_RATE, "numeric", "lower", 0, 1, absent=_GROUNDED,
+              definition="(unsupported + contradicted) / claims"),
+    ScoreSpec(GROUNDING_UNVERIFIED_QUOTES, "numeric", "lower", 0, absent=_GROUNDED,
+              definition="supported verdicts whose quote was not found in the named document (downgraded)"),
+    *JUDGED_SPECS,
+)  # fmt: skip
+JUDGED_SCORES = tuple(s.name for s in SPECS)  # the grounding scores, then the judged citation ones
 NO_JUDGE, JUDGE_ERROR = Reasons.NO_JUDGE.text, Reasons.JUDGE_ERROR.text
 BUDGET_REASON = Reasons.BUDGET.text.split(" (", 1)[0]  # how every budget reason starts
 _RANK = MappingProxyType({"supported": 3, "partial": 2, "contradicted": 1, "unsupported": 0})
@@ -68,6 +96,14 @@ LABELS = tuple(_RANK)
 
 
 # -- the scorer -----------------------------------------------------------------------------------------------
+@scorer(stage=("grounding", "citations"), version="grounding-1", scores=SPECS)
+def grounding(*, run: RunContext) -> Scorer:
+    """The registered form of ``grounding_scorer``: the run's judge, budget, agreement, merge_partial and rubric."""
+    rubric = run.rubrics.grounding if run.rubrics is not None else None
+    return grounding_scorer(judge=run.judge, no_judge_reason=run.no_judge_reason, max_cost=run.max_cost,
+                            agreement=run.agreement, merge_partial=run.merge_partial, rubric=rubric)  # fmt: skip
+
+
 def grounding_scorer(
     *,
     judge: Judge | None,
@@ -230,3 +266,38 @@ def _first(label: str, items: list[str], limit: int = 3) -> str:
     more = f" (+{len(items) - limit} more)" if len(items) > limit else ""
     return f"{label}: {shown}{more}"
 
+
+def judged_citation_scores(
+    claims: Sequence[ClaimRow], meta: dict[str, Any], with_meta: Callable[..., dict[str, Any]]
+) -> list[Score]:
+    """``citation.support_rate`` (PARTIAL kept apart in its metadata) and ``citation.drift_rate`` (naming the fetched
+    source that does support the claim) over the claims of cited sentences, from the verdicts the grounding scorer's
+    judge call gave them (``cited_verdict``, ``drift_to``). ``with_meta(name, **extra)``: a score's metadata."""
+    cited = [r for r in claims if r.cited]
+    if not cited:
+        return [absent(n, Reasons.NO_CITED_CLAIM.text, **meta) for n in (CITATION_SUPPORT_RATE, CITATION_DRIFT_RATE)]
+    supported = sum(1 for r in cited if r.cited_verdict == "supported")
+    partial = sum(1 for r in cited if r.cited_verdict == "partial")
+    unsupported = [r.text for r in cited if r.cited_verdict not in ("supported", "partial")]
+    drifted = [r for r in cited if r.drift_to]
+    support = score(
+        CITATION_SUPPORT_RATE,
+        supported / len(cited),
+        comment=_first("cited source does not support", unsupported, 3) if unsupported else None,
+        **with_meta(
+            CITATION_SUPPORT_RATE,
+            cited_claims=len(cited),
+            supported=supported,
+            partial=partial,
+            partial_rate=partial / len(cited),
+        ),
+    )
+    drift = score(
+        CITATION_DRIFT_RATE,
+        len(drifted) / len(cited),
+        comment=_first("supported by another fetched source", [f"{r.text} → {r.drift_to}" for r in drifted], 3)
+        if drifted
+        else None,
+        **with_meta(CITATION_DRIFT_RATE, cited_claims=len(cited), drift_to=sorted({r.drift_to or "" for r in drifted})),
+    )
+    return [support, drift]

@@ -11,11 +11,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from tracescore.catalog import Reasons
 from tracescore.judge.passages import MAX_SHARE, chunk_text, select_passages
 from tracescore.judge.protocol import JudgeRequest
 from tracescore.judge.redact import PLACEHOLDER
 from tracescore.judge.rubrics import Rubric, load_rubric
+from tracescore.reasons import Reasons
 from tracescore.scorers.sentences import ParsedAnswer, parse_answer
 from tracescore.trace import Trace, fetch_failed
 from tracescore.urls import normalize_url

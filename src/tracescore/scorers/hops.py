@@ -9,12 +9,26 @@ label, so every other trace's result line is as before.
 
 from __future__ import annotations
 
-from tracescore.catalog import RETRIEVAL_HOP_ORDER, RETRIEVAL_HOPS_FOUND, Reasons
+from tracescore.reasons import Reasons
+from tracescore.registry import ScoreSpec, reasons
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace, fetch_failed
 from tracescore.urls import is_url, normalize_url
 
-__all__ = ["hop_scores"]
+__all__ = ["HOP_SPECS", "RETRIEVAL_HOP_ORDER", "RETRIEVAL_HOPS_FOUND", "hop_scores"]
+
+RETRIEVAL_HOPS_FOUND = "retrieval.hops_found"  # written only when the trace has a ``hops`` label
+RETRIEVAL_HOP_ORDER = "retrieval.hop_order"
+_WHY = Reasons
+HOP_SPECS = (  # declared by the retrieval scorer (scorers/retrieval.py), which writes them
+    ScoreSpec(RETRIEVAL_HOPS_FOUND, "numeric", "higher", 0, 1, absent=reasons(_WHY.NO_SEARCH_STEP, _WHY.EMPTY_HOP_ID),
+              definition="hops (groups of a hops label) any of whose documents came back in any search call / hops;"
+              " with a hops label only"),
+    ScoreSpec(RETRIEVAL_HOP_ORDER, "boolean", "higher",
+              absent=reasons(_WHY.NO_SEARCH_STEP, _WHY.EMPTY_HOP_ID, _WHY.HOP_NEVER_FOUND),
+              definition="every hop's document came back only after a document of the hop before was fetched; with a"
+              " hops label only"),
+)  # fmt: skip
 
 _NONE = Reasons.NO_SEARCH_STEP.text
 _NO_SEARCH = (absent(RETRIEVAL_HOPS_FOUND, _NONE), absent(RETRIEVAL_HOP_ORDER, _NONE))

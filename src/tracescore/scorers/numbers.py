@@ -25,14 +25,31 @@ import re
 from bisect import bisect_left, bisect_right
 from decimal import Decimal
 
-from tracescore.catalog import GROUNDING_NUMBERS_CHECKED, GROUNDING_UNSUPPORTED_NUMBERS, Reasons
+from tracescore.reasons import Reasons
+from tracescore.registry import ScoreSpec, reasons, scorer
 from tracescore.scorers.number_reader import Key, Number, clean, lower_case, name_key, read, shown, tokens
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace, fetch_failed
 
-__all__ = ["Evidence", "claims", "evidence_parts", "numbers_scorer"]
+__all__ = [
+    "GROUNDING_NUMBERS_CHECKED", "GROUNDING_UNSUPPORTED_NUMBERS", "Evidence", "claims", "evidence_parts",
+    "numbers_scorer",
+]  # fmt: skip
+
+GROUNDING_UNSUPPORTED_NUMBERS = "grounding.unsupported_numbers"
+GROUNDING_NUMBERS_CHECKED = "grounding.numbers_checked"
+_WHY = Reasons
+SPECS = (
+    ScoreSpec(GROUNDING_UNSUPPORTED_NUMBERS, "numeric", "lower", 0,
+              absent=reasons(_WHY.NO_EVIDENCE_SEEN, _WHY.NO_NUMBER, _WHY.STEPS_UNREADABLE),
+              definition="numbers the answer states (values, dates, names with a number; not the question's,"
+              " markers, list numbers or URLs) that no evidence the agent saw states; absent when a fetch could not"
+              " be read"),
+    ScoreSpec(GROUNDING_NUMBERS_CHECKED, "numeric", None, 0, absent=reasons(_WHY.NO_EVIDENCE_SEEN, _WHY.NO_NUMBER),
+              definition="distinct numbers the answer states, checked against the evidence"),
+)  # fmt: skip
 
 _MAX_NOTES = 20  # unsupported numbers named in the comment; the count is of all
 _MAX_DERIVE = 300  # the smallest stated values over 1 tried two at a time for "may be derived from"
@@ -173,6 +190,7 @@ def claims(trace: Trace) -> list[Number]:
     return [n for key, n in found.items() if key not in asked]
 
 
+@scorer(stage="grounding", version="numbers-2", scores=SPECS)  # 2 (#44): a full date stated as one unit
 def numbers_scorer() -> Scorer:
     """Scorer factory for ``grounding.unsupported_numbers`` and ``grounding.numbers_checked``."""
     no_evidence = Scored(tuple(absent(n, Reasons.NO_EVIDENCE_SEEN.text) for n in _NAMES))

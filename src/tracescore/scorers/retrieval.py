@@ -11,15 +11,43 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from operator import attrgetter
+from typing import Annotated
 
-from tracescore.catalog import RETRIEVAL_FIRST_HIT_RANK, RETRIEVAL_RETRIEVED_ANY, Reasons, recall_name
-from tracescore.scorers.hops import hop_scores
+from pydantic import Field
+
+from tracescore.reasons import Reasons
+from tracescore.registry import ScoreSpec, reasons, scorer
+from tracescore.scorers.hops import HOP_SPECS, hop_scores
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Hit, SearchStep, Trace
 from tracescore.urls import URL_CACHE_SIZE, is_url, normalize_url
 
-__all__ = ["all_found_after", "doc_family", "retrieval_scorer"]
+__all__ = [
+    "RECALL_PREFIX", "RETRIEVAL_FIRST_HIT_RANK", "RETRIEVAL_RECALL_AT_K", "RETRIEVAL_RETRIEVED_ANY", "all_found_after",
+    "doc_family", "recall_name", "retrieval_scorer",
+]  # fmt: skip
+
+RETRIEVAL_RECALL_AT_K = "retrieval.recall_at_{k}"  # k is part of the name: recall_name(k)
+RECALL_PREFIX = RETRIEVAL_RECALL_AT_K.partition("{k}")[0]  # every recall name starts so
+RETRIEVAL_FIRST_HIT_RANK = "retrieval.first_hit_rank"
+RETRIEVAL_RETRIEVED_ANY = "retrieval.retrieved_any"
+_WHY = Reasons
+_RETRIEVAL = (_WHY.NO_SEARCH_STEP, _WHY.NO_REQUIRED_LABEL, _WHY.REFUSAL_RECALL, _WHY.EMPTY_REQUIRED_ID)
+SPECS = (
+    ScoreSpec(RETRIEVAL_RECALL_AT_K, "numeric", "higher", 0, 1, absent=reasons(*_RETRIEVAL, _WHY.STALE_LABEL),
+              definition="share of required_doc_ids among the first k hits of any search call"),
+    ScoreSpec(RETRIEVAL_FIRST_HIT_RANK, "numeric", "lower", 1, absent=reasons(*_RETRIEVAL, _WHY.NO_REQUIRED_HIT),
+              definition="best rank, within its own search call, of any required doc; absent when none came back"),
+    ScoreSpec(RETRIEVAL_RETRIEVED_ANY, "boolean", "higher", absent=reasons(_WHY.NO_SEARCH_STEP, _WHY.STEPS_UNREADABLE),
+              definition="any hit came back at all"),
+    *HOP_SPECS,
+)  # fmt: skip
+
+
+def recall_name(k: int) -> str:
+    """The recall score's name at cut-off ``k`` (k is part of the name so series never mix)."""
+    return RETRIEVAL_RECALL_AT_K.format(k=k)
 
 _VERSION_SUFFIX = re.compile(r"^(?P<family>.+?)[-_.@]v(?P<version>\d+(?:\.\d+)*)$", re.IGNORECASE)
 
@@ -130,8 +158,10 @@ def _unread_searches(trace: Trace) -> str | None:
     return Reasons.STEPS_UNREADABLE.format(kind="search", steps=shown, consequence="its results may hold hits")
 
 
-def retrieval_scorer(*, k: int = 5) -> Scorer:
-    """Scorer factory for the retrieval stage; ``k`` is part of the score name so series never mix."""
+@scorer(stage="retrieval", version="retrieval-1", scores=SPECS)
+def retrieval_scorer(*, k: Annotated[int, Field(ge=1)] = 5) -> Scorer:
+    """Scorer factory for the retrieval stage; ``k`` (the cut-off of recall) is part of the score name so series
+    never mix."""
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k!r}")
     recall = recall_name(k)

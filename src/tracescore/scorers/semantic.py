@@ -12,20 +12,30 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tracescore.catalog import ANSWER_SEMANTIC_MATCH, Reasons
 from tracescore.errors import JudgeError
 from tracescore.judge.budget import budget_reason
 from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
 from tracescore.judge.rubrics import Rubric, load_rubric
+from tracescore.reasons import Reasons
+from tracescore.registry import RunContext, ScoreSpec, reasons, scorer
 from tracescore.scorers.absent import absent_for
 from tracescore.scorers.answer import exact_match, extract_final_answer, gold_answers
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 
-__all__ = ["LABELS", "SCORE", "SemanticVerdict", "needed_request", "semantic_request", "semantic_scorer"]
+__all__ = [
+    "ANSWER_SEMANTIC_MATCH", "LABELS", "SCORE", "SemanticVerdict", "needed_request", "semantic", "semantic_request",
+    "semantic_scorer",
+]  # fmt: skip
 
+ANSWER_SEMANTIC_MATCH = "answer.semantic_match"
 SCORE = ANSWER_SEMANTIC_MATCH
+SPECS = (
+    ScoreSpec(ANSWER_SEMANTIC_MATCH, "boolean", "higher", absent=reasons(Reasons.NO_GOLD_LABEL),
+              definition="the final answer is gold_answer up to harmless formatting and naming variants (exact match"
+              " needs no call)"),
+)  # fmt: skip
 LABELS = ("match", "no match")
 """The verdicts this scorer maps: a rubric for it declares exactly these."""
 _TAG = re.compile(r"<(/?)(question|gold_answer|answer)\b", re.IGNORECASE)
@@ -51,7 +61,7 @@ def semantic_request(question: str, gold: str, answer: str, *, rubric: Rubric | 
 
 
 def needed_request(
-    trace: Trace, *, final_answer_prefix: str | None = "FINAL ANSWER:", rubric: Rubric | None = None
+    trace: Trace, *, final_answer_prefix: str | None, rubric: Rubric | None = None
 ) -> JudgeRequest | None:
     """The request ``semantic_scorer`` will send for ``trace``, or None when it needs no call (batch prefill)."""
     golds = _golds(trace)
@@ -66,10 +76,19 @@ def _golds(trace: Trace) -> list[str]:
     return [gold for gold in gold_answers(trace.labels) if gold.strip()]
 
 
+@scorer(stage="answer", version="semantic-1", scores=SPECS, uses={"final_answer_prefix": "answer"})
+def semantic(*, run: RunContext, final_answer_prefix: str | None) -> Scorer:
+    """The registered form of ``semantic_scorer``: the run's judge, budget and semantic rubric; the answer
+    scorer's ``final_answer_prefix``."""
+    rubric = run.rubrics.semantic if run.rubrics is not None else None
+    return semantic_scorer(judge=run.judge, final_answer_prefix=final_answer_prefix,
+                           no_judge_reason=run.no_judge_reason, max_cost=run.max_cost, rubric=rubric)  # fmt: skip
+
+
 def semantic_scorer(
     *,
     judge: Judge | None,
-    final_answer_prefix: str | None = "FINAL ANSWER:",
+    final_answer_prefix: str | None,
     no_judge_reason: str = Reasons.NO_JUDGE.text,
     max_cost: float | None = None,
     rubric: Rubric | None = None,

@@ -33,7 +33,9 @@ from operator import attrgetter, itemgetter
 from types import MappingProxyType
 from typing import Any
 
-from tracescore.catalog import CITATION_STALE_RATE, Reasons
+from tracescore.durations import Duration
+from tracescore.reasons import Reasons
+from tracescore.registry import ScoreSpec, reasons, scorer
 from tracescore.scorers.cited import cited_keys
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
@@ -41,9 +43,17 @@ from tracescore.scores import Score, absent, score
 from tracescore.trace import FetchStep, Trace, fetch_failed
 from tracescore.urls import normalize_url
 
-__all__ = ["DEFAULT_STALE_AFTER", "page_date", "stale_scorer", "value_date"]
+__all__ = ["CITATION_STALE_RATE", "page_date", "stale_scorer", "value_date"]
 
-DEFAULT_STALE_AFTER = timedelta(days=365)  # [scoring] stale_after's default ("365d")
+CITATION_STALE_RATE = "citation.stale_rate"
+_WHY = Reasons
+SPECS = (
+    ScoreSpec(CITATION_STALE_RATE, "numeric", "lower", 0, 1,
+              absent=reasons(_WHY.EMPTY_ANSWER, _WHY.NO_SENTENCES, _WHY.NOTHING_CITED, _WHY.NO_TIMESTAMP,
+                             _WHY.NO_CITED_FETCH, _WHY.NO_SOURCE_DATE),
+              definition="cited, fetched sources dated more than [scorers.stale] stale_after before the trace / those"
+              " with a findable date"),
+)  # fmt: skip
 
 # the letters outside ASCII a case-insensitive pattern matches as ASCII ones ("ſ" as s): a month so written is looked
 # up as its ASCII name
@@ -200,7 +210,8 @@ def _keys(url: str | None, doc_id: str | None) -> list[str]:
     return [k for k in (normalize_url(url) if url else None, doc_id.strip() if doc_id else None) if k]
 
 
-def stale_scorer(*, stale_after: timedelta = DEFAULT_STALE_AFTER) -> Scorer:
+@scorer(stage="citations", version="stale-2", scores=SPECS)  # 2 (#43): every date of the page, the latest wins
+def stale_scorer(*, stale_after: Duration = timedelta(days=365)) -> Scorer:
     """Scorer factory for ``citation.stale_rate`` (``stale_after``: ``[scoring] stale_after``)."""
     days = stale_after / timedelta(days=1)
     fixed = {reason.text: absent(CITATION_STALE_RATE, reason.text)  # the absences no trace changes, built once

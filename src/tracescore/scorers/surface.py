@@ -20,28 +20,16 @@ from collections.abc import Sequence
 from types import MappingProxyType
 from typing import Any, get_args
 
-from tracescore import catalog
-from tracescore.catalog import (
-    SURFACE_BLIND,
-    SURFACE_CONTRADICTION_RATIO,
-    SURFACE_DISCOVERED_SUPPORT,
-    SURFACE_FETCH_YIELD,
-    SURFACE_FIRST_SUPPORT_RANK,
-    SURFACE_MISSED,
-    SURFACE_NOOP,
-    SURFACE_SMART,
-    SURFACE_SUPPORT_ANY,
-    Reasons,
-)
 from tracescore.errors import JudgeError
 from tracescore.judge.budget import budget_reason
 from tracescore.judge.passages import MAX_SHARE, approx_tokens
 from tracescore.judge.protocol import Judge, JudgeRequest, JudgeUsage
 from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import Rubric, load_rubric
+from tracescore.reasons import Reasons
+from tracescore.registry import RunContext, ScoreSpec, reasons, scorer
 from tracescore.result import Label, UrlRow
 from tracescore.scorers.absent import absent_for, all_absent
-from tracescore.scorers.complementarity import Complementarity, complementarity, support_rows
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.surface_call import (
     MAX_CALL_TOKENS,
@@ -56,29 +44,65 @@ from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 
 __all__ = [
+    "SURFACE_BLIND", "SURFACE_CONTRADICTION_RATIO", "SURFACE_DISCOVERED_SUPPORT", "SURFACE_FETCH_YIELD",
+    "SURFACE_FIRST_SUPPORT_RANK", "SURFACE_MISSED", "SURFACE_NOOP", "SURFACE_SMART", "SURFACE_SUPPORT_ANY",
     "CELLS",
     "CELL_SCORES",
     "LABELS",
     "MAX_CALL_TOKENS",
     "SURFACE_SCORES",
-    "Complementarity",
     "SurfaceItem",
     "SurfaceJudgement",
     "UrlRow",
     "collect_items",
     "oracle_requests",
-    "complementarity",
     "gold_text",
     "partition",
     "render_surface",
-    "support_rows",
     "surface_requests",
     "surface_scorer",
     "surface_scores",
     "unscorable",
 ]
 
-SURFACE_SCORES = catalog.names_of("surface")
+SURFACE_SUPPORT_ANY = "surface.support_any"
+SURFACE_FIRST_SUPPORT_RANK = "surface.first_support_rank"
+SURFACE_SMART = "surface.smart"
+SURFACE_MISSED = "surface.missed"
+SURFACE_BLIND = "surface.blind"
+SURFACE_NOOP = "surface.noop"
+SURFACE_CONTRADICTION_RATIO = "surface.contradiction_ratio"
+SURFACE_FETCH_YIELD = "surface.fetch_yield"
+SURFACE_DISCOVERED_SUPPORT = "surface.discovered_support"
+_WHY = Reasons
+_SURFACE = (_WHY.SURFACE_REFUSAL, _WHY.NO_GOLD_OR_EXPECTED, _WHY.SURFACE_NO_SEARCH, _WHY.STEP_UNREADABLE)
+_SURFACED = (*_SURFACE, _WHY.NO_SUPPORTING_SURFACE)
+SPECS = (
+    ScoreSpec(SURFACE_SUPPORT_ANY, "boolean", "higher", absent=reasons(*_SURFACE),
+              definition="some search result's surface (title, URL, snippet, metadata) supports the gold answer"
+              " before any fetch"),
+    ScoreSpec(SURFACE_FIRST_SUPPORT_RANK, "numeric", "lower", 1, absent=reasons(*_SURFACED),
+              definition="best rank, within its own search call, of a result whose surface supports; absent when"
+              " none does"),
+    ScoreSpec(SURFACE_SMART, "numeric", None, 0, absent=reasons(*_SURFACE),
+              definition="URLs whose surface supports the gold answer and that the agent fetched"),
+    ScoreSpec(SURFACE_MISSED, "numeric", "lower", 0, absent=reasons(*_SURFACE),
+              definition="URLs whose surface supports the gold answer and that the agent never fetched"),
+    ScoreSpec(SURFACE_BLIND, "numeric", "lower", 0, absent=reasons(*_SURFACE),
+              definition="URLs whose surface does not support the gold answer and that the agent fetched"),
+    ScoreSpec(SURFACE_NOOP, "numeric", None, 0, absent=reasons(*_SURFACE),
+              definition="URLs whose surface does not support the gold answer and that the agent did not fetch"),
+    ScoreSpec(SURFACE_CONTRADICTION_RATIO, "numeric", "lower", 0, absent=reasons(*_SURFACED),
+              definition="results whose surface contradicts the gold answer / results whose surface supports it;"
+              " absent when none"),
+    ScoreSpec(SURFACE_FETCH_YIELD, "numeric", "higher", 0, 1, absent=reasons(*_SURFACE, _WHY.NO_PAGE_FETCHED),
+              definition="fetched pages that support the gold answer / pages fetched; absent when nothing was"
+              " fetched"),
+    ScoreSpec(SURFACE_DISCOVERED_SUPPORT, "numeric", None, 0, absent=reasons(*_SURFACE),
+              definition="fetched pages that support the gold answer while their surface did not (post-fetch"
+              " discovery)"),
+)  # fmt: skip
+SURFACE_SCORES = tuple(s.name for s in SPECS)
 CELLS = ("smart", "missed", "blind", "noop")
 CELL_SCORES = MappingProxyType(  # each cell's count is a score
     {"smart": SURFACE_SMART, "missed": SURFACE_MISSED, "blind": SURFACE_BLIND, "noop": SURFACE_NOOP}
@@ -217,6 +241,13 @@ def oracle_requests(
         trace, collect_items(trace), gold, max_share=max_share, max_call_tokens=max_call_tokens, rubric=rubric
     )
     return [request for request, _ in calls]
+
+
+@scorer(stage="surface", version="surface-1", scores=SPECS)
+def surface(*, run: RunContext) -> Scorer:
+    """The registered form of ``surface_scorer``: the run's judge, budget and surface rubric."""
+    rubric = run.rubrics.surface if run.rubrics is not None else None
+    return surface_scorer(judge=run.judge, no_judge_reason=run.no_judge_reason, max_cost=run.max_cost, rubric=rubric)
 
 
 def surface_scorer(

@@ -13,10 +13,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from tracescore.catalog import Reasons
 from tracescore.judge.passages import MAX_SHARE, approx_tokens, chunk_text, select_passages
 from tracescore.judge.protocol import JudgeRequest
 from tracescore.judge.rubrics import Rubric, load_rubric
+from tracescore.reasons import Reasons
 from tracescore.scorers.answer import gold_answers
 from tracescore.trace import Hit, Trace, fetch_failed
 from tracescore.urls import normalize_url

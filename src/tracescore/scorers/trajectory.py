@@ -1,9 +1,6 @@
-"""The search trajectory the agent took, counted (the ``trajectory`` stage): ``trajectory.search_calls``,
-``trajectory.fetch_calls``, ``trajectory.repeated_queries`` (searches whose normalised query the agent already sent in
-this trace), ``trajectory.fetch_chars`` (characters of the fetched text the agent read, fetches that did not fail: its
-reading budget), ``trajectory.query_overlap`` (share of the question's content words in the first query),
-``trajectory.unused_fetch_rate`` (pages read that no answer sentence cites) and ``trajectory.searches_after_found``
-(searches after every required document had come back: wasted budget).
+"""The search trajectory the agent took, counted (the ``trajectory`` stage): the calls, the repeated queries, the
+characters read (its reading budget), the first query's overlap with the question, the pages read but never cited and
+the searches after everything required had come back (wasted budget); each score's meaning is its ``SPECS`` entry.
 
 A step the adapter saw but could not read is a step like any other (a blind spot, ``Trace.blind_spots``, says which
 of the steps could not be read; it is not a call of its own): it counts once, as a call; a score resting on what it
@@ -17,17 +14,10 @@ import json
 import re
 from collections.abc import Callable
 from json.encoder import encode_basestring
+from types import MappingProxyType
 
-from tracescore.catalog import (
-    FETCH_CALLS,
-    FETCH_CHARS,
-    FETCH_UNUSED_RATE,
-    SEARCH_AFTER_FOUND,
-    SEARCH_CALLS,
-    SEARCH_QUERY_OVERLAP,
-    SEARCH_REPEATED_QUERIES,
-    Reasons,
-)
+from tracescore.reasons import Reasons
+from tracescore.registry import ScoreSpec, reasons, scorer
 from tracescore.scorers.cited import cited_keys
 from tracescore.scorers.retrieval import all_found_after
 from tracescore.scorers.scored import Scored, Scorer
@@ -36,8 +26,49 @@ from tracescore.scores import Score, absent, score
 from tracescore.trace import BlindSpot, SearchStep, Trace, fetch_failed
 from tracescore.urls import is_url, normalize_url
 
-__all__ = ["FIRST_QUERY", "content_words", "first_query", "normalise_query", "trajectory_scorer"]
+__all__ = ["FETCH_CALLS", "FETCH_CHARS", "FETCH_UNUSED_RATE", "FIRST_QUERY", "RENAMED", "SEARCH_AFTER_FOUND",
+           "SEARCH_CALLS", "SEARCH_QUERY_OVERLAP", "SEARCH_REPEATED_QUERIES", "content_words", "first_query",
+           "normalise_query", "trajectory_scorer"]  # fmt: skip
 
+SEARCH_CALLS = "trajectory.search_calls"  # the trajectory's own stage since #43
+FETCH_CALLS = "trajectory.fetch_calls"
+SEARCH_REPEATED_QUERIES = "trajectory.repeated_queries"
+FETCH_CHARS = "trajectory.fetch_chars"
+SEARCH_QUERY_OVERLAP = "trajectory.query_overlap"
+FETCH_UNUSED_RATE = "trajectory.unused_fetch_rate"
+SEARCH_AFTER_FOUND = "trajectory.searches_after_found"
+RENAMED = MappingProxyType({  # the names before #43: superseded on the platforms (sinks/removals.py), hinted at
+    "search.calls": SEARCH_CALLS, "fetch.calls": FETCH_CALLS, "search.repeated_queries": SEARCH_REPEATED_QUERIES,
+    "fetch.chars": FETCH_CHARS, "search.query_overlap": SEARCH_QUERY_OVERLAP, "fetch.unused_rate": FETCH_UNUSED_RATE,
+    "search.after_found": SEARCH_AFTER_FOUND})  # fmt: skip
+_WHY = Reasons
+_RETRIEVAL = (_WHY.NO_SEARCH_STEP, _WHY.NO_REQUIRED_LABEL, _WHY.REFUSAL_RECALL, _WHY.EMPTY_REQUIRED_ID)
+SPECS = (
+    ScoreSpec(SEARCH_CALLS, "numeric", None, 0, absent=reasons(_WHY.NO_TOOL_STEP, _WHY.STEPS_UNREADABLE),
+              definition="search calls the agent made (an unreadable one counted once); absent when the trace has"
+              " no search or fetch step"),
+    ScoreSpec(FETCH_CALLS, "numeric", None, 0, absent=reasons(_WHY.NO_TOOL_STEP, _WHY.STEPS_UNREADABLE),
+              definition="fetch calls the agent made (unreadable and failed ones included, each once); absent when"
+              " the trace has no search or fetch step"),
+    ScoreSpec(SEARCH_REPEATED_QUERIES, "numeric", None, 0, absent=reasons(_WHY.NO_SEARCH_STEP, _WHY.STEPS_UNREADABLE),
+              definition="searches whose normalised query (case, spacing, end punctuation) the agent already sent"
+              " in this trace"),
+    ScoreSpec(FETCH_CHARS, "numeric", None, 0, absent=reasons(_WHY.NO_PAGE_FETCHED, _WHY.STEPS_UNREADABLE),
+              definition="characters of fetched text the agent read, fetches that did not fail (its reading budget)"),
+    ScoreSpec(SEARCH_QUERY_OVERLAP, "numeric", None, 0, 1,
+              absent=reasons(_WHY.NO_SEARCH_STEP, _WHY.STEPS_UNREADABLE, _WHY.NO_QUESTION, _WHY.NO_QUESTION_WORD,
+                             _WHY.NO_FIRST_QUERY),
+              definition="share of the question's content words (not stop words) present in the agent's first query"),
+    ScoreSpec(FETCH_UNUSED_RATE, "numeric", None, 0, 1,
+              absent=reasons(_WHY.EMPTY_ANSWER, _WHY.NO_SENTENCES, _WHY.NO_PAGE_FETCHED, _WHY.NOTHING_CITED,
+                             _WHY.STEPS_UNREADABLE),
+              definition="pages fetched (read, distinct) that no answer sentence cites / pages fetched; absent when"
+              " the answer cites nothing"),
+    ScoreSpec(SEARCH_AFTER_FOUND, "numeric", None, 0,
+              absent=reasons(*_RETRIEVAL, _WHY.STEPS_UNREADABLE, _WHY.NOT_ALL_FOUND),
+              definition="search calls made after every required document (group) was already among the hits, at"
+              " any rank: wasted budget"),
+)  # fmt: skip
 _EDGES = "\"'`“”‘’.,;:!?()[]{} "
 _SHARED = 64  # (name, value) Scores one trajectory scorer keeps to share; past this a trace's Score is its own
 
@@ -173,7 +204,7 @@ class _Scores:
 
 
 def _calls(steps: _Steps, kind: str, shared: _Scores) -> Score:
-    """``search.calls`` / ``fetch.calls``: the steps of the kind; absent when there is none but a blind spot of the
+    """``SEARCH_CALLS`` / ``FETCH_CALLS``: the steps of the kind; absent when there is none but a blind spot of the
     kind says a call of it may have been made (a declared built-in search whose calls the output does not show)."""
     name, count = (SEARCH_CALLS, steps.n_searches) if kind == "search" else (FETCH_CALLS, steps.n_fetches)
     if not count and (reason := steps.unreadable(kind, "how many calls were made is not known")) is not None:
@@ -348,6 +379,7 @@ def _after_found(trace: Trace, steps: _Steps, shared: _Scores) -> Score:
         found_at=found + 1))  # fmt: skip
 
 
+@scorer(stage="trajectory", version="trajectory-2", scores=SPECS)  # 2 (#43): fetch_chars counts no failed fetch
 def trajectory_scorer() -> Scorer:
     """Scorer factory for the trajectory scores."""
     shared = _Scores()

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from tracescore.catalog import DIAGNOSIS, entry
+from tracescore.catalog import entry
 from tracescore.result import TraceResult
+from tracescore.scorers.diagnosis import DIAGNOSIS
 from tracescore.scores import Score
 
 __all__ = [

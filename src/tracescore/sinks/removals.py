@@ -18,9 +18,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from tracescore.catalog import NOT_COMPUTED, RENAMED, Reasons, absence_kind
+from tracescore.catalog import NOT_COMPUTED, Reasons, absence_kind
 from tracescore.errors import SinkError
 from tracescore.result import TraceResult
+from tracescore.scorers.trajectory import RENAMED
 from tracescore.sinks.base import RemovalPreview
 from tracescore.sinks.records import (
     ScoreRecord,
@@ -111,7 +112,7 @@ class Mirror:
             return None  # present but not writable (refused before sending): keep the old value
         if self.keep_versions and w.name != f"{w.score}@{scorer_version(score)}":
             return None  # another version: kept side by side
-        if absence_kind(score.reason) == NOT_COMPUTED:
+        if absence_kind(score.reason, w.score) == NOT_COMPUTED:
             return _STALE  # a failure is not a verdict: the earlier score stands until a run computes it again
         return f"absent: {score.reason}"
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from tracescore.errors import StoreError
 from tracescore.result import TraceResult
+from tracescore.scorers.diagnosis import cell_of
 from tracescore.store.citations_view import CITATIONS_VIEW_MIGRATION, citation_rows
 from tracescore.store.connect import PAGE_SIZE, cannot_create, connect
 from tracescore.store.current_view import (
@@ -215,7 +216,7 @@ def result_rows(
             result.trace_id,
             result.line,
             result.timestamp.isoformat() if result.timestamp else None,
-            result.diagnosis,
+            cell_of(result),
             line,
             score_metadata(result),
             citation_rows(result.citations),

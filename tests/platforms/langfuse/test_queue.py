@@ -32,10 +32,10 @@ from tracescore.calibrate.required import LABEL
 from tracescore.calibrate.sampling import candidates, queued_ids, record_sample, sample
 from tracescore.cli import main
 from tracescore.engine.pipeline import score_trace
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.platforms.langfuse.client import LangfuseCredentials, make_client
 from tracescore.platforms.langfuse.queue import LangfuseLabelQueue
 from tracescore.platforms.langfuse.sink import LangfuseScoreSink
-from tracescore.scorers import default_scorers
 from tracescore.scorers.grounding import grounding_scorer
 from tracescore.store.db import Store
 
@@ -145,7 +145,7 @@ def test_queue_loop_sample_review_pull_measure_carry(server: FakeLangfuse, clien
     agreement = grounding_agreement(store, MODEL)
     judge = QueueJudge(model=MODEL).enqueue(_judgement())
     trace = _trace().model_copy(update={"timestamp": NOW})
-    result = score_trace(trace, [*default_scorers(), grounding_scorer(judge=judge, agreement=agreement)])
+    result = score_trace(trace, [*deterministic_scorers(), grounding_scorer(judge=judge, agreement=agreement)])
     sink = LangfuseScoreSink(client, sleep=lambda s: None)
     sink.write(result)
     sink.close()

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from tests.fakes.langfuse import FakeLangfuse, env_for
 from tests.fakes.langfuse_data import make_trace
 from tests.sinks.releases import OLD_NAMES, before_rename, bumped
-from tracescore import catalog, config
+from tracescore import catalog, config, registry
 from tracescore.cli import main
 from tracescore.engine.pipeline import score_trace
 from tracescore.engine.setup import build_setup
@@ -89,8 +89,7 @@ def _expected(config_path: Path) -> set[tuple[str, str]]:
 
 
 def _release(monkeypatch: pytest.MonkeyPatch, release: str) -> None:
-    monkeypatch.setattr(catalog, "CATALOG", bumped(release))
-    monkeypatch.setattr(config, "CATALOG", catalog.CATALOG)
+    monkeypatch.setattr(registry, "_LOADED", bumped(release))
 
 
 def test_a_version_changing_backfill_leaves_one_current_score_per_trace_and_name(
@@ -107,7 +106,7 @@ def test_a_version_changing_backfill_leaves_one_current_score_per_trace_and_name
         first = _backfill(config_path)
         pairs_a = Counter((s["traceId"], s["name"]) for s in _ours(fake))
         assert set(pairs_a.values()) == {1} and len(pairs_a) >= N * 5
-        assert {s["metadata"]["scorer_version"] for s in _ours(fake)} <= {e.version for e in catalog.CATALOG}
+        assert {s["metadata"]["scorer_version"] for s in _ours(fake)} <= {e.version for e in catalog.entries()}
         assert first["scores_removed"] == 0
 
         for i in VANISH:
@@ -119,7 +118,7 @@ def test_a_version_changing_backfill_leaves_one_current_score_per_trace_and_name
         pairs_b = Counter((s["traceId"], s["name"]) for s in _ours(fake))
         assert set(pairs_b.values()) == {1}  # never two
         assert set(pairs_b) == _expected(config_path)  # never a missing or a stale one
-        assert {s["metadata"]["scorer_version"] for s in _ours(fake)} <= {e.version for e in catalog.CATALOG}  # new
+        assert {s["metadata"]["scorer_version"] for s in _ours(fake)} <= {e.version for e in catalog.entries()}  # new
         vanished = set(pairs_a) - set(pairs_b)
         assert vanished and {t for t, _ in vanished} == {f"tr-{i:05d}" for i in VANISH}
         assert second["scores_removed"] == len(vanished) == len(fake.requests_to("/api/public/scores/", "DELETE"))
@@ -171,7 +170,7 @@ def test_scores_of_an_older_release_under_versioned_ids_are_removed_once(
         assert preview["ours"] == preview["superseded"] == written and "would be removed" in dry.output
         assert not [r for r in fake.requests if r.path.startswith("/api/public/scores")]  # the dry run sent nothing
 
-        summary = _backfill(_config(tmp_path, "\n[scoring]\nk = 5\n"))  # another fingerprint: a new backfill
+        summary = _backfill(_config(tmp_path, "\n[scorers.retrieval]\nk = 5\n"))  # another fingerprint: a new backfill
         pairs = Counter((s["traceId"], s["name"]) for s in _ours(fake))
         assert set(pairs.values()) == {1} and set(pairs) == _expected(config_path)
         assert not old_ids & {s["id"] for s in _ours(fake)}
@@ -179,7 +178,7 @@ def test_scores_of_an_older_release_under_versioned_ids_are_removed_once(
         assert _others(fake) == others
 
         deletes = len(fake.requests_to("/api/public/scores/", "DELETE"))
-        _backfill(_config(tmp_path, "\n[scoring]\nk = 5\nfinal_answer_prefix = 'FINAL:'\n"))
+        _backfill(_config(tmp_path, "\n[scorers.retrieval]\nk = 5\n[scorers.answer]\nfinal_answer_prefix = 'FINAL:'\n"))
         assert len(fake.requests_to("/api/public/scores/", "DELETE")) == deletes  # removed once, never again
 
 
@@ -222,7 +221,7 @@ def test_the_trajectory_scores_under_their_old_names_are_removed_once_by_the_nex
         assert reasons["search.calls"].startswith("superseded by trajectory.search_calls version ")
 
         deletes = len(fake.requests_to("/api/public/scores/", "DELETE"))
-        again = _backfill(_config(tmp_path, "\n[scoring]\nk = 5\n"))  # another fingerprint: every trace again
+        again = _backfill(_config(tmp_path, "\n[scorers.retrieval]\nk = 5\n"))  # another fingerprint: every trace again
         assert again["scores_removed"] == 0
         assert len(fake.requests_to("/api/public/scores/", "DELETE")) == deletes  # removed once, never again
 
@@ -384,5 +383,5 @@ def test_sigkilled_version_changing_backfill_ends_with_exactly_the_current_score
         _release(monkeypatch, "2")
         assert set(pairs) == _expected(config_path)  # none missing, none stale
         assert set(pairs) < set(before)  # some did vanish
-        assert {s["metadata"]["scorer_version"] for s in _ours(fake)} <= {e.version for e in catalog.CATALOG}  # new
+        assert {s["metadata"]["scorer_version"] for s in _ours(fake)} <= {e.version for e in catalog.entries()}  # new
         assert _others(fake) == others

@@ -11,10 +11,10 @@ from tests.conftest import SHARED_DATA
 from tests.fakes.langsmith_runs import load_samples, run_tree
 from tracescore.adapters.mapping import MappingConfig
 from tracescore.engine.pipeline import score_trace
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.errors import AdapterError
 from tracescore.platforms.langsmith.adapter import langsmith_adapter, merge_ingest, trace_from_langsmith
 from tracescore.platforms.registry import get_adapter
-from tracescore.scorers import default_scorers
 from tracescore.trace import Trace
 
 RECORDED = SHARED_DATA / "langsmith_runs"
@@ -46,7 +46,7 @@ def test_recorded_runs_map_without_error(path: Path) -> None:
     assert trace.question  # the last user message of the chat input
     assert trace.answer  # choices[0].message.content of the merged patch
     assert trace.steps == []  # an llm run: no search, no fetch
-    result = score_trace(trace, default_scorers())
+    result = score_trace(trace, deterministic_scorers())
     assert result.ok
     assert "retrieval" in (result.missing.get("retrieval.recall_at_5") or "") or result.missing["diagnosis"]
 
@@ -62,7 +62,7 @@ def test_recorded_js_patch_without_id_is_merged_by_trace() -> None:
 @pytest.mark.parametrize("experiment", [False, True], ids=["labels-in-metadata", "labels-in-example"])
 def test_sample_traces_round_trip_to_the_same_scores(experiment: bool) -> None:
     """Every sample trace, stored as LangSmith runs and read back, scores exactly as the canonical trace does."""
-    scorers = default_scorers()
+    scorers = deterministic_scorers()
     for sample in load_samples():
         original = Trace.model_validate(sample)
         mapped = trace_from_langsmith(_bundle(sample, experiment=experiment))

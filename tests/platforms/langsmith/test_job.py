@@ -39,7 +39,7 @@ def test_backfill_writes_feedback_once_and_a_second_backfill_of_a_new_setup_chan
         assert fake.duplicates() == []
 
         # k=3 is another scoring setup: a new backfill of the same window re-scores and upserts by feedback id
-        config.write_text(config.read_text() + "\n[scoring]\nk = 3\n")
+        config.write_text(config.read_text() + "\n[scorers.retrieval]\nk = 3\n")
         second = CliRunner().invoke(main, args)
         assert second.exit_code == 0, second.output
         again = json.loads(second.output.splitlines()[-1])

@@ -33,10 +33,10 @@ from tracescore.calibrate.required import LABEL
 from tracescore.calibrate.sampling import candidates, queued_ids, record_sample, sample
 from tracescore.cli import main
 from tracescore.engine.pipeline import score_trace
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.platforms.langsmith.queue import REVIEW_KEY, LangSmithLabelQueue
 from tracescore.platforms.langsmith.sink import LangSmithSink
 from tracescore.platforms.langsmith.source import make_client
-from tracescore.scorers import default_scorers
 from tracescore.scorers.grounding import grounding_scorer
 from tracescore.store.db import Store
 
@@ -149,7 +149,7 @@ def test_queue_loop_sample_review_pull_measure_carry(server: FakeLangSmith, clie
     judge = QueueJudge(model=MODEL).enqueue(_judgement())
     trace = _trace().model_copy(update={"trace_id": _run_id(0), "timestamp": NOW})
     result = score_trace(
-        trace, [*default_scorers(), grounding_scorer(judge=judge, agreement=grounding_agreement(store, MODEL))]
+        trace, [*deterministic_scorers(), grounding_scorer(judge=judge, agreement=grounding_agreement(store, MODEL))]
     )
     result.metadata["langsmith"] = {"run_id": _run_id(0), "session_id": next(iter(server.projects))}
     with LangSmithSink(client) as sink:

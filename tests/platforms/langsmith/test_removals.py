@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_runs import load_samples, seed
 from tests.sinks.releases import OLD_NAMES, before_rename, bumped
-from tracescore import catalog, config
+from tracescore import catalog, config, registry
 from tracescore.cli import main
 from tracescore.engine.pipeline import score_trace
 from tracescore.engine.setup import build_setup
@@ -97,8 +97,7 @@ def test_a_version_changing_backfill_leaves_one_current_feedback_per_run_and_key
         for run in fake.runs:
             if run["id"] in vanish:
                 _drop_labels(run)
-        monkeypatch.setattr(catalog, "CATALOG", bumped("2"))
-        monkeypatch.setattr(config, "CATALOG", catalog.CATALOG)
+        monkeypatch.setattr(registry, "_LOADED", bumped("2"))
         deletes = len(fake.requests_to("/feedback/", "DELETE"))
         second = _backfill(config_path)
 
@@ -106,7 +105,7 @@ def test_a_version_changing_backfill_leaves_one_current_feedback_per_run_and_key
         assert set(pairs_b.values()) == {1}  # never two of ours (the human's answer.correct is not ours)
         assert set(pairs_b) == _expected(config_path)
         versions = {f["feedback_source"]["metadata"]["scorer_version"] for f in _ours(fake)}
-        assert versions <= {e.version for e in catalog.CATALOG}  # every feedback carries the new (bumped) version
+        assert versions <= {e.version for e in catalog.entries()}  # every feedback carries the new (bumped) version
         vanished = set(pairs_a) - set(pairs_b)
         assert vanished and {run for run, _ in vanished} <= set(vanish)
         # every old feedback went: superseded by its new version, or vanished
@@ -163,6 +162,6 @@ def test_the_trajectory_feedback_under_its_old_keys_is_removed_once_by_the_next_
         assert reasons["search.calls"].startswith("superseded by trajectory.search_calls version ")
 
         deletes = len(fake.requests_to("/feedback/", "DELETE"))
-        config_path.write_text(config_path.read_text() + "\n[scoring]\nk = 5\n")  # another fingerprint: all again
+        config_path.write_text(config_path.read_text() + "\n[scorers.retrieval]\nk = 5\n")  # new fingerprint
         assert _backfill(config_path)["scores_removed"] == 0
         assert len(fake.requests_to("/feedback/", "DELETE")) == deletes  # removed once, never again

@@ -18,12 +18,12 @@ from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_runs import load_samples, run_tree, seed
 from tracescore import catalog
 from tracescore.engine.pipeline import RunCounts, score_records, score_trace
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.platforms.langsmith.configs import FeedbackConfigs, catalog_config, wanted_for
-from tracescore.platforms.langsmith.sink import CATEGORICAL_CONFIGS, LangSmithSink, feedback_comment
+from tracescore.platforms.langsmith.sink import LangSmithSink, categorical_config, feedback_comment
 from tracescore.platforms.langsmith.source import LangSmithSource, make_client
 from tracescore.platforms.registry import get_adapter
 from tracescore.result import TraceResult
-from tracescore.scorers import default_scorers
 from tracescore.sinks.records import scorer_version, versioned_score_id
 from tracescore.trace import Trace
 
@@ -49,7 +49,8 @@ def _run(server: FakeLangSmith, *, extend: bool = False, timeout_ms: int = 2000)
     counts = RunCounts()
     results = []
     with LangSmithSink(client, extend_trace_retention=extend) as sink:
-        for result in score_records(source.records(START, END), get_adapter("langsmith"), default_scorers(), counts):
+        scorers = deterministic_scorers()
+        for result in score_records(source.records(START, END), get_adapter("langsmith"), scorers, counts):
             results.append(result)
             sink.write(result)
     return counts, sink, results
@@ -58,7 +59,7 @@ def _run(server: FakeLangSmith, *, extend: bool = False, timeout_ms: int = 2000)
 def _configured(server: FakeLangSmith) -> None:
     """The feedback configs of every catalog key made beforehand (a workspace written to before): a run then sends
     one ``GET /feedback-configs`` and no create, so faults queued for ``/feedback`` meet the feedback requests."""
-    names = [e.name.replace("{k}", "5") for e in catalog.CATALOG]
+    names = [e.name.replace("{k}", "5") for e in catalog.entries()]
     assert not FeedbackConfigs(_client(server)).ensure(wanted_for(names))
 
 
@@ -67,7 +68,7 @@ def _expected(server: FakeLangSmith, project_id: str, *, experiment: bool = Fals
     expected = {}
     for sample in load_samples():
         root_id = run_tree(sample, project_id, experiment=experiment)[0][0]["id"]
-        result = score_trace(Trace.model_validate(sample), default_scorers())
+        result = score_trace(Trace.model_validate(sample), deterministic_scorers())
         for s in result.scores.values():
             if s.value is None:
                 continue
@@ -86,7 +87,7 @@ def _assert_arrived_once(server: FakeLangSmith, expected: dict[tuple[str, str], 
         value = want["value"]
         if isinstance(value, str):
             assert f["value"] == value
-            labels = [c["label"] for c in CATEGORICAL_CONFIGS[pair[1]]["categories"]]
+            labels = [c["label"] for c in categorical_config(pair[1])["categories"]]  # type: ignore[index]
             assert f["score"] == float(labels.index(value))
         else:
             assert f["score"] == round(float(value), 4), pair
@@ -115,7 +116,7 @@ def test_every_feedback_arrives_once_and_a_rerun_duplicates_nothing(server: Fake
     posts = [r.json()["feedback_key"] for r in server.requests_to("/feedback-configs", "POST")]
     assert sorted(posts) == sorted(keys)  # each key's config once, from the catalog, never LangSmith's default
     assert all(server.feedback_configs[k]["feedback_config"] == catalog_config(k) for k in keys)
-    assert server.feedback_configs["diagnosis"]["feedback_config"] == CATEGORICAL_CONFIGS["diagnosis"]
+    assert server.feedback_configs["diagnosis"]["feedback_config"] == categorical_config("diagnosis")
     assert server.feedback_configs["retrieval.first_hit_rank"]["feedback_config"] == {"type": "continuous", "min": 1}
 
     # the same window again: the existing feedback is listed once, found unchanged, and nothing is sent

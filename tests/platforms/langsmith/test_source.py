@@ -15,11 +15,11 @@ from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_runs import load_samples, run_tree, seed
 from tests.fakes.langsmith_v2 import V2_QUERY, query_path
 from tracescore.engine.pipeline import RunCounts, score_records
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.errors import ConfigError, SourceError
 from tracescore.platforms.langsmith.query_v2 import CHILD_SKEW, v2_selects
 from tracescore.platforms.langsmith.source import CHILD_FIELDS, ROOT_FIELDS, LangSmithSource, make_client
 from tracescore.platforms.registry import get_adapter
-from tracescore.scorers import default_scorers
 
 START = datetime(2026, 11, 1, tzinfo=UTC)
 END = datetime(2026, 12, 1, tzinfo=UTC)
@@ -124,7 +124,7 @@ def test_a_trace_whose_children_cannot_be_read_is_reported_and_the_batch_goes_on
     # the root page, then the 1st trace's children, three times
     server.faults.add(query_path(server.backend), Fault(), *[Fault.truncated()] * 3)
     counts = RunCounts()
-    results = list(score_records(_source(server).records(START, END), get_adapter("langsmith"), default_scorers(),
+    results = list(score_records(_source(server).records(START, END), get_adapter("langsmith"), deterministic_scorers(),
                                  counts))
     assert (counts.seen, counts.scored, counts.failed) == (5, 4, 1)
     failed = next(r for r in results if r.errors)

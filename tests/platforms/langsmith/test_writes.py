@@ -121,7 +121,7 @@ def _result_line(run_id: str, session_id: str, scores: dict[str, Any]) -> str:
 
 def _configured(server: FakeLangSmith) -> None:
     """Every catalog key's config made beforehand, so a run sends one ``GET /feedback-configs`` and no create."""
-    names = [e.name.replace("{k}", "5") for e in catalog.CATALOG]
+    names = [e.name.replace("{k}", "5") for e in catalog.entries()]
     assert not FeedbackConfigs(make_client(api_key=KEY, endpoint=server.url)).ensure(wanted_for(names))
 
 

@@ -18,19 +18,15 @@ import pytest
 from click.testing import CliRunner
 
 from tests.platforms.otel.odr_runs import GOLD, Did, run_all
-from tracescore.catalog import (
-    ANSWER_EXACT_MATCH,
-    FETCH_CALLS,
-    FETCH_CHARS,
-    RETRIEVAL_RETRIEVED_ANY,
-    SEARCH_CALLS,
-)
 from tracescore.cli import main
 from tracescore.engine.pipeline import score_trace
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.platforms.langfuse.adapter import trace_from_observations
 from tracescore.platforms.otel.adapter import trace_from_spans
 from tracescore.platforms.otel.spans import any_value, group_spans, read_spans
-from tracescore.scorers import default_scorers
+from tracescore.scorers.answer import ANSWER_EXACT_MATCH
+from tracescore.scorers.retrieval import RETRIEVAL_RETRIEVED_ANY
+from tracescore.scorers.trajectory import FETCH_CALLS, FETCH_CHARS, SEARCH_CALLS
 from tracescore.trace import Trace
 
 pytestmark = pytest.mark.slow  # runs four agents (about 7 s)
@@ -169,7 +165,7 @@ def _langfuse(document: dict[str, Any], *, typed: bool) -> list[dict[str, Any]]:
 
 
 def _scores(trace: Trace) -> dict[str, tuple[Any, str | None]]:
-    return {name: (s.value, s.reason) for name, s in score_trace(trace, default_scorers()).scores.items()}
+    return {name: (s.value, s.reason) for name, s in score_trace(trace, deterministic_scorers()).scores.items()}
 
 
 @pytest.mark.parametrize("shape", ["phoenix", "langfuse", "langfuse (SPAN types)"])

@@ -11,9 +11,9 @@ import pytest
 from tests.adapters.test_platform_parity import ANSWER, HITS, LABELS, A, Q
 from tracescore.adapters.jsonl import trace_from_json
 from tracescore.engine.pipeline import score_trace
+from tracescore.engine.plan import deterministic_scorers
 from tracescore.platforms.otel.adapter import trace_from_spans
 from tracescore.platforms.otel.spans import group_spans, read_spans
-from tracescore.scorers import default_scorers
 from tracescore.trace import FetchStep, Trace
 
 TRACE = "0x12bf4292c6bb78b379b13a52e8112086"
@@ -49,7 +49,7 @@ def _spans(status: dict[str, Any]) -> list[Any]:
 
 
 def _scores(trace: Trace) -> dict[str, tuple[Any, str | None]]:
-    return {name: (s.value, s.reason) for name, s in score_trace(trace, default_scorers()).scores.items()}
+    return {name: (s.value, s.reason) for name, s in score_trace(trace, deterministic_scorers()).scores.items()}
 
 
 @pytest.mark.parametrize("code", ["ERROR", "STATUS_CODE_ERROR", 2])

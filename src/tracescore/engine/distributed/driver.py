@@ -33,7 +33,7 @@ from tracescore.engine.recipe import ScorerPlan, score_stage
 from tracescore.engine.stage import Stage
 from tracescore.errors import ConfigError, InputError, Interrupted, SourceError
 from tracescore.result import TraceResult
-from tracescore.scorers import Scorer
+from tracescore.scorers.scored import Scorer
 from tracescore.sinks.parquet import read_parquet_results, shard_file, write_results
 from tracescore.sources.base import Record, Shard, ShardedSource
 

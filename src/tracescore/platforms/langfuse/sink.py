@@ -20,12 +20,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tracescore.catalog import DIAGNOSIS
+from tracescore.catalog import entry
 from tracescore.platforms.langfuse.client import classify_error, describe_error, request_options, retry_policy
 from tracescore.platforms.langfuse.settings import LangfuseSettings
 from tracescore.result import TraceResult
 from tracescore.retry import Verdict, call_with_retries
-from tracescore.scorers.diagnosis import CELLS
 from tracescore.sinks.base import RemovalPreview
 from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, batches, records_from_result
 from tracescore.sinks.removals import Mirror, Written, preview_removals
@@ -37,11 +36,16 @@ if TYPE_CHECKING:
 
     from tracescore.store.db import Store
 
-__all__ = ["CATEGORICAL_CONFIGS", "LangfuseScoreSink", "score_body"]
+__all__ = ["LangfuseScoreSink", "categories_of", "score_body"]
 
-#: categorical score names and their categories (a Langfuse score config is created for each, once)
-CATEGORICAL_CONFIGS: dict[str, tuple[str, ...]] = {DIAGNOSIS: CELLS}
-_CONFIG_DESCRIPTION = "tracescore stage contingency cell: which stage (retrieval, grounding, answer) broke"
+
+def categories_of(name: str) -> tuple[str, ...] | None:
+    """The categories a categorical score declares (a Langfuse score config is created for each such score, once,
+    from its scorer's declaration: the diagnosis, a plugin's own); None for any other score."""
+    found = entry(name.split("@", 1)[0])
+    return found.categories if found is not None and found.kind == "CATEGORICAL" and found.categories else None
+
+
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _INDEX = re.compile(r"\[(\d+)\]")
 
@@ -248,7 +252,7 @@ class LangfuseScoreSink:
         """The id of the categorical score config for ``name``: an existing matching one, else created once."""
         if name in self._config_ids:
             return self._config_ids[name]
-        categories = CATEGORICAL_CONFIGS.get(name.split("@", 1)[0])
+        categories = categories_of(name)
         if categories is None:
             self._config_ids[name] = None
             return None
@@ -295,7 +299,7 @@ class LangfuseScoreSink:
                 name=name,
                 data_type=ScoreConfigDataType.CATEGORICAL,
                 categories=[ConfigCategory(label=label, value=float(i)) for i, label in enumerate(categories)],
-                description=_CONFIG_DESCRIPTION,
+                description=_description(name),
                 request_options=self._options,
             )
             return str(created.id)
@@ -304,3 +308,8 @@ class LangfuseScoreSink:
             self.report.retried += 1
 
         return call_with_retries(create, classify=classify_error, policy=self._policy, on_retry=on_retry, **self._sleep)
+
+
+def _description(name: str) -> str:
+    found = entry(name.split("@", 1)[0])
+    return f"tracescore: {found.definition}" if found is not None and found.definition else f"tracescore: {name}"

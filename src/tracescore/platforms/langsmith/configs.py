@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from tracescore.catalog import entry
 from tracescore.platforms.langsmith.failures import describe, permanent
-from tracescore.scorers.diagnosis import CELLS
 
 if TYPE_CHECKING:  # pragma: no cover
     from langsmith import Client
@@ -38,7 +37,8 @@ def catalog_config(name: str) -> dict[str, Any] | None:
     if found is None:
         return None
     if found.kind == "CATEGORICAL":
-        return {"type": "categorical", "categories": [{"value": float(i), "label": c} for i, c in enumerate(CELLS)]}
+        return {"type": "categorical",
+                "categories": [{"value": float(i), "label": c} for i, c in enumerate(found.categories)]}
     if found.kind == "BOOLEAN":
         return dict(BOOLEAN)
     config: dict[str, Any] = {"type": "continuous", "min": float(found.low)}

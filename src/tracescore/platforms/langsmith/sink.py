@@ -24,7 +24,6 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tracescore.catalog import DIAGNOSIS
 from tracescore.platforms.langsmith.configs import FeedbackConfigs, catalog_config, wanted_for
 from tracescore.platforms.langsmith.failures import describe, permanent, status_of
 from tracescore.result import TraceResult
@@ -39,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from tracescore.store.db import Store
 
 __all__ = [
-    "CATEGORICAL_CONFIGS",
+    "categorical_config",
     "LOOKUP_BATCH",
     "NO_SUCH_RUN",
     "LangSmithSink",
@@ -47,7 +46,10 @@ __all__ = [
     "feedback_comment",
 ]
 
-CATEGORICAL_CONFIGS: dict[str, dict[str, Any]] = {DIAGNOSIS: catalog_config(DIAGNOSIS) or {}}
+def categorical_config(name: str) -> dict[str, Any] | None:
+    """The feedback config of a categorical score, from its scorer's declaration (None: not categorical)."""
+    config = catalog_config(name)
+    return config if config is not None and config.get("type") == "categorical" else None
 """Feedback configs of the categorical keys: the score sent is the category's value, the label its ``value``."""
 NO_SUCH_RUN = "POST /feedback -> 404: no such run in this LangSmith workspace (deleted, or read from another one)"
 """The one reason of every feedback for a run that does not exist, so that they are counted together."""
@@ -328,7 +330,7 @@ def _same(stored: Any, score: float | None, value: str | None, comment: str) -> 
 def _score_value(record: ScoreRecord) -> tuple[float | None, str | None]:
     """(score, value) as LangSmith feedback wants them: numbers as ``score``; a category as its value and label."""
     if isinstance(record.value, str):
-        config = CATEGORICAL_CONFIGS.get(record.score)
+        config = categorical_config(record.score)
         if config is not None:
             for category in config["categories"]:
                 if category["label"] == record.value:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from tracescore.catalog import CITATION_DEAD_RATE, CITATION_UNFETCHED_RATE
 from tracescore.report.summary import Summary
 from tracescore.report.surface import Ratio, SurfaceColumn, SurfaceReport
+from tracescore.scorers.citations import CITATION_UNFETCHED_RATE
+from tracescore.scorers.deadlinks import CITATION_DEAD_RATE
 from tracescore.scorers.surface import CELLS
 
 __all__ = ["SURFACE_TITLE", "complementarity_lines", "links_line", "surface_note", "surface_table"]
