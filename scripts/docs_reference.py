@@ -156,7 +156,8 @@ def errors_markdown(root: type[BaseException] | None = None) -> str:
         out.append(f"| {name} | {kind.exit_code} | {_cell((kind.__doc__ or '').strip())} |")  # type: ignore[attr-defined]
     for sig in (signal.SIGINT, signal.SIGTERM):
         code = errors.Interrupted(sig).exit_code
-        out.append(f"| `Interrupted` ({signal.Signals(sig).name}) | {code} | {_cell(errors.Interrupted.__doc__ or '')} |")
+        doc = _cell(errors.Interrupted.__doc__ or "")
+        out.append(f"| `Interrupted` ({signal.Signals(sig).name}) | {code} | {doc} |")
     return "\n".join(out) + "\n"
 
 
