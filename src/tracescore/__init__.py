@@ -2,7 +2,10 @@
 answer), written back as named scores to Langfuse and LangSmith.
 
 Your own scorer is a function declared with ``scorer`` (its scores as ``ScoreSpec``), returning ``score``/``absent``
-values, registered as an entry point of group ``tracescore.scorers``: the built-ins are registered the same way."""
+values, registered as an entry point of group ``tracescore.scorers``: the built-ins are registered the same way.
+
+This module is the one public face: what the README, the docs and the cookbook import comes from here (and from
+``tracescore.integrations.langfuse``, ``…langsmith`` and ``…pytest_plugin``); every other module is internal."""
 
 from __future__ import annotations
 
@@ -12,15 +15,25 @@ from tracescore.errors import (
     AdapterError,
     ConfigError,
     InputError,
+    InputShapeError,
+    Interrupted,
     JudgeError,
     LockError,
+    MissingInputError,
+    NoResultsError,
+    NothingToDoError,
+    OutputError,
     SinkError,
     SourceError,
     StoreError,
     TracescoreError,
 )
+from tracescore.judge.anthropic import AnthropicJudge
+from tracescore.judge.openai import OpenAIJudge
 from tracescore.judge.protocol import Judge
 from tracescore.registry import ScoreSpec, scorer
+from tracescore.report.render import render_html, render_markdown, render_report_terminal
+from tracescore.report.summary import Report
 from tracescore.result import TraceResult
 from tracescore.scores import Score, absent, score
 from tracescore.trace import SCHEMA_VERSION, Citation, FetchStep, Hit, Labels, SearchStep, Trace
@@ -28,15 +41,24 @@ from tracescore.version import __version__ as __version__
 
 __all__ = [
     "AdapterError",
+    "AnthropicJudge",
     "Citation",
     "ConfigError",
     "FetchStep",
     "Hit",
     "InputError",
+    "InputShapeError",
+    "Interrupted",
     "Judge",
     "JudgeError",
     "Labels",
     "LockError",
+    "MissingInputError",
+    "NoResultsError",
+    "NothingToDoError",
+    "OpenAIJudge",
+    "OutputError",
+    "Report",
     "RunCounts",
     "SCHEMA_VERSION",
     "Score",
@@ -49,6 +71,9 @@ __all__ = [
     "TraceResult",
     "TracescoreError",
     "absent",
+    "render_html",
+    "render_markdown",
+    "render_report_terminal",
     "report",
     "score",
     "score_records",
