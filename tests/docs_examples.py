@@ -6,7 +6,7 @@ earlier one wrote), with no platform or judge credentials in the environment.
 
 - ``python`` blocks run in one namespace per document.
 - ``bash`` blocks run line by line through ``bash -c`` with this checkout's ``tracescore`` first; a line ending in
-  ``# exit N`` must exit N, any other line 0. A ``\\`` at a line's end continues it.
+  ``# exit N`` must exit N, any other line 0. A ``\\`` at a line's end, or a quote left open, continues it.
 - A block that cannot run here (it needs a Langfuse or LangSmith account, an S3 bucket, a Ray cluster, an API key,
   or it installs packages) is preceded by ``<!-- skip: next "why" -->``: skipped, with the reason, never silently.
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -62,10 +63,21 @@ def shell_lines(source: str) -> list[tuple[str, int]]:
             pending += line.rstrip()[:-1] + " "
             continue
         whole = pending + line
+        if not _closed(whole):  # a quoted argument goes on on the next line
+            pending = whole + "\n"
+            continue
         pending = ""
         code = _EXIT.search(whole.partition("  #")[2])
         commands.append((whole.strip(), int(code[1]) if code else 0))
     return commands
+
+
+def _closed(command: str) -> bool:
+    try:
+        shlex.split(command, comments=True)
+    except ValueError:
+        return False
+    return True
 
 
 def run_bash(example: Example) -> str | None:
