@@ -30,9 +30,9 @@ from tracescore.reasons import (
     Absence,
     Reason,
     Reasons,
+    absence_kind as _global_kind,
     declared_reason,
 )
-from tracescore.reasons import absence_kind as _global_kind
 
 __all__ = [
     "ANY_SCORE", "DOES_NOT_APPLY", "JUDGED", "NOT_COMPUTED", "REASONS", "STAGES", "Absence", "Entry", "Reason",

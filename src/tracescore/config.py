@@ -24,8 +24,7 @@ from tracescore.judge.providers import DEFAULT_MODELS, ProviderSettings
 from tracescore.judge.redact import Redactor, redactor
 from tracescore.judge.rubrics import load_rubric
 from tracescore.platforms import registry
-from tracescore.registry import Chosen, choose
-from tracescore.registry import load as registry_load
+from tracescore.registry import Chosen, choose, load as registry_load
 from tracescore.scorers.rubrics import RUBRIC_KEYS, Rubrics, choose_rubrics
 from tracescore.sections import (
     CORE_SECTIONS,
