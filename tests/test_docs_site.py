@@ -223,3 +223,12 @@ def test_mkdocs_build_strict_passes_and_shows_the_generated_reference(tmp_path: 
     assert all(name in cli for name in main.commands)
     api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text(encoding="utf-8")
     assert "score_traces" in api and "AnthropicJudge" in api
+
+
+def test_every_relative_link_of_the_readme_resolves() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
+    relative = [link for link in links if "://" not in link]
+    assert len(relative) >= 20
+    assert [link for link in relative if not (REPO / link).exists()] == []
+    assert "\n## Documentation\n" in readme
