@@ -26,6 +26,6 @@ def test_every_new_score_is_in_the_catalog_once_with_its_rubric_version() -> Non
 def test_readme_documents_every_new_score_and_the_partition() -> None:
     for name in NAMES:
         assert re.search(rf"\| `{re.escape(name)}` \|", built("reference/scores.md")), name
-    readme = page("concepts/stages.md")
+    readme = page("concepts/decision-surface.md")
     for cell in ("**SMART**", "**MISSED**", "**BLIND**", "**NO-OP**", "**discovered support**"):
         assert cell in readme
