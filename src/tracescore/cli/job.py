@@ -175,7 +175,7 @@ def backfill(
         raise click.UsageError("--judge-only cannot be combined with --judge-batch or --dry-run")
     setup = _setup(config_path, judge_sample)
     if judge_batch:
-        refuse_batch(setup.provider)  # Message Batches: Anthropic's API only (judge/providers.py)
+        refuse_batch(setup.judge_provider)  # Anthropic's Message Batches or OpenAI's Batch API (judge/providers.py)
     if dry_run:
         _dry_run(setup, start, stop, judge_batch, as_json=as_json(fmt))
         return

@@ -84,8 +84,8 @@ class _Watch:
 class BatchPrefill:
     """Fills the judge cache for the traces of a slice through a batch API, resumable from the store.
 
-    ``api``: the provider's ``BatchAPI`` (``judge/make.py``'s ``make_batches``); None: Anthropic's, on ``client``
-    (an ``anthropic.Anthropic``; None: one from the environment)."""
+    ``api``: the provider's ``BatchAPI`` (``judge/make.py``'s ``make_batches``; ``close`` closes it); None:
+    Anthropic's, on ``client`` (an ``anthropic.Anthropic``; None: one from the environment)."""
 
     def __init__(
         self,
@@ -115,16 +115,14 @@ class BatchPrefill:
         self.sleep = sleep
         self.report = BatchReport()
         self.summary: dict[str, Any] = {}  # the run summary's judge_batches, updated in place after every slice
-        self._own_api = api is None
         self.api: BatchAPI = api if api is not None else AnthropicBatches(model, client, max_tokens=max_tokens)
         self._resolved: set[str] = set()
         with Store(self.store_path) as store:
             self._refresh(JudgeBatches(store))
 
     def close(self) -> None:
-        """Close the batch API this prefill made (an ``api`` passed in belongs to the caller)."""
-        if self._own_api:
-            self.api.close()
+        """Close the batch API (which closes the SDK client it made; a ``client`` passed in belongs to the caller)."""
+        self.api.close()
 
     def _refresh(self, ledger: JudgeBatches) -> None:
         self.summary.clear()
@@ -290,7 +288,7 @@ class BatchPrefill:
             state = self.api.state(batch.id)
             if not state.ended:
                 return [watch]
-            items = self.api.results(batch.id, state)
+            items = self.api.results(batch.id, state, batch.keys)
         except BatchNotFound:
             if watch.intent is not None:
                 return []  # a candidate gone: nothing of ours to read there

@@ -31,6 +31,7 @@ from tracescore.engine.setup import JobSetup
 from tracescore.engine.slices import SlicedScan
 from tracescore.engine.stage import Plan, Scored
 from tracescore.errors import ConfigError, InputError, Interrupted, TracescoreError
+from tracescore.judge.make import make_batches
 from tracescore.judge.providers import refuse_batch
 from tracescore.platforms.base import Parts
 from tracescore.scorers.scored import Scorer
@@ -248,7 +249,7 @@ def backfill_job(
         flag = "--judge-batch" if judge_batch else "--judge-only"
         raise ConfigError(f"{flag} needs the judge, which is off: {setup.judge_off}")
     if judge_batch:
-        refuse_batch(setup.provider)
+        refuse_batch(setup.judge_provider)
     with StoreLock(setup.store_path, "tracescore backfill"), Store(setup.store_path) as store:
         state = JobState(store)
         source, fingerprint = setup.source, setup.fingerprint
@@ -295,6 +296,7 @@ def backfill_job(
                 rubrics=setup.rubrics,
                 redact=setup.redact,
                 plan=setup.scorer_plan,
+                api=make_batches(setup.judge_provider, setup.judge_model_id),
             )
             scan = SlicedScan(setup.source, windows[-1][0] if windows else job.start)  # the prefill's own listing
             before = window_prefill(

@@ -8,19 +8,16 @@ size (``ServerBatch.tag`` None). Polls and reads go through the SDK's retries; t
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
 from tracescore.judge.batches import (
-    BatchError,
     BatchItem,
-    BatchNotFound,
     BatchState,
-    BatchTransient,
-    BatchUnsure,
     ServerBatch,
+    sdk_errors,
 )
 from tracescore.judge.protocol import JudgeReply, JudgeRequest
 from tracescore.judge.request import MAX_TOKENS, message_params, reply_text
@@ -28,21 +25,14 @@ from tracescore.judge.request import MAX_TOKENS, message_params, reply_text
 __all__ = ["AnthropicBatches"]
 
 
-@contextmanager
-def _said(what: str, *, create: bool = False) -> Iterator[None]:
+def _said(what: str, *, create: bool = False) -> AbstractContextManager[None]:
     """The SDK's errors as ``BatchError``s (``create``: a connection error or 5xx may have created it)."""
     import anthropic
 
-    try:
-        yield
-    except anthropic.NotFoundError as exc:
-        raise BatchNotFound(f"{what}: {exc}"[:300]) from exc
-    except (anthropic.APIConnectionError, anthropic.InternalServerError) as exc:
-        raise (BatchUnsure if create else BatchTransient)(f"{what}: {type(exc).__name__}: {exc}"[:300]) from exc
-    except anthropic.RateLimitError as exc:
-        raise (BatchError if create else BatchTransient)(f"{what}: {type(exc).__name__}: {exc}"[:300]) from exc
-    except anthropic.AnthropicError as exc:
-        raise BatchError(f"{what}: {type(exc).__name__}: {exc}"[:300]) from exc
+    return sdk_errors(
+        what, create=create, base=anthropic.AnthropicError, not_found=anthropic.NotFoundError,
+        limited=anthropic.RateLimitError, lost=(anthropic.APIConnectionError, anthropic.InternalServerError),
+    )  # fmt: skip
 
 
 class AnthropicBatches:
@@ -85,7 +75,7 @@ class AnthropicBatches:
         counts = batch.request_counts.to_dict()
         return BatchState(batch.processing_status == "ended", counts, batch.processing_status, batch)
 
-    def results(self, batch_id: str, state: BatchState) -> list[BatchItem]:
+    def results(self, batch_id: str, state: BatchState, keys: Sequence[str]) -> list[BatchItem]:
         with _said(f"message batch {batch_id}"):
             return [_item(self.model, item) for item in self.client.messages.batches.results(batch_id)]
 

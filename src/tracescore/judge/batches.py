@@ -9,7 +9,8 @@ says what its API answered in these terms and raises only this module's errors.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -26,6 +27,7 @@ __all__ = [
     "BatchTransient",
     "BatchUnsure",
     "ServerBatch",
+    "sdk_errors",
 ]
 
 RESULT_TYPES = ("succeeded", "errored", "expired", "canceled")
@@ -46,6 +48,32 @@ class BatchNotFound(BatchError):
 
 class BatchTransient(BatchError):
     """Worth asking again later (429, 5xx, a connection error, a body cut short)."""
+
+
+@contextmanager
+def sdk_errors(
+    what: str,
+    *,
+    create: bool,
+    base: type[Exception],
+    not_found: type[Exception],
+    limited: type[Exception],
+    lost: tuple[type[Exception], ...],
+) -> Iterator[None]:
+    """An SDK's errors (``base``: its root) said as ``BatchError``s: ``not_found`` (404) is ``BatchNotFound``;
+    ``lost`` (a connection error, a 5xx, an answer cut short) is ``BatchTransient``, or on a ``create``
+    ``BatchUnsure`` (the batch may exist); ``limited`` (429) is ``BatchTransient``, on a create ``BatchError``
+    (it surely was not made); the rest ``BatchError``."""
+    try:
+        yield
+    except not_found as exc:
+        raise BatchNotFound(f"{what}: {exc}"[:300]) from exc
+    except lost as exc:
+        raise (BatchUnsure if create else BatchTransient)(f"{what}: {type(exc).__name__}: {exc}"[:300]) from exc
+    except limited as exc:
+        raise (BatchError if create else BatchTransient)(f"{what}: {type(exc).__name__}: {exc}"[:300]) from exc
+    except base as exc:
+        raise BatchError(f"{what}: {type(exc).__name__}: {exc}"[:300]) from exc
 
 
 @dataclass(frozen=True)
@@ -99,8 +127,9 @@ class BatchAPI(Protocol):
 
     def state(self, batch_id: str) -> BatchState: ...
 
-    def results(self, batch_id: str, state: BatchState) -> list[BatchItem]:
-        """Every request's result of an ended batch (``BatchTransient`` when the read came back incomplete)."""
+    def results(self, batch_id: str, state: BatchState, keys: Sequence[str]) -> list[BatchItem]:
+        """Every request's result of an ended batch (``keys``: its custom_ids, as recorded); ``BatchTransient`` when
+        the read came back incomplete."""
         ...
 
     def cancel(self, batch_id: str) -> None: ...
