@@ -242,6 +242,24 @@ def test_a_batch_that_outlasts_the_wait_is_cancelled_and_its_requests_are_judged
         assert [b["status"] for b in fake.batches.values()] == ["cancelled"] and not fake.billed["batch"]
 
 
+def test_a_batch_that_fails_validation_leaves_its_requests_to_the_direct_judge_once_never_to_another_batch(
+    tmp_path: Path, without_batches: dict[str, dict[str, Any]]
+) -> None:
+    write_traces(tmp_path / "t.jsonl", T0, 30, step=timedelta(minutes=45))
+    with FakeOpenAIBatches() as fake:
+        fake.fail_next = 1
+        result = CliRunner(env=_env(fake)).invoke(main, _args(tmp_path))
+        assert result.exit_code == 0, result.output
+        batches = _summary(result.output)["judge_batches"]
+        failed = [b for b in fake.batches.values() if b["status"] == "failed"]
+        assert len(fake.batches) == 2 and len(failed) == 1  # one per slice, the failed one not submitted again
+        held = {content_digest(line["body"]) for line in failed[0]["lines"]}
+        assert set(fake.direct) == held and set(fake.direct.values()) == {1}  # each judged directly, once
+        assert batches["billed"]["calls"] == fake.billed["batch"]["replies"] > 0
+        assert any("not available to batches" in e for e in batches["errors"]), batches["errors"]
+    assert _scores(tmp_path / "ts.db") == without_batches
+
+
 def test_judge_batch_on_another_openai_compatible_server_is_refused_in_one_line_exit_2(tmp_path: Path) -> None:
     write_traces(tmp_path / "t.jsonl", T0, 2)
     judge = '[judge]\nprovider = "openai"\nmodel = "qwen3-32b"\nbase_url = "http://127.0.0.1:8000/v1"\n'

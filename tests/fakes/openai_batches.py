@@ -10,7 +10,8 @@ type for those lines):
 - ``POST /v1/batches`` (``input_file_id``, ``endpoint``, ``completion_window``, ``metadata``) answers a ``Batch`` in
   ``validating``. Each input line is ``{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body"}``; a
   file that is not a ``batch`` file, a line of another url or method, or a repeated custom_id makes the batch
-  ``failed`` at its first poll, with ``errors`` naming the line (no file, nothing processed).
+  ``failed`` at its first poll, with ``errors`` naming the line (no file, nothing processed); so does each of the
+  next ``fail_next`` batches.
 - ``GET /v1/batches/{id}`` moves the batch one state per poll: ``validating`` → ``in_progress`` → ``finalizing`` →
   ended, never past ``stop_at`` (the state a test holds it in). Every request is processed once, when it ends:
   ``fate(batch number, index, custom_id)`` says ``succeeded`` (the reply the synchronous endpoint gives: same oracle,
@@ -81,6 +82,7 @@ class FakeOpenAIBatches(FakeOpenAI):
         self.batches: dict[str, dict[str, Any]] = {}
         self.fate: Callable[[int, int, str], str] | None = None
         self.stop_at: str | None = None
+        self.fail_next = 0
         self.gate_from = 1
         self.sent: Counter[str] = Counter()
         self.direct: Counter[str] = Counter()
@@ -153,9 +155,10 @@ class FakeOpenAIBatches(FakeOpenAI):
         form = _multipart(request)
         with self._lock_b:
             file_id = f"file-fake{len(self.files) + 1:04d}"
-            shape = FileObject(id=file_id, bytes=len(form.get("file", b"")), created_at=int(time.time()), filename="input.jsonl",
-                               object="file", purpose=form.get("purpose", b"").decode(), status="processed")  # type: ignore[arg-type]  # fmt: skip
-            self.files[file_id] = {"shape": shape, "data": form.get("file", b""), "batch": None}
+            data, purpose = form.get("file", b""), form.get("purpose", b"").decode()
+            shape = FileObject(id=file_id, bytes=len(data), created_at=int(time.time()), filename="input.jsonl",
+                               object="file", purpose=purpose, status="processed")  # type: ignore[arg-type]  # fmt: skip
+            self.files[file_id] = {"shape": shape, "data": data, "batch": None}
         return Response(200, shape.model_dump(mode="json", exclude_none=True))
 
     def _content(self, file_id: str) -> Response:
@@ -256,6 +259,9 @@ class FakeOpenAIBatches(FakeOpenAI):
             self._end(batch)
 
     def _invalid(self, batch: dict[str, Any]) -> str | None:
+        if self.fail_next > 0:
+            self.fail_next -= 1
+            return "the model gpt-5.4 is not available to batches of this project"
         if batch["input"]["shape"].purpose != "batch":
             return "the input file's purpose is not 'batch'"
         ids = [line.get("custom_id") for line in batch["lines"]]
@@ -297,8 +303,8 @@ class FakeOpenAIBatches(FakeOpenAI):
             return None
         file_id = f"file-fake{len(self.files) + 1:04d}"
         data = "".join(json.dumps(line) + "\n" for line in lines).encode()
-        shape = FileObject(id=file_id, bytes=len(data), created_at=int(time.time()), filename=f"{batch['id']}_output.jsonl",
-                           object="file", purpose="batch_output", status="processed")  # fmt: skip
+        shape = FileObject(id=file_id, bytes=len(data), created_at=int(time.time()), object="file",
+                           filename=f"{batch['id']}_output.jsonl", purpose="batch_output", status="processed")
         self.files[file_id] = {"shape": shape, "data": data, "batch": batch}
         return file_id
 

@@ -166,9 +166,10 @@ class OpenAIBatches:
         for file_id in (batch.output_file_id, batch.error_file_id):
             if file_id:
                 lines += self._lines(batch_id, file_id)
-        counted = state.request_counts["succeeded"] + state.request_counts["errored"]
-        if batch.status == "completed" and len(lines) < counted:
-            raise BatchTransient(f"batch {batch_id}: its files held {len(lines)} lines, the API counted {counted}")
+        said = state.request_counts
+        answered = sum(1 for line in lines if (line.get("response") or {}).get("status_code") == 200)
+        if answered < said["succeeded"] or len(lines) < said["succeeded"] + said["errored"]:
+            raise BatchTransient(f"batch {batch_id}: its files held {len(lines)} lines, fewer than the API counted")
         found = {line["custom_id"]: self._item(line) for line in lines}
         why = "; ".join(e.message or e.code or "" for e in (batch.errors.data or [])) if batch.errors else ""
         left = _LEFT.get(batch.status, "errored")
