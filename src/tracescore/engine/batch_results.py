@@ -66,7 +66,7 @@ def take_results(
                 errors.append(f"batch reply {item.custom_id[:12]} {problem}"[:300])
     reported = {kind: int(request_counts.get(kind, 0)) for kind in RESULT_TYPES}
     if any(reported[kind] != read[kind] for kind in RESULT_TYPES):
-        errors.append(f"message batch {batch.id}: the API counted {reported}, its results held {dict(read)}")
+        errors.append(f"batch {batch.id}: the API counted {reported}, its results held {dict(read)}")
     outcome = {
         "request_counts": reported,
         "read": dict(read),

@@ -242,7 +242,7 @@ def backfill_job(
 ) -> Outcome:
     """Score ``[start, stop)`` in slices, newest first; an unfinished backfill of the same window and setup is resumed.
 
-    With ``judge_batch`` each slice's judge calls go through the Message Batches API before the slice is scored;
+    With ``judge_batch`` each slice's judge calls go through the provider's batch API before the slice is scored;
     ``judge_only``: only the traces a judge budget left out, only their judged scores written (``engine/judge_only``).
     """
     if (judge_batch or judge_only) and setup.judge is None:

@@ -1,4 +1,5 @@
-"""The ledger of judge Message Batches (``backfill --judge-batch``) in the local store.
+"""The ledger of judge batches (``backfill --judge-batch``: Anthropic's Message Batches, OpenAI's Batch API) in
+the local store.
 
 A batch is written here before it exists: its request keys (the custom_ids) are recorded as an intent
 (``submitting``), then the batch is created, then the intent takes the server's id (``in_progress``). A run killed in
