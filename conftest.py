@@ -4,3 +4,4 @@
 from tests.docs_examples import examples
 
 pytest_collect_file = examples().pytest()
+

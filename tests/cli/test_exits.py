@@ -23,7 +23,7 @@ from tracescore.errors import Interrupted, LockError, TracescoreError
 from tracescore.store.lock import StoreLock
 
 SRC = REPO / "src" / "tracescore"
-_TREE = [getattr(errors, name) for name in errors.__all__ if issubclass(getattr(errors, name), TracescoreError)]
+_TREE = [c for c in vars(errors).values() if isinstance(c, type) and issubclass(c, TracescoreError)]
 _EXPECTED = {
     "TracescoreError": 4, "ConfigError": 2, "MissingInputError": 2, "InputError": 1, "AdapterError": 1,
     "InputShapeError": 2, "NoResultsError": 6, "NothingToDoError": 6, "OutputError": 4, "SourceError": 4,
