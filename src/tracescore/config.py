@@ -28,14 +28,35 @@ from tracescore.registry import Chosen, choose, load as registry_load
 from tracescore.scorers.rubrics import RUBRIC_KEYS, Rubrics, choose_rubrics
 from tracescore.sections import (
     CORE_SECTIONS,
-    JUDGE_SALT as JUDGE_SALT,
+    JUDGE_SALT,
     SAMPLING_KEYS,
-    JobSettings as JobSettings,
+    GateSettings,
+    JobSettings,
     JudgeSettings,
-    ScoringSettings as ScoringSettings,
-    SourceSettings as SourceSettings,
-    option_of as option_of,
+    ScoringSettings,
+    SinksSettings,
+    SourceSettings,
+    option_of,
 )
+
+__all__ = [
+    "CORE_SECTIONS",
+    "DEFAULT_CONFIG_FILE",
+    "Config",
+    "GateSettings",
+    "JobSettings",
+    "JUDGE_SALT",
+    "JudgeSettings",
+    "SAMPLING_KEYS",
+    "ScoringSettings",
+    "SinksSettings",
+    "SourceSettings",
+    "fingerprint",
+    "load_config",
+    "option_of",
+    "parse_sections",
+    "schema",
+]
 
 DEFAULT_CONFIG_FILE = "tracescore.toml"
 

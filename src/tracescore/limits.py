@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+__all__ = ["RateLimiter"]
+
 
 class RateLimiter:
     """At most ``per_minute`` requests per minute (None: unlimited), with bursts up to ``burst``; counts requests.

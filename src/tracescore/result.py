@@ -14,6 +14,8 @@ from typing import Any, Literal
 from tracescore.jsontext import encoder
 from tracescore.scores import Score, ScoreValue
 
+__all__ = ["CitationRow", "ClaimRow", "Label", "TraceResult", "UrlRow"]
+
 
 @dataclass(frozen=True)
 class CitationRow:

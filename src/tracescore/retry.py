@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+__all__ = ["DEFAULT_POLICY", "RetryPolicy", "Verdict", "call_with_retries"]
+
 T = TypeVar("T")
 
 

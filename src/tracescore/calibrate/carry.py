@@ -9,6 +9,8 @@ from tracescore.calibrate.labels import latest_calibration
 from tracescore.judge.rubrics import load_rubric
 from tracescore.store.db import Store
 
+__all__ = ["grounding_agreement"]
+
 
 def grounding_agreement(
     store: Store, judge_model: str, rubric_version: str | None = None

@@ -10,6 +10,8 @@ import click
 
 from tracescore.platforms import registry
 
+__all__ = ["check_platform_options", "platform_options"]
+
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 

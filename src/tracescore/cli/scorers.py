@@ -8,6 +8,8 @@ import click
 
 from tracescore.catalog import describe
 
+__all__ = ["scorers"]
+
 
 @click.command()
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,

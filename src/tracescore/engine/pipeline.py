@@ -22,6 +22,8 @@ from tracescore.scores import absent
 from tracescore.sources.base import Record
 from tracescore.trace import Trace
 
+__all__ = ["RunCounts", "guess_id", "record_key", "score_records", "score_trace"]
+
 
 @dataclass
 class RunCounts:

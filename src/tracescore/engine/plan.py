@@ -28,6 +28,8 @@ from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score
 from tracescore.trace import Trace
 
+__all__ = ["ScorerPlan", "answer_prefix", "deterministic_scorers"]
+
 NO_JUDGE = Reasons.NO_JUDGE.text
 @dataclass(frozen=True)
 class ScorerPlan:

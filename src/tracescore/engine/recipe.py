@@ -24,7 +24,7 @@ from tracescore.config import Config, JobSettings
 from tracescore.engine.daily import DayLimits
 from tracescore.engine.judging import JudgePool, StoreJudgeCache
 from tracescore.engine.pipeline import RunCounts
-from tracescore.engine.plan import NO_JUDGE, ScorerPlan as ScorerPlan
+from tracescore.engine.plan import NO_JUDGE, ScorerPlan
 from tracescore.engine.sampling import Sampling
 from tracescore.engine.stage import Plan, Stage, process_plan
 from tracescore.errors import ConfigError
@@ -44,6 +44,11 @@ from tracescore.sources.base import Record
 from tracescore.store.db import Store
 from tracescore.store.linkcache import StoreLinkCache
 from tracescore.trace import Trace
+
+__all__ = [
+    "Options", "Recipe", "ScorerPlan", "build_recipe", "command_line", "cores", "judge_off", "labelled", "options",
+    "score_stage", "scorer_plan",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from datetime import datetime
 
 from tracescore.sources.base import Record, Source
 
+__all__ = ["SlicedScan"]
+
 
 class SlicedScan:
     """The slices ``[since, until)`` of ``[start, …)``, asked for newest first, from one listing of ``source``."""

@@ -29,6 +29,8 @@ from tracescore.store.db import Store, result_rows
 from tracescore.store.due import UNJUDGED
 from tracescore.store.state import JobState
 
+__all__ = ["STOP", "Flight", "Writer"]
+
 STOP = object()
 """What each scoring thread puts on the outbox when it is done."""
 _POLL_S = 0.1

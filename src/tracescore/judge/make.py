@@ -14,6 +14,8 @@ from tracescore.judge.openai_batch import OpenAIBatches
 from tracescore.judge.protocol import Judge
 from tracescore.judge.providers import DEFAULT_MODELS, ProviderSettings, refuse_batch
 
+__all__ = ["make_batches", "make_judge"]
+
 
 def make_judge(settings: ProviderSettings, model: str | None = None, **options: Any) -> Judge:
     """The judge of ``settings`` (``options``: api_key, timeout, max_attempts, ... as each judge takes them)."""

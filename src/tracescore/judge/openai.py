@@ -24,6 +24,8 @@ from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
 from tracescore.judge.providers import DEFAULT_MODELS, ProviderSettings, openai_host
 from tracescore.judge.request import MAX_TOKENS, chat_params
 
+__all__ = ["OpenAIJudge"]
+
 
 def _retryable(exc: BaseException) -> bool:
     import openai

@@ -40,6 +40,20 @@ from urllib.parse import urlsplit
 
 from tracescore.errors import ConfigError
 
+__all__ = [
+    "DEFAULT_MODELS",
+    "OPENAI_HOST",
+    "PROVIDERS",
+    "Provider",
+    "ProviderSettings",
+    "auth_errors",
+    "identity",
+    "make_client",
+    "openai_host",
+    "parse_identity",
+    "refuse_batch",
+]
+
 Provider = Literal["anthropic", "bedrock", "vertex", "openai"]
 PROVIDERS: tuple[Provider, ...] = ("anthropic", "bedrock", "vertex", "openai")
 DEFAULT_MODELS: dict[str, str] = {  # the judge's model when none is configured: Sonnet 4.6 in each platform's id

@@ -32,16 +32,38 @@ from tracescore.scorers.absent import absent_for, all_absent
 from tracescore.scorers.citations import citation_rows
 from tracescore.scorers.grounding_call import (
     EvidenceDoc,
-    Judgement as Judgement,
-    collect_evidence as collect_evidence,
+    GroundingCall,
+    Judgement,
+    collect_evidence,
     escape_tags,
-    grounding_call as grounding_call,
+    grounding_call,
+    grounding_request,
 )
 from tracescore.scorers.partial import merge_partial_definition, merge_partial_verdicts
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import ParsedAnswer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
+
+__all__ = [
+    "BUDGET_REASON",
+    "GROUNDING_HALLUCINATION_RATE",
+    "GROUNDING_RATE",
+    "GROUNDING_UNVERIFIED_QUOTES",
+    "CITATION_DRIFT_RATE",
+    "CITATION_SUPPORT_RATE",
+    "JUDGED_SCORES",
+    "JUDGE_ERROR",
+    "LABELS",
+    "NO_JUDGE",
+    "EvidenceDoc",
+    "GroundingCall",
+    "Judgement",
+    "collect_evidence",
+    "grounding_call",
+    "grounding_request",
+    "grounding_scorer",
+]
 
 GROUNDING_RATE = "grounding.rate"
 GROUNDING_HALLUCINATION_RATE = "grounding.hallucination_rate"

@@ -32,7 +32,9 @@ from tracescore.sinks.records import (
     versioned_score_id,
 )
 from tracescore.store.db import Store
-from tracescore.store.written import Written as Written, WrittenScores
+from tracescore.store.written import Written, WrittenScores
+
+__all__ = ["Mirror", "Removal", "Written", "preview_removals"]
 
 _STALE = "(kept: not computed this time)"
 

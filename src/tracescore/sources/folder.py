@@ -13,6 +13,8 @@ from tracescore.errors import InputError
 from tracescore.sources.base import Record, Shard
 from tracescore.sources.jsonl import read_jsonl
 
+__all__ = ["FolderSource"]
+
 SUFFIX = ".jsonl"
 
 

@@ -22,7 +22,7 @@ from tracescore.errors import StoreError
 from tracescore.result import TraceResult
 from tracescore.scorers.diagnosis import cell_of
 from tracescore.store.citations_view import CITATIONS_VIEW_MIGRATION, citation_rows
-from tracescore.store.connect import PAGE_SIZE as PAGE_SIZE, cannot_create, connect
+from tracescore.store.connect import PAGE_SIZE, cannot_create, connect
 from tracescore.store.current_view import (
     CURRENT_VIEW_MIGRATION,
     NOT_COMPUTED_REASONS_MIGRATION,
@@ -31,6 +31,8 @@ from tracescore.store.current_view import (
 )
 from tracescore.store.scores_view import SCORES_VIEW_MIGRATION, score_metadata
 from tracescore.store.spend import JUDGE_SPEND_MIGRATION
+
+__all__ = ["MIGRATIONS", "PAGE_SIZE", "ResultRows", "Store", "result_rows"]
 
 MIGRATIONS: list[tuple[str, str]] = [
     (

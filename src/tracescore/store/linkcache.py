@@ -12,6 +12,8 @@ from datetime import UTC, datetime, timedelta
 
 from tracescore.store.db import Store
 
+__all__ = ["MAX_AGE", "StoreLinkCache"]
+
 MAX_AGE = timedelta(days=7)
 
 

@@ -20,6 +20,8 @@ from tracescore.judge.anthropic import TIMEOUT_SECONDS, AnthropicJudge, retry_af
 from tracescore.judge.cache import CachingJudge
 from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest, JudgeUsage
 
+__all__ = ["JudgeSpec", "JudgeWorker", "RemoteJudge", "retry_after"]
+
 DEFAULT_PAUSE = 1.0  # seconds every worker waits after a 429 that names no Retry-After
 
 

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
     from tracescore.store.db import Store
 
+__all__ = ["LangfuseScoreSink", "categories_of", "score_body"]
+
 
 def categories_of(name: str) -> tuple[str, ...] | None:
     """The categories a categorical score declares (a Langfuse score config is created for each such score, once,
