@@ -336,4 +336,9 @@ def configure(criteria: Sequence[Criterion], where: str) -> registry.Registry:
     key = (where, tuple(criteria))
     if key not in _MADE:
         _MADE[key] = tuple(c.installed(where) for c in criteria)
-    return registry.load(made=_MADE[key])
+    try:
+        return registry.load(made=_MADE[key])
+    except ConfigError as exc:
+        if _ORIGIN not in str(exc):  # an entry point's own fault: its line as it is
+            raise
+        raise ConfigError(f"{where}: [[criteria]] key 'name': {exc}") from None
