@@ -23,8 +23,12 @@ from tracescore.calibrate.sampling import record_sample, sample, verdict_candida
 from tracescore.catalog import entry
 from tracescore.cli import main
 from tracescore.config import fingerprint, load_config
+from tracescore.engine.plan import ScorerPlan
+from tracescore.engine.requests import criteria_requests, judge_requests
+from tracescore.judge.anthropic import DEFAULT_MODEL
 from tracescore.scorers.criteria import QUOTE_NOT_FOUND, Criterion
 from tracescore.store.db import Store
+from tracescore.trace import Trace
 
 SAMPLES = Path(__file__).resolve().parents[2] / "cookbook" / "data" / "traces.jsonl"
 NAME = "answer.policy_compliant"
@@ -302,3 +306,33 @@ def test_a_bad_criterion_is_exit_2_naming_the_key(fake: FakeAnthropic, tmp_path:
     assert str(config) in result.output or "declared twice" in said  # the registry's line names both owners
     assert "tracescore.toml [[criteria]]" in result.output or "declared twice" not in said
     assert fake.messages() == []  # stopped before any work
+
+
+def test_the_batch_prefill_builds_the_requests_the_scorer_sends_redacted(fake: FakeAnthropic, tmp_path: Path) -> None:
+    """``backfill --judge-batch`` submits ``judge_requests``: the criterion's are among them, built from the trace as
+    ``[judge] redact`` leaves it, under the very keys the direct judge cached (a batch reply lands where it looks)."""
+    email = "jane.doe@example.com"
+    config = _project(tmp_path)
+    config.write_text(config.read_text(encoding="utf-8") + '\n[judge]\nredact = ["email"]\n', encoding="utf-8")
+    traces = _traces()
+    for t in traces:
+        t["answer"] = f"{t['answer']} Questions? Write to {email}." if (t.get("answer") or "").strip() else t["answer"]
+    (tmp_path / "traces.jsonl").write_text("".join(json.dumps(t) + "\n" for t in traces), encoding="utf-8")
+    result = _score(fake, config, tmp_path / "ts.db")
+    assert result.exit_code == 0, result.output
+    sent = [json.dumps(r.json()) for r in fake.messages()]
+    assert len(sent) == len(_answered()) and not any(email in body for body in sent)
+    assert all("<email-1>" in body for body in sent)
+    loaded = load_config(config)
+    plan = ScorerPlan(loaded.scorers(), criteria=(str(config), loaded.criteria))
+    redact = loaded.redactor
+    assert redact is not None
+    models = [Trace.model_validate(t) for t in traces]
+    ours = {r.key(DEFAULT_MODEL) for t in models for r in criteria_requests(redact.trace(t), plan)}
+    with Store(tmp_path / "ts.db") as store:
+        cached = {key for (key,) in store.query("SELECT key FROM judge_cache")}
+    assert ours == cached and len(cached) == len(_answered())
+    batched = {r.key(DEFAULT_MODEL) for t in models for r in judge_requests(t, redact=redact, plan=plan)}
+    assert cached <= batched
+    unplanned = {r.key(DEFAULT_MODEL) for t in models for r in judge_requests(t, redact=redact)}
+    assert not cached & unplanned  # the criteria are the plan's: a plan without them batches none
