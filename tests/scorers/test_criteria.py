@@ -336,3 +336,45 @@ def test_the_batch_prefill_builds_the_requests_the_scorer_sends_redacted(fake: F
     assert cached <= batched
     unplanned = {r.key(DEFAULT_MODEL) for t in models for r in judge_requests(t, redact=redact)}
     assert not cached & unplanned  # the criteria are the plan's: a plan without them batches none
+
+
+def test_the_calibration_loop_from_the_command_line(fake: FakeAnthropic, tmp_path: Path) -> None:
+    """``calibrate sample --criterion`` writes a blind sheet with the criterion's own label column, ``pull`` reads the
+    filled sheet, ``measure --config`` records the criterion's calibration, and the next run's scores carry it."""
+    import csv
+
+    config, db, sheet = _project(tmp_path), tmp_path / "ts.db", tmp_path / "labels.csv"
+    assert _score(fake, config, db).exit_code == 0
+    runner = CliRunner()
+    common = ["--store", str(db), "--config", str(config)]
+    refused = runner.invoke(main, ["calibrate", "sample", "--to", str(sheet), "--criterion", "answer.nope", *common])
+    assert refused.exit_code == 2 and "declared: answer.policy_compliant" in refused.output, refused.output
+    drawn = runner.invoke(main, ["calibrate", "sample", "--to", str(sheet), "--criterion", NAME, "--n", "20",
+                                 "--seed", "2", *common])  # fmt: skip
+    assert drawn.exit_code == 0, drawn.output
+    with sheet.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == len(_answered()) and all(r[NAME] == "" for r in rows)  # blind: no verdict on the sheet
+    assert {r["claim"] for r in rows} == {RUBRIC + "\n"}
+    with Store(db) as store:
+        judged = {i: json.loads(j)["values"][NAME] for i, j in store.query("SELECT item_id, judge FROM"
+                                                                          " calibration_items")}  # fmt: skip
+    flipped = sorted(judged)[0]
+    for r in rows:
+        says_yes = (judged[r["item_id"]] == "true") != (r["item_id"] == flipped)  # agrees on all items but one
+        r[NAME], r["reviewer"] = "yes" if says_yes else "no", "ann"
+    with sheet.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    pulled = runner.invoke(main, ["calibrate", "pull", "--from", str(sheet), "--store", str(db)])
+    assert pulled.exit_code == 0 and f"{len(rows)} new" in pulled.output, pulled.output
+    measured = runner.invoke(main, ["calibrate", "measure", *common, "--format", "json"])
+    assert measured.exit_code == 0, measured.output
+    found = [c for c in json.loads(measured.output)["calibrations"] if c["figures"]["label"] == NAME]
+    version = load_config(config).criteria[0].version
+    assert len(found) == 1 and found[0]["rubric_version"] == version
+    kappa = found[0]["agreement"]["kappa"]
+    assert 0 < kappa < 1
+    assert _score(fake, config, db).exit_code == 0
+    assert {r[3]["agreement"]["kappa"] for r in _rows(db).values() if r[1] is None} == {kappa}
