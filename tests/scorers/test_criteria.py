@@ -378,3 +378,28 @@ def test_the_calibration_loop_from_the_command_line(fake: FakeAnthropic, tmp_pat
     assert 0 < kappa < 1
     assert _score(fake, config, db).exit_code == 0
     assert {r[3]["agreement"]["kappa"] for r in _rows(db).values() if r[1] is None} == {kappa}
+
+
+def test_a_process_that_loaded_no_config_makes_the_criteria_from_the_plan(tmp_path: Path) -> None:
+    """A Ray task or a spawned worker gets the pickled plan, not the config: it makes the criteria from the plan's
+    values, and its registry and catalog hold them."""
+    import pickle
+    import subprocess
+    import sys
+
+    config = _project(tmp_path)
+    loaded = load_config(config)
+    plan = ScorerPlan(loaded.scorers(), criteria=(str(config), loaded.criteria))
+    child = (
+        "import pickle, sys\n"
+        "from tracescore import catalog\n"
+        "plan = pickle.loads(sys.stdin.buffer.read())\n"
+        f"assert catalog.entry({NAME!r}) is None\n"
+        "names = [getattr(s, '__name__', '') for s in plan.scorers(None)]\n"
+        f"e = catalog.entry({NAME!r})\n"
+        "print(names.count(e.scorer), e.kind, e.version)\n"
+    )
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    out = subprocess.run([sys.executable, "-c", child], input=pickle.dumps(plan), capture_output=True, check=True,
+                         env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin"}, timeout=120)  # fmt: skip
+    assert out.stdout.decode().split() == ["1", "BOOLEAN", loaded.criteria[0].version]
