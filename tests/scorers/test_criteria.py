@@ -23,6 +23,7 @@ from tracescore.calibrate.sampling import record_sample, sample, verdict_candida
 from tracescore.catalog import entry
 from tracescore.cli import main
 from tracescore.config import fingerprint, load_config
+from tracescore.engine.estimate import estimate_trace
 from tracescore.engine.plan import ScorerPlan
 from tracescore.engine.requests import criteria_requests, judge_requests
 from tracescore.judge.anthropic import DEFAULT_MODEL
@@ -336,6 +337,8 @@ def test_the_batch_prefill_builds_the_requests_the_scorer_sends_redacted(fake: F
     assert cached <= batched
     unplanned = {r.key(DEFAULT_MODEL) for t in models for r in judge_requests(t, redact=redact)}
     assert not cached & unplanned  # the criteria are the plan's: a plan without them batches none
+    answered = [t for t in models if t.answer.strip()]
+    assert all(estimate_trace(t, DEFAULT_MODEL, plan=plan).stages[NAME] == 1 for t in answered)  # the dry run
 
 
 def test_the_calibration_loop_from_the_command_line(fake: FakeAnthropic, tmp_path: Path) -> None:
