@@ -51,15 +51,6 @@ class JudgeReply:
     attempts: int = 1
     cached: bool = False
 
-    def spent(self) -> dict[str, Any]:
-        """What this call cost (zero when answered from the cache), for a score's ``judge_usage`` and reports."""
-        return {
-            "calls": 0 if self.cached else 1,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": round(reply_cost(self) or 0.0, 6),
-        }
-
 
 @dataclass
 class JudgeUsage:

@@ -45,6 +45,7 @@ from tracescore.judge.rubrics import Rubric
 from tracescore.reasons import NOT_COMPUTED, Reasons
 from tracescore.registry import Installed, RunContext, ScorerDef, ScoreSpec
 from tracescore.scorers.absent import absent_for, all_absent
+from tracescore.scorers.grounding import reply_usage
 from tracescore.scorers.grounding_call import EvidenceDoc, collect_evidence, documents_block, escape_tags, quoted
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
@@ -234,7 +235,7 @@ def criterion_scorer(
             reply = judge.judge(call.request)
         except JudgeError as exc:
             return Scored(tuple(all_absent(names, Reasons.JUDGE_ERROR.text, comment=str(exc), **meta)))
-        meta["judge_usage"] = reply.spent()
+        meta["judge_usage"] = reply_usage(reply)
         verdict = reply.output
         meta["verdict"] = criterion.label(verdict.verdict)
         if criterion.quote:

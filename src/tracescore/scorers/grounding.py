@@ -21,7 +21,8 @@ from typing import Any
 from tracescore.errors import JudgeError
 from tracescore.judge.budget import budget_reason
 from tracescore.judge.passages import MAX_SHARE
-from tracescore.judge.protocol import Judge
+from tracescore.judge.pricing import reply_cost
+from tracescore.judge.protocol import Judge, JudgeReply
 from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.reasons import Reasons
 from tracescore.registry import RunContext, ScoreSpec, reasons, scorer
@@ -61,6 +62,7 @@ __all__ = [
     "grounding_call",
     "grounding_request",
     "grounding_scorer",
+    "reply_usage",
 ]
 
 GROUNDING_RATE = "grounding.rate"
@@ -136,7 +138,7 @@ def grounding_scorer(
             reply = judge.judge(call.request)
         except JudgeError as exc:
             return Scored(tuple(all_absent(JUDGED_SCORES, JUDGE_ERROR, comment=str(exc), **meta)))
-        meta["judge_usage"] = reply.spent()
+        meta["judge_usage"] = reply_usage(reply)
         judged = _verify(reply.output, call.labels, call.sentences, reply.key)
         if merge_partial:  # [judge] merge_partial: PARTIAL counted as another verdict, said on every judged score
             merge_partial_verdicts(judged.rows, judged.per_doc, merge_partial)
@@ -148,6 +150,17 @@ def grounding_scorer(
 
     score_grounding.__name__ = "grounding"
     return score_grounding
+
+
+def reply_usage(reply: JudgeReply) -> dict[str, Any]:
+    """What one judge call cost (zero when answered from the cache), for a score's ``judge_usage`` and reports."""
+    cost = reply_cost(reply)
+    return {
+        "calls": 0 if reply.cached else 1,
+        "input_tokens": reply.input_tokens,
+        "output_tokens": reply.output_tokens,
+        "cost_usd": round(cost or 0.0, 6),
+    }
 
 
 @dataclass
