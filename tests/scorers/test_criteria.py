@@ -137,6 +137,14 @@ def test_a_criterion_is_judged_with_its_rubric_its_quote_verified_and_a_rerun_is
     assert any(meta["source"] == "policy-returns-v4" for *_, meta in judged.values())  # a document, by its name
     e = entry(NAME)
     assert e is not None and (e.kind, e.direction, e.judged, e.version) == ("BOOLEAN", 1, True, version)
+    share = sum(row[0] for row in judged.values()) / len(judged)
+    for limit, verdict in ((share - 0.05, "pass"), (share + 0.05, "warn")):  # the gate reads the declaration
+        gated = CliRunner().invoke(main, ["gate", "run:latest", "--store", str(tmp_path / "ts.db"), "--config",
+                                          str(config), "--min", f"{NAME}={limit:.3f}", "--format", "json"])  # fmt: skip
+        rule = next(r for r in json.loads(gated.output)["rules"] if r["subject"] == NAME)
+        assert (rule["verdict"], rule["observed"]) == (verdict, pytest.approx(share)), gated.output
+        if verdict != "pass":  # a judged score: an uncalibrated judge may not fail the gate, its cases go to review
+            assert "judge never calibrated" in rule["message"] and rule["cases"], rule
 
     before = len(fake.messages())
     again = _score(fake, config, tmp_path / "ts.db")
@@ -381,6 +389,11 @@ def test_the_calibration_loop_from_the_command_line(fake: FakeAnthropic, tmp_pat
     assert 0 < kappa < 1
     assert _score(fake, config, db).exit_code == 0
     assert {r[3]["agreement"]["kappa"] for r in _rows(db).values() if r[1] is None} == {kappa}
+    # the gate weighs the criterion's judge by this calibration (too few items yet to let it fail a gate)
+    gated = runner.invoke(main, ["gate", "run:latest", *common, "--min", f"{NAME}=0.99", "--format", "json"])
+    rule = next(r for r in json.loads(gated.output)["rules"] if r["subject"] == NAME)
+    assert rule["verdict"] == "warn" and f"rubric {version}: kappa {kappa:.2f}" in rule["message"], rule
+    assert "fewer than 30 labelled items" in rule["message"]
 
 
 def test_a_process_that_loaded_no_config_makes_the_criteria_from_the_plan(tmp_path: Path) -> None:

@@ -128,7 +128,7 @@ def _judged_label(name: str) -> LabelSpec | None:
     if entry.kind == "CATEGORICAL" and entry.categories:
         return LabelSpec(name, "categorical", entry.categories, description=what)
     low, high = entry.low, entry.high
-    if math.isfinite(low) and math.isfinite(high) and low.is_integer() and high.is_integer() and high - low <= 10:
+    if math.isfinite(low) and math.isfinite(high) and low.is_integer() and high.is_integer() and 2 <= high - low <= 10:
         grades = tuple(str(g) for g in range(int(high), int(low) - 1, -1))  # best first, as the verdicts
         better = grades if entry.direction >= 0 else grades[::-1]
         return LabelSpec(name, "categorical", better, ordinal=True, positive=better[0], description=what)
