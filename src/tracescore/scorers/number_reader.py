@@ -94,25 +94,28 @@ _WORD_FORMS = (
 )
 
 
-def _alternatives(led_by_digit: tuple[str, ...], led_by_word: tuple[str, ...], currency: str) -> str:
-    """One pattern of the forms: those led by a digit grouped apart from those led by the character before a word
-    (tried together at each place, they cost the engine twice as much)."""
-    pattern = "(?:" + "|".join(led_by_digit) + ")|(?:" + "|".join(led_by_word) + ")"
-    return pattern.replace("{currency}", currency).replace("{lead}", _LEAD).replace("{before}", "[^a-z0-9]")
+def _led(led_by_digit: tuple[str, ...], led_by_word: tuple[str, ...]) -> str:
+    """One pattern of the forms, each after one character that a class matches (a digit, or the character before a
+    word), so the engine skips letters in C and tries the forms only there."""
+    pattern = rf"[^a-z](?:(?<=[0-9]){_NOT_INSIDE}(?:{'|'.join(led_by_digit)})|(?<![0-9])(?:{'|'.join(led_by_word)}))"
+    return pattern.replace("{currency}", "").replace("{lead}", "").replace("{before}", "")
+
+
+def _ungrouped(pattern: str) -> str:
+    return re.sub(r"\(\?P<\w+>", "(?:", pattern)
 
 
 # a name with a number (read from claims only; the evidence's digits are read as values, and a name is looked up in
 # its text): letters, a hyphen or not, digits (``gpt-4``, ``f16``), or a word, a space and one or two digits
-_NAME = (r"(?P<name>(?<![a-z0-9])(?P<letters>[a-z]+)-?(?P<nd>[0-9]+(?:\.[0-9]+)?)[a-z]*(?![a-z0-9])"
-         r"|(?<![a-z0-9])(?P<word2>[a-z]{2,})\s(?P<nd2>[0-9]{1,2})"
+_NAME = (r"(?P<name>(?P<letters>[a-z]+)-?(?P<nd>[0-9]+(?:\.[0-9]+)?)[a-z]*(?![a-z0-9])"
+         r"|(?P<word2>[a-z]{2,})\s(?P<nd2>[0-9]{1,2})"
          r"(?![0-9a-z]|[.,][0-9]|\s*(?:%|percent|per\s?cent|st|nd|rd|th)|\s*[\u2013-]\s*[0-9]))")
-_GROUPED = re.compile(_alternatives(_DIGIT_FORMS, _WORD_FORMS, currency=""))  # a token read on its own: its form
-# the evidence's scan: the same forms without groups (findall gives tokens), each after one character that a class
-# matches (a digit, or the character before a word), so the engine skips letters in C and tries the forms only there
-SCAN = re.compile(re.sub(r"\(\?P<\w+>", "(?:", rf"[^a-z](?:(?<=[0-9]){_NOT_INSIDE}(?:{'|'.join(_DIGIT_FORMS)})"
-                         rf"|(?<![0-9])(?:{'|'.join(_WORD_FORMS)}))")
-                  .replace("{currency}", "").replace("{lead}", "").replace("{before}", ""))
-_CLAIM = re.compile(_alternatives((*_DIGIT_FORMS, _NAME), _WORD_FORMS, currency="[$€£¥]?"))  # as written
+_MONEY = rf"(?P<money>(?<=[$€£¥]){_ungrouped(_DIGIT_FORMS[-1]).replace('{lead}', _LEAD)})"  # a value after its sign
+# a token read on its own: its form (each form as the scan reads it, led by a digit or the character before a word)
+_GROUPED = re.compile("|".join(_DIGIT_FORMS + _WORD_FORMS).replace("{currency}", "").replace("{lead}", _LEAD)
+                      .replace("{before}", "[^a-z0-9]"))
+SCAN = re.compile(_ungrouped(_led(_DIGIT_FORMS, _WORD_FORMS)))  # the evidence's: findall gives the tokens
+_CLAIM = re.compile(_led(_DIGIT_FORMS, (*_WORD_FORMS, _NAME, _MONEY)))  # a claim's: each form's place and parts
 _URL = re.compile(r"(?:https?://|www\.)\S+|\]\([^)\s]*\)", re.IGNORECASE)
 _MARKER = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]")
 _DIGITS = re.compile(r"[0-9]+")
@@ -163,19 +166,19 @@ def read(text: str, *, whole: bool = False) -> list[Number]:
     pos = 0
     while (m := _CLAIM.search(lower, pos)) is not None:
         kind = m.lastgroup
-        start = m.start() + (kind in ("monthday", "word"))  # not the character before the word
+        start = m.start() + (kind in ("monthday", "word", "name"))  # not the character before the word
         pos, written = m.end(), text[start:m.end()].strip()
         if kind == "name":
             word = m.group("word2")
-            if text[m.start()].isupper() and not (word and (word in _NOT_NAMES or word[:3] in _MONTHS)):
-                found.append(Number(written, ("name", name_key(m.group()))))
+            if text[start].isupper() and not (word and (word in _NOT_NAMES or word[:3] in _MONTHS)):
+                found.append(Number(written, ("name", name_key(m.group("name")))))
             else:  # no name: its digits are read next
                 pos = m.start("nd" if m.group("letters") else "nd2")
             continue
         no_year = kind in ("daymonth", "monthday") and not (m.group("year") or m.group("year2") or m.group("year3"))
         if no_year and not text[m.start("month" if kind == "daymonth" else "month2")].isupper():
-            if kind == "daymonth":  # "5 may": the day is a number
-                found.append(Number(text[m.start("day"):m.end("day")], int(m.group("day"))))
+            if kind == "daymonth":  # "5 may": the day (from the digit that leads the match) is a number
+                found.append(Number(text[m.start():m.end("day")], int(lower[m.start():m.end("day")])))
                 pos = m.end("day")
             else:  # "may 5": the digits are read next
                 pos = m.start("day2")
