@@ -26,6 +26,8 @@ from tracescore.judge.rubrics import load_rubric
 from tracescore.platforms import registry
 from tracescore.registry import Chosen, choose
 from tracescore.registry import load as registry_load
+from tracescore.scorers.criteria import Criterion, read_criteria
+from tracescore.scorers.criteria import configure as configure_criteria
 from tracescore.scorers.rubrics import RUBRIC_KEYS, Rubrics, choose_rubrics
 from tracescore.sections import (
     CORE_SECTIONS,
@@ -73,10 +75,13 @@ def schema() -> dict[str, type[BaseModel]]:
 class Config:
     """The loaded configuration: one validated model per known section (defaults for sections not in the file)."""
 
-    def __init__(self, sections: dict[str, BaseModel], path: Path | None = None) -> None:
+    def __init__(
+        self, sections: dict[str, BaseModel], path: Path | None = None, criteria: tuple[Criterion, ...] = ()
+    ) -> None:
         self.path = path
         self._sections = sections
         self._rubrics: Rubrics | None = None
+        self.criteria = criteria  # [[criteria]]: judged scorers made from the file (scorers/criteria.py)
 
     def scorers(self, overrides: dict[str, dict[str, Any]] | None = None) -> Chosen:
         """The scorers ``[scoring] scorers``/``disable`` choose, each with its ``[scorers.<name>]`` options (and
@@ -150,7 +155,7 @@ class Config:
 
 
 def _known() -> str:
-    return ", ".join(f"[{n}]" for n in sorted(schema()))
+    return ", ".join(f"[{n}]" for n in sorted(schema())) + ", [[criteria]]"
 
 
 def load_config(path: str | Path | None = None) -> Config:
@@ -161,6 +166,7 @@ def load_config(path: str | Path | None = None) -> Config:
     if path is None:
         candidate = Path(DEFAULT_CONFIG_FILE)
         if not candidate.is_file():
+            configure_criteria((), DEFAULT_CONFIG_FILE)  # none: a file loaded earlier in this process made them
             return Config({})
         path = candidate
     path = Path(path)
@@ -170,7 +176,9 @@ def load_config(path: str | Path | None = None) -> Config:
         raise ConfigError(f"cannot read config file {str(path)!r}: {exc.strerror}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
-    config = Config(parse_sections(data, source=str(path)), path)
+    criteria = read_criteria(data.pop("criteria", []), base=path.parent, source=str(path))
+    config = Config(parse_sections(data, source=str(path)), path, criteria)
+    configure_criteria(criteria, str(path))  # the registry's view holds them: catalog, sinks, gate, report, store
     config.rubrics  # noqa: B018 - a bad rubric file stops every command at once, naming the file and the key
     config.scorers()  # so does an unknown scorer or a bad option of one
     return config

@@ -318,19 +318,22 @@ def _load(ep: metadata.EntryPoint) -> Installed:
 
 
 _LOADED: Registry | None = None
+_MADE: tuple[Installed, ...] = ()  # the scorers the loaded configuration makes (its [[criteria]])
 
 
-def load(*, refresh: bool = False) -> Registry:
+def load(*, refresh: bool = False, made: Sequence[Installed] | None = None) -> Registry:
     """The registry of installed scorers, loaded from the entry points once per process (``refresh``: again, after
-    an install); ConfigError (exit 2) names an entry point that cannot be used."""
-    global _LOADED
-    if _LOADED is None or refresh:
+    an install), and of those the loaded configuration ``made`` (its ``[[criteria]]``: in place of earlier ones,
+    checked as a plugin's); ConfigError (exit 2) names an entry point or a scorer that cannot be used."""
+    global _LOADED, _MADE
+    if _LOADED is None or refresh or (made is not None and tuple(made) != _MADE):
         eps = _entry_points()
         names = [ep.name for ep in eps]
         if twice := sorted({n for n in names if names.count(n) > 1}):
             owners = ", ".join(f"{ep.dist.name if ep.dist else '?'}" for ep in eps if ep.name == twice[0])
             raise ConfigError(f"scorer entry point {twice[0]!r} is registered twice (by {owners})")
-        _LOADED = Registry(_ordered(_load(ep) for ep in eps))
+        keep = _MADE if made is None else tuple(made)
+        _LOADED, _MADE = Registry(_ordered([*(_load(ep) for ep in eps), *keep])), keep
     return _LOADED
 
 

@@ -23,6 +23,8 @@ from tracescore.judge.redact import Redactor
 from tracescore.reasons import Reasons
 from tracescore.registry import Chosen, Installed, RunContext, ScorerDef, choose, option_value
 from tracescore.scorers.absent import absent_for
+from tracescore.scorers.criteria import Criterion
+from tracescore.scorers.criteria import configure as configure_criteria
 from tracescore.scorers.rubrics import Rubrics
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score
@@ -44,10 +46,23 @@ class ScorerPlan:
     rubrics: Rubrics = field(default_factory=Rubrics)
     sampling: Sampling = field(default_factory=Sampling)
     redact: Redactor | None = None
+    criteria: tuple[str, tuple[Criterion, ...]] | None = None  # the config file and its [[criteria]] (None: as loaded)
 
     @functools.cached_property
     def _chosen(self) -> Chosen:
+        self.registry()
         return self.chosen if self.chosen is not None else choose()
+
+    def registry(self) -> registry.Registry:
+        """The run's registry: the installed scorers and the config's criteria (a worker process or a Ray task,
+        which loaded no config, makes them here from the plan's values)."""
+        if self.criteria is None:
+            return registry.load()
+        return configure_criteria(self.criteria[1], self.criteria[0])
+
+    def chosen_scorers(self) -> Chosen:
+        """The scorers this plan runs, with their options (``[scoring] scorers`` / ``disable``)."""
+        return self._chosen
 
     def option(self, scorer: str, name: str) -> Any:
         """The value of ``scorer``'s option ``name`` in this plan (its default when the scorer is not chosen)."""
@@ -55,7 +70,7 @@ class ScorerPlan:
 
     def versions(self) -> dict[str, str]:
         """Each chosen scorer's version, by entry-point name (part of the run's fingerprint)."""
-        loaded = registry.load()
+        loaded = self.registry()
         return {name: loaded[name].scorer.version for name, _ in self._chosen}
 
     def scorers(self, judge: Judge | None, links: Any = None) -> list[Scorer]:
@@ -88,7 +103,7 @@ class ScorerPlan:
     ) -> tuple[list[Scorer], list[Scorer], list[Scorer]]:
         run = RunContext(judge, reason or self.no_judge_reason, self.max_cost, self.agreement, self.merge_partial,
                          self.rubrics)  # fmt: skip
-        loaded = registry.load()
+        loaded = self.registry()
         plain: list[Scorer] = []
         judged: list[Scorer] = []
         checked: list[Scorer] = []

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from tracescore.adapters import Adapter
-from tracescore.calibrate.carry import grounding_agreement
+from tracescore.calibrate.carry import criteria_agreement, grounding_agreement
 from tracescore.calibrate.required import HumanRequired, apply_required, human_required
-from tracescore.config import Config, JobSettings
+from tracescore.config import DEFAULT_CONFIG_FILE, Config, JobSettings
 from tracescore.engine.daily import DayLimits
 from tracescore.engine.judging import JudgePool, StoreJudgeCache
 from tracescore.engine.pipeline import RunCounts
@@ -38,6 +38,7 @@ from tracescore.links import LinkChecker
 from tracescore.reasons import Reasons
 from tracescore.registry import Chosen
 from tracescore.result import TraceResult
+from tracescore.scorers.criteria import Criterion
 from tracescore.scorers.rubrics import Rubrics
 from tracescore.scorers.scored import Scorer
 from tracescore.sources.base import Record
@@ -69,6 +70,7 @@ class Options:
     sampling: Sampling = field(default_factory=Sampling)  # [scoring] judge_sample, judge_flagged, judge_salt
     day: DayLimits = field(default_factory=DayLimits)  # the job's [job] max_cost_per_day, max_calls_per_day (setup.py)
     redact: Redactor | None = None  # [judge] redact: what the judge never sees
+    criteria: tuple[str, tuple[Criterion, ...]] | None = None  # the config file and its [[criteria]]
 
 
 def options(
@@ -107,6 +109,7 @@ def options(
         sampling=Sampling(judge_sample if judge_sample is not None else scoring.judge_sample, scoring.judge_flagged,
                           scoring.judge_salt, scoring.judge_key),
         redact=config.redactor,
+        criteria=(str(config.path) if config.path is not None else DEFAULT_CONFIG_FILE, config.criteria),
     )
 
 
@@ -241,11 +244,14 @@ def _judge_pool(options: Options, store: Path | None, notes: list[str]) -> Judge
 def scorer_plan(options: Options, reason: str | None, judge_model: str | None, store: Path | None) -> ScorerPlan:
     """The scorers' values; with a judge of ``judge_model``, the agreement of its latest calibration in ``store``."""
     agreement = None
+    criteria = options.criteria[1] if options.criteria is not None else ()
     if judge_model is not None and store is not None:
         with Store(store) as opened:
             agreement = grounding_agreement(opened, judge_model, options.rubrics.grounding.version)
+            if own := criteria_agreement(opened, judge_model, criteria):
+                agreement = (agreement or {}) | own
     return ScorerPlan(options.scorers, reason or NO_JUDGE, options.max_cost, agreement, options.merge_partial,
-                      options.rubrics, options.sampling, options.redact)  # fmt: skip
+                      options.rubrics, options.sampling, options.redact, options.criteria)  # fmt: skip
 
 
 def build_recipe(

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from tracescore.judge.passages import MAX_SHARE, chunk_text, select_passages
 from tracescore.judge.protocol import JudgeRequest
+from tracescore.judge.quotes import verify_quote
 from tracescore.judge.redact import PLACEHOLDER
 from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.reasons import Reasons
@@ -27,9 +28,11 @@ __all__ = [
     "JudgedClaim",
     "Judgement",
     "collect_evidence",
+    "documents_block",
     "escape_tags",
     "grounding_call",
     "grounding_request",
+    "quoted",
 ]
 
 
@@ -115,6 +118,12 @@ def collect_evidence(trace: Trace) -> list[EvidenceDoc]:
 
 
 # -- the request ----------------------------------------------------------------------------------------------
+def quoted(quote: str, text: str) -> bool:
+    """The judge's ``quote`` is in ``text`` as stored, or as the judge saw it (tag-like text escaped): verified in
+    code (``judge/quotes.py``), never taken on the judge's word."""
+    return verify_quote(quote, text).found or ("&lt;" in quote and verify_quote(quote, escape_tags(text)).found)
+
+
 def escape_tags(text: str) -> str:
     """Text inside the request opens no tag at all: the ``<`` of every tag-like sequence becomes ``&lt;``."""
     return _TAG.sub("&lt;", text)
@@ -143,7 +152,18 @@ def grounding_request(
     ``rubric`` (default: the bundled ``grounding``) is the system text the judge receives."""
     lines = [f"<question>{escape_tags(trace.question)}</question>", "<answer>"]
     lines += [f'<sentence n="{i}">{escape_tags(s)}</sentence>' for i, s in enumerate(sentences)]
-    lines += ["</answer>", "<documents>"]
+    lines.append("</answer>")
+    block, labels = documents_block(docs, sentences, max_share=max_share)
+    return JudgeRequest(rubric or load_rubric("grounding"), "\n".join([*lines, block]), Judgement), labels
+
+
+def documents_block(
+    docs: Sequence[EvidenceDoc], sentences: Sequence[str], *, max_share: float = MAX_SHARE
+) -> tuple[str, dict[str, EvidenceDoc]]:
+    """The ``<documents>`` block of a judge request (each document cut to its passages for ``sentences``, delimited
+    with an id ``D1``, ``D2``, …) and the document of each id: what the judge quotes from and the quotes are
+    verified against (grounding, and a ``[[criteria]]`` criterion)."""
+    lines = ["<documents>"]
     queries = [_MARKERS.sub(" ", s) for s in sentences]
     labels: dict[str, EvidenceDoc] = {}
     for n, doc in enumerate(docs, start=1):
@@ -154,7 +174,7 @@ def grounding_request(
         body = escape_tags(_passages(doc, queries, max_share))
         lines.append(f'<document id="{label}" source="{source}"{url}>\n{body}\n</document>')
     lines.append("</documents>")
-    return JudgeRequest(rubric or load_rubric("grounding"), "\n".join(lines), Judgement), labels
+    return "\n".join(lines), labels
 
 
 @dataclass(frozen=True)
