@@ -156,8 +156,9 @@ def length_ok(trace: ts.Trace) -> list[ts.Score]:
 def test_a_scorer_raising_on_some_traces_leaves_its_scores_absent_there_and_the_run_goes_on(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     with installed(build(tmp_path / "site", {"acme_scorers": RAISES}, ENTRY | {"length": "acme_scorers:length_ok"})):
-        code, text = _run("score", str(_traces(tmp_path)), "--out", str(out), "-q")
+        code, text = _run("score", str(_traces(tmp_path)), "--out", str(out), "-q", "--format", "json")
         kind = catalog.absence_kind("scorer error: ValueError: cannot read this answer", "answer.length_ok")
+        shown_code, shown = _run("score", str(_traces(tmp_path)), "--store", "none", "--format", "terminal")
     lines = {r["trace_id"]: r for r in map(json.loads, out.read_text().splitlines())}
     assert code == 0, text
     assert lines["t-missed"]["missing"]["answer.length_ok"] == "scorer error: ValueError: cannot read this answer"
@@ -165,3 +166,5 @@ def test_a_scorer_raising_on_some_traces_leaves_its_scores_absent_there_and_the_
     assert lines["t-missed"]["scores"]["answer.cites_policy_id"] is False  # its other scorers still ran
     assert lines["t-asked"]["scores"]["answer.length_ok"] is True and lines["t-none"]["scores"]["answer.length_ok"]
     assert lines["t-missed"]["errors"] == ["scorer length failed: ValueError: cannot read this answer"]
+    assert json.loads(text)["scorer_errors"] == {"length": 1}  # the summary counts them per scorer
+    assert shown_code == 0 and "scorer errors: length on 1 trace (its scores there absent, not computed)" in shown
