@@ -168,3 +168,15 @@ def test_a_scorer_raising_on_some_traces_leaves_its_scores_absent_there_and_the_
     assert lines["t-missed"]["errors"] == ["scorer length failed: ValueError: cannot read this answer"]
     assert json.loads(text)["scorer_errors"] == {"length": 1}  # the summary counts them per scorer
     assert shown_code == 0 and "scorer errors: length on 1 trace (its scores there absent, not computed)" in shown
+
+
+def test_dashboard_score_adds_a_plugins_score_as_a_widget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with installed(build(tmp_path / "site", POLICY, ENTRY)):
+        code, out = _run("dashboard", "--to", "langfuse", "--dry-run", "--score", "answer.cites_policy_id")
+        unknown, said = _run("dashboard", "--to", "langfuse", "--dry-run", "--score", "answer.cites_policy")
+    assert code == 0, out
+    assert "(8 widgets)" in out and (
+        "widget 'answer.cites_policy_id: daily mean by trace name' (LINE_TIME_SERIES of scores-boolean: avg of value,"
+        " split by traceName; where name = answer.cites_policy_id") in out  # fmt: skip
+    assert unknown == 2 and "--score 'answer.cites_policy' is no score of the catalog" in said
