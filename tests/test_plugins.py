@@ -180,3 +180,38 @@ def test_dashboard_score_adds_a_plugins_score_as_a_widget(tmp_path: Path, monkey
         "widget 'answer.cites_policy_id: daily mean by trace name' (LINE_TIME_SERIES of scores-boolean: avg of value,"
         " split by traceName; where name = answer.cites_policy_id") in out  # fmt: skip
     assert unknown == 2 and "--score 'answer.cites_policy' is no score of the catalog" in said
+
+
+COMPLIANCE = EXAMPLE + '''
+
+@ts.scorer(stage="compliance", version="1",
+           scores=[ts.ScoreSpec("compliance.answer_chars", "numeric", better=None, min=0)])
+def answer_chars(trace: ts.Trace) -> list[ts.Score]:
+    return [ts.score("compliance.answer_chars", len(trace.answer or ""))]
+'''
+
+
+def test_the_api_and_both_platforms_evaluators_give_a_plugins_scores_a_stage_of_its_own_too(tmp_path: Path) -> None:
+    from tests.fakes.langsmith_runs import load_samples, run_tree
+    from tracescore import score_traces
+    from tracescore.integrations import langfuse as lf
+    from tracescore.integrations import langsmith as ls
+
+    schemas = pytest.importorskip("langsmith.schemas")
+    case = load_samples(1)[0] | {"question": "Under POL-1234, how many days do I have to return an item?"}
+    runs, example = run_tree(case, "00000000-0000-4000-8000-0000000000aa", experiment=True)
+    run = schemas.Run(**runs[0], child_runs=[schemas.Run(**child) for child in runs[1:]])
+    wanted = {"answer.cites_policy_id": False, "compliance.answer_chars": float(len(case["answer"]))}
+    entries = ENTRY | {"chars": "acme_scorers:answer_chars"}
+    with installed(build(tmp_path / "site", {"acme_scorers": COMPLIANCE}, entries)):
+        [api] = score_traces([case])
+        on_langsmith = {r["key"]: r.get("score") for r in ls.evaluators()[0](run, schemas.Example(**example))["results"]}
+        on_langfuse = {e.name: e.value for e in lf.evaluators()[0](input={}, output=case, expected_output=None,
+                                                                       metadata=case["labels"])}  # fmt: skip
+        only = {r["key"] for r in ls.evaluators(stages=["compliance"])[0](run, None)["results"]}
+    assert {n: api.values[n] for n in wanted} == wanted
+    assert {n: on_langsmith[n] for n in wanted} == {"answer.cites_policy_id": 0, "compliance.answer_chars": wanted[
+        "compliance.answer_chars"]}  # fmt: skip
+    assert {n: on_langfuse[n] for n in wanted} == {"answer.cites_policy_id": 0, "compliance.answer_chars": wanted[
+        "compliance.answer_chars"]}  # fmt: skip
+    assert only == {"compliance.answer_chars"}
