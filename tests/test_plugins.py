@@ -205,7 +205,8 @@ def test_the_api_and_both_platforms_evaluators_give_a_plugins_scores_a_stage_of_
     entries = ENTRY | {"chars": "acme_scorers:answer_chars"}
     with installed(build(tmp_path / "site", {"acme_scorers": COMPLIANCE}, entries)):
         [api] = score_traces([case])
-        on_langsmith = {r["key"]: r.get("score") for r in ls.evaluators()[0](run, schemas.Example(**example))["results"]}
+        results = ls.evaluators()[0](run, schemas.Example(**example))["results"]
+        on_langsmith = {r["key"]: r.get("score") for r in results}
         on_langfuse = {e.name: e.value for e in lf.evaluators()[0](input={}, output=case, expected_output=None,
                                                                        metadata=case["labels"])}  # fmt: skip
         only = {r["key"] for r in ls.evaluators(stages=["compliance"])[0](run, None)["results"]}
