@@ -19,7 +19,8 @@ from tracescore.errors import (
     StoreError,
     TracescoreError,
 )
-from tracescore.judge.protocol import Judge
+from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest
+from tracescore.judge.rubrics import Rubric
 from tracescore.registry import ScoreSpec, scorer
 from tracescore.result import TraceResult
 from tracescore.scores import Score, absent, score
@@ -35,8 +36,11 @@ __all__ = [
     "InputError",
     "Judge",
     "JudgeError",
+    "JudgeReply",
+    "JudgeRequest",
     "Labels",
     "LockError",
+    "Rubric",
     "RunCounts",
     "SCHEMA_VERSION",
     "Score",

@@ -354,6 +354,11 @@ class FakeLangfuse(FakeServer):
                 return f"score config {item['configId']} not found"
             if config["name"] != item["name"]:
                 return f"score name {item['name']!r} does not match config name {config['name']!r}"
+            if config["dataType"] != data_type:
+                return f"data type {data_type} does not match config data type {config['dataType']}"
+            low, high = config.get("minValue"), config.get("maxValue")
+            if data_type == "NUMERIC" and ((low is not None and value < low) or (high is not None and value > high)):
+                return f"value {value} is outside the range of config {config['name']!r}"
             if data_type == "CATEGORICAL" and value not in {c["label"] for c in config.get("categories") or []}:
                 return f"value {value!r} is not a category of config {config['name']!r}"
         return None

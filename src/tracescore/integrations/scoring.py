@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tracescore.catalog import STAGES, entry
+from tracescore.catalog import STAGES, entries, entry
 from tracescore.config import Config
 from tracescore.engine.recipe import Options, Recipe, build_recipe, command_line, labelled, options, score_stage
 from tracescore.engine.stage import Stage
@@ -31,13 +31,15 @@ GOLD_SYNONYMS = ("reference", "answer", "expected")  # a text under one of these
 
 
 def chosen_stages(stages: Iterable[str] | None) -> frozenset[str]:
-    """The stages to report (None: all); ConfigError naming an unknown stage and the known ones."""
+    """The stages to report (None: all, a plugin's own stage too); ConfigError naming an unknown stage and the known
+    ones (tracescore's and the installed plugins')."""
+    known = tuple(dict.fromkeys([*STAGES, *(e.stage for e in entries())]))
     if stages is None:
-        return frozenset(STAGES)
+        return frozenset(known)
     chosen = frozenset([stages] if isinstance(stages, str) else stages)
-    unknown = sorted(chosen - set(STAGES))
+    unknown = sorted(chosen - set(known))
     if unknown:
-        raise ConfigError(f"unknown stage(s) {', '.join(map(repr, unknown))}: use some of {', '.join(STAGES)}")
+        raise ConfigError(f"unknown stage(s) {', '.join(map(repr, unknown))}: use some of {', '.join(known)}")
     return chosen
 
 
