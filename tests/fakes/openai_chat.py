@@ -80,6 +80,10 @@ class FakeOpenAI(FakeServer):
         if self.key is not None and auth != f"Bearer {self.key}":
             return Response(401, error_body("Incorrect API key provided.", "invalid_request_error", None,
                                             "invalid_api_key"))  # fmt: skip
+        return self.answer(request)
+
+    def answer(self, request: Request) -> Response:
+        """The reply to an authorized ``create`` request: its verdicts, or a 400 naming ``response_format``."""
         body = request.json()
         fmt = body.get("response_format")
         if fmt is not None and not self.response_format:

@@ -110,7 +110,7 @@ def price_of(judge: str | None) -> Price | None:
             base = base.removeprefix(geo)
     else:
         base, regional = model, provider == "vertex" and region != "global"
-    listed = PROVIDER_PRICES[provider].get(base)
+    listed = PROVIDER_PRICES.get(provider, {}).get(base)  # azure-openai, a plugin: [judge.price] only
     if listed is None:
         return None
     price = Price(*listed)
