@@ -316,7 +316,9 @@ class JudgeSettings(BaseModel):
                 " ('tracescore judges' lists them with what each needs)"
             )
         reads = found[self.provider].provider.keys
-        unread = [k for k in PROVIDER_KEYS if k in self.model_fields_set and k not in reads]
+        default = {k: f.default for k, f in type(self).model_fields.items()}
+        # a key at its default (a starter listing every key) changes nothing
+        unread = [k for k in PROVIDER_KEYS if k not in reads and getattr(self, k) != default[k]]
         unread += [f"options.{k}" for k in self.options if k not in reads]
         if unread:
             raise ValueError(

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import sys
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from tests.fakes.azure_openai import FakeAzureOpenAI
 from tests.fakes.base import Fault
 from tests.fakes.openai_chat import rate_limited, server_error
-from tests.judge.test_openai_judge import _claims, _header, _verdicts
+from tests.judge.test_openai_judge import SAMPLES, _claims, _header, _verdicts
 from tests.judge.test_providers import QUOTE
+from tracescore.cli import main
 from tracescore.errors import ConfigError, JudgeError
 from tracescore.judge.azure import ENTRA_SCOPE, AzureOpenAIJudge
 from tracescore.judge.pricing import is_priced
@@ -93,3 +96,23 @@ def test_an_unknown_deployment_is_one_judge_error_line_sent_once() -> None:
         with pytest.raises(JudgeError, match=r"after 1 attempt\(s\): HTTP 404: .*The API deployment .* does not exist"):
             judge.judge(_claims())
         assert len(fake.completions()) == 1
+
+
+def test_a_deployment_has_no_list_price_so_a_budget_is_refused_until_judge_price_sets_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "az-key")
+    traces = tmp_path / "t.jsonl"
+    traces.write_bytes(b"".join(SAMPLES.read_bytes().splitlines(keepends=True)[:3]))
+    config, out = tmp_path / "tracescore.toml", tmp_path / "out.jsonl"
+    args = ["score", str(traces), "--config", str(config), "--max-cost", "1", "--out", str(out), "--store", "none"]
+    with FakeAzureOpenAI(key="az-key") as fake:
+        config.write_text(f'[judge]\nprovider = "azure-openai"\nendpoint = "{fake.url}"\ndeployment = "judge-gpt"\n')
+        ran = CliRunner().invoke(main, args)
+        assert ran.exit_code == 2 and "needs a price for judge model 'azure-openai:judge-gpt'" in ran.output
+        assert "set [judge.price] input_per_mtok and output_per_mtok" in " ".join(ran.output.split())
+        assert not fake.completions()  # refused before any call
+        config.write_text(config.read_text() + "\n[judge.price]\ninput_per_mtok = 2.5\noutput_per_mtok = 15\n")
+        ran = CliRunner().invoke(main, args)
+        assert ran.exit_code in (0, 1), ran.output
+        assert fake.completions()

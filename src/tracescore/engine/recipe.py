@@ -210,9 +210,11 @@ def _priced_budget(options: Options) -> str | None:
 
 def _unpriced(judge: str, what: str) -> ConfigError:
     provider = parse_identity(judge)[0]
+    listed = priced_models(provider)
+    instead = f"use a priced model (one of {', '.join(listed)}), " if listed else ""
     return ConfigError(
-        f"{what} needs a price for judge model {judge!r}, which is not in the {provider}"
-        f" price table; use a priced model (one of {', '.join(priced_models(provider))}) or drop max_cost"
+        f"{what} needs a price for judge model {judge!r}, which is not in the {provider} price table;"
+        f" {instead}set [judge.price] input_per_mtok and output_per_mtok, or drop max_cost"
     )
 
 
