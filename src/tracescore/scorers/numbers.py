@@ -24,10 +24,11 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from decimal import Decimal
+from itertools import accumulate
 
 from tracescore.reasons import Reasons
 from tracescore.registry import ScoreSpec, reasons, scorer
-from tracescore.scorers.number_reader import Key, Number, clean, lower_case, name_key, read, shown, tokens
+from tracescore.scorers.number_reader import SCAN, Key, Number, clean, lower_case, name_key, read, shown, token_keys
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
@@ -71,15 +72,24 @@ class Evidence:
     A name with a number is looked up in the text instead (``states``)."""
 
     def __init__(self, parts: list[tuple[str, str]]) -> None:
-        # each part cleaned (no URLs, markers, list numbers), after a space, and in lower case (as the reader reads)
-        self.parts = [(text, lower_case(text), where) for part, where in parts for text in [" " + clean(part)]]
+        # the parts cleaned (no URLs, markers, list numbers), each after a space, in one text: between two parts a
+        # character no form reads across; the reader reads it in lower case
+        texts = [" " + clean(part) for part, _ in parts]
+        self.text = "\x00".join(texts)
+        self.lower = lower_case(self.text)
+        self.starts = list(accumulate((len(text) + 1 for text in texts[:-1]), initial=0))
+        self.wheres = [where for _, where in parts]
         self.first: dict[Key, tuple[str, int]] = {}
-        for i, (_, lower, _) in enumerate(self.parts):
-            for token, keys in tokens(lower):
-                for key in keys:
-                    if key not in self.first:
-                        self.first[key] = (token, i)
+        for m in SCAN.finditer(self.lower):
+            token = m.group()
+            for key in token_keys(token):
+                if key not in self.first:
+                    self.first[key] = (token, self._part(m.start()))
         self._sorted: list[int | Decimal] | None = None
+
+    def _part(self, at: int) -> int:
+        """The part the text's character ``at`` is in."""
+        return bisect_right(self.starts, at) - 1
 
     def states(self, key: Key) -> bool:
         """Whether the evidence states ``key``."""
@@ -89,21 +99,21 @@ class Evidence:
 
     def written(self, key: Key) -> tuple[str, str]:
         """Where ``key`` is first stated: (its text as written there, the part's place)."""
-        token, i = self.first[key]
-        text, lower, where = self.parts[i]
-        at = lower.find(token)
-        return " ".join(text[at:at + len(token)].split()), where
+        token, part = self.first[key]
+        token = token if token[0].isdigit() else token[1:]  # a word's token starts with the character before it
+        at = self.lower.find(token, self.starts[part])
+        return " ".join(self.text[at:at + len(token)].split()), self.wheres[part]
 
     def _name(self, name: str, *, same: bool) -> tuple[str, str] | None:
         """The first writing of the name ``name`` (``same``), or of another name with its letters before its number:
         (as written, where)."""
-        cut = len(name) - len(name.lstrip("abcdefghijklmnopqrstuvwxyz"))
-        number = re.escape(name[cut:]) if same else r"[0-9]+(?:\.[0-9]+)?[a-z]*"
-        pattern = re.compile(rf"(?<![a-z0-9]){re.escape(name[:cut])}[\s-]?{number}(?![a-z0-9])")
-        for text, lower, where in self.parts:
-            for m in pattern.finditer(lower):
-                if same or name_key(m.group()) != name:
-                    return text[m.start():m.end()], where
+        letters = name[:len(name) - len(name.lstrip("abcdefghijklmnopqrstuvwxyz"))]
+        number = re.escape(name[len(letters):]) if same else r"[0-9]+(?:\.[0-9]+)?[a-z]*"
+        # led by the letters (the engine finds them in C), then that they start a word
+        pattern = re.compile(rf"{letters}(?<![a-z0-9]{letters})[\s-]?{number}(?![a-z0-9])")
+        for m in pattern.finditer(self.lower):
+            if same or name_key(m.group()) != name:
+                return self.text[m.start():m.end()], self.wheres[self._part(m.start())]
         return None
 
     @property
