@@ -228,6 +228,7 @@ OPTIONAL = frozenset(
     | {"sklearn"}
     | {"boto3", "botocore", "google"}  # the judge on Bedrock / Vertex AI only ([bedrock], [vertex] extras)
     | {"openai"}  # the judge on the Chat Completions API only ([openai] extra)
+    | {"azure"}  # azure-identity: an Entra ID token for the judge on Azure OpenAI only ([azure] extra)
     | {"fcntl"}  # POSIX only: the store lock imports it when it locks, so the package still imports elsewhere
 )
 

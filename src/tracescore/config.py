@@ -20,8 +20,9 @@ from pydantic import BaseModel, ValidationError
 from tracescore.adapters.mapping import MappingConfig
 from tracescore.errors import ConfigError
 from tracescore.judge.pricing import Price
-from tracescore.judge.providers import DEFAULT_MODELS, ProviderSettings
+from tracescore.judge.providers import ProviderSettings
 from tracescore.judge.redact import Redactor, redactor
+from tracescore.judge.registry import provider
 from tracescore.judge.rubrics import load_rubric
 from tracescore.platforms import registry
 from tracescore.registry import Chosen, choose
@@ -116,15 +117,16 @@ class Config:
         if judge.model:
             return judge.model
         if judge.provider != "anthropic" and "judge_model" not in scoring.model_fields_set:
-            return DEFAULT_MODELS[judge.provider]
+            return provider(judge.provider).model_for(self.judge_provider) or ""  # "": make_judge names the key
         return scoring.judge_model  # type: ignore[no-any-return]
 
     @property
     def judge_provider(self) -> ProviderSettings:
-        """``[judge] provider``, ``region``, ``project``, ``base_url``, ``api_key_env`` and ``structured``."""
+        """``[judge] provider`` and the keys a provider reads (``[judge.options]``: a plugin's)."""
         judge: JudgeSettings = self.section("judge")
         return ProviderSettings(judge.provider, judge.region, judge.project, judge.base_url, judge.api_key_env,
-                                judge.structured)  # fmt: skip
+                                judge.structured, judge.endpoint, judge.deployment, judge.api_version,
+                                tuple(sorted(judge.options.items())))  # fmt: skip
 
     @property
     def judge_price(self) -> Price | None:
@@ -243,6 +245,8 @@ def fingerprint(config: Config) -> str:
             parts["judge"][key] = [stage.name, stage.version]
     if judge.provider != "anthropic":  # another judge: absent for Anthropic's API so existing fingerprints stay
         parts["judge"]["provider"] = config.judge_provider.identity(config.judge_model)
+    if judge.options:  # a plugin judge's own keys (its temperature, say): absent when none, as the others
+        parts["judge"]["options"] = dict(judge.options)
     if not judge.structured:  # the schema in the prompt: absent when structured so existing fingerprints stay
         parts["judge"]["structured"] = False
     if judge.merge_partial:  # changes the judged scores; absent when off so existing fingerprints stay the same

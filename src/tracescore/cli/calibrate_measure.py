@@ -32,8 +32,8 @@ from tracescore.cli.exits import EXIT_GATE_FAILED, EXIT_UNDECIDED, end
 from tracescore.config import Config, load_config
 from tracescore.engine.setup import build_platform
 from tracescore.errors import ConfigError, InputError, NothingToDoError
-from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.judge.cache import CachingJudge
+from tracescore.judge.make import make_judge
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import EVERYTHING
@@ -229,10 +229,7 @@ def check(
             )
         }
         found, problems = _traces(config, kind, traces, start, _when("--to", window_to), wanted)
-        where = config.judge_provider
-        judge = CachingJudge(
-            AnthropicJudge(model=model, provider=where.provider, region=where.region, project=where.project), store
-        )
+        judge = CachingJudge(make_judge(config.judge_provider, model), store)
         try:
             merge = config.section("judge").merge_partial
             result = check_drift(

@@ -32,8 +32,9 @@ from tracescore.judge.anthropic import DEFAULT_MODEL
 from tracescore.judge.make import make_judge
 from tracescore.judge.pricing import is_priced, priced_models, set_price
 from tracescore.judge.protocol import Judge
-from tracescore.judge.providers import ProviderSettings, openai_host, parse_identity
+from tracescore.judge.providers import ProviderSettings, parse_identity
 from tracescore.judge.redact import Redactor
+from tracescore.judge.registry import provider
 from tracescore.links import LinkChecker
 from tracescore.reasons import Reasons
 from tracescore.registry import Chosen
@@ -181,24 +182,21 @@ def judge_off(options: Options, notes: list[str]) -> str | None:
         return options.judge_off
     asked = options.judge_required
     where = options.provider
-    if where.provider == "openai":
-        variable = where.api_key_env or "OPENAI_API_KEY"
-        keyless = openai_host(where.resolved_base_url()) is not None  # another server may ask for no key
-        sdk, extra, key = "openai", "openai", os.environ.get(variable) or keyless
-    else:
-        variable, sdk, extra = "ANTHROPIC_API_KEY", "anthropic", "judge"
-        key = where.provider != "anthropic" or bool(os.environ.get(variable))  # Bedrock, Vertex: their own chains
-    if not key:
+    chosen = provider(where.provider)
+    variable = chosen.key_env(where) if chosen.key_env is not None else None  # None: its own chain, or no key
+    if variable and not os.environ.get(variable):
         if asked:  # a CI job that asked for its judge must not pass without it
             raise ConfigError(f"the judge is required ({asked}) but {variable} is not set: set it, or drop {asked}")
-        return NO_JUDGE  # Bedrock and Vertex: asked for by name, so missing credentials are a ConfigError instead
+        return NO_JUDGE  # Bedrock, Vertex, Azure: asked for by name, so missing credentials are a ConfigError instead
     try:
-        __import__(sdk)  # only to say clearly that the SDK is missing
+        if chosen.sdk:
+            __import__(chosen.sdk)  # only to say clearly that the SDK is missing
     except ImportError as exc:
+        install = chosen.install or f"install the package of judge {where.provider!r}"
         if asked:
-            raise ConfigError(f"the judge is required ({asked}) but the {sdk} SDK is not installed ({exc}):"
-                              f" pip install 'tracescore[{extra}]'") from exc  # fmt: skip
-        notes.append(f"the judge needs the {sdk} SDK ({exc}): pip install 'tracescore[{extra}]'")
+            raise ConfigError(f"the judge is required ({asked}) but the {chosen.sdk} SDK is not installed ({exc}):"
+                              f" {install}") from exc  # fmt: skip
+        notes.append(f"the judge needs the {chosen.sdk} SDK ({exc}): {install}")
         return Reasons.NO_SDK.text
     judge = options.provider.identity(options.judge_model)
     if (what := _priced_budget(options)) and not is_priced(judge):
@@ -215,9 +213,11 @@ def _priced_budget(options: Options) -> str | None:
 
 def _unpriced(judge: str, what: str) -> ConfigError:
     provider = parse_identity(judge)[0]
+    listed = priced_models(provider)
+    instead = f"use a priced model (one of {', '.join(listed)}), " if listed else ""
     return ConfigError(
-        f"{what} needs a price for judge model {judge!r}, which is not in the {provider}"
-        f" price table; use a priced model (one of {', '.join(priced_models(provider))}) or drop max_cost"
+        f"{what} needs a price for judge model {judge!r}, which is not in the {provider} price table;"
+        f" {instead}set [judge.price] input_per_mtok and output_per_mtok, or drop max_cost"
     )
 
 
