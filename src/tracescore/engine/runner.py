@@ -85,6 +85,7 @@ def score_once(
     on_results: Callable[[int, list[Scored]], None] | None = None,
     counted: Callable[[Iterator[Record]], Iterable[Record]] = lambda records: records,
     extra_summary: Callable[[], dict[str, Any]] = dict,
+    carry: bool = True,
 ) -> OneShot:
     """Score every record of ``window`` with the engine; store each result, write ``out`` and deliver to the sink.
 
@@ -101,6 +102,7 @@ def score_once(
         limits=Limits(workers=workers, queue_size=2 + 2 * workers, write_batch=500),  # chunks in flight
         processes=plan,
         oneshot=True,
+        carry=carry,
     )
     # a signal from here until the output is complete interrupts the run (never the rename)
     with listening(threading.Event()):
@@ -349,6 +351,7 @@ def _execute(
         usage=setup.usage,
         requests=lambda: setup.limiter.count,
         processes=setup.plan,
+        carry=setup.carry,
     )
     summary: dict[str, Any] = {"run_id": run_id, "command": command, "source": setup.source_key} | extra
     if sink is not None:

@@ -63,6 +63,7 @@ class JobSetup:
     notes: list[str] = field(default_factory=list)  # the recipe's warnings (missing SDK, deprecated judge model)
     judges: Callable[[Trace], bool] | None = None  # [scoring] judge_sample: the traces judged (None: every one)
     scorer_plan: ScorerPlan | None = None  # the scorers and their options (the batch prefill and the dry run read it)
+    carry: bool = True  # [sessions] carry_evidence: a session's turns scored together, with the store's earlier turns
 
     def close(self) -> None:
         """Close the platform clients."""
@@ -125,6 +126,7 @@ def build_setup(
             write_batch=job.write_batch,
         ),
         plan=plan,
+        carry=recipe.options.carry_evidence,
         rubrics=recipe.options.rubrics,
         redact=recipe.options.redact,
         lookback_minutes=job.lookback_delta.total_seconds() / 60,

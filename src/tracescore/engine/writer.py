@@ -27,6 +27,7 @@ from tracescore.sinks.base import Sink
 from tracescore.sinks.records import WriteReport
 from tracescore.store.db import Store, result_rows
 from tracescore.store.due import UNJUDGED
+from tracescore.store.sessions import keep_evidence
 from tracescore.store.state import JobState
 
 __all__ = ["STOP", "Flight", "Writer"]
@@ -218,6 +219,8 @@ class Writer:
         self.store.add_rows([s.rows for s in batch if s.rows is not None])
         if scope is not None:
             self.state.mark(scope, marks, self.flight.run_id)
+            kept = [s.evidence for s in batch if s.evidence is not None and s.failure is None]
+            keep_evidence(self.store, scope, self.flight.run_id, kept)  # what later turns read, with the results
         self.store.commit()  # the ledger the sink queued, the results and the marks: one transaction
         if scope is not None:
             with self.flight.lock:
