@@ -56,11 +56,13 @@ def score_trace(trace: Trace, scorers: Sequence[Scorer], earlier: Earlier | None
     for scorer in scorers:
         try:
             # a sampled judged stage reads the scores before it (judge_flagged); type(): the hot path's cheapest test
-            if earlier is not None and getattr(scorer, "carries", False):
+            if type(scorer) is Sampled:
+                scored = scorer.given(trace, scores, earlier)
+            elif earlier is not None and getattr(scorer, "carries", False):
                 carrying: Callable[..., Scored] = scorer  # it declares ``earlier`` (engine/plan.py ``carries``)
                 scored = carrying(trace, earlier=earlier)
             else:
-                scored = scorer.given(trace, scores) if type(scorer) is Sampled else scorer(trace)
+                scored = scorer(trace)
         except Exception as exc:  # noqa: BLE001 - a scorer bug must not stop the batch
             scored = _raised(scorer, exc, result)
         for s in scored.scores:  # a plain loop: on 3.11 it beats dict.update(zip(map(attrgetter)...)) 3x
