@@ -127,3 +127,39 @@ def test_without_carry_a_later_run_scores_each_turn_alone(
         lines = [*store.results(one.run_id), *store.results(two.run_id)]
         assert store.query("SELECT count(*) FROM session_evidence") == [(0,)]
     assert _got(lines) == {k: v for k, v in _expected(turns, carry=False).items() if k.startswith("s0-")}
+
+
+def _spread(dicts: list[dict[str, Any]], turns: list[Turn]) -> tuple[list[dict[str, Any]], list[Turn]]:
+    """The turns of each session an hour apart (turn n at hour n - 1): a backfill's slices cut through sessions."""
+    for d in dicts:
+        session, index = d["session_id"], int(d["id"].rsplit("turn", 1)[1])
+        d["timestamp"] = (START + timedelta(hours=index - 1, minutes=int(session[1:]))).isoformat()
+    return dicts, turns  # the reference compares turns of one session: their order is the same
+
+
+@pytest.mark.parametrize("lookback", ["24h", "0s"])
+def test_a_backfill_completes_its_slices_sessions_from_the_turns_before_them(
+    lookback: str, tmp_path: Path
+) -> None:
+    from tracescore.durations import parse_duration
+
+    turns, dicts = generate(seed=11, sessions=4)
+    dicts, turns = _spread(dicts, turns)
+    path = _file(tmp_path, dicts)
+    setup = make_setup(tmp_path, JsonlSource(path), chunks=4)
+    setup.session_lookback = parse_duration(lookback)
+    # the window leaves out every turn 1 (hour 0); its hourly slices go newest first: turn 4 before turns 2 and 3
+    from tracescore.engine.runner import backfill_job
+
+    outcome = backfill_job(setup, start=START + timedelta(hours=1), stop=START + timedelta(hours=5))
+    with Store(setup.store_path) as store:
+        lines = list(store.results(outcome.run_id))
+    assert {row["trace_id"] for row in lines} == {t.trace_id for t in turns if t.index > 1}
+    expected = {k: v for k, v in _expected(turns).items() if not k.endswith("turn1")}
+    said = outcome.summary["sessions"]
+    assert said["carry_evidence"] is True and parse_duration(said["lookback"]) == parse_duration(lookback)
+    if lookback == "24h":
+        assert _got(lines) == expected
+        assert said["turns_read_before"] > 0
+    else:  # no look-back: a turn scored before its older slice misses that slice's pages (the check can fail)
+        assert _got(lines) != expected and said["turns_read_before"] == 0

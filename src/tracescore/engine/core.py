@@ -30,7 +30,7 @@ from tracescore.adapters import Adapter
 from tracescore.engine.counts import JobCounts, Limits, UsageMeter, Windows
 from tracescore.engine.interrupt import ABANDON_S, end_pool, ignore_in_worker, listening
 from tracescore.engine.stage import Plan, Scored, Stage
-from tracescore.engine.turns import HeldTurns, Session
+from tracescore.engine.turns import Carry, HeldTurns, Session
 from tracescore.engine.wire import Unread, pack_records, score_packed, unpack
 from tracescore.engine.writer import STOP, Flight, Writer
 from tracescore.errors import Interrupted, SourceError, TracescoreError
@@ -85,7 +85,7 @@ class Engine:
         before_window: Callable[[datetime, datetime], None] | None = None,
         processes: Callable[[str, str | None], Plan] | None = None,
         oneshot: bool = False,
-        carry: bool = True,
+        carry: Carry | None = None,
     ) -> None:
         self.before_window = before_window
         self.source = source
@@ -97,7 +97,7 @@ class Engine:
         self.usage = usage
         self.processes = processes  # (run_id, scope) → the workers' plan; None: score in threads
         self.oneshot = oneshot
-        self.carry = carry  # [sessions] carry_evidence: a session's turns are scored together (engine/sessions.py)
+        self.carry = carry or Carry()  # [sessions]: a session's turns are scored together (engine/turns.py)
         self._requests = requests
         self.counts = JobCounts()
         self.write_report = WriteReport()  # the sink's reports summed over batches
@@ -143,7 +143,7 @@ class Engine:
         outbox: queue.Queue[Any] = queue.Queue(self.limits.queue_size)
         marks = MarkReader(self.store) if scope is not None else None
         stage = Stage(self.adapter, self.scorers, run_id, self.oneshot, self.sink is not None)
-        self._turns = HeldTurns(stage, self.carry, self.store.path, scope)
+        self._turns = HeldTurns(stage, self.carry, self.store.path)
         pool = None
         if self.processes is not None:
             plan = self.processes(run_id, scope)
@@ -188,6 +188,7 @@ class Engine:
         writer = Writer(
             flight, self.store, self.sink, self.limits, self.counts, self.write_report, recheck=pool is not None,
             tally=lambda: self._tally(started), on_results=on_results, ordered=ordered,
+            sessions=self.carry.key if self.carry.on else None,
         )  # fmt: skip
         try:
             writer.loop(windows, outbox, on_window, on_progress)
@@ -276,7 +277,7 @@ class Engine:
                 pending, seen, held = [], 0, 0
                 if not sent:
                     return
-                for session in turns.sessions(chunk, seq):  # numbered after the window's other traces
+                for session in turns.sessions(chunk, seq, since):  # numbered after the window's other traces
                     if not self._send(inbox, session, 0, flight, chunk):
                         return
                     seq += len(session)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,7 @@ class JobSetup:
     judges: Callable[[Trace], bool] | None = None  # [scoring] judge_sample: the traces judged (None: every one)
     scorer_plan: ScorerPlan | None = None  # the scorers and their options (the batch prefill and the dry run read it)
     carry: bool = True  # [sessions] carry_evidence: a session's turns scored together, with the store's earlier turns
+    session_lookback: timedelta = timedelta(hours=24)  # [sessions] lookback: a backfill reads earlier turns this far
 
     def close(self) -> None:
         """Close the platform clients."""
@@ -127,6 +129,7 @@ def build_setup(
         ),
         plan=plan,
         carry=recipe.options.carry_evidence,
+        session_lookback=config.section("sessions").lookback_delta,
         rubrics=recipe.options.rubrics,
         redact=recipe.options.redact,
         lookback_minutes=job.lookback_delta.total_seconds() / 60,
