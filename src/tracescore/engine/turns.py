@@ -80,8 +80,8 @@ class Session:
 class HeldTurns:
     """The turns of sessions read in a window (with the evidence of those scored before, skipped now), held until
     the window is read, then handed out session by session (``engine/sessions.py``: conversation order); with
-    ``carry`` off it holds nothing. With a ``scope``, the turns earlier runs kept are read from the store at ``path``
-    (a read-only connection of the reader thread's own)."""
+    ``carry`` off it holds nothing. With a ``Carry.key``, the turns earlier runs kept are read from the store at
+    ``path`` (a read-only connection of the reader thread's own)."""
 
     def __init__(self, stage: Stage, carry: Carry, path: Path | None) -> None:
         self.stage, self.carry, self.before = stage, carry.on, carry.before
