@@ -30,8 +30,8 @@ from tracescore.version import __version__ as __version__
 __all__ = [
     "AdapterError",
     "Citation",
-    "Earlier",
     "ConfigError",
+    "Earlier",
     "FetchStep",
     "Hit",
     "InputError",
