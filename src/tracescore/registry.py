@@ -7,7 +7,9 @@ keyword-only parameters with defaults, its options (declared nowhere else; ``[sc
 positional parameter is a factory called once per run that returns the per-trace function (the built-ins: their
 shared Scores are built once, the hot path). Parameters the run hands in, never options: ``judge`` (the run's judge:
 pool, cache, budget, sampling, redaction), ``run`` (``RunContext``: the built-in judged scorers'), ``links`` (the
-link checker: run only with ``--check-links``), ``scores`` (the scores so far: the diagnosis).
+link checker: run only with ``--check-links``), ``scores`` (the scores so far: the diagnosis), ``earlier`` (the
+evidence of the earlier turns of the trace's session, ``tracescore.session.Earlier``, or None: declared on the function
+that scores a trace, the per-trace form's own or the one a factory returns; handed per trace).
 
 ``load`` reads the entry points once per command, before any work: one that cannot be imported, is no ``@scorer``,
 declares a name outside its stage or one another scorer declares stops the command (ConfigError, exit 2) in one
@@ -41,7 +43,7 @@ __all__ = [
 GROUP = "tracescore.scorers"
 STAGES: tuple[str, ...] = ("retrieval", "trajectory", "grounding", "citations", "answer", "surface", "diagnosis")
 """The stages tracescore knows, in report and run order (a plugin's own stage comes after them)."""
-INJECTED = frozenset({"judge", "run", "links", "scores"})
+INJECTED = frozenset({"judge", "run", "links", "scores", "earlier"})
 """Parameters the run hands a scorer (never options)."""
 KINDS = ("numeric", "boolean", "categorical")
 BETTER = ("higher", "lower", None)

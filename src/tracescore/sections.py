@@ -1,6 +1,6 @@
 """The core sections of ``tracescore.toml``, one pydantic model each: ``[source]``, ``[job]``, ``[scoring]``,
-``[scorers]``, ``[judge]``, ``[mapping]``, ``[gate]``, ``[sinks]``. ``tracescore.config`` reads the file and hands
-them out; each platform declares its own section in its folder.
+``[scorers]``, ``[judge]``, ``[mapping]``, ``[gate]``, ``[sinks]``, ``[sessions]``. ``tracescore.config`` reads the
+file and hands them out; each platform declares its own section in its folder.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, Strict, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel, Strict, field_validator, model_validator
 
 from tracescore.adapters.mapping import MappingConfig
 from tracescore.durations import parse_duration
@@ -31,6 +31,7 @@ __all__ = [
     "SAMPLING_KEYS",
     "ScorersSettings",
     "ScoringSettings",
+    "SessionsSettings",
     "SinksSettings",
     "SourceSettings",
     "check_judge_key",
@@ -388,6 +389,33 @@ class SinksSettings(BaseModel):
     )
 
 
+def _duration(value: str) -> str:
+    parse_duration(value)  # a ValueError names the value and the forms
+    return value
+
+
+class SessionsSettings(BaseModel):
+    """``[sessions]``: conversations (traces with a session id: Langfuse sessions, LangSmith threads, OTel
+    ``session.id``, JSONL ``session_id``) and what a turn carries from the turns before it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    carry_evidence: bool = Field(
+        default=True,
+        description="score a turn with the search hits and successful fetches of its session's earlier turns (by"
+        " timestamp); false: each trace alone. Retrieval scores are always the turn's own",
+    )
+    lookback: Annotated[str, AfterValidator(_duration)] = Field(
+        default="24h",
+        description="backfill: a window's sessions are completed from their turns this far before it (read from the"
+        " store, else from the platform)",
+    )
+
+    @property
+    def lookback_delta(self) -> timedelta:
+        return parse_duration(self.lookback)
+
+
 CORE_SECTIONS: dict[str, type[BaseModel]] = {
     "source": SourceSettings,
     "job": JobSettings,
@@ -397,4 +425,5 @@ CORE_SECTIONS: dict[str, type[BaseModel]] = {
     "mapping": MappingConfig,
     "gate": GateSettings,
     "sinks": SinksSettings,
+    "sessions": SessionsSettings,
 }

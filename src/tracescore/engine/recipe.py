@@ -26,7 +26,8 @@ from tracescore.engine.judging import JudgePool, StoreJudgeCache
 from tracescore.engine.pipeline import RunCounts
 from tracescore.engine.plan import NO_JUDGE, ScorerPlan
 from tracescore.engine.sampling import Sampling
-from tracescore.engine.stage import Plan, Stage, process_plan
+from tracescore.engine.sessions import group_turns
+from tracescore.engine.stage import Plan, Scored, Stage, Turn, process_plan
 from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import DEFAULT_MODEL
 from tracescore.judge.make import make_judge
@@ -72,6 +73,7 @@ class Options:
     day: DayLimits = field(default_factory=DayLimits)  # the job's [job] max_cost_per_day, max_calls_per_day (setup.py)
     redact: Redactor | None = None  # [judge] redact: what the judge never sees
     criteria: tuple[str, tuple[Criterion, ...]] | None = None  # the config file and its [[criteria]]
+    carry_evidence: bool = True  # [sessions] carry_evidence: a turn scored with its session's earlier evidence
 
 
 def options(
@@ -111,6 +113,7 @@ def options(
                           scoring.judge_salt, scoring.judge_key),
         redact=config.redactor,
         criteria=(str(config.path) if config.path is not None else DEFAULT_CONFIG_FILE, config.criteria),
+        carry_evidence=config.section("sessions").carry_evidence,
     )
 
 
@@ -251,7 +254,8 @@ def scorer_plan(options: Options, reason: str | None, judge_model: str | None, s
             if own := criteria_agreement(opened, judge_model, criteria):
                 agreement = (agreement or {}) | own
     return ScorerPlan(options.scorers, reason or NO_JUDGE, options.max_cost, agreement, options.merge_partial,
-                      options.rubrics, options.sampling, options.redact, options.criteria)  # fmt: skip
+                      options.rubrics, options.sampling, options.redact, options.criteria,
+                      options.carry_evidence)  # fmt: skip
 
 
 def build_recipe(
@@ -302,22 +306,42 @@ def _with_required(adapter: Adapter, human: dict[str, HumanRequired], payload: o
     return apply_required(adapter(payload), human)
 
 
-def score_stage(stage: Stage, records: Iterable[Record], counts: RunCounts | None = None) -> Iterator[TraceResult]:
+def score_stage(
+    stage: Stage, records: Iterable[Record], counts: RunCounts | None = None, *, carry: bool = True
+) -> Iterator[TraceResult]:
     """Each record through the engine's stage, as ``score`` scores it (every adapter error caught, lone surrogates
-    refused), one result at a time; ``counts`` sums what was read, scored and unreadable."""
+    refused), one result at a time; ``counts`` sums what was read, scored and unreadable.
+
+    ``carry`` (``[sessions] carry_evidence``): the turns of a session are held until every record is read, then
+    scored in conversation order, each with the evidence of the turns before it (``engine/sessions.py``), and come
+    last; a trace without a session comes as soon as it is scored."""
     counts = counts if counts is not None else RunCounts()
+    held: list[tuple[Trace, Turn]] = []
     for seq, record in enumerate(records):
         trace, key, error = stage.adapt(record)
-        scored = stage.score(seq, 0, record, trace, key, error)
-        counts.seen += 1
-        if scored.readable:
-            counts.scored += 1
-            counts.scorer_errors += scored.scorer_errors
-        else:
-            counts.failed += 1
-            counts.failures.append(scored.failure or "unreadable")
-        assert scored.result is not None  # a stage that keeps results
-        yield scored.result
+        if carry and trace is not None and trace.session_id is not None:
+            held.append((trace, (seq, 0, record, trace, key)))
+            continue
+        yield _counted(stage.score(seq, 0, record, trace, key, error), counts)
+    if held:
+        sessions, _ = group_turns(held)
+        for session in sessions:
+            for scored in stage.score_session([turn for _, turn in session.turns]):
+                yield _counted(scored, counts)
+            for _, (seq, chunk, record, trace, key) in session.alone:
+                yield _counted(stage.score(seq, chunk, record, trace, key, None), counts)
+
+
+def _counted(scored: Scored, counts: RunCounts) -> TraceResult:
+    counts.seen += 1
+    if scored.readable:
+        counts.scored += 1
+        counts.scorer_errors += scored.scorer_errors
+    else:
+        counts.failed += 1
+        counts.failures.append(scored.failure or "unreadable")
+    assert scored.result is not None  # a stage that keeps results
+    return scored.result
 
 
 def cores() -> int:
