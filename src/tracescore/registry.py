@@ -7,7 +7,9 @@ keyword-only parameters with defaults, its options (declared nowhere else; ``[sc
 positional parameter is a factory called once per run that returns the per-trace function (the built-ins: their
 shared Scores are built once, the hot path). Parameters the run hands in, never options: ``judge`` (the run's judge:
 pool, cache, budget, sampling, redaction), ``run`` (``RunContext``: the built-in judged scorers'), ``links`` (the
-link checker: run only with ``--check-links``), ``scores`` (the scores so far: the diagnosis).
+link checker: run only with ``--check-links``), ``scores`` (the scores so far: the diagnosis), ``turns`` (the
+scored turns of one conversation, in order: a **session scorer**, stage ``session``, called once per session by
+``tracescore.sessions`` and never per trace; its scores are ``session.*``).
 
 ``load`` reads the entry points once per command, before any work: one that cannot be imported, is no ``@scorer``,
 declares a name outside its stage or one another scorer declares stops the command (ConfigError, exit 2) in one
@@ -39,9 +41,11 @@ __all__ = [
 ]  # fmt: skip
 
 GROUP = "tracescore.scorers"
-STAGES: tuple[str, ...] = ("retrieval", "trajectory", "grounding", "citations", "answer", "surface", "diagnosis")
+STAGES: tuple[str, ...] = (
+    "retrieval", "trajectory", "grounding", "citations", "answer", "surface", "diagnosis", "session",
+)  # fmt: skip
 """The stages tracescore knows, in report and run order (a plugin's own stage comes after them)."""
-INJECTED = frozenset({"judge", "run", "links", "scores"})
+INJECTED = frozenset({"judge", "run", "links", "scores", "turns"})
 """Parameters the run hands a scorer (never options)."""
 KINDS = ("numeric", "boolean", "categorical")
 BETTER = ("higher", "lower", None)
@@ -137,6 +141,10 @@ class ScorerDef:
         self.per_trace = any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
         self.injected = frozenset(p.name for p in params if p.name in INJECTED and p.kind is p.KEYWORD_ONLY)
         self.judged = bool(self.injected & {"judge", "run"})
+        self.per_session = "turns" in self.injected  # a session scorer: f(*, turns, options...) per conversation
+        if self.per_session and (self.per_trace or self.stages != ("session",)):
+            raise ValueError(f"scorer {self.__name__}: a session scorer (parameter 'turns') has stage 'session' and"
+                             " no positional parameter")  # fmt: skip
         if not self.specs:
             raise ValueError(f"scorer {self.__name__}: declares no score (scores=[ScoreSpec(...), ...])")
 

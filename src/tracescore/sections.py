@@ -30,6 +30,7 @@ __all__ = [
     "SAMPLING_KEYS",
     "ScorersSettings",
     "ScoringSettings",
+    "SessionsSettings",
     "SinksSettings",
     "SourceSettings",
     "check_judge_key",
@@ -343,6 +344,26 @@ class SinksSettings(BaseModel):
     )
 
 
+class SessionsSettings(BaseModel):
+    """``[sessions]``: conversations (traces that share a session id): when the job writes their session scores."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    idle: str = Field(default="30m", description="write a session's scores once no turn has started for this long"
+                      " (and again once idle after a later turn arrives)")  # fmt: skip
+
+    @field_validator("idle")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        if parse_duration(value) <= timedelta(0):
+            raise ValueError(f"idle must be a positive duration such as '30m', got {value!r}")
+        return value
+
+    @property
+    def idle_delta(self) -> timedelta:
+        return parse_duration(self.idle)
+
+
 CORE_SECTIONS: dict[str, type[BaseModel]] = {
     "source": SourceSettings,
     "job": JobSettings,
@@ -352,4 +373,5 @@ CORE_SECTIONS: dict[str, type[BaseModel]] = {
     "mapping": MappingConfig,
     "gate": GateSettings,
     "sinks": SinksSettings,
+    "sessions": SessionsSettings,
 }

@@ -27,6 +27,7 @@ from tracescore.engine.core import Engine, JobCounts, Limits, Sink
 from tracescore.engine.heal import ChangedOnly
 from tracescore.engine.interrupt import listening, received
 from tracescore.engine.judge_only import JudgeOnlySink, LeftOutSource, judge_only_fingerprint, left_out
+from tracescore.engine.sessions import write_sessions
 from tracescore.engine.setup import JobSetup
 from tracescore.engine.slices import SlicedScan
 from tracescore.engine.stage import Plan, Scored
@@ -192,7 +193,8 @@ def run_job(
 
     Traces younger than ``settle`` may still be running (no answer yet): they are left for the next run.
     """
-    until = (now or datetime.now(UTC)).astimezone(UTC) - timedelta(minutes=setup.settle_minutes)
+    now = (now or datetime.now(UTC)).astimezone(UTC)
+    until = now - timedelta(minutes=setup.settle_minutes)
     lookback = timedelta(minutes=setup.lookback_minutes)
     with StoreLock(setup.store_path, "tracescore run"), Store(setup.store_path) as store:
         state = JobState(store)
@@ -222,10 +224,28 @@ def run_job(
         sink = ChangedOnly(setup.sink, store, set(again)) if again and setup.sink is not None else None
         before = to_text(mark.watermark) if mark else None
         extra = {"window": [to_text(read_from), to_text(until)], "watermark_before": before}
-        return _execute(
+        outcome = _execute(
             setup, store, run_id, "run", [(read_from, until)], scope, on_window, on_progress, extra, sink=sink,
             on_finish=settled,
         )
+        return _sessions(setup, store, outcome, now)
+
+
+def _sessions(setup: JobSetup, store: Store, outcome: Outcome, now: datetime) -> Outcome:
+    """The run's session step (``engine/sessions``), its counts added to the stored summary; a failure (the sink,
+    a signal) is recorded there too, then raised."""
+    plan = setup.scorer_plan
+    scorers = plan.session_scorers() if plan is not None else []
+    try:
+        with listening(threading.Event()):
+            done = write_sessions(store, setup.source_key, scorers, setup.sink, now=now, idle=setup.session_idle)
+    except BaseException as exc:
+        outcome.summary |= {"sessions": {"error": str(exc) or type(exc).__name__}}
+        store.finish_run(outcome.run_id, outcome.summary, status=outcome.status)
+        raise
+    outcome.summary |= done
+    store.finish_run(outcome.run_id, outcome.summary, status=outcome.status)
+    return outcome
 
 
 def backfill_job(

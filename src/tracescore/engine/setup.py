@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,7 @@ class JobSetup:
     notes: list[str] = field(default_factory=list)  # the recipe's warnings (missing SDK, deprecated judge model)
     judges: Callable[[Trace], bool] | None = None  # [scoring] judge_sample: the traces judged (None: every one)
     scorer_plan: ScorerPlan | None = None  # the scorers and their options (the batch prefill and the dry run read it)
+    session_idle: timedelta = timedelta(minutes=30)  # [sessions] idle: a session's scores are written once idle
 
     def close(self) -> None:
         """Close the platform clients."""
@@ -135,6 +137,7 @@ def build_setup(
         notes=recipe.notes,
         judges=None if recipe.plan.sampling.everything else recipe.plan.judges,
         scorer_plan=recipe.plan,
+        session_idle=config.section("sessions").idle_delta,
     )
 
 

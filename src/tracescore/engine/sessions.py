@@ -1,0 +1,75 @@
+"""The scheduled job's session step: after a run's traces are stored, write the scores of each session that is done.
+
+No platform says when a conversation ended, so a session is done once it has been idle ``[sessions] idle`` (no turn
+started since), and done again when a later turn arrives (``store/sessions``: due). Its scores are computed by the
+session scorers from its turns as last scored (``store.sessions.turn_results``: read from the store, never by
+reading the platform's window again), written through the run's sink (``Sink.write_sessions``), and only then marked
+written, in one transaction with the ledger of what the sink wrote: a crash or SIGKILL before the mark writes the
+same ids again on the next run (an upsert: nothing duplicated), a crash after it writes nothing more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from tracescore.engine.interrupt import received
+from tracescore.errors import Interrupted
+from tracescore.result import TraceResult
+from tracescore.scores import Score
+from tracescore.sinks.base import Sink
+from tracescore.sinks.sessions import SessionScores
+from tracescore.store.db import Store
+from tracescore.store.sessions import Session, Sessions, turn_results
+
+__all__ = ["CHUNK", "score_session", "write_sessions"]
+
+CHUNK = 50
+"""Sessions written (and marked) per transaction."""
+
+SessionScorer = Callable[[Sequence[TraceResult]], list[Score]]
+
+
+def score_session(session_id: str, turns: Sequence[TraceResult], scorers: Sequence[SessionScorer]) -> SessionScores:
+    """The scores of one session from its turns (oldest first)."""
+    stamps = [t.timestamp for t in turns if t.timestamp is not None]
+    first = min(stamps) if stamps else datetime.fromtimestamp(0, UTC)
+    scores = [s for scorer in scorers for s in scorer(turns)]
+    last = dict(turns[-1].metadata) if turns else {}
+    return SessionScores(session_id, first, tuple(str(t.trace_id) for t in turns), scores, last)
+
+
+def write_sessions(
+    store: Store,
+    source_key: str,
+    scorers: Sequence[SessionScorer],
+    sink: Sink | None,
+    *,
+    now: datetime,
+    idle: timedelta,
+) -> dict[str, Any]:
+    """Fold the stored turns into the sessions table, then score and write every due session; what it did, for the
+    run summary (``sessions``: due, written, waiting, the session scores accepted and removed)."""
+    sessions = Sessions(store, source_key)
+    sessions.fold()
+    store.commit()
+    due = sessions.due(now, idle)
+    written = accepted = removed = 0
+    for start in range(0, len(due), CHUNK):
+        if (signum := received()) is not None:
+            raise Interrupted(signum)
+        chunk: list[tuple[Session, SessionScores]] = [
+            (s, score_session(s.session_id, turn_results(store, source_key, s.session_id), scorers))
+            for s in due[start : start + CHUNK]
+        ]
+        if sink is not None:
+            report = sink.write_sessions([scored for _, scored in chunk])  # SinkError: nothing marked, the next run
+            if report is not None:  # writes the same ids again
+                accepted, removed = accepted + report.accepted, removed + report.removed
+        for session, scored in chunk:
+            sessions.written(session, scored.line(), now)
+        store.commit()  # the ledger the sink queued and the marks: one transaction
+        written += len(chunk)
+    return {"sessions": {"due": len(due), "written": written, "waiting": sessions.waiting(now, idle),
+                         "scores_written": accepted, "scores_removed": removed}}  # fmt: skip
