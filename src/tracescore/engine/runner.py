@@ -27,7 +27,7 @@ from tracescore.engine.core import Engine, JobCounts, Limits, Sink
 from tracescore.engine.heal import ChangedOnly
 from tracescore.engine.interrupt import listening, received
 from tracescore.engine.judge_only import JudgeOnlySink, LeftOutSource, judge_only_fingerprint, left_out
-from tracescore.engine.sessions import write_sessions
+from tracescore.engine.session_job import write_sessions
 from tracescore.engine.setup import JobSetup
 from tracescore.engine.slices import SlicedScan
 from tracescore.engine.stage import Plan, Scored
@@ -232,7 +232,7 @@ def run_job(
 
 
 def _sessions(setup: JobSetup, store: Store, outcome: Outcome, now: datetime) -> Outcome:
-    """The run's session step (``engine/sessions``), its counts added to the stored summary; a failure (the sink,
+    """The run's session step (``engine/session_job``), its counts added to the stored summary; a failure (the sink,
     a signal) is recorded there too, then raised."""
     plan = setup.scorer_plan
     scorers = plan.session_scorers() if plan is not None else []

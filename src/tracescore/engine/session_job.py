@@ -1,7 +1,7 @@
 """The scheduled job's session step: after a run's traces are stored, write the scores of each session that is done.
 
 No platform says when a conversation ended, so a session is done once it has been idle ``[sessions] idle`` (no turn
-started since), and done again when a later turn arrives (``store/sessions``: due). Its scores are computed by the
+started since), and done again when a later turn arrives (``store/session_state``: due). Its scores are computed by the
 session scorers from its turns as last scored (``store.sessions.turn_results``: read from the store, never by
 reading the platform's window again), written through the run's sink (``Sink.write_sessions``), and only then marked
 written, in one transaction with the ledger of what the sink wrote: a crash or SIGKILL before the mark writes the
@@ -21,7 +21,7 @@ from tracescore.scores import Score
 from tracescore.sinks.base import Sink
 from tracescore.sinks.sessions import SessionScores
 from tracescore.store.db import Store
-from tracescore.store.sessions import Session, Sessions, turn_results
+from tracescore.store.session_state import Session, Sessions, turn_results
 
 __all__ = ["CHUNK", "score_session", "write_sessions"]
 

@@ -2,13 +2,15 @@
 
 One row per (source, session id): ``turns`` (distinct traces stored with that session id), ``first_at`` and
 ``last_at`` (the oldest and newest turn's start time: the session's fixed timestamp and its last activity),
+``changed`` (a turn was stored since its scores were last written: a new turn, a late one, or a turn scored again),
 ``scored_up_to`` and ``scored_turns`` (the ``last_at`` and ``turns`` its session scores were last written for: NULL
 until they are), ``written_at`` and ``scores`` (the session's result line as last written: values and absences).
 
 The table is folded from the stored results (``fold``), in the same transaction as the fold's cursor (the newest
 ``results.id`` folded), so a crash leaves it either before or after a whole fold: nothing counted twice, nothing
 lost. A session is **due** (``due``) when it has been idle ``idle`` (no turn started since) and it changed since its
-scores were last written: never written, or a turn came since (a late turn too, whatever its start time).
+scores were last written: never written, a turn came since (a late one too, whatever its start time), or one of
+its turns was scored again (a judge healed, a backfill): its scores stay current.
 """
 
 from __future__ import annotations
@@ -66,9 +68,9 @@ class Sessions:
                 (self.source_key, session_id),
             )[0]
             self.store.write(
-                "INSERT INTO sessions (source_key, session_id, turns, first_at, last_at) VALUES (?, ?, ?, ?, ?)"
-                " ON CONFLICT (source_key, session_id) DO UPDATE SET turns = excluded.turns,"
-                " first_at = excluded.first_at, last_at = excluded.last_at",
+                "INSERT INTO sessions (source_key, session_id, turns, first_at, last_at, changed)"
+                " VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (source_key, session_id) DO UPDATE SET turns = excluded.turns,"
+                " first_at = excluded.first_at, last_at = excluded.last_at, changed = 1",
                 [(self.source_key, session_id, turns, first, last)],
             )
         self.store.write(
@@ -87,27 +89,26 @@ class Sessions:
         return Session(*rows[0]) if rows else None
 
     def due(self, now: datetime, idle: timedelta) -> list[Session]:
-        """The sessions idle since ``now - idle`` whose scores were never written, or not since a turn came."""
+        """The sessions idle since ``now - idle`` that changed since their scores were last written (or never were)."""
         rows = self.store.query(
             "SELECT session_id, turns, first_at, last_at, scored_up_to, scored_turns FROM sessions"
-            " WHERE source_key = ? AND last_at IS NOT NULL AND last_at <= ? AND (scored_up_to IS NULL"
-            " OR last_at > scored_up_to OR turns != scored_turns) ORDER BY last_at, session_id",
+            " WHERE source_key = ? AND changed = 1 AND last_at IS NOT NULL AND last_at <= ?"
+            " ORDER BY last_at, session_id",
             (self.source_key, (now - idle).isoformat()),
         )
         return [Session(*row) for row in rows]
 
     def waiting(self, now: datetime, idle: timedelta) -> int:
-        """Sessions with turns not scored as a session yet, still inside ``idle``."""
+        """Sessions that changed since their scores were written, still inside ``idle``."""
         return int(self.store.query(
-            "SELECT count(*) FROM sessions WHERE source_key = ? AND last_at > ? AND (scored_up_to IS NULL"
-            " OR last_at > scored_up_to OR turns != scored_turns)",
+            "SELECT count(*) FROM sessions WHERE source_key = ? AND changed = 1 AND last_at > ?",
             (self.source_key, (now - idle).isoformat()),
         )[0][0])  # fmt: skip
 
     def written(self, session: Session, line: dict[str, Any], at: datetime) -> None:
         """Queue: ``session``'s scores (its result ``line``) were written for its turns as they are now."""
         self.store.write(
-            "UPDATE sessions SET scored_up_to = ?, scored_turns = ?, written_at = ?, scores = ?"
+            "UPDATE sessions SET changed = 0, scored_up_to = ?, scored_turns = ?, written_at = ?, scores = ?"
             " WHERE source_key = ? AND session_id = ?",
             [(session.last_at, session.turns, at.isoformat(), json.dumps(line), self.source_key,
               session.session_id)],
