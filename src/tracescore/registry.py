@@ -41,9 +41,8 @@ __all__ = [
 ]  # fmt: skip
 
 GROUP = "tracescore.scorers"
-STAGES: tuple[str, ...] = (
-    "retrieval", "trajectory", "grounding", "citations", "answer", "surface", "diagnosis", "session",
-)  # fmt: skip
+STAGES: tuple[str, ...] = ("retrieval", "trajectory", "grounding", "citations", "answer", "surface", "diagnosis",
+                           "session")  # fmt: skip
 """The stages tracescore knows, in report and run order (a plugin's own stage comes after them)."""
 INJECTED = frozenset({"judge", "run", "links", "scores", "turns"})
 """Parameters the run hands a scorer (never options)."""
@@ -143,8 +142,7 @@ class ScorerDef:
         self.judged = bool(self.injected & {"judge", "run"})
         self.per_session = "turns" in self.injected  # a session scorer: f(*, turns, options...) per conversation
         if self.per_session and (self.per_trace or self.stages != ("session",)):
-            raise ValueError(f"scorer {self.__name__}: a session scorer (parameter 'turns') has stage 'session' and"
-                             " no positional parameter")  # fmt: skip
+            raise ValueError(f"scorer {self.__name__}: a session scorer (parameter 'turns') has stage 'session' only")
         if not self.specs:
             raise ValueError(f"scorer {self.__name__}: declares no score (scores=[ScoreSpec(...), ...])")
 

@@ -181,11 +181,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0018_due_traces", "CREATE TABLE due_traces (scope TEXT NOT NULL, trace_key TEXT NOT NULL, trace_ts TEXT,"
      " tries INTEGER NOT NULL, state TEXT NOT NULL, run_id TEXT NOT NULL, updated_at TEXT NOT NULL,"
      " PRIMARY KEY (scope, trace_key))"),  # the traces whose judge failed, judged again by later runs (store/due.py)
-    ("0019_sessions", "CREATE TABLE sessions (source_key TEXT NOT NULL, session_id TEXT NOT NULL, turns INTEGER NOT"
-     " NULL, first_at TEXT, last_at TEXT, changed INTEGER NOT NULL, scored_up_to TEXT, scored_turns INTEGER,"
-     " written_at TEXT, scores TEXT,"
-     " PRIMARY KEY (source_key, session_id)); CREATE TABLE sessions_folded (source_key TEXT PRIMARY KEY,"
-     " results_id INTEGER NOT NULL)"),  # the conversations the job scores once idle (store/session_state.py)
+    ("0019_sessions", SESSIONS_MIGRATION),  # the conversations the job scores once idle (store/session_state.py)
 ]
 
 _CLAIM_KEYS = ("claim_index", "sentence_index", "text", "verdict", "judge_verdict", "doc", "quote", "quote_check",

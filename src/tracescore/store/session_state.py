@@ -21,11 +21,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from tracescore.result import TraceResult
-from tracescore.scores import Score
+from tracescore.result import TraceResult, result_from_line
 from tracescore.store.db import Store
 
-__all__ = ["Session", "Sessions", "ordered", "turn_results"]
+__all__ = ["SESSIONS_MIGRATION", "Session", "Sessions", "ordered", "turn_results"]
+
+SESSIONS_MIGRATION = """
+    CREATE TABLE sessions (source_key TEXT NOT NULL, session_id TEXT NOT NULL, turns INTEGER NOT NULL, first_at TEXT,
+        last_at TEXT, changed INTEGER NOT NULL, scored_up_to TEXT, scored_turns INTEGER, written_at TEXT, scores TEXT,
+        PRIMARY KEY (source_key, session_id));
+    CREATE TABLE sessions_folded (source_key TEXT PRIMARY KEY, results_id INTEGER NOT NULL)
+"""
 
 
 _SESSION = "json_extract(r.result_line, '$.session_id')"
@@ -136,25 +142,7 @@ def turn_results(store: Store, source_key: str, session_id: str) -> list[TraceRe
         if line.get("errors") and trace_id in latest:
             continue  # a later run that failed on the turn: the earlier result stands
         latest[str(trace_id)] = line, json.loads(metadata_text) if metadata_text else {}
-    return ordered([_result(line, metadata) for line, metadata in latest.values()])
-
-
-def _result(line: dict[str, Any], metadata: dict[str, Any]) -> TraceResult:
-    scores: dict[str, Score] = {}
-    comments = line.get("comments") or {}
-    for name, value in (line.get("scores") or {}).items():
-        scores[name] = Score(name, value, comment=comments.get(name), metadata=metadata.get(name) or {})
-    for name, reason in (line.get("missing") or {}).items():
-        scores[name] = Score(name, None, reason)
-    stamp = line.get("timestamp")
-    return TraceResult(
-        trace_id=line.get("trace_id"),
-        scores=scores,
-        errors=list(line.get("errors") or []),
-        timestamp=datetime.fromisoformat(stamp) if stamp else None,
-        metadata=dict(line.get("metadata") or {}),
-        session_id=line.get("session_id"),
-    )
+    return ordered([result_from_line(line, metadata) for line, metadata in latest.values()])
 
 
 def ordered(results: Sequence[TraceResult]) -> list[TraceResult]:
