@@ -6,7 +6,7 @@ values, registered as an entry point of group ``tracescore.scorers``: the built-
 
 from __future__ import annotations
 
-from tracescore.api import report, score_traces, to_pandas
+from tracescore.api import report, score_session, score_traces, to_pandas
 from tracescore.engine.pipeline import RunCounts, score_records, score_trace
 from tracescore.errors import (
     AdapterError,
@@ -23,6 +23,7 @@ from tracescore.judge.protocol import Judge
 from tracescore.registry import ScoreSpec, scorer
 from tracescore.result import TraceResult
 from tracescore.scores import Score, absent, score
+from tracescore.session import Earlier
 from tracescore.trace import SCHEMA_VERSION, Citation, FetchStep, Hit, Labels, SearchStep, Trace
 from tracescore.version import __version__ as __version__
 
@@ -30,6 +31,7 @@ __all__ = [
     "AdapterError",
     "Citation",
     "ConfigError",
+    "Earlier",
     "FetchStep",
     "Hit",
     "InputError",
@@ -52,6 +54,7 @@ __all__ = [
     "report",
     "score",
     "score_records",
+    "score_session",
     "score_trace",
     "score_traces",
     "scorer",

@@ -241,6 +241,8 @@ def fingerprint(config: Config) -> str:
         parts["judge"]["merge_partial"] = judge.merge_partial
     if (redacting := config.redactor) is not None:  # other request bodies; absent when off, as merge_partial
         parts["judge"]["redact"] = list(redacting.spec)
+    if not config.section("sessions").carry_evidence:  # each turn alone: other scores; absent when on, as above
+        parts["carry_evidence"] = False
     if config.section("sinks").keep_versions:  # other score names: a backfill of its own
         parts["keep_versions"] = True
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]

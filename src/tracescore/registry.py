@@ -7,9 +7,10 @@ keyword-only parameters with defaults, its options (declared nowhere else; ``[sc
 positional parameter is a factory called once per run that returns the per-trace function (the built-ins: their
 shared Scores are built once, the hot path). Parameters the run hands in, never options: ``judge`` (the run's judge:
 pool, cache, budget, sampling, redaction), ``run`` (``RunContext``: the built-in judged scorers'), ``links`` (the
-link checker: run only with ``--check-links``), ``scores`` (the scores so far: the diagnosis), ``turns`` (the
-scored turns of one conversation, in order: a **session scorer**, stage ``session``, called once per session by
-``tracescore.sessions`` and never per trace; its scores are ``session.*``).
+link checker: run only with ``--check-links``), ``scores`` (the scores so far: the diagnosis), ``earlier`` (the
+evidence of the earlier turns of the trace's session, ``tracescore.session.Earlier``, or None: declared on the function
+that scores a trace, the per-trace form's own or the one a factory returns; handed per trace), ``turns`` (a session
+scorer's, stage ``session``, called once per conversation with its scored turns, oldest first).
 
 ``load`` reads the entry points once per command, before any work: one that cannot be imported, is no ``@scorer``,
 declares a name outside its stage or one another scorer declares stops the command (ConfigError, exit 2) in one
@@ -37,14 +38,13 @@ from tracescore.reasons import DOES_NOT_APPLY, NOT_COMPUTED, Absence, Reason
 
 __all__ = [
     "GROUP", "INJECTED", "STAGES", "Chosen", "Installed", "Registry", "RunContext", "ScoreSpec", "ScorerDef",
-    "choose", "load", "option_value", "type_name", "reasons", "scorer", "validate_options",
-]  # fmt: skip
+    "choose", "load", "option_value", "type_name", "reasons", "scorer", "validate_options"]  # fmt: skip
 
 GROUP = "tracescore.scorers"
 STAGES: tuple[str, ...] = ("retrieval", "trajectory", "grounding", "citations", "answer", "surface", "diagnosis",
-                           "session")  # fmt: skip
+                           "session")
 """The stages tracescore knows, in report and run order (a plugin's own stage comes after them)."""
-INJECTED = frozenset({"judge", "run", "links", "scores", "turns"})
+INJECTED = frozenset({"judge", "run", "links", "scores", "earlier", "turns"})
 """Parameters the run hands a scorer (never options)."""
 KINDS = ("numeric", "boolean", "categorical")
 BETTER = ("higher", "lower", None)

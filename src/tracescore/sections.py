@@ -1,6 +1,6 @@
 """The core sections of ``tracescore.toml``, one pydantic model each: ``[source]``, ``[job]``, ``[scoring]``,
-``[scorers]``, ``[judge]``, ``[mapping]``, ``[gate]``, ``[sinks]``. ``tracescore.config`` reads the file and hands
-them out; each platform declares its own section in its folder.
+``[scorers]``, ``[judge]``, ``[mapping]``, ``[gate]``, ``[sinks]``, ``[sessions]``. ``tracescore.config`` reads the
+file and hands them out; each platform declares its own section in its folder.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, Strict, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel, Strict, field_validator, model_validator
 
 from tracescore.adapters.mapping import MappingConfig
 from tracescore.durations import parse_duration
@@ -344,20 +344,43 @@ class SinksSettings(BaseModel):
     )
 
 
+def _duration(value: str) -> str:
+    parse_duration(value)  # a ValueError names the value and the forms
+    return value
+
+
+def _positive(value: str) -> str:
+    if parse_duration(value) <= timedelta(0):
+        raise ValueError(f"must be a positive duration such as '30m', got {value!r}")
+    return value
+
+
 class SessionsSettings(BaseModel):
-    """``[sessions]``: conversations (traces that share a session id): when the job writes their session scores."""
+    """``[sessions]``: conversations (traces with a session id: Langfuse sessions, LangSmith threads, OTel
+    ``session.id``, JSONL ``session_id``) and what a turn carries from the turns before it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    idle: str = Field(default="30m", description="write a session's scores once no turn has started for this long"
-                      " (and again once idle after a later turn arrives)")  # fmt: skip
+    carry_evidence: bool = Field(
+        default=True,
+        description="score a turn with the search hits and successful fetches of its session's earlier turns (by"
+        " timestamp); false: each trace alone. Retrieval scores are always the turn's own",
+    )
+    lookback: Annotated[str, AfterValidator(_duration)] = Field(
+        default="24h",
+        description="backfill: a window's sessions are completed from their turns this far before it (read from the"
+        " store, else from the platform)",
+    )
 
-    @field_validator("idle")
-    @classmethod
-    def _duration(cls, value: str) -> str:
-        if parse_duration(value) <= timedelta(0):
-            raise ValueError(f"idle must be a positive duration such as '30m', got {value!r}")
-        return value
+    idle: Annotated[str, AfterValidator(_positive)] = Field(
+        default="30m",
+        description="the job writes a session's scores once no turn has started for this long (and again once idle"
+        " after a later turn arrives)",
+    )
+
+    @property
+    def lookback_delta(self) -> timedelta:
+        return parse_duration(self.lookback)
 
     @property
     def idle_delta(self) -> timedelta:

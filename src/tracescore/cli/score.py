@@ -345,6 +345,7 @@ def _score(
             on_results=on_results,
             counted=progress.counted,
             extra_summary=scoring.as_dict,
+            carry=options.carry_evidence,
         )
     finally:
         progress.close()

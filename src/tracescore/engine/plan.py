@@ -10,6 +10,7 @@ name is a scorer error) and becomes a ``Scored``.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ from tracescore.scorers.absent import absent_for
 from tracescore.scorers.rubrics import Rubrics
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score
+from tracescore.session import Earlier
 from tracescore.trace import Trace
 
 __all__ = ["ScorerPlan", "answer_prefix", "deterministic_scorers"]
@@ -45,6 +47,7 @@ class ScorerPlan:
     rubrics: Rubrics = field(default_factory=Rubrics)
     sampling: Sampling = field(default_factory=Sampling)
     redact: Redactor | None = None
+    carry_evidence: bool = True  # [sessions] carry_evidence (engine/sessions.py): travels to a Ray task with the rest
 
     @functools.cached_property
     def _chosen(self) -> Chosen:
@@ -163,11 +166,22 @@ def _per_session(
 
 
 def _label(func: Scorer, name: str, names: tuple[str, ...]) -> Scorer:
-    """``func`` named ``name``, with the score names it declares (a scorer error leaves them absent); no wrapper, so
-    the built-ins' hot path stays one call."""
+    """``func`` named ``name``, with the score names it declares (a scorer error leaves them absent) and whether it
+    takes the earlier turns' evidence (``carries``: a keyword-only ``earlier``); no wrapper, so the built-ins' hot
+    path stays one call."""
     setattr(func, "__name__", name)  # noqa: B010 - a Scorer type says nothing of these attributes
     setattr(func, "score_names", names)  # noqa: B010
+    setattr(func, "carries", _carries(func))  # noqa: B010
     return func
+
+
+def _carries(func: Callable[..., Any]) -> bool:
+    """Whether ``func`` declares the keyword-only parameter ``earlier`` (the earlier turns' evidence)."""
+    try:
+        param = inspect.signature(func).parameters.get("earlier")
+    except (TypeError, ValueError):
+        return False
+    return param is not None and param.kind is param.KEYWORD_ONLY
 
 
 class _Constant:
@@ -186,20 +200,21 @@ class _PerTrace:
     """A per-trace scorer (a plugin's form): its ``list[Score]`` checked against its declaration, and with a
     ``judge`` the run's budget checked before each trace."""
 
-    __slots__ = ("__name__", "declared", "func", "judge", "max_cost", "score_names")
+    __slots__ = ("__name__", "carries", "declared", "func", "judge", "max_cost", "score_names")
 
     def __init__(
-        self, name: str, func: Callable[[Trace], Any], names: tuple[str, ...], decl: ScorerDef, run: RunContext
+        self, name: str, func: Callable[..., Any], names: tuple[str, ...], decl: ScorerDef, run: RunContext
     ) -> None:
         self.__name__, self.func, self.score_names = name, func, names
         self.declared = frozenset(names)
         self.judge = run.judge if "judge" in decl.injected else None
         self.max_cost = run.max_cost
+        self.carries = "earlier" in decl.injected
 
-    def __call__(self, trace: Trace) -> Scored:
+    def __call__(self, trace: Trace, earlier: Earlier | None = None) -> Scored:
         if self.judge is not None and (over := budget_reason(self.judge, self.max_cost, trace.id)) is not None:
             return Scored(absent_for(self.score_names, over))
-        out = self.func(trace)
+        out = self.func(trace, earlier=earlier) if self.carries else self.func(trace)
         scores = out.scores if isinstance(out, Scored) else tuple(out)
         for s in scores:
             if type(s) is not Score:

@@ -26,7 +26,8 @@ from tracescore.engine.judging import JudgePool, StoreJudgeCache
 from tracescore.engine.pipeline import RunCounts
 from tracescore.engine.plan import NO_JUDGE, ScorerPlan
 from tracescore.engine.sampling import Sampling
-from tracescore.engine.stage import Plan, Stage, process_plan
+from tracescore.engine.sessions import group_turns
+from tracescore.engine.stage import Plan, Scored, Stage, Turn, process_plan
 from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import DEFAULT_MODEL
 from tracescore.judge.make import make_judge
@@ -69,6 +70,7 @@ class Options:
     sampling: Sampling = field(default_factory=Sampling)  # [scoring] judge_sample, judge_flagged, judge_salt
     day: DayLimits = field(default_factory=DayLimits)  # the job's [job] max_cost_per_day, max_calls_per_day (setup.py)
     redact: Redactor | None = None  # [judge] redact: what the judge never sees
+    carry_evidence: bool = True  # [sessions] carry_evidence: a turn scored with its session's earlier evidence
 
 
 def options(
@@ -107,6 +109,7 @@ def options(
         sampling=Sampling(judge_sample if judge_sample is not None else scoring.judge_sample, scoring.judge_flagged,
                           scoring.judge_salt, scoring.judge_key),
         redact=config.redactor,
+        carry_evidence=config.section("sessions").carry_evidence,
     )
 
 
@@ -245,7 +248,7 @@ def scorer_plan(options: Options, reason: str | None, judge_model: str | None, s
         with Store(store) as opened:
             agreement = grounding_agreement(opened, judge_model, options.rubrics.grounding.version)
     return ScorerPlan(options.scorers, reason or NO_JUDGE, options.max_cost, agreement, options.merge_partial,
-                      options.rubrics, options.sampling, options.redact)  # fmt: skip
+                      options.rubrics, options.sampling, options.redact, options.carry_evidence)  # fmt: skip
 
 
 def build_recipe(
@@ -296,22 +299,42 @@ def _with_required(adapter: Adapter, human: dict[str, HumanRequired], payload: o
     return apply_required(adapter(payload), human)
 
 
-def score_stage(stage: Stage, records: Iterable[Record], counts: RunCounts | None = None) -> Iterator[TraceResult]:
+def score_stage(
+    stage: Stage, records: Iterable[Record], counts: RunCounts | None = None, *, carry: bool = True
+) -> Iterator[TraceResult]:
     """Each record through the engine's stage, as ``score`` scores it (every adapter error caught, lone surrogates
-    refused), one result at a time; ``counts`` sums what was read, scored and unreadable."""
+    refused), one result at a time; ``counts`` sums what was read, scored and unreadable.
+
+    ``carry`` (``[sessions] carry_evidence``): the turns of a session are held until every record is read, then
+    scored in conversation order, each with the evidence of the turns before it (``engine/sessions.py``), and come
+    last; a trace without a session comes as soon as it is scored."""
     counts = counts if counts is not None else RunCounts()
+    held: list[tuple[Trace, Turn]] = []
     for seq, record in enumerate(records):
         trace, key, error = stage.adapt(record)
-        scored = stage.score(seq, 0, record, trace, key, error)
-        counts.seen += 1
-        if scored.readable:
-            counts.scored += 1
-            counts.scorer_errors += scored.scorer_errors
-        else:
-            counts.failed += 1
-            counts.failures.append(scored.failure or "unreadable")
-        assert scored.result is not None  # a stage that keeps results
-        yield scored.result
+        if carry and trace is not None and trace.session_id is not None:
+            held.append((trace, (seq, 0, record, trace, key)))
+            continue
+        yield _counted(stage.score(seq, 0, record, trace, key, error), counts)
+    if held:
+        sessions, _ = group_turns(held)
+        for session in sessions:
+            for scored in stage.score_session([turn for _, turn in session.turns]):
+                yield _counted(scored, counts)
+            for _, (seq, chunk, record, trace, key) in session.alone:
+                yield _counted(stage.score(seq, chunk, record, trace, key, None), counts)
+
+
+def _counted(scored: Scored, counts: RunCounts) -> TraceResult:
+    counts.seen += 1
+    if scored.readable:
+        counts.scored += 1
+        counts.scorer_errors += scored.scorer_errors
+    else:
+        counts.failed += 1
+        counts.failures.append(scored.failure or "unreadable")
+    assert scored.result is not None  # a stage that keeps results
+    return scored.result
 
 
 def cores() -> int:

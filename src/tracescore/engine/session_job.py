@@ -10,11 +10,13 @@ same ids again on the next run (an upsert: nothing duplicated), a crash after it
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tracescore.engine.interrupt import received
+from tracescore.engine.interrupt import listening, received
+from tracescore.engine.setup import JobSetup
 from tracescore.errors import Interrupted
 from tracescore.result import TraceResult
 from tracescore.scores import Score
@@ -23,7 +25,7 @@ from tracescore.sinks.sessions import SessionScores
 from tracescore.store.db import Store
 from tracescore.store.session_state import Session, Sessions, turn_results
 
-__all__ = ["CHUNK", "score_session", "write_sessions"]
+__all__ = ["CHUNK", "score_session", "session_step", "write_sessions"]
 
 CHUNK = 50
 """Sessions written (and marked) per transaction."""
@@ -73,3 +75,20 @@ def write_sessions(
         written += len(chunk)
     return {"sessions": {"due": len(due), "written": written, "waiting": sessions.waiting(now, idle),
                          "scores_written": accepted, "scores_removed": removed}}  # fmt: skip
+
+
+def session_step(
+    setup: JobSetup, store: Store, run_id: str, summary: dict[str, Any], status: str, *, now: datetime
+) -> None:
+    """A scheduled run's session step (``write_sessions`` with the run's session scorers and sink), its counts added
+    to the run's stored ``summary``; a failure (the sink, a signal) is recorded there too, then raised."""
+    plan = setup.scorer_plan
+    scorers = plan.session_scorers() if plan is not None else []
+    try:
+        with listening(threading.Event()):
+            summary |= write_sessions(store, setup.source_key, scorers, setup.sink, now=now, idle=setup.session_idle)
+    except BaseException as exc:
+        summary |= {"sessions": {"error": str(exc) or type(exc).__name__}}
+        raise
+    finally:
+        store.finish_run(run_id, summary, status=status)

@@ -65,6 +65,8 @@ class JobSetup:
     judges: Callable[[Trace], bool] | None = None  # [scoring] judge_sample: the traces judged (None: every one)
     scorer_plan: ScorerPlan | None = None  # the scorers and their options (the batch prefill and the dry run read it)
     session_idle: timedelta = timedelta(minutes=30)  # [sessions] idle: a session's scores are written once idle
+    carry: bool = True  # [sessions] carry_evidence: a session's turns scored together, with the store's earlier turns
+    session_lookback: timedelta = timedelta(hours=24)  # [sessions] lookback: a backfill reads earlier turns this far
 
     def close(self) -> None:
         """Close the platform clients."""
@@ -127,6 +129,8 @@ def build_setup(
             write_batch=job.write_batch,
         ),
         plan=plan,
+        carry=recipe.options.carry_evidence,
+        session_lookback=config.section("sessions").lookback_delta,
         rubrics=recipe.options.rubrics,
         redact=recipe.options.redact,
         lookback_minutes=job.lookback_delta.total_seconds() / 60,

@@ -43,6 +43,7 @@ from tracescore.scorers.partial import merge_partial_definition, merge_partial_v
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import ParsedAnswer
 from tracescore.scores import Score, absent, score
+from tracescore.session import Earlier
 from tracescore.trace import Trace
 
 __all__ = [
@@ -125,13 +126,13 @@ def grounding_scorer(
     rubric = rubric or load_rubric("grounding")
     no_judge = Scored(absent_for(JUDGED_SCORES, no_judge_reason))
 
-    def score_grounding(trace: Trace) -> Scored:
+    def score_grounding(trace: Trace, *, earlier: Earlier | None = None) -> Scored:
         if judge is None:
             return no_judge
         if (over := budget_reason(judge, max_cost, trace.id)) is not None:
             return Scored(absent_for(JUDGED_SCORES, over))
         meta: dict[str, Any] = {"judge_model": judge.model, "rubric": rubric.name, "rubric_version": rubric.version}
-        call = grounding_call(trace, max_share=max_share, rubric=rubric)
+        call = grounding_call(trace, max_share=max_share, rubric=rubric, earlier=earlier)
         if isinstance(call, str):
             return Scored(absent_for(JUDGED_SCORES, call))
         try:

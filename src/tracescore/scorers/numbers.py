@@ -31,6 +31,7 @@ from tracescore.scorers.number_reader import Key, Number, clean, lower_case, nam
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
+from tracescore.session import Earlier, EarlierTurn
 from tracescore.trace import Trace, fetch_failed
 
 __all__ = [
@@ -57,13 +58,24 @@ _HUNDRED = Decimal(100)
 _NAMES = (GROUNDING_UNSUPPORTED_NUMBERS, GROUNDING_NUMBERS_CHECKED)
 
 
-def evidence_parts(trace: Trace) -> list[tuple[str, str]]:
-    """The evidence texts of a trace, in order, each with where it is (``search 2``, ``page 1``)."""
-    parts = [(text, f"search {i}") for i, search in enumerate(trace.searches, start=1) for hit in search.hits
+def evidence_parts(trace: Trace | EarlierTurn) -> list[tuple[str, str]]:
+    """The evidence texts of a trace (or of an earlier turn of its session), in order, each with where it is
+    (``search 2``, ``page 1``)."""
+    searches = [s for s in trace.steps if s.kind == "search"]
+    fetches = [s for s in trace.steps if s.kind == "fetch"]
+    parts = [(text, f"search {i}") for i, search in enumerate(searches, start=1) for hit in search.hits
              for text in (hit.title, hit.snippet) if text]  # fmt: skip
-    parts += [(fetch.text, f"page {i}") for i, fetch in enumerate(trace.fetches, start=1)
+    parts += [(fetch.text, f"page {i}") for i, fetch in enumerate(fetches, start=1)
               if fetch.text and not fetch_failed(fetch.status)]  # fmt: skip
     return parts
+
+
+def _earlier_parts(earlier: Earlier | None) -> list[tuple[str, str]]:
+    """The evidence texts of the session's earlier turns, each place naming its turn (``page 1 of turn 1, trace
+    t1``)."""
+    if earlier is None:
+        return []
+    return [(text, f"{where} of {turn.where}") for turn in earlier.turns for text, where in evidence_parts(turn)]
 
 
 class Evidence:
@@ -170,6 +182,14 @@ class Evidence:
         return None
 
 
+def _only_earlier(evidence: Evidence, key: Key, own: int) -> bool:
+    """Whether ``key`` is first stated in an earlier turn's part (past the trace's own ``own`` parts); a name with a
+    number is looked up in the text, so it is said only when no part of the trace's own states it."""
+    if key in evidence.first:
+        return evidence.first[key][1] >= own
+    return False
+
+
 def _derivable(claim: Number) -> bool:
     """Whether a sum or share could be meant: not a year (1953 "derived" as 1954 - 1 says nothing), nor zero (any
     number less itself), nor a number word ("the other two")."""
@@ -196,20 +216,23 @@ def numbers_scorer() -> Scorer:
     no_evidence = Scored(tuple(absent(n, Reasons.NO_EVIDENCE_SEEN.text) for n in _NAMES))
     no_number = Scored(tuple(absent(n, Reasons.NO_NUMBER.text) for n in _NAMES))
 
-    def score_numbers(trace: Trace) -> Scored:
-        parts = evidence_parts(trace)
+    def score_numbers(trace: Trace, *, earlier: Earlier | None = None) -> Scored:
+        own = evidence_parts(trace)
+        parts = own + _earlier_parts(earlier) if earlier is not None else own
         if not parts:
             return no_evidence
         stated = claims(trace) if trace.answer else []
         if not stated:
             return no_number
         checked = score(GROUNDING_NUMBERS_CHECKED, len(stated), comment=", ".join(f'"{c.text}"' for c in stated))
-        return Scored((_unsupported(trace, stated, parts), checked))
+        return Scored((_unsupported(trace, stated, parts, len(own)), checked))
 
     return score_numbers
 
 
-def _unsupported(trace: Trace, stated: list[Number], parts: list[tuple[str, str]]) -> Score:
+def _unsupported(trace: Trace, stated: list[Number], parts: list[tuple[str, str]], own: int) -> Score:
+    """The unsupported count; ``parts`` past the first ``own`` are the earlier turns': a number stated only there is
+    stated, and the comment says where (``"42" stated on page 1 of turn 1, trace t1``)."""
     spots = [b for b in trace.blind_spots if b.kind == "fetch"]
     if spots:
         shown_spots = "; ".join(f"{b.tool or b.kind}: {b.reason}" for b in spots[:3])
@@ -227,4 +250,7 @@ def _unsupported(trace: Trace, stated: list[Number], parts: list[tuple[str, str]
                      + (f"; may be derived from {derived}" if derived else f"; {near}" if near else ""))
     if len(missing) > _MAX_NOTES:
         notes.append(f"(+{len(missing) - _MAX_NOTES} more)")
+    if len(parts) > own:
+        carried = [claim for claim in stated if claim not in missing and _only_earlier(evidence, claim.key, own)]
+        notes += [f'"{c.text}" stated on {evidence.written(c.key)[1]}' for c in carried[:_MAX_NOTES]]
     return score(GROUNDING_UNSUPPORTED_NUMBERS, len(missing), comment="; ".join(notes) or None)

@@ -4,8 +4,8 @@ A session's scores (``SessionScores``) become ``ScoreRecord``s typed and describ
 scores (the catalog's view of the session scorer), under the ledger key ``session:<id>`` (``session_key``) and a
 fixed timestamp: the session's first turn's start time, which a later turn does not change. The record id is
 ``score_id(session_key, name)``: one id per session and name, so a grown session's scores replace the earlier ones
-in place (Langfuse upserts on id + name + day of the timestamp). A platform that hangs them on a run instead
-(LangSmith: on the last turn's root run) adds that run to the id (``on_run``), and the earlier ones are removed once
+in place (a platform that upserts by id, name and timestamp). A platform that hangs them on a run instead (its last
+turn's root run) adds that run to the id (``on_run``), and the earlier ones are removed once
 the new ones are accepted. The removal rules are those of trace scores (``sinks/removals``): a score absent for a
 reason that does not apply goes, one not computed this time stays.
 """
@@ -38,7 +38,7 @@ def session_key(session_id: str) -> str:
 class SessionScores:
     """One session's scores: its id, its first turn's start time (the scores' fixed timestamp), its turns' trace
     ids oldest first, the scores, and the last turn's result metadata (where a platform without session scores
-    finds the run to hang them on: LangSmith's run and project ids)."""
+    finds the run to hang them on: its run and project ids)."""
 
     session_id: str
     first_at: datetime

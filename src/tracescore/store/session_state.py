@@ -24,14 +24,8 @@ from typing import Any
 from tracescore.result import TraceResult, result_from_line
 from tracescore.store.db import Store
 
-__all__ = ["SESSIONS_MIGRATION", "Session", "Sessions", "ordered", "turn_results"]
+__all__ = ["Session", "Sessions", "ordered", "turn_results"]
 
-SESSIONS_MIGRATION = """
-    CREATE TABLE sessions (source_key TEXT NOT NULL, session_id TEXT NOT NULL, turns INTEGER NOT NULL, first_at TEXT,
-        last_at TEXT, changed INTEGER NOT NULL, scored_up_to TEXT, scored_turns INTEGER, written_at TEXT, scores TEXT,
-        PRIMARY KEY (source_key, session_id));
-    CREATE TABLE sessions_folded (source_key TEXT PRIMARY KEY, results_id INTEGER NOT NULL)
-"""
 
 
 _SESSION = "json_extract(r.result_line, '$.session_id')"
