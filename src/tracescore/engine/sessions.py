@@ -110,8 +110,8 @@ _SESSION_WORDS = (b"session", b"thread", b"conversation")
 
 def may_be_turn(payload: object) -> bool:
     """False only when ``payload`` (a file's line) cannot carry a session id: no adapter reads one from a line without
-    one of these words (JSONL ``session_id``, Langfuse ``sessionId``, LangSmith's thread keys, OTel ``session.id``).
-    The worker processes adapt the lines for which it is False; the reader adapts the others to find the turns."""
+    one of these words (``session_id``, ``sessionId``, ``session.id``, the thread keys ``thread_id`` and
+    ``conversation_id``). The worker processes adapt the lines for which it is False; the reader adapts the others."""
     if isinstance(payload, bytes | bytearray):
         return any(word in payload for word in _SESSION_WORDS)
     if isinstance(payload, str):
