@@ -158,7 +158,8 @@ def _threshold(name: str, limit: float, sign: int, summary: Summary) -> GateChec
         return GateCheck("threshold", name, "fail", message, None, f"{op} {limit:g}")
     ok = mean >= limit - _EPS if sign > 0 else mean <= limit + _EPS
     absent = f" ({stat.absent_count} absent)" if stat and stat.absent_count else ""
-    message = (f"{name} = {_fmt(mean)} over {stat.present if stat else 0} traces{absent}{_sampled(name, summary)},"
+    over = "sessions" if name.startswith(SESSION) else "traces"
+    message = (f"{name} = {_fmt(mean)} over {stat.present if stat else 0} {over}{absent}{_sampled(name, summary)},"
                f" needs {op} {limit:g}")  # fmt: skip
     return GateCheck("threshold", name, "pass" if ok else "fail", message, mean, f"{op} {limit:g}")
 
