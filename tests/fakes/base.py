@@ -139,8 +139,8 @@ class FakeServer:
                     response = server.handle(request)
                 except Exception as exc:  # a bug in the fake shows as a 500 with the reason
                     response = Response(500, {"message": f"fake server error: {type(exc).__name__}: {exc}"})
-                if fault is not None and fault.truncate:
-                    payload = json.dumps(response.body).encode()
+                if fault is not None and fault.truncate:  # the real body (a raw one, e.g. a file, as it is) cut
+                    payload = response.raw if response.raw is not None else json.dumps(response.body).encode()
                     response = Response(response.status, None, response.headers, raw=payload[: len(payload) // 2])
                 self._send(response)
 

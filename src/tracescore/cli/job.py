@@ -149,7 +149,7 @@ def _stopped(what: str) -> Iterator[None]:
 @click.option("--to", "stop", type=WHEN, help="Newest trace time to score (exclusive).")
 @click.option("--resume", is_flag=True, help="Continue the last unfinished backfill (same window without --from/--to).")
 @click.option("--dry-run", is_flag=True, help="Count traces and estimate judge calls, tokens and cost; call nothing.")
-@click.option("--judge-batch", is_flag=True, help="Judge each slice through the Message Batches API (half the price).")
+@click.option("--judge-batch", is_flag=True, help="Judge each slice through the provider's batch API (half the price).")
 @click.option("--judge-sample", type=click.FloatRange(min=0, max=1), default=None, metavar="RATE",
               help="Judge this share of traces, chosen by a hash of the trace id (plus flagged ones).")
 @click.option("--judge-only", is_flag=True,
@@ -175,7 +175,7 @@ def backfill(
         raise click.UsageError("--judge-only cannot be combined with --judge-batch or --dry-run")
     setup = _setup(config_path, judge_sample)
     if judge_batch:
-        refuse_batch(setup.provider)  # Message Batches: Anthropic's API only (judge/providers.py)
+        refuse_batch(setup.judge_provider)  # Anthropic's Message Batches or OpenAI's Batch API (judge/providers.py)
     if dry_run:
         _dry_run(setup, start, stop, judge_batch, as_json=as_json(fmt))
         return

@@ -1,12 +1,14 @@
-"""``backfill --judge-batch``: the judge calls of a slice go through the Message Batches API (half the price).
+"""``backfill --judge-batch``: the judge calls of a slice go through the provider's batch API (half the price):
+Anthropic's Message Batches or OpenAI's Batch API, each behind ``judge/batches.py``'s ``BatchAPI``.
 
 Before the pipeline scores a slice, ``BatchPrefill`` reads the slice and builds each trace's judge request exactly as
-the grounding scorer will (``grounding_call`` and ``message_params``: the same body, so the same content key). Then,
+the grounding scorer will (``grounding_call``, and the direct judge's body: the same content key). Then,
 with the ledger in the store (``store/batches.py``) as the only memory between runs:
 
 - an intent a killed run left (recorded, created or not, id never learnt) is matched against the API's list of
   batches: none fits, its requests are free; one fits, it is adopted; several, each is watched until it ends and the
-  one whose results hold the intent's custom_ids is adopted. A batch adopted is never submitted again;
+  one whose results hold the intent's custom_ids is adopted (OpenAI's batches carry the intent's id in their
+  metadata: only the one tagged with it fits). A batch adopted is never submitted again;
 - a batch a killed run left ``in_progress`` that holds any of these requests, or belongs to this backfill, is resumed
   (polled, its results read), never submitted again;
 - the requests no batch ever held and the cache lacks are submitted as new batches: each recorded as an intent
@@ -33,13 +35,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from tracescore.engine.batch_results import RECOVER_SKEW_SECONDS, fitting, server_batches, take_results
+from tracescore.engine.batch_results import RECOVER_SKEW_SECONDS, fitting, take_results
 from tracescore.engine.plan import ScorerPlan
 from tracescore.engine.requests import judge_request, judge_requests
+from tracescore.judge.anthropic_batch import AnthropicBatches
+from tracescore.judge.batches import BatchAPI, BatchError, BatchNotFound, BatchTransient, BatchUnsure
 from tracescore.judge.pricing import BATCH_DISCOUNT
 from tracescore.judge.protocol import JudgeRequest, JudgeUsage
 from tracescore.judge.redact import Redactor
-from tracescore.judge.request import MAX_TOKENS, message_params
+from tracescore.judge.request import MAX_TOKENS
 from tracescore.scorers.rubrics import Rubrics
 from tracescore.store.batches import BATCH_ENDED, BATCH_LIVE, BATCH_SUBMITTING, JudgeBatch, JudgeBatches, may_submit
 from tracescore.store.db import Store
@@ -48,8 +52,6 @@ from tracescore.trace import Trace
 
 __all__ = ["BATCH_DISCOUNT", "BatchPrefill", "BatchReport", "judge_request", "judge_requests"]
 
-MAX_REQUESTS = 100_000
-"""The API's limit of requests per batch; larger slices are sent as several batches."""
 _SKEW = timedelta(seconds=RECOVER_SKEW_SECONDS)
 
 
@@ -80,7 +82,10 @@ class _Watch:
 
 
 class BatchPrefill:
-    """Fills the judge cache for the traces of a slice through the Message Batches API, resumable from the store."""
+    """Fills the judge cache for the traces of a slice through a batch API, resumable from the store.
+
+    ``api``: the provider's ``BatchAPI`` (``judge/make.py``'s ``make_batches``; ``close`` closes it); None:
+    Anthropic's, on ``client`` (an ``anthropic.Anthropic``; None: one from the environment)."""
 
     def __init__(
         self,
@@ -98,6 +103,7 @@ class BatchPrefill:
         rubrics: Rubrics | None = None,
         redact: Redactor | None = None,
         plan: ScorerPlan | None = None,
+        api: BatchAPI | None = None,
     ) -> None:
         self.model, self.rubrics, self.cache, self.usage = model, rubrics or Rubrics(), cache, usage
         self.store_path = Path(store_path)
@@ -106,24 +112,17 @@ class BatchPrefill:
         self.scope = scope
         self.poll_seconds = poll_seconds
         self.max_wait_seconds = max_wait_seconds
-        self.max_tokens = max_tokens
         self.sleep = sleep
         self.report = BatchReport()
         self.summary: dict[str, Any] = {}  # the run summary's judge_batches, updated in place after every slice
-        self._own_client = client is None
-        if client is None:
-            import anthropic
-
-            client = anthropic.Anthropic(max_retries=3)
-        self.client = client
+        self.api: BatchAPI = api if api is not None else AnthropicBatches(model, client, max_tokens=max_tokens)
         self._resolved: set[str] = set()
         with Store(self.store_path) as store:
             self._refresh(JudgeBatches(store))
 
     def close(self) -> None:
-        """Close the SDK client this prefill made (a client passed in belongs to the caller)."""
-        if self._own_client:
-            self.client.close()
+        """Close the batch API (which closes the SDK client it made; a ``client`` passed in belongs to the caller)."""
+        self.api.close()
 
     def _refresh(self, ledger: JudgeBatches) -> None:
         self.summary.clear()
@@ -159,8 +158,9 @@ class BatchPrefill:
                     history.setdefault(k, {})[b.id] = b.status
             fresh = [k for k in pending if k not in held and may_submit(history.get(k, {}))]
             try:
-                for start in range(0, len(fresh), MAX_REQUESTS):
-                    watches += self._submit(ledger, pending, fresh[start : start + MAX_REQUESTS], slice_)
+                size = self.api.max_requests
+                for start in range(0, len(fresh), size):
+                    watches += self._submit(ledger, pending, fresh[start : start + size], slice_)
                 self._wait(ledger, watches, wanted, history)
             finally:
                 self._refresh(ledger)
@@ -178,29 +178,26 @@ class BatchPrefill:
         reason: str | None = None,
     ) -> list[_Watch]:
         """Record the intent, create the batch (one try: a retried create could make two), record its id."""
-        import anthropic
-
         if not keys:
             return []
-        requests = [{"custom_id": k, "params": message_params(pending[k], self.model, self.max_tokens)} for k in keys]
         intent = JudgeBatch(
             f"{BATCH_SUBMITTING}:{uuid.uuid4().hex}", self.scope, slice_, self.model, tuple(keys), BATCH_SUBMITTING,
             attempt, replaces, reason,
         )
         ledger.record(intent)
         try:
-            created = self.client.with_options(max_retries=0).messages.batches.create(requests=requests)
-        except (anthropic.APIConnectionError, anthropic.InternalServerError) as exc:
+            created = self.api.create(intent.id, [(k, pending[k]) for k in keys])
+        except BatchUnsure as exc:
             # the create may have reached the API: look for it before the requests are free again
-            self.report.errors.append(f"message batch create: {type(exc).__name__}: {exc}; looking it up"[:300])
+            self.report.errors.append(f"{exc}; looking it up"[:300])
             (recorded,) = [b for b in ledger.batches(self.model) if b.id == intent.id]
             return self._recover(ledger, [recorded])
-        except anthropic.AnthropicError as exc:
-            ledger.finish(intent.id, "not_submitted", f"{type(exc).__name__}: {exc}"[:300])
-            self.report.errors.append(f"message batch not submitted: {type(exc).__name__}: {exc}"[:300])
+        except BatchError as exc:
+            ledger.finish(intent.id, "not_submitted", str(exc)[:300])
+            self.report.errors.append(f"batch not submitted: {exc}"[:300])
             return []
-        ledger.adopt(intent.id, created.id)
-        return [_Watch(replace(intent, id=created.id, status=BATCH_LIVE))]
+        ledger.adopt(intent.id, created)
+        return [_Watch(replace(intent, id=created, status=BATCH_LIVE))]
 
     def _recover(self, ledger: JudgeBatches, intents: list[JudgeBatch]) -> list[_Watch]:
         """Intents whose create may have reached the API: the server batch each became, or their requests freed.
@@ -210,15 +207,13 @@ class BatchPrefill:
         custom_ids when read). Several: each is watched until it ends; the one whose results hold the intent's
         custom_ids is adopted. When the list cannot be read the intent stays, holding its requests.
         """
-        import anthropic
-
         if not intents:
             return []
         since = min(_created(i) for i in intents) - _SKEW
         try:
-            server = server_batches(self.client, since)
-        except anthropic.AnthropicError as exc:
-            self.report.errors.append(f"cannot list message batches: {type(exc).__name__}: {exc}"[:300])
+            server = self.api.listed(since)
+        except BatchError as exc:
+            self.report.errors.append(str(exc)[:300])
             return []
         taken = ledger.ids()
         watches: list[_Watch] = []
@@ -264,7 +259,7 @@ class BatchPrefill:
             elif waited >= 2 * self.max_wait_seconds:
                 ids = ", ".join(w.batch.id for w in watches)
                 self.report.errors.append(
-                    f"message batch {ids} not ended {waited:.0f} s after it was due; its traces are judged one by"
+                    f"batch {ids} not ended {waited:.0f} s after it was due; its traces are judged one by"
                     " one and a later run reads it"
                 )
                 return
@@ -272,17 +267,15 @@ class BatchPrefill:
             waited += self.poll_seconds
 
     def _cancel(self, watches: list[_Watch], waited: float) -> None:
-        import anthropic
-
         for watch in watches:
             try:
-                self.client.messages.batches.cancel(watch.batch.id)
-            except anthropic.AnthropicError as exc:
-                self.report.errors.append(f"cannot cancel message batch {watch.batch.id}: {exc}"[:300])
+                self.api.cancel(watch.batch.id)
+            except BatchError as exc:
+                self.report.errors.append(str(exc)[:300])
                 continue
             self.report.canceled_by_us += 1
             self.report.errors.append(
-                f"message batch {watch.batch.id} not ended after {waited:.0f} s: canceled; what it did not process"
+                f"batch {watch.batch.id} not ended after {waited:.0f} s: canceled; what it did not process"
                 " is judged one by one"
             )
 
@@ -290,35 +283,32 @@ class BatchPrefill:
         self, ledger: JudgeBatches, watch: _Watch, wanted: dict[str, JudgeRequest], history: dict[str, dict[str, str]]
     ) -> list[_Watch]:
         """Poll one batch once: what is still to watch afterwards."""
-        import anthropic
-
         batch = watch.batch
         try:
-            state = self.client.messages.batches.retrieve(batch.id)
-            if state.processing_status != "ended":
+            state = self.api.state(batch.id)
+            if not state.ended:
                 return [watch]
-            items = list(self.client.messages.batches.results(batch.id))
-        except anthropic.NotFoundError:
+            items = self.api.results(batch.id, state, batch.keys)
+        except BatchNotFound:
             if watch.intent is not None:
                 return []  # a candidate gone: nothing of ours to read there
             reason = "deleted server-side (404)"
             ledger.finish(batch.id, "deleted", reason)
             return self._again(ledger, batch, wanted, history, reason)
-        except anthropic.AnthropicError as exc:
-            self.report.errors.append(f"message batch {batch.id}: {type(exc).__name__}: {exc}"[:300])
-            transient = (anthropic.APIConnectionError, anthropic.InternalServerError, anthropic.RateLimitError)
-            return [watch] if isinstance(exc, transient) else []  # a run that gives up leaves it for the next
+        except BatchError as exc:
+            self.report.errors.append(str(exc)[:300])
+            return [watch] if isinstance(exc, BatchTransient) else []  # a run that gives up leaves it for the next
         if {item.custom_id for item in items} != set(batch.keys):
             if watch.intent is None:
                 ledger.finish(batch.id, "not_ours", "its results hold other requests than the ones recorded")
-                self.report.errors.append(f"message batch {batch.id}: its results are not of the requests recorded")
+                self.report.errors.append(f"batch {batch.id}: its results are not of the requests recorded")
             return []
         if watch.intent is not None:
             ledger.adopt(watch.intent, batch.id)
             self._resolved.add(watch.intent)
             self.report.recovered += 1
         taken = take_results(
-            batch, items, state.request_counts.to_dict(), wanted, cache=self.cache, usage=self.usage, model=self.model
+            batch, items, state.request_counts, wanted, cache=self.cache, usage=self.usage, model=self.model
         )
         self.report.errors += taken.errors
         ledger.finish(batch.id, BATCH_ENDED, outcome=taken.outcome)
@@ -340,7 +330,7 @@ class BatchPrefill:
             if k in wanted and self.cache.judge_cache_get(k) is None and may_submit(history.get(k, {}))
         ]
         if not again:
-            self.report.errors.append(f"message batch {lost.id}: {reason}; its requests are judged one by one")
+            self.report.errors.append(f"batch {lost.id}: {reason}; its requests are judged one by one")
             return []
         watches = self._submit(
             ledger, wanted, again, lost.slice, attempt=lost.attempt + 1, replaces=lost.id, reason=reason

@@ -1,5 +1,5 @@
-"""The two reads of the Message Batches API that ``BatchPrefill`` judges by: an ended batch's results, and the list
-of server batches an unrecorded create may have become.
+"""The two reads of a batch API that ``BatchPrefill`` judges by: an ended batch's results, and the list of server
+batches an unrecorded create may have become (each API's answers in ``judge/batches.py``'s terms).
 
 Results: every succeeded reply is billed at the batch price (parsed or not) and, when it parses, kept in the judge
 cache; errored, expired and canceled requests are only counted (the direct judge answers them when their trace is
@@ -11,16 +11,16 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from tracescore.judge.batches import BatchItem, ServerBatch
 from tracescore.judge.pricing import BATCH_DISCOUNT
-from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
-from tracescore.judge.request import reply_text
+from tracescore.judge.protocol import JudgeRequest, JudgeUsage
 from tracescore.store.batches import BILLED, RESULT_TYPES, JudgeBatch
 
-__all__ = ["ERRORS_KEPT", "RECOVER_SKEW_SECONDS", "Taken", "fitting", "server_batches", "take_results"]
+__all__ = ["ERRORS_KEPT", "RECOVER_SKEW_SECONDS", "Taken", "fitting", "take_results"]
 
 RECOVER_SKEW_SECONDS = 600.0
 """How much earlier than its intent (by our clock) a server batch may say it was created and still be the intent's."""
@@ -38,7 +38,7 @@ class Taken:
 
 def take_results(
     batch: JudgeBatch,
-    items: list[Any],
+    items: list[BatchItem],
     request_counts: Mapping[str, int],
     requests: Mapping[str, JudgeRequest],
     *,
@@ -51,22 +51,22 @@ def take_results(
     billed = JudgeUsage()
     errors: list[str] = []
     for item in items:
-        kind = item.result.type
+        kind = item.kind
         read[kind] += 1
-        if kind != "succeeded":
-            error = getattr(getattr(getattr(item.result, "error", None), "error", None), "message", None)
+        if kind != "succeeded" or item.reply is None:
+            error = item.error
             if len(errors) < ERRORS_KEPT:
                 errors.append(f"batch request {item.custom_id[:12]}: {kind}" + (f" ({error})" if error else ""))
             continue
         request = requests.get(item.custom_id)
-        problem = _take(item.custom_id, item.result.message, request, cache, model, (usage, billed))
+        problem = _take(item, request, cache, model, (usage, billed))
         if problem:
             read["unreadable" if problem.startswith("unreadable") else "not_wanted"] += 1
             if len(errors) < ERRORS_KEPT:
                 errors.append(f"batch reply {item.custom_id[:12]} {problem}"[:300])
     reported = {kind: int(request_counts.get(kind, 0)) for kind in RESULT_TYPES}
     if any(reported[kind] != read[kind] for kind in RESULT_TYPES):
-        errors.append(f"message batch {batch.id}: the API counted {reported}, its results held {dict(read)}")
+        errors.append(f"batch {batch.id}: the API counted {reported}, its results held {dict(read)}")
     outcome = {
         "request_counts": reported,
         "read": dict(read),
@@ -76,25 +76,18 @@ def take_results(
 
 
 def _take(
-    key: str, message: Any, request: JudgeRequest | None, cache: Any, model: str, usages: tuple[JudgeUsage, ...]
+    item: BatchItem, request: JudgeRequest | None, cache: Any, model: str, usages: tuple[JudgeUsage, ...]
 ) -> str | None:
     """Bill one succeeded reply and cache it; what went wrong, if anything."""
-    tokens = message.usage
-    reply = JudgeReply(
-        output=None,
-        model=model,
-        key=key,
-        input_tokens=tokens.input_tokens,
-        output_tokens=tokens.output_tokens,
-        cache_read_tokens=tokens.cache_read_input_tokens or 0,
-        cache_write_tokens=tokens.cache_creation_input_tokens or 0,
-    )
+    key = item.custom_id
+    assert item.reply is not None  # a succeeded item carries its usage
+    reply = replace(item.reply, model=model)
     for usage in usages:
         usage.bill(reply, discount=BATCH_DISCOUNT)  # billed, whether or not it parses
     if request is None:  # not one of this slice's requests: nobody here can read it
         return "is not a request of this slice (billed, not cached)"
     try:
-        parsed = request.output.model_validate_json(reply_text(message))
+        parsed = request.output.model_validate_json(item.text)
     except ValueError as exc:
         return f"unreadable: {exc}"
     cache.judge_cache_put(
@@ -107,23 +100,14 @@ def _take(
     return None
 
 
-def fitting(server: Iterable[Any], intent: JudgeBatch, since: datetime, taken: set[str]) -> list[str]:
+def fitting(server: Iterable[ServerBatch], intent: JudgeBatch, since: datetime, taken: set[str]) -> list[str]:
     """The ids of the server batches ``intent`` may have become: not recorded (``taken``), created after ``since``,
-    with as many requests (the API counts every request from the start, in ``processing`` until the batch ends)."""
+    and tagged with the intent's id, or, where the API keeps no tag, with as many requests (Anthropic counts every
+    request from the start, in ``processing`` until the batch ends)."""
     return [
         b.id
         for b in server
         if b.id not in taken
         and b.created_at >= since
-        and sum(int(v) for v in b.request_counts.to_dict().values()) == len(intent.keys)
+        and (b.tag == intent.id if b.tag is not None else b.size == len(intent.keys))
     ]
-
-
-def server_batches(client: Any, since: datetime) -> list[Any]:
-    """The API's batches created at or after ``since`` (the list is newest first; its pages are followed)."""
-    found = []
-    for batch in client.messages.batches.list(limit=100):
-        if batch.created_at < since:
-            break
-        found.append(batch)
-    return found

@@ -34,6 +34,7 @@ from tracescore.engine.slices import SlicedScan
 from tracescore.engine.stage import Plan, Scored
 from tracescore.engine.turns import Before, Carry, LookBack
 from tracescore.errors import ConfigError, InputError, Interrupted, TracescoreError
+from tracescore.judge.make import make_batches
 from tracescore.judge.providers import refuse_batch
 from tracescore.platforms.base import Parts
 from tracescore.scorers.scored import Scorer
@@ -248,14 +249,14 @@ def backfill_job(
 ) -> Outcome:
     """Score ``[start, stop)`` in slices, newest first; an unfinished backfill of the same window and setup is resumed.
 
-    With ``judge_batch`` each slice's judge calls go through the Message Batches API before the slice is scored;
+    With ``judge_batch`` each slice's judge calls go through the provider's batch API before the slice is scored;
     ``judge_only``: only the traces a judge budget left out, only their judged scores written (``engine/judge_only``).
     """
     if (judge_batch or judge_only) and setup.judge is None:
         flag = "--judge-batch" if judge_batch else "--judge-only"
         raise ConfigError(f"{flag} needs the judge, which is off: {setup.judge_off}")
     if judge_batch:
-        refuse_batch(setup.provider)
+        refuse_batch(setup.judge_provider)
     with StoreLock(setup.store_path, "tracescore backfill"), Store(setup.store_path) as store:
         state = JobState(store)
         source, fingerprint = setup.source, setup.fingerprint
@@ -302,6 +303,7 @@ def backfill_job(
                 rubrics=setup.rubrics,
                 redact=setup.redact,
                 plan=setup.scorer_plan,
+                api=make_batches(setup.judge_provider, setup.judge_model_id),
             )
             scan = SlicedScan(setup.source, windows[-1][0] if windows else job.start)  # the prefill's own listing
             before = window_prefill(

@@ -20,6 +20,7 @@ from tracescore.engine.judging import JudgePool
 from tracescore.engine.plan import ScorerPlan
 from tracescore.engine.recipe import build_recipe, cores, labelled, options
 from tracescore.engine.stage import Plan
+from tracescore.judge.providers import ProviderSettings
 from tracescore.judge.redact import Redactor
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
@@ -51,7 +52,8 @@ class JobSetup:
     usage: UsageMeter | None = None
     resources: ExitStack = field(default_factory=ExitStack)
     judge_model: str | None = None  # the judge's identity (judge/providers.py): its price in the dry run
-    provider: str = "anthropic"  # [judge] provider: --judge-batch only where Message Batches exist
+    judge_provider: ProviderSettings = field(default_factory=ProviderSettings)  # --judge-batch: where its batches go
+    judge_model_id: str | None = None  # the provider's own model id (judge_model is the judge's identity)
     judge: JudgePool | None = None
     batch_poll_seconds: float = 30.0
     settle_minutes: float = 0.0
@@ -113,7 +115,8 @@ def build_setup(
         scorers=recipe.scorers,
         usage=pool.usage_dict if pool is not None else None,
         judge_model=config.judge_provider.identity(config.judge_model),
-        provider=config.judge_provider.provider,
+        judge_provider=config.judge_provider,
+        judge_model_id=config.judge_model,
         describe=parts.describe,
         stats=parts.stats,
         judge=pool,

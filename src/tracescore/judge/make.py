@@ -7,11 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from tracescore.judge.anthropic import AnthropicJudge
+from tracescore.judge.anthropic_batch import AnthropicBatches
+from tracescore.judge.batches import BatchAPI
 from tracescore.judge.openai import OpenAIJudge
+from tracescore.judge.openai_batch import OpenAIBatches
 from tracescore.judge.protocol import Judge
-from tracescore.judge.providers import ProviderSettings
+from tracescore.judge.providers import DEFAULT_MODELS, ProviderSettings, refuse_batch
 
-__all__ = ["make_judge"]
+__all__ = ["make_batches", "make_judge"]
 
 
 def make_judge(settings: ProviderSettings, model: str | None = None, **options: Any) -> Judge:
@@ -21,3 +24,12 @@ def make_judge(settings: ProviderSettings, model: str | None = None, **options: 
                            structured=settings.structured, **options)  # fmt: skip
     return AnthropicJudge(model=model, provider=settings.provider, region=settings.region, project=settings.project,
                           **options)  # fmt: skip
+
+
+def make_batches(settings: ProviderSettings, model: str | None = None) -> BatchAPI:
+    """The batch API of ``settings`` for ``--judge-batch``: OpenAI's (``judge/openai_batch.py``) or Anthropic's
+    (``judge/anthropic_batch.py``); ``ConfigError`` where there is none (``refuse_batch``)."""
+    refuse_batch(settings)
+    if settings.provider == "openai":
+        return OpenAIBatches(settings, model)
+    return AnthropicBatches(model or DEFAULT_MODELS["anthropic"])

@@ -38,7 +38,8 @@ PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     "claude-opus-4-6": (5.0, 25.0),
 }
 BATCH_DISCOUNT = 0.5
-"""Message Batches are billed at half the synchronous price."""
+"""Batches are billed at half the synchronous price: Anthropic's Message Batches, and OpenAI's Batch API (input and
+output at 50 % of the list price; a cached-input discount on top of it is taken to halve the same way)."""
 
 # Bedrock and Vertex list prices on their global endpoints, by each platform's model id (Bedrock: without the
 # inference profile's ``global.``/``us.``/... prefix).

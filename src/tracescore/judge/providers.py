@@ -25,8 +25,10 @@ their keys), ``bedrock:<model id>``, ``vertex:<region>:<model id>``, ``openai:<m
 Vertex region is part of it
 because a regional endpoint is priced apart from the global one (on Bedrock the model id says which).
 
-Message Batches exist on Anthropic's API only: Bedrock's batch inference and Vertex's batch prediction read and
-write files in S3 / Cloud Storage and are not reached through these clients, so ``--judge-batch`` is refused there.
+Batches (``--judge-batch``) exist on Anthropic's API (Message Batches) and OpenAI's (the Batch API,
+``judge/openai_batch.py``) only: Bedrock's batch inference and Vertex's batch prediction read and write files in
+S3 / Cloud Storage and are not reached through these clients, and another OpenAI-compatible server is not known to
+keep OpenAI's Batch API, so ``--judge-batch`` is refused there.
 """
 
 from __future__ import annotations
@@ -154,13 +156,18 @@ def check_model(provider: str, model: str) -> None:
         )
 
 
-def refuse_batch(provider: str) -> None:
-    """ConfigError for ``--judge-batch`` on a provider without Message Batches."""
+def refuse_batch(settings: ProviderSettings) -> None:
+    """ConfigError for ``--judge-batch`` where no batch API is reached: Bedrock, Vertex, and an OpenAI-compatible
+    server that is not OpenAI's (vLLM, Ollama, LiteLLM...: none of them is known to keep OpenAI's Batch API)."""
+    provider = settings.provider
     if provider == "openai":
-        raise ConfigError(
-            "--judge-batch with [judge] provider = 'openai' is not supported yet (OpenAI's Batch API is issue 47's"
-            " next step); run the backfill without --judge-batch (each call is priced at the synchronous rate)"
-        )
+        host = openai_host(settings.base_url or os.environ.get("OPENAI_BASE_URL"))
+        if host is not None:
+            raise ConfigError(
+                f"--judge-batch needs OpenAI's own Batch API; [judge] base_url is another server ({host}): run the"
+                " backfill without --judge-batch"
+            )
+        return
     if provider != "anthropic":
         raise ConfigError(
             f"--judge-batch uses Anthropic's Message Batches API, which [judge] provider = {provider!r} does not offer"

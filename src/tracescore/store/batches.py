@@ -1,4 +1,5 @@
-"""The ledger of judge Message Batches (``backfill --judge-batch``) in the local store.
+"""The ledger of judge batches (``backfill --judge-batch``: Anthropic's Message Batches, OpenAI's Batch API) in
+the local store.
 
 A batch is written here before it exists: its request keys (the custom_ids) are recorded as an intent
 (``submitting``), then the batch is created, then the intent takes the server's id (``in_progress``). A run killed in
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from tracescore.judge.batches import RESULT_TYPES
 from tracescore.store.db import Store
 from tracescore.store.state import to_text
 
@@ -39,8 +41,6 @@ BATCH_SUBMITTING = "submitting"
 BATCH_LIVE = "in_progress"
 """A submitted batch whose results have not been read yet (a restart resumes polling it)."""
 BATCH_ENDED = "ended"
-RESULT_TYPES = ("succeeded", "errored", "expired", "canceled")
-"""The result types of a batch request, as ``request_counts`` and the results file name them."""
 _CREATED = (BATCH_LIVE, BATCH_ENDED, "deleted")
 """The statuses of a batch that exists (or existed) server-side as ours."""
 MAX_SUBMISSIONS = 2
