@@ -228,12 +228,10 @@ def run_job(
         sink = ChangedOnly(setup.sink, store, set(again)) if again and setup.sink is not None else None
         before = to_text(mark.watermark) if mark else None
         extra = {"window": [to_text(read_from), to_text(until)], "watermark_before": before}
-        outcome = _execute(
+        return session_step(setup, store, _execute(
             setup, store, run_id, "run", [(read_from, until)], scope, on_window, on_progress, extra, sink=sink,
             on_finish=settled,
-        )
-        session_step(setup, store, outcome.run_id, outcome.summary, outcome.status, now=now)
-        return outcome
+        ), now=now)  # fmt: skip
 
 
 def backfill_job(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from tracescore.engine.interrupt import listening, received
 from tracescore.engine.setup import JobSetup
@@ -25,7 +25,7 @@ from tracescore.sinks.sessions import SessionScores
 from tracescore.store.db import Store
 from tracescore.store.session_state import Session, Sessions, turn_results
 
-__all__ = ["CHUNK", "score_session", "session_step", "write_sessions"]
+__all__ = ["CHUNK", "Ran", "score_session", "session_step", "write_sessions"]
 
 CHUNK = 50
 """Sessions written (and marked) per transaction."""
@@ -77,18 +77,29 @@ def write_sessions(
                          "scores_written": accepted, "scores_removed": removed}}  # fmt: skip
 
 
-def session_step(
-    setup: JobSetup, store: Store, run_id: str, summary: dict[str, Any], status: str, *, now: datetime
-) -> None:
+class Ran(Protocol):
+    """What a finished run gives the session step: its id, its summary (stored again with the step's counts)."""
+
+    run_id: str
+    status: str
+    summary: dict[str, Any]
+
+
+R = TypeVar("R", bound=Ran)
+
+
+def session_step(setup: JobSetup, store: Store, ran: R, *, now: datetime) -> R:
     """A scheduled run's session step (``write_sessions`` with the run's session scorers and sink), its counts added
-    to the run's stored ``summary``; a failure (the sink, a signal) is recorded there too, then raised."""
+    to the run's stored summary; a failure (the sink, a signal) is recorded there too, then raised."""
     plan = setup.scorer_plan
     scorers = plan.session_scorers() if plan is not None else []
     try:
         with listening(threading.Event()):
-            summary |= write_sessions(store, setup.source_key, scorers, setup.sink, now=now, idle=setup.session_idle)
+            ran.summary |= write_sessions(store, setup.source_key, scorers, setup.sink, now=now,
+                                          idle=setup.session_idle)  # fmt: skip
     except BaseException as exc:
-        summary |= {"sessions": {"error": str(exc) or type(exc).__name__}}
+        ran.summary |= {"sessions": {"error": str(exc) or type(exc).__name__}}
         raise
     finally:
-        store.finish_run(run_id, summary, status=status)
+        store.finish_run(ran.run_id, ran.summary, status=ran.status)
+    return ran
