@@ -60,7 +60,7 @@ def test_the_plugin_is_listed_beside_every_built_in(tmp_path: Path) -> None:
     assert policy["options"] == [{"name": "pattern", "type": "str", "default": r"POL-\d{4}"}]
     builtins = {n: s for n, s in listed.items() if n != "policy"}
     assert set(builtins) == {"answer", "citations", "diagnosis", "grounding", "links", "numbers", "retrieval",
-                             "semantic", "stale", "surface", "trajectory"}  # fmt: skip
+                             "semantic", "session", "stale", "surface", "trajectory"}  # fmt: skip
     for s in builtins.values():
         assert s["package"] == "tracescore" and s["entry_point"].startswith(f"{registry.GROUP}: {s['name']} = ")
     assert {o["name"]: o["default"] for o in listed["retrieval"]["options"]} == {"k": 5}

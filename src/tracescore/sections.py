@@ -394,6 +394,12 @@ def _duration(value: str) -> str:
     return value
 
 
+def _positive(value: str) -> str:
+    if parse_duration(value) <= timedelta(0):
+        raise ValueError(f"must be a positive duration such as '30m', got {value!r}")
+    return value
+
+
 class SessionsSettings(BaseModel):
     """``[sessions]``: conversations (traces with a session id: Langfuse sessions, LangSmith threads, OTel
     ``session.id``, JSONL ``session_id``) and what a turn carries from the turns before it."""
@@ -411,9 +417,19 @@ class SessionsSettings(BaseModel):
         " store, else from the platform)",
     )
 
+    idle: Annotated[str, AfterValidator(_positive)] = Field(
+        default="30m",
+        description="the job writes a session's scores once no turn has started for this long (and again once idle"
+        " after a later turn arrives)",
+    )
+
     @property
     def lookback_delta(self) -> timedelta:
         return parse_duration(self.lookback)
+
+    @property
+    def idle_delta(self) -> timedelta:
+        return parse_duration(self.idle)
 
 
 CORE_SECTIONS: dict[str, type[BaseModel]] = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ from tracescore.judge.protocol import Judge
 from tracescore.judge.redact import Redactor
 from tracescore.reasons import Reasons
 from tracescore.registry import Chosen, Installed, RunContext, ScorerDef, choose, option_value
+from tracescore.result import TraceResult
 from tracescore.scorers.absent import absent_for
 from tracescore.scorers.criteria import Criterion
 from tracescore.scorers.criteria import configure as configure_criteria
@@ -88,6 +89,17 @@ class ScorerPlan:
             judged = _named(self.redact.around(judged), judged)
         return plain + judged + checked
 
+    def session_scorers(self) -> list[Callable[[Sequence[TraceResult]], list[Score]]]:
+        """The chosen session scorers (stage ``session``), each a function of the session's turns (oldest first);
+        one that raises gives its scores absent with the scorer error, as a per-trace scorer's would."""
+        loaded = registry.load()
+        out: list[Callable[[Sequence[TraceResult]], list[Score]]] = []
+        for name, options in self._chosen:
+            decl = loaded[name].scorer
+            if decl.per_session:
+                out.append(functools.partial(_per_session, decl, decl.names(options), dict(options)))
+        return out
+
     def judges(self, trace: Trace) -> bool:
         """Whether the judged scorers run on ``trace`` (asked before scoring it: ``backfill --judge-batch`` batches
         only these traces' requests); the flagged check scores the ones that need no judge."""
@@ -113,8 +125,9 @@ class ScorerPlan:
         for name, options in self._chosen:
             inst = loaded[name]
             decl = inst.scorer
-            if "scores" in decl.injected or ("links" in decl.injected and links is None):
-                continue  # derived from the others by the engine (the diagnosis); the link checker's, without one
+            if decl.per_session or "scores" in decl.injected or ("links" in decl.injected and links is None):
+                continue  # per conversation (tracescore.sessions); derived from the others by the engine (the
+                # diagnosis); the link checker's, without one
             built = _build(inst, {**options, **{o: self.option(s, o) for o, s in decl.uses.items()}}, run, links)
             (checked if "links" in decl.injected else judged if decl.judged else plain).append(built)
         return plain, judged, checked
@@ -151,6 +164,20 @@ def _build(inst: Installed, options: Mapping[str, Any], run: RunContext, links: 
         return _PerTrace(inst.name, functools.partial(decl.func, **given), names, decl, run)
     built = decl.func(**given)
     return _label(built, inst.name, names)
+
+
+def _per_session(
+    decl: ScorerDef, names: tuple[str, ...], options: dict[str, Any], turns: Sequence[TraceResult]
+) -> list[Score]:
+    try:
+        scores = list(decl.func(turns=turns, **options))
+        for s in scores:
+            if type(s) is not Score or s.name not in names:
+                raise ValueError(f"returned {s!r}, which it does not declare ({', '.join(names)})")
+        return scores
+    except Exception as exc:  # noqa: BLE001 - a session scorer that raises leaves its scores absent, named
+        first = (str(exc).strip().splitlines() or [""])[0]
+        return list(absent_for(names, Reasons.SCORER_ERROR.format(error=f"{type(exc).__name__}: {first}")))
 
 
 def _label(func: Scorer, name: str, names: tuple[str, ...]) -> Scorer:

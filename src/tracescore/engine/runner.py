@@ -28,6 +28,7 @@ from tracescore.engine.core import Engine, JobCounts, Limits, Sink
 from tracescore.engine.heal import ChangedOnly
 from tracescore.engine.interrupt import listening, received
 from tracescore.engine.judge_only import JudgeOnlySink, LeftOutSource, judge_only_fingerprint, left_out
+from tracescore.engine.session_job import session_step
 from tracescore.engine.setup import JobSetup
 from tracescore.engine.slices import SlicedScan
 from tracescore.engine.stage import Plan, Scored
@@ -197,7 +198,7 @@ def run_job(
 
     Traces younger than ``settle`` may still be running (no answer yet): they are left for the next run.
     """
-    until = (now or datetime.now(UTC)).astimezone(UTC) - timedelta(minutes=setup.settle_minutes)
+    until = (now := (now or datetime.now(UTC)).astimezone(UTC)) - timedelta(minutes=setup.settle_minutes)
     lookback = timedelta(minutes=setup.lookback_minutes)
     with StoreLock(setup.store_path, "tracescore run"), Store(setup.store_path) as store:
         state = JobState(store)
@@ -227,10 +228,10 @@ def run_job(
         sink = ChangedOnly(setup.sink, store, set(again)) if again and setup.sink is not None else None
         before = to_text(mark.watermark) if mark else None
         extra = {"window": [to_text(read_from), to_text(until)], "watermark_before": before}
-        return _execute(
+        return session_step(setup, store, _execute(
             setup, store, run_id, "run", [(read_from, until)], scope, on_window, on_progress, extra, sink=sink,
             on_finish=settled,
-        )
+        ), now=now)  # fmt: skip
 
 
 def backfill_job(

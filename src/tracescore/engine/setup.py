@@ -66,6 +66,7 @@ class JobSetup:
     notes: list[str] = field(default_factory=list)  # the recipe's warnings (missing SDK, deprecated judge model)
     judges: Callable[[Trace], bool] | None = None  # [scoring] judge_sample: the traces judged (None: every one)
     scorer_plan: ScorerPlan | None = None  # the scorers and their options (the batch prefill and the dry run read it)
+    session_idle: timedelta = timedelta(minutes=30)  # [sessions] idle: a session's scores are written once idle
     carry: bool = True  # [sessions] carry_evidence: a session's turns scored together, with the store's earlier turns
     session_lookback: timedelta = timedelta(hours=24)  # [sessions] lookback: a backfill reads earlier turns this far
 
@@ -143,6 +144,7 @@ def build_setup(
         notes=recipe.notes,
         judges=None if recipe.plan.sampling.everything else recipe.plan.judges,
         scorer_plan=recipe.plan,
+        session_idle=config.section("sessions").idle_delta,
     )
 
 

@@ -160,4 +160,10 @@ MIGRATIONS: list[tuple[str, str]] = [
      " tries INTEGER NOT NULL, state TEXT NOT NULL, run_id TEXT NOT NULL, updated_at TEXT NOT NULL,"
      " PRIMARY KEY (scope, trace_key))"),  # the traces whose judge failed, judged again by later runs (store/due.py)
     ("0019_session_evidence", SESSION_EVIDENCE_MIGRATION),  # each session turn's hits and fetches (store/sessions.py)
+    ("0020_sessions", """
+        CREATE TABLE sessions (source_key TEXT NOT NULL, session_id TEXT NOT NULL, turns INTEGER NOT NULL,
+            first_at TEXT, last_at TEXT, changed INTEGER NOT NULL, scored_up_to TEXT, scored_turns INTEGER,
+            written_at TEXT, scores TEXT, PRIMARY KEY (source_key, session_id));
+        CREATE TABLE sessions_folded (source_key TEXT PRIMARY KEY, results_id INTEGER NOT NULL)
+    """),  # the conversations the job writes session scores for once idle (store/session_state.py)
 ]

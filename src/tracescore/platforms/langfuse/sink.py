@@ -30,6 +30,7 @@ from tracescore.retry import Verdict, call_with_retries
 from tracescore.sinks.base import RemovalPreview
 from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, batches, records_from_result
 from tracescore.sinks.removals import Mirror, Written, preview_removals
+from tracescore.sinks.sessions import SessionScores, session_records, settle_session
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -77,7 +78,7 @@ def score_body(record: ScoreRecord, *, config_id: str | None = None, environment
     """The JSON object Langfuse expects for one score (camelCase, timezone-aware ISO timestamp)."""
     body: dict[str, Any] = {
         "id": record.id,
-        "traceId": record.trace_id,
+        **({"sessionId": record.session_id} if record.session_id else {"traceId": record.trace_id}),
         "name": record.name,
         "value": record.value,
         "dataType": record.data_type,
@@ -186,6 +187,24 @@ class LangfuseScoreSink:
         except Exception as exc:  # noqa: BLE001 - reported with the run's stop, never a traceback
             return describe_error(exc)
         return None
+
+    def write_sessions(self, sessions: Sequence[SessionScores]) -> None:
+        """Write each session's scores as Langfuse session scores (``sessionId``, no trace; one id per session and
+        name: a grown session's scores are replaced in place), then, when attached, remove our earlier ones that do
+        not apply any more and record what was written. Counts into ``report``."""
+        for session in sessions:
+            records = session_records(session, extra_metadata=self.extra_metadata, keep_versions=self.keep_versions)
+            before = len(self.report.rejected)
+            for batch in batches(records, max_bytes=self.settings.batch_bytes, size=self._size, report=self.report):
+                self._send(batch)
+            refused = self.report.rejected[before:]
+            unsure, self._unsure = self._unsure, set()
+            if any(r.id is None for r in refused):
+                unsure |= {r.id for r in records}
+            accepted = {r.id for r in records} - {r.id for r in refused} - unsure
+            if self.mirror is not None:
+                settle_session(self.mirror.ledger, self.mirror.run_id, session, records, accepted, self._remove,
+                               self.report, platform="Langfuse")  # fmt: skip
 
     def close(self) -> WriteReport:
         """Flush and return the report for the run summary."""
