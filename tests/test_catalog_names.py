@@ -192,7 +192,7 @@ def test_versions_live_only_in_the_scorers_declarations_and_every_entry_says_why
         names = {n.id for n in ast.walk(_parsed(path)) if isinstance(n, ast.Name)}
         assert "SCORER_VERSION" not in names and "Versions" not in names, f"{path.name}: a version outside @scorer"
     for e in _BUILTIN:
-        assert e.reasons, e.name
+        assert e.reasons or e.name == "session.turns", e.name  # a session's turns are always counted
         assert not set(e.reasons) & set(catalog.ANY_SCORE), e.name
 
 
@@ -212,13 +212,27 @@ def _none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
+def _literal(node: ast.expr | None) -> bool:
+    """A value written in the code (``5``, ``"FINAL ANSWER:"``, ``timedelta(days=365)``), not a name read from
+    elsewhere; ``None`` is no value ("not given": the scorer's own)."""
+    if isinstance(node, ast.Constant):
+        return node.value is not None
+    if isinstance(node, ast.UnaryOp):
+        return _literal(node.operand)
+    return isinstance(node, ast.Call) and all(_literal(a) for a in [*node.args, *(k.value for k in node.keywords)])
+
+
 def defaults_declared(root: Path, option: str) -> list[tuple[str, int]]:
     """(file, line) of every default given to ``option`` under ``root``: a parameter with a default, a class field
-    with a value (a dataclass's, a pydantic model's). ``None`` declares no value ("not given": the scorer's own)."""
+    with a value (a dataclass's, a pydantic model's), and a literal value for it elsewhere: a dict entry
+    (``{"k": 5}``), a lookup's fallback (``.get("k", 5)``, ``getattr(o, "k", 5)``) or a call's keyword (``f(k=5)``).
+    ``None`` declares no value ("not given": the scorer's own); ``uses={"k": "retrieval"}`` names a scorer."""
     found = []
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
-        for node in ast.walk(_parsed(path)):
+        tree = _parsed(path)
+        uses = {id(k.value) for n in ast.walk(tree) if isinstance(n, ast.Call) for k in n.keywords if k.arg == "uses"}
+        for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 args = node.args
                 positional = args.posonlyargs + args.args
@@ -231,6 +245,16 @@ def defaults_declared(root: Path, option: str) -> list[tuple[str, int]]:
                     if isinstance(item, ast.AnnAssign) and item.value is not None and not _none(item.value):
                         if getattr(item.target, "id", None) == option:
                             found.append((rel, item.lineno))
+            elif isinstance(node, ast.Dict) and id(node) not in uses:
+                found += [(rel, node.lineno) for k, v in zip(node.keys, node.values, strict=True)
+                          if isinstance(k, ast.Constant) and k.value == option and _literal(v)]  # fmt: skip
+            elif isinstance(node, ast.Call):
+                name = getattr(node.func, "attr", getattr(node.func, "id", None))
+                if name in ("get", "getattr", "setdefault", "pop") and len(node.args) >= 2:
+                    key, value = node.args[-2], node.args[-1]
+                    if isinstance(key, ast.Constant) and key.value == option and _literal(value):
+                        found.append((rel, node.lineno))
+                found += [(rel, node.lineno) for k in node.keywords if k.arg == option and _literal(k.value)]
     return found
 
 
@@ -255,7 +279,17 @@ def test_the_option_scan_sees_a_second_default(tmp_path: Path) -> None:
         "def fine(k, *, given: int | None = None):\n    pass\n"
         "def also_fine(k: int | None = None):\n    pass\n"
     )
-    assert defaults_declared(tmp_path, "k") == [("a.py", 1), ("b.py", 4), ("b.py", 5)]
+    (tmp_path / "c.py").write_text(
+        'DEFAULTS = {"k": 5, "other": 1}\n'
+        'def read(options, o):\n    return options.get("k", 5), getattr(o, "k", -1), options.get("k")\n'
+        "def call(f, k):\n    return f(k=5), f(k=k), f(k=None)\n"
+        'SPAN = {"stale_after": timedelta(days=365)}\n'
+        'scorer(stage="semantic", uses={"k": "retrieval"})\n'
+    )
+    assert defaults_declared(tmp_path, "k") == [
+        ("a.py", 1), ("b.py", 4), ("b.py", 5), ("c.py", 1), ("c.py", 3), ("c.py", 3), ("c.py", 5)
+    ]
+    assert defaults_declared(tmp_path, "stale_after") == [("c.py", 6)]
 
 
 def _stage_prefix(stage: str) -> str:

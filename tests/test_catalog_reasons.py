@@ -34,8 +34,12 @@ from tracescore.engine.recipe import ScorerPlan, build_recipe, options
 from tracescore.engine.sampling import Sampling
 from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.links import LinkStatus
+from tracescore.result import TraceResult
+from tracescore.scorers.citations import CITATION_FABRICATED_COUNT
 from tracescore.scorers.deadlinks import dead_link_scorer
+from tracescore.scorers.diagnosis import cell_of
 from tracescore.scorers.scored import Scored, Scorer
+from tracescore.scorers.session import PASSING, session_scores
 from tracescore.trace import Trace
 
 D, N = DOES_NOT_APPLY, NOT_COMPUTED
@@ -94,12 +98,20 @@ CLASSES = {
     "not re-scored (backfill --judge-only)": N,
     "unchanged since written": N,  # #43.7
     "scorer error: {error}": N,  # #46: the scorer raised on this trace
+    "turn {turn} of the session: {reason}": None,  # #48: a session score, of the turn's reason's class
+    "no turn of the session failed": D,
+    "no turn of the session makes a judged claim": D,
+    "no turn of the session has an answer to check": D,
+    "its claim verdicts were not recorded": N,
+    "not scored": N,
 }
 NOT_ON_A_LINE = {
     "no longer produced by the scoring setup",  # the mirror's reason for a score a clean result does not have
     "not computed",  # the result line's word for an absent score that carries no reason
     "not re-scored (backfill --judge-only)",  # what the platform sink gets instead of a deterministic score
     "unchanged since written",  # what it gets instead of an unchanged score of a trace run judges again (#43.7)
+    "its claim verdicts were not recorded",  # a turn's reason inside a session score's (#48): never alone
+    "not scored",  # likewise
 }
 
 
@@ -226,6 +238,20 @@ def test_every_absence_the_scorers_produce_under_every_failure_mode_is_declared(
     broken.score_names = ("answer.correct",)  # type: ignore[attr-defined]  # as the plan labels a scorer it builds
 
     seen["scorer raised"] = _reasons(traces[:3], [broken], pairs)
+
+    # the session scores (#48), over sessions of those turns: a judge missing, every turn passing, the judge off in
+    # the config (no turn's claim judged), only empty answers (nothing to check)
+    def session_leg(turns: Sequence[TraceResult]) -> set[str]:
+        assert turns
+        these = {(s.name, s.reason or "not computed") for s in session_scores(turns=turns) if not s.present}
+        pairs.update(these)
+        return {reason for _, reason in these}
+
+    off, missing = ([score_trace(t, ScorerPlan(no_judge_reason=why).scorers(None)) for t in traces] for why in offs[:2])
+    passing = [r for r in off if cell_of(r) in PASSING][:3]
+    undecided = [r for r in off if cell_of(r) is None][:2]
+    empty = [r for r in off if r.scores[CITATION_FABRICATED_COUNT].reason == "empty answer"]
+    seen["sessions"] = set().union(*map(session_leg, (missing[:5], passing, undecided, off, empty)))
 
     everything = set().union(*seen.values())
     undeclared = sorted(r for r in everything if declared_reason(r) is None)

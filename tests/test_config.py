@@ -64,7 +64,8 @@ def test_readme_documents_the_actual_defaults() -> None:
     readme = page("guides/configuration.md") + page("getting-started/langfuse.md")
     documented: dict[str, object] = {}
     for block in re.findall(r"```toml\n(.*?)```", readme, re.S):
-        documented |= parse_sections(tomllib.loads(block))
+        if "project" not in tomllib.loads(block):  # a plugin's pyproject.toml ("Your own scorers"), not tracescore's
+            documented |= parse_sections(tomllib.loads(block))
     assert documented["mapping"] == MappingConfig()
     langfuse = documented["langfuse"].model_dump()  # type: ignore[attr-defined]
     assert {k: (v or None) if isinstance(v, str) else v for k, v in langfuse.items()} == LangfuseSettings().model_dump()

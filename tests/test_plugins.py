@@ -60,7 +60,7 @@ def test_the_plugin_is_listed_beside_every_built_in(tmp_path: Path) -> None:
     assert policy["options"] == [{"name": "pattern", "type": "str", "default": r"POL-\d{4}"}]
     builtins = {n: s for n, s in listed.items() if n != "policy"}
     assert set(builtins) == {"answer", "citations", "diagnosis", "grounding", "links", "numbers", "retrieval",
-                             "semantic", "stale", "surface", "trajectory"}  # fmt: skip
+                             "semantic", "session", "stale", "surface", "trajectory"}  # fmt: skip
     for s in builtins.values():
         assert s["package"] == "tracescore" and s["entry_point"].startswith(f"{registry.GROUP}: {s['name']} = ")
     assert {o["name"]: o["default"] for o in listed["retrieval"]["options"]} == {"k": 5}
@@ -156,8 +156,9 @@ def length_ok(trace: ts.Trace) -> list[ts.Score]:
 def test_a_scorer_raising_on_some_traces_leaves_its_scores_absent_there_and_the_run_goes_on(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     with installed(build(tmp_path / "site", {"acme_scorers": RAISES}, ENTRY | {"length": "acme_scorers:length_ok"})):
-        code, text = _run("score", str(_traces(tmp_path)), "--out", str(out), "-q")
+        code, text = _run("score", str(_traces(tmp_path)), "--out", str(out), "-q", "--format", "json")
         kind = catalog.absence_kind("scorer error: ValueError: cannot read this answer", "answer.length_ok")
+        shown_code, shown = _run("score", str(_traces(tmp_path)), "--store", "none", "--format", "terminal")
     lines = {r["trace_id"]: r for r in map(json.loads, out.read_text().splitlines())}
     assert code == 0, text
     assert lines["t-missed"]["missing"]["answer.length_ok"] == "scorer error: ValueError: cannot read this answer"
@@ -165,3 +166,52 @@ def test_a_scorer_raising_on_some_traces_leaves_its_scores_absent_there_and_the_
     assert lines["t-missed"]["scores"]["answer.cites_policy_id"] is False  # its other scorers still ran
     assert lines["t-asked"]["scores"]["answer.length_ok"] is True and lines["t-none"]["scores"]["answer.length_ok"]
     assert lines["t-missed"]["errors"] == ["scorer length failed: ValueError: cannot read this answer"]
+    assert json.loads(text)["scorer_errors"] == {"length": 1}  # the summary counts them per scorer
+    assert shown_code == 0 and "scorer errors: length on 1 trace (its scores there absent, not computed)" in shown
+
+
+def test_dashboard_score_adds_a_plugins_score_as_a_widget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with installed(build(tmp_path / "site", POLICY, ENTRY)):
+        code, out = _run("dashboard", "--to", "langfuse", "--dry-run", "--score", "answer.cites_policy_id")
+        unknown, said = _run("dashboard", "--to", "langfuse", "--dry-run", "--score", "answer.cites_policy")
+    assert code == 0, out
+    assert "(8 widgets)" in out and (
+        "widget 'answer.cites_policy_id: daily mean by trace name' (LINE_TIME_SERIES of scores-boolean: avg of value,"
+        " split by traceName; where name = answer.cites_policy_id") in out  # fmt: skip
+    assert unknown == 2 and "--score 'answer.cites_policy' is no score of the catalog" in said
+
+
+COMPLIANCE = EXAMPLE + '''
+
+@ts.scorer(stage="compliance", version="1",
+           scores=[ts.ScoreSpec("compliance.answer_chars", "numeric", better=None, min=0)])
+def answer_chars(trace: ts.Trace) -> list[ts.Score]:
+    return [ts.score("compliance.answer_chars", len(trace.answer or ""))]
+'''
+
+
+def test_the_api_and_both_platforms_evaluators_give_a_plugins_scores_a_stage_of_its_own_too(tmp_path: Path) -> None:
+    from tests.fakes.langsmith_runs import load_samples, run_tree
+    from tracescore import score_traces
+    from tracescore.integrations import langfuse as lf, langsmith as ls
+
+    schemas = pytest.importorskip("langsmith.schemas")
+    case = load_samples(1)[0] | {"question": "Under POL-1234, how many days do I have to return an item?"}
+    runs, example = run_tree(case, "00000000-0000-4000-8000-0000000000aa", experiment=True)
+    run = schemas.Run(**runs[0], child_runs=[schemas.Run(**child) for child in runs[1:]])
+    wanted = {"answer.cites_policy_id": False, "compliance.answer_chars": float(len(case["answer"]))}
+    entries = ENTRY | {"chars": "acme_scorers:answer_chars"}
+    with installed(build(tmp_path / "site", {"acme_scorers": COMPLIANCE}, entries)):
+        [api] = score_traces([case])
+        results = ls.evaluators()[0](run, schemas.Example(**example))["results"]
+        on_langsmith = {r["key"]: r.get("score") for r in results}
+        on_langfuse = {e.name: e.value for e in lf.evaluators()[0](input={}, output=case, expected_output=None,
+                                                                       metadata=case["labels"])}  # fmt: skip
+        only = {r["key"] for r in ls.evaluators(stages=["compliance"])[0](run, None)["results"]}
+    assert {n: api.values[n] for n in wanted} == wanted
+    assert {n: on_langsmith[n] for n in wanted} == {"answer.cites_policy_id": 0, "compliance.answer_chars": wanted[
+        "compliance.answer_chars"]}  # fmt: skip
+    assert {n: on_langfuse[n] for n in wanted} == {"answer.cites_policy_id": 0, "compliance.answer_chars": wanted[
+        "compliance.answer_chars"]}  # fmt: skip
+    assert only == {"compliance.answer_chars"}

@@ -9,7 +9,7 @@ This module is the one public face: what the README, the docs and the cookbook i
 
 from __future__ import annotations
 
-from tracescore.api import report, score_traces, to_pandas
+from tracescore.api import report, score_session, score_traces, to_pandas
 from tracescore.engine.pipeline import RunCounts, score_records, score_trace
 from tracescore.errors import (
     AdapterError,
@@ -30,12 +30,14 @@ from tracescore.errors import (
 )
 from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.judge.openai import OpenAIJudge
-from tracescore.judge.protocol import Judge
+from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest
+from tracescore.judge.rubrics import Rubric
 from tracescore.registry import ScoreSpec, scorer
 from tracescore.report.render import render_html, render_markdown, render_report_terminal
 from tracescore.report.summary import Report
 from tracescore.result import TraceResult
 from tracescore.scores import Score, absent, score
+from tracescore.session import Earlier
 from tracescore.trace import SCHEMA_VERSION, Citation, FetchStep, Hit, Labels, SearchStep, Trace
 from tracescore.version import __version__ as __version__
 
@@ -44,6 +46,7 @@ __all__ = [
     "AnthropicJudge",
     "Citation",
     "ConfigError",
+    "Earlier",
     "FetchStep",
     "Hit",
     "InputError",
@@ -51,6 +54,8 @@ __all__ = [
     "Interrupted",
     "Judge",
     "JudgeError",
+    "JudgeReply",
+    "JudgeRequest",
     "Labels",
     "LockError",
     "MissingInputError",
@@ -59,6 +64,7 @@ __all__ = [
     "OpenAIJudge",
     "OutputError",
     "Report",
+    "Rubric",
     "RunCounts",
     "SCHEMA_VERSION",
     "Score",
@@ -77,6 +83,7 @@ __all__ = [
     "report",
     "score",
     "score_records",
+    "score_session",
     "score_trace",
     "score_traces",
     "scorer",

@@ -30,7 +30,7 @@ from tracescore.scorers.rubrics import Rubrics
 from tracescore.sources.base import Record
 from tracescore.trace import Trace
 
-__all__ = ["report", "score_traces", "to_pandas"]
+__all__ = ["report", "score_session", "score_traces", "to_pandas"]
 
 
 def score_traces(
@@ -49,6 +49,7 @@ def score_traces(
     judge_salt: str = JUDGE_SALT,
     judge_key: str = "trace_id",
     redact: Redactor | None = None,
+    carry_evidence: bool = True,
 ) -> list[TraceResult]:
     """Score each trace (a ``Trace``, a dict in the canonical format or a JSONL line) with every stage, as
     ``tracescore score`` does (the same recipe and stage: the same result lines); the judged stages run when
@@ -68,6 +69,11 @@ def score_traces(
 
     A dict or line that is not a valid trace gives a result carrying the error (its position as ``line``), never an
     exception.
+
+    The traces of one conversation (the same ``session_id``) are scored as its turns: each with the search hits and
+    successful fetches of the turns before it (by timestamp), as ``[sessions] carry_evidence`` does;
+    ``carry_evidence=False`` scores each trace alone. ``score_session`` scores a list of one session's turns.
+    The results come in the order of ``traces``.
     """
     given = {name: dict(values) for name, values in (options or {}).items()}
     for name, values in command_line(k, final_answer_prefix).items():
@@ -82,9 +88,40 @@ def score_traces(
     stage = Stage(labelled(adapter(), store), recipe.scorers, "", oneshot=True)
     records = (Record(payload=_plain(t), line=n) for n, t in enumerate(traces, start=1))
     try:
-        return list(score_stage(stage, records))
+        return sorted(score_stage(stage, records, carry=carry_evidence), key=lambda r: r.line or 0)
     finally:
         recipe.close()
+
+
+def score_session(
+    turns: Iterable[Trace | Mapping[str, Any] | str | bytes], session_id: str | None = None, **kwargs: Any
+) -> list[TraceResult]:
+    """Score the turns of one conversation, each with the search hits and successful fetches of the turns before it
+    (``score_traces``' keyword arguments). The order is the turns' timestamps, else the order of ``turns``.
+    ``session_id`` names the session for turns that carry none; turns of two sessions are refused (ConfigError)."""
+    plain = [_plain(t) for t in turns]
+    dicts = [p if isinstance(p, dict) else _decoded(p) for p in plain]
+    named = {str(d["session_id"]) for d in dicts if isinstance(d, dict) and d.get("session_id")}
+    if session_id is not None:
+        named.add(session_id)
+    if len(named) > 1:
+        raise ConfigError(f"score_session: the turns belong to more than one session ({', '.join(sorted(named))});"
+                          " score_traces scores several sessions")  # fmt: skip
+    if not named:
+        raise ConfigError("score_session: no turn carries a session_id; give session_id='...'")
+    only = named.pop()
+    given = [{**d, "session_id": only} if isinstance(d, dict) else p for d, p in zip(dicts, plain, strict=True)]
+    return score_traces(given, carry_evidence=True, **kwargs)
+
+
+def _decoded(line: str | bytes) -> dict[str, Any] | str | bytes:
+    """A JSON line as its dict (to read its session id), or the line itself when it is not one (its error comes
+    back on its result)."""
+    try:
+        data = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return line
+    return data if isinstance(data, dict) else line
 
 
 def _plain(trace: Trace | Mapping[str, Any] | str | bytes) -> dict[str, Any] | str | bytes:

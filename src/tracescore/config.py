@@ -20,11 +20,13 @@ from pydantic import BaseModel, ValidationError
 from tracescore.adapters.mapping import MappingConfig
 from tracescore.errors import ConfigError
 from tracescore.judge.pricing import Price
-from tracescore.judge.providers import DEFAULT_MODELS, ProviderSettings
+from tracescore.judge.providers import ProviderSettings
 from tracescore.judge.redact import Redactor, redactor
+from tracescore.judge.registry import provider
 from tracescore.judge.rubrics import load_rubric
 from tracescore.platforms import registry
 from tracescore.registry import Chosen, choose, load as registry_load
+from tracescore.scorers.criteria import Criterion, configure as configure_criteria, read_criteria
 from tracescore.scorers.rubrics import RUBRIC_KEYS, Rubrics, choose_rubrics
 from tracescore.sections import (
     CORE_SECTIONS,
@@ -72,10 +74,13 @@ def schema() -> dict[str, type[BaseModel]]:
 class Config:
     """The loaded configuration: one validated model per known section (defaults for sections not in the file)."""
 
-    def __init__(self, sections: dict[str, BaseModel], path: Path | None = None) -> None:
+    def __init__(
+        self, sections: dict[str, BaseModel], path: Path | None = None, criteria: tuple[Criterion, ...] = ()
+    ) -> None:
         self.path = path
         self._sections = sections
         self._rubrics: Rubrics | None = None
+        self.criteria = criteria  # [[criteria]]: judged scorers made from the file (scorers/criteria.py)
 
     def scorers(self, overrides: dict[str, dict[str, Any]] | None = None) -> Chosen:
         """The scorers ``[scoring] scorers``/``disable`` choose, each with its ``[scorers.<name>]`` options (and
@@ -110,15 +115,16 @@ class Config:
         if judge.model:
             return judge.model
         if judge.provider != "anthropic" and "judge_model" not in scoring.model_fields_set:
-            return DEFAULT_MODELS[judge.provider]
+            return provider(judge.provider).model_for(self.judge_provider) or ""  # "": make_judge names the key
         return scoring.judge_model  # type: ignore[no-any-return]
 
     @property
     def judge_provider(self) -> ProviderSettings:
-        """``[judge] provider``, ``region``, ``project``, ``base_url``, ``api_key_env`` and ``structured``."""
+        """``[judge] provider`` and the keys a provider reads (``[judge.options]``: a plugin's)."""
         judge: JudgeSettings = self.section("judge")
         return ProviderSettings(judge.provider, judge.region, judge.project, judge.base_url, judge.api_key_env,
-                                judge.structured)  # fmt: skip
+                                judge.structured, judge.endpoint, judge.deployment, judge.api_version,
+                                tuple(sorted(judge.options.items())))  # fmt: skip
 
     @property
     def judge_price(self) -> Price | None:
@@ -149,7 +155,7 @@ class Config:
 
 
 def _known() -> str:
-    return ", ".join(f"[{n}]" for n in sorted(schema()))
+    return ", ".join(f"[{n}]" for n in sorted(schema())) + ", [[criteria]]"
 
 
 def load_config(path: str | Path | None = None) -> Config:
@@ -160,6 +166,7 @@ def load_config(path: str | Path | None = None) -> Config:
     if path is None:
         candidate = Path(DEFAULT_CONFIG_FILE)
         if not candidate.is_file():
+            configure_criteria((), DEFAULT_CONFIG_FILE)  # none: a file loaded earlier in this process made them
             return Config({})
         path = candidate
     path = Path(path)
@@ -169,7 +176,9 @@ def load_config(path: str | Path | None = None) -> Config:
         raise ConfigError(f"cannot read config file {str(path)!r}: {exc.strerror}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
-    config = Config(parse_sections(data, source=str(path)), path)
+    criteria = read_criteria(data.pop("criteria", []), base=path.parent, source=str(path))
+    config = Config(parse_sections(data, source=str(path)), path, criteria)
+    configure_criteria(criteria, str(path))  # the registry's view holds them: catalog, sinks, gate, report, store
     config.rubrics  # noqa: B018 - a bad rubric file stops every command at once, naming the file and the key
     config.scorers()  # so does an unknown scorer or a bad option of one
     return config
@@ -234,12 +243,16 @@ def fingerprint(config: Config) -> str:
             parts["judge"][key] = [stage.name, stage.version]
     if judge.provider != "anthropic":  # another judge: absent for Anthropic's API so existing fingerprints stay
         parts["judge"]["provider"] = config.judge_provider.identity(config.judge_model)
+    if judge.options:  # a plugin judge's own keys (its temperature, say): absent when none, as the others
+        parts["judge"]["options"] = dict(judge.options)
     if not judge.structured:  # the schema in the prompt: absent when structured so existing fingerprints stay
         parts["judge"]["structured"] = False
     if judge.merge_partial:  # changes the judged scores; absent when off so existing fingerprints stay the same
         parts["judge"]["merge_partial"] = judge.merge_partial
     if (redacting := config.redactor) is not None:  # other request bodies; absent when off, as merge_partial
         parts["judge"]["redact"] = list(redacting.spec)
+    if not config.section("sessions").carry_evidence:  # each turn alone: other scores; absent when on, as above
+        parts["carry_evidence"] = False
     if config.section("sinks").keep_versions:  # other score names: a backfill of its own
         parts["keep_versions"] = True
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]

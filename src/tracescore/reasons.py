@@ -125,6 +125,13 @@ class Reasons:
     NO_TIMESTAMP = _dna("trace has no timestamp to date its sources against")
     NO_CITED_FETCH = _dna("no cited source was fetched")
     NO_SOURCE_DATE = _dna("no cited source the agent fetched has a findable date ({sources})")
+    # #48: the session scores, from the scored turns of one conversation (scorers/session.py)
+    SESSION_TURN = Reason("turn {turn} of the session: {reason}", None)  # the class of the turn's own reason
+    NO_FAILED_TURN = _dna("no turn of the session failed")
+    NO_SESSION_CLAIM = _dna("no turn of the session makes a judged claim")
+    NO_SESSION_ANSWER = _dna("no turn of the session has an answer to check")
+    NO_CLAIM_COUNTS = _nc("its claim verdicts were not recorded")
+    TURN_NOT_SCORED = _nc("not scored")
 
 
 REASONS: tuple[Reason, ...] = tuple(v for v in vars(Reasons).values() if isinstance(v, Reason))

@@ -7,7 +7,10 @@ keyword-only parameters with defaults, its options (declared nowhere else; ``[sc
 positional parameter is a factory called once per run that returns the per-trace function (the built-ins: their
 shared Scores are built once, the hot path). Parameters the run hands in, never options: ``judge`` (the run's judge:
 pool, cache, budget, sampling, redaction), ``run`` (``RunContext``: the built-in judged scorers'), ``links`` (the
-link checker: run only with ``--check-links``), ``scores`` (the scores so far: the diagnosis).
+link checker: run only with ``--check-links``), ``scores`` (the scores so far: the diagnosis), ``earlier`` (the
+evidence of the earlier turns of the trace's session, ``tracescore.session.Earlier``, or None: declared on the function
+that scores a trace, the per-trace form's own or the one a factory returns; handed per trace), ``turns`` (a session
+scorer's, stage ``session``, called once per conversation with its scored turns, oldest first).
 
 ``load`` reads the entry points once per command, before any work: one that cannot be imported, is no ``@scorer``,
 declares a name outside its stage or one another scorer declares stops the command (ConfigError, exit 2) in one
@@ -35,13 +38,13 @@ from tracescore.reasons import DOES_NOT_APPLY, NOT_COMPUTED, Absence, Reason
 
 __all__ = [
     "GROUP", "INJECTED", "STAGES", "Chosen", "Installed", "Registry", "RunContext", "ScoreSpec", "ScorerDef",
-    "choose", "load", "option_value", "type_name", "reasons", "scorer", "validate_options",
-]  # fmt: skip
+    "choose", "load", "option_value", "type_name", "reasons", "scorer", "validate_options"]  # fmt: skip
 
 GROUP = "tracescore.scorers"
-STAGES: tuple[str, ...] = ("retrieval", "trajectory", "grounding", "citations", "answer", "surface", "diagnosis")
+STAGES: tuple[str, ...] = ("retrieval", "trajectory", "grounding", "citations", "answer", "surface", "diagnosis",
+                           "session")
 """The stages tracescore knows, in report and run order (a plugin's own stage comes after them)."""
-INJECTED = frozenset({"judge", "run", "links", "scores"})
+INJECTED = frozenset({"judge", "run", "links", "scores", "earlier", "turns"})
 """Parameters the run hands a scorer (never options)."""
 KINDS = ("numeric", "boolean", "categorical")
 BETTER = ("higher", "lower", None)
@@ -137,6 +140,9 @@ class ScorerDef:
         self.per_trace = any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
         self.injected = frozenset(p.name for p in params if p.name in INJECTED and p.kind is p.KEYWORD_ONLY)
         self.judged = bool(self.injected & {"judge", "run"})
+        self.per_session = "turns" in self.injected  # a session scorer: f(*, turns, options...) per conversation
+        if self.per_session and (self.per_trace or self.stages != ("session",)):
+            raise ValueError(f"scorer {self.__name__}: a session scorer (parameter 'turns') has stage 'session' only")
         if not self.specs:
             raise ValueError(f"scorer {self.__name__}: declares no score (scores=[ScoreSpec(...), ...])")
 
@@ -318,19 +324,22 @@ def _load(ep: metadata.EntryPoint) -> Installed:
 
 
 _LOADED: Registry | None = None
+_MADE: tuple[Installed, ...] = ()  # the scorers the loaded configuration makes (its [[criteria]])
 
 
-def load(*, refresh: bool = False) -> Registry:
+def load(*, refresh: bool = False, made: Sequence[Installed] | None = None) -> Registry:
     """The registry of installed scorers, loaded from the entry points once per process (``refresh``: again, after
-    an install); ConfigError (exit 2) names an entry point that cannot be used."""
-    global _LOADED
-    if _LOADED is None or refresh:
+    an install), and of those the loaded configuration ``made`` (its ``[[criteria]]``: in place of earlier ones,
+    checked as a plugin's); ConfigError (exit 2) names an entry point or a scorer that cannot be used."""
+    global _LOADED, _MADE
+    if _LOADED is None or refresh or (made is not None and tuple(made) != _MADE):
         eps = _entry_points()
         names = [ep.name for ep in eps]
         if twice := sorted({n for n in names if names.count(n) > 1}):
             owners = ", ".join(f"{ep.dist.name if ep.dist else '?'}" for ep in eps if ep.name == twice[0])
             raise ConfigError(f"scorer entry point {twice[0]!r} is registered twice (by {owners})")
-        _LOADED = Registry(_ordered(_load(ep) for ep in eps))
+        keep = _MADE if made is None else tuple(made)
+        _LOADED, _MADE = Registry(_ordered([*(_load(ep) for ep in eps), *keep])), keep
     return _LOADED
 
 

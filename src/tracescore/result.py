@@ -14,7 +14,7 @@ from typing import Any, Literal
 from tracescore.jsontext import encoder
 from tracescore.scores import Score, ScoreValue
 
-__all__ = ["CitationRow", "ClaimRow", "Label", "TraceResult", "UrlRow"]
+__all__ = ["CitationRow", "ClaimRow", "Label", "TraceResult", "UrlRow", "result_from_line"]
 
 
 @dataclass(frozen=True)
@@ -268,6 +268,27 @@ class TraceResult:
             if "judge_sample" in judged:  # [scoring] judge_sample: the rate, and whether the hash or a flag chose it
                 judge["sample"] = judged["judge_sample"]
         return judge
+
+
+def result_from_line(line: dict[str, Any], metadata: dict[str, Any] | None = None) -> TraceResult:
+    """A ``TraceResult`` back from its result line (values, absences, comments, errors, timestamp, session,
+    metadata), with each score's ``metadata`` (the store's ``score_metadata``: {name: metadata}) when given; the
+    per-citation and per-claim rows are not in a line. What the session scores are computed from, afterwards."""
+    comments = line.get("comments") or {}
+    metadata = metadata or {}
+    scores = {name: Score(name, value, comment=comments.get(name), metadata=metadata.get(name) or {})
+              for name, value in (line.get("scores") or {}).items()}  # fmt: skip
+    scores |= {name: Score(name, None, reason) for name, reason in (line.get("missing") or {}).items()}
+    stamp = line.get("timestamp")
+    return TraceResult(
+        trace_id=line.get("trace_id"),
+        scores=scores,
+        errors=list(line.get("errors") or []),
+        timestamp=datetime.fromisoformat(stamp) if isinstance(stamp, str) else None,
+        metadata=dict(line.get("metadata") or {}),
+        trace_url=line.get("trace_url"),
+        session_id=line.get("session_id"),
+    )
 
 
 _ENCODE = encoder(ensure_ascii=False)

@@ -1,6 +1,6 @@
 """The core sections of ``tracescore.toml``, one pydantic model each: ``[source]``, ``[job]``, ``[scoring]``,
-``[scorers]``, ``[judge]``, ``[mapping]``, ``[gate]``, ``[sinks]``. ``tracescore.config`` reads the file and hands
-them out; each platform declares its own section in its folder.
+``[scorers]``, ``[judge]``, ``[mapping]``, ``[gate]``, ``[sinks]``, ``[sessions]``. ``tracescore.config`` reads the
+file and hands them out; each platform declares its own section in its folder.
 """
 
 from __future__ import annotations
@@ -10,12 +10,13 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, Strict, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel, Strict, field_validator, model_validator
 
 from tracescore.adapters.mapping import MappingConfig
 from tracescore.durations import parse_duration
 from tracescore.judge.anthropic import DEFAULT_MODEL
 from tracescore.judge.redact import BUILT_IN, custom_pattern
+from tracescore.judge.registry import installed
 from tracescore.platforms import registry
 from tracescore.platforms.base import Platform
 
@@ -30,6 +31,7 @@ __all__ = [
     "SAMPLING_KEYS",
     "ScorersSettings",
     "ScoringSettings",
+    "SessionsSettings",
     "SinksSettings",
     "SourceSettings",
     "check_judge_key",
@@ -210,17 +212,23 @@ class JudgePrice(BaseModel):
     )
 
 
+PROVIDER_KEYS = ("model", "region", "project", "base_url", "api_key_env", "structured", "endpoint", "deployment",
+                 "api_version")
+"""The ``[judge]`` keys of one provider or another (each provider declares those it reads)."""
+
+
 class JudgeSettings(BaseModel):
     """``[judge]``: the judge's provider, model and rubric; part of the scoring identity (a change starts a new
     backfill)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    provider: Literal["anthropic", "bedrock", "vertex", "openai"] = Field(
+    provider: str = Field(
         default="anthropic",
-        description="where the judge's calls go: Anthropic's API, Amazon Bedrock or Google Vertex AI (the anthropic"
-        " SDK's own clients; credentials from each one's usual environment), or 'openai': the Chat Completions API"
-        " of OpenAI or any OpenAI-compatible server (base_url)",
+        min_length=1,
+        description="the judge: an installed judge's entry-point name ('tracescore judges' lists them): 'anthropic',"
+        " 'bedrock', 'vertex' (Claude through the anthropic SDK's own clients), 'openai' (the Chat Completions API"
+        " of OpenAI or any OpenAI-compatible server at base_url), 'azure-openai', or a plugin's",
     )
     model: str | None = Field(
         default=None,
@@ -253,6 +261,23 @@ class JudgeSettings(BaseModel):
         description="openai: send the reply's schema as response_format json_schema (strict); false: in the prompt"
         " (for a server without structured output; also chosen by itself when a server refuses response_format)",
     )
+    endpoint: str | None = Field(
+        default=None,
+        min_length=1,
+        description="azure-openai: the resource's endpoint, e.g. 'https://my-resource.openai.azure.com' (else"
+        " AZURE_OPENAI_ENDPOINT)",
+    )
+    deployment: str | None = Field(
+        default=None, min_length=1, description="azure-openai: the model deployment's name (the judge's model)"
+    )
+    api_version: str | None = Field(
+        default=None,
+        min_length=1,
+        description="azure-openai: the API version (else OPENAI_API_VERSION, else '2024-10-21')",
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="[judge.options]: a plugin judge's own keys, handed to its factory"
+    )
     price: JudgePrice | None = Field(
         default=None,
         description="the judge model's price when it is not in the price table (a server of your own: 0); without"
@@ -280,6 +305,27 @@ class JudgeSettings(BaseModel):
         + ", ".join(repr(n) for n in BUILT_IN)
         + ' or {pattern = "…", name = "…"}',
     )
+
+    @model_validator(mode="after")
+    def _provider(self) -> JudgeSettings:
+        """``provider`` is an installed judge, and each provider key set is one it reads (``region`` with
+        ``openai``, a typo in ``[judge.options]``: said, never ignored)."""
+        found = installed()
+        if self.provider not in found:
+            raise ValueError(
+                f"provider {self.provider!r} is not an installed judge; installed: {', '.join(found) or 'none'}"
+                " ('tracescore judges' lists them with what each needs)"
+            )
+        reads = found[self.provider].provider.keys
+        default = {k: f.default for k, f in type(self).model_fields.items()}
+        # a key at its default (a starter listing every key) changes nothing
+        unread = [k for k in PROVIDER_KEYS if k not in reads and getattr(self, k) != default[k]]
+        unread += [f"options.{k}" for k in self.options if k not in reads]
+        if unread:
+            raise ValueError(
+                f"{', '.join(unread)}: not read by provider {self.provider!r}, which reads: {', '.join(reads)}"
+            )
+        return self
 
     @field_validator("redact", mode="before")
     @classmethod
@@ -343,6 +389,49 @@ class SinksSettings(BaseModel):
     )
 
 
+def _duration(value: str) -> str:
+    parse_duration(value)  # a ValueError names the value and the forms
+    return value
+
+
+def _positive(value: str) -> str:
+    if parse_duration(value) <= timedelta(0):
+        raise ValueError(f"must be a positive duration such as '30m', got {value!r}")
+    return value
+
+
+class SessionsSettings(BaseModel):
+    """``[sessions]``: conversations (traces with a session id: Langfuse sessions, LangSmith threads, OTel
+    ``session.id``, JSONL ``session_id``) and what a turn carries from the turns before it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    carry_evidence: bool = Field(
+        default=True,
+        description="score a turn with the search hits and successful fetches of its session's earlier turns (by"
+        " timestamp); false: each trace alone. Retrieval scores are always the turn's own",
+    )
+    lookback: Annotated[str, AfterValidator(_duration)] = Field(
+        default="24h",
+        description="backfill: a window's sessions are completed from their turns this far before it (read from the"
+        " store, else from the platform)",
+    )
+
+    idle: Annotated[str, AfterValidator(_positive)] = Field(
+        default="30m",
+        description="the job writes a session's scores once no turn has started for this long (and again once idle"
+        " after a later turn arrives)",
+    )
+
+    @property
+    def lookback_delta(self) -> timedelta:
+        return parse_duration(self.lookback)
+
+    @property
+    def idle_delta(self) -> timedelta:
+        return parse_duration(self.idle)
+
+
 CORE_SECTIONS: dict[str, type[BaseModel]] = {
     "source": SourceSettings,
     "job": JobSettings,
@@ -352,4 +441,5 @@ CORE_SECTIONS: dict[str, type[BaseModel]] = {
     "mapping": MappingConfig,
     "gate": GateSettings,
     "sinks": SinksSettings,
+    "sessions": SessionsSettings,
 }

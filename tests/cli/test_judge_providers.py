@@ -144,17 +144,6 @@ def test_judge_batch_on_bedrock_is_refused_with_the_reason_and_the_fix(tmp_path:
     assert "run the backfill without --judge-batch" in result.output
 
 
-def test_engine_ray_refuses_another_provider_before_it_starts(tmp_path: Path) -> None:
-    shards = tmp_path / "shards"
-    shards.mkdir()
-    (shards / "part-0.jsonl").write_text(SAMPLES.read_text())
-    (tmp_path / "tracescore.toml").write_text(BEDROCK)
-    args = ["score", str(shards), "--engine", "ray", "--out", str(tmp_path / "out"), "--store", str(tmp_path / "t.db")]
-    result = CliRunner().invoke(main, [*args, "--config", str(tmp_path / "tracescore.toml")])
-    assert result.exit_code == 2, result.output
-    assert "--engine ray judges through Anthropic's API only, not [judge] provider = 'bedrock'" in result.output
-
-
 def test_the_dry_run_prices_the_estimate_from_the_providers_table(tmp_path: Path) -> None:
     config = _backfill_config(tmp_path)
     args = ["backfill", "--config", str(config), "--from", "2026-11-01", "--to", "2026-11-02", "--dry-run"]

@@ -74,7 +74,10 @@ def test_a_one_day_langfuse_backfill_of_38_traces_takes_at_most_6_requests(
         assert outcome.summary["scored"] == 38 and outcome.summary["windows_done"] == 48
         assert outcome.backfill is not None and outcome.backfill.status == "done"
         assert {s["traceId"] for s in fake.scores.values()} == ids
-        assert len(fake.requests) <= 6, [f"{r.method} {r.path}" for r in fake.requests]
+        # the score configs, one per name written, are created once per project (the first run there): apart
+        created = fake.requests_to("/api/public/score-configs", "POST")
+        assert len(created) == len({s["name"] for s in fake.scores.values()})
+        assert len(fake.requests) - len(created) <= 6, [f"{r.method} {r.path}" for r in fake.requests]
         assert outcome.summary["requests"] == len(fake.requests)
 
 
@@ -91,9 +94,13 @@ def test_a_langfuse_backfill_sends_a_request_per_page_and_per_write_batch_not_pe
         labels = fake.requests_to("/api/public/experiment-items")
         batches = fake.requests_to("/api/public/scores", "POST")
         assert len(pages) == len(labels) == 1  # one page of observations holds the day, one of experiment items
-        # + the diagnosis score config, looked up and created once, + the project id for trace links, read once (#31)
+        # + the score configs, listed once and each name's created once (the first run in the project), + the
+        # project id for trace links, read once (#31)
         assert len(fake.requests_to("/api/public/projects")) == 1
-        assert len(fake.requests) == len(pages) + len(labels) + len(batches) + 3
+        assert len(fake.requests_to("/api/public/score-configs", "GET")) == 1
+        created = fake.requests_to("/api/public/score-configs", "POST")
+        assert len(created) == len({s["name"] for s in fake.scores.values()})
+        assert len(fake.requests) == len(pages) + len(labels) + len(batches) + 2 + len(created)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

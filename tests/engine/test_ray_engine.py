@@ -23,12 +23,15 @@ from click.testing import CliRunner
 
 from tests.conftest import REPO, SAMPLES
 from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.azure_openai import FakeAzureOpenAI
 from tests.fakes.base import Request, Response
 from tests.fakes.exports import UNFINISHED, write_langfuse_export, write_langsmith_export
+from tests.fakes.openai_chat import FakeOpenAI
 from tracescore.adapters import trace_from_json
 from tracescore.cli import main
 from tracescore.engine.distributed import JudgeSpec, RaySettings, score_shards
 from tracescore.engine.recipe import ScorerPlan
+from tracescore.judge.providers import ProviderSettings
 from tracescore.scorers.grounding import grounding_call
 from tracescore.sinks.parquet import read_parquet_results
 from tracescore.sources.folder import FolderSource
@@ -187,6 +190,37 @@ def test_ray_scores_every_trace_exactly_like_the_local_engine_from_jsonl(
     assert "38 traces scored" in report.output
 
 
+@pytest.mark.parametrize("provider", ["openai", "azure-openai"])
+def test_ray_judges_through_any_registered_provider_with_the_local_engines_scores(
+    cluster: str, reference: dict[str, dict[str, Any]], tmp_path: Path, provider: str
+) -> None:
+    """#47 item 7: the workers build their judge through the registry from the driver's [judge] settings and the
+    provider's own environment variables (the key travels in the JudgeSpec, never printed); the fakes answer the
+    Anthropic fake's verdicts, so every trace's scores equal the local engine's on Anthropic."""
+    shard_folder(tmp_path / "traces")
+    config = tmp_path / "tracescore.toml"
+    fake: FakeOpenAI = FakeOpenAI(key="sk-ray") if provider == "openai" else FakeAzureOpenAI(key="az-ray")
+    with fake:
+        if provider == "openai":
+            config.write_text('[judge]\nprovider = "openai"\nmodel = "gpt-5.4"\n')
+            judge_env = {"OPENAI_API_KEY": "sk-ray", "OPENAI_BASE_URL": f"{fake.url}/v1"}
+        else:
+            config.write_text(f'[judge]\nprovider = "azure-openai"\nendpoint = "{fake.url}"\n'
+                              'deployment = "judge-gpt"\n')
+            judge_env = {"AZURE_OPENAI_API_KEY": "az-ray"}
+        result = CliRunner().invoke(main, ["score", str(tmp_path / "traces"), "--engine", "ray", "--config",
+                                           str(config), "--out", str(tmp_path / "out"), "--store",
+                                           str(tmp_path / "t.db")], env={"ANTHROPIC_API_KEY": ""} | judge_env)
+        sent = fake.completions()
+    assert result.exit_code == 0, result.output
+    assert sent and "sk-ray" not in result.output and "az-ray" not in result.output
+    got = by_trace(tmp_path / "out" / "results")
+    assert got.keys() == reference.keys() - {"requests"}
+    for trace_id, lines in got.items():
+        assert (lines[0]["scores"], lines[0]["missing"]) == (reference[trace_id]["scores"],
+                                                             reference[trace_id]["missing"]), trace_id
+
+
 def test_a_langfuse_and_a_langsmith_export_score_on_ray_exactly_like_the_samples_from_jsonl(
     cluster: str, tmp_path: Path
 ) -> None:
@@ -259,7 +293,7 @@ def test_a_killed_run_resumes_without_scoring_a_shard_twice_or_repeating_an_answ
     assert answered and len(set(answered)) == len(answered)
 
     with Judge() as second:
-        spec = JudgeSpec(MODEL, "test-key", second.url, in_flight=4)
+        spec = JudgeSpec(ProviderSettings(), MODEL, MODEL, env(second), in_flight=4)
         run = score_shards(FolderSource(tmp_path / "traces"), trace_from_json, out, ScorerPlan(), spec,
                            RaySettings(workers=2))
         resent = [content(r) for r in second.messages()]
@@ -303,7 +337,7 @@ def rate_run(tmp_path: Path, per_second: float | None, reject: int | None) -> tu
                 fh.write(json.dumps(trace) + "\n")
     with Judge(limit=40, reject=reject) as judge:
         run = score_shards(FolderSource(folder), trace_from_json, tmp_path / "out", ScorerPlan(),
-                           JudgeSpec(MODEL, "test-key", judge.url, in_flight=8),
+                           JudgeSpec(ProviderSettings(), MODEL, MODEL, env(judge), in_flight=8),
                            RaySettings(workers=2, judge_workers=2, requests_per_second=per_second))
     arrivals = sorted(judge.arrivals)
     per_second_seen: dict[int, int] = {}

@@ -354,6 +354,11 @@ class FakeLangfuse(FakeServer):
                 return f"score config {item['configId']} not found"
             if config["name"] != item["name"]:
                 return f"score name {item['name']!r} does not match config name {config['name']!r}"
+            if config["dataType"] != data_type:
+                return f"data type {data_type} does not match config data type {config['dataType']}"
+            low, high = config.get("minValue"), config.get("maxValue")
+            if data_type == "NUMERIC" and ((low is not None and value < low) or (high is not None and value > high)):
+                return f"value {value} is outside the range of config {config['name']!r}"
             if data_type == "CATEGORICAL" and value not in {c["label"] for c in config.get("categories") or []}:
                 return f"value {value!r} is not a category of config {config['name']!r}"
         return None
@@ -388,7 +393,8 @@ class FakeLangfuse(FakeServer):
         groups = set(filter(None, q.get("fields", "").split(",")))
         if groups - {"details", "subject", "annotation"}:
             return Response(400, {"message": f"unknown field groups: {sorted(groups)}"})
-        rows = [s for s in self.scores.values() if all(s.get(k) == q[k] for k in ("traceId", "name", "id") if k in q)]
+        keys = ("traceId", "sessionId", "name", "id")  # the spec's query filters (v3 scores: sessionId too)
+        rows = [s for s in self.scores.values() if all(s.get(k) == q[k] for k in keys if k in q)]
         rows.sort(key=lambda s: (s["timestamp"], s["id"]), reverse=True)
         offset = _offset(q.get("cursor"))
         data = []
@@ -413,7 +419,9 @@ class FakeLangfuse(FakeServer):
             if "details" in groups:
                 out |= {"comment": s.get("comment"), "configId": s.get("configId"), "metadata": s.get("metadata")}
             if "subject" in groups:
-                out["subject"] = {"kind": "trace", "id": s["traceId"]}
+                # a session score's subject is its session (ScoreSubjectSessionV3), a trace score's its trace
+                out["subject"] = {"kind": "session", "id": s["sessionId"]} if s.get("sessionId") and not s.get(
+                    "traceId") else {"kind": "trace", "id": s["traceId"]}  # fmt: skip
             data.append(out)
         meta: dict[str, Any] = {"limit": limit}
         if offset + limit < len(rows):
@@ -432,6 +440,12 @@ class FakeLangfuse(FakeServer):
     def add_score(self, item: dict[str, Any]) -> None:
         """Seed a score someone else wrote (``source`` ANNOTATION for a human label, another evaluator's API score)."""
         self._upsert(item)
+
+    def session_scores(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """The stored session scores (``sessionId`` set, no ``traceId``), of one session or of every one."""
+        with self._state:
+            return [dict(s) for s in self.scores.values() if s.get("sessionId") and not s.get("traceId")
+                    and (session_id is None or s["sessionId"] == session_id)]  # fmt: skip
 
     def scores_of(self, trace_id: str) -> list[dict[str, Any]]:
         """The stored scores of one trace."""

@@ -42,7 +42,7 @@ def server_error() -> Fault:
     return Fault.http(500, error_body("The server had an error while processing your request.", "server_error"))
 
 
-def _schema_in(text: str) -> dict[str, Any]:
+def schema_in(text: str) -> dict[str, Any]:
     """The JSON schema object that ends ``text`` (the prompt of a server without structured output); {} if none."""
     decoder = json.JSONDecoder()
     for at in (i for i, ch in enumerate(text) if ch == "{"):
@@ -80,6 +80,10 @@ class FakeOpenAI(FakeServer):
         if self.key is not None and auth != f"Bearer {self.key}":
             return Response(401, error_body("Incorrect API key provided.", "invalid_request_error", None,
                                             "invalid_api_key"))  # fmt: skip
+        return self.answer(request)
+
+    def answer(self, request: Request) -> Response:
+        """The reply to an authorized ``create`` request: its verdicts, or a 400 naming ``response_format``."""
         body = request.json()
         fmt = body.get("response_format")
         if fmt is not None and not self.response_format:
@@ -94,7 +98,7 @@ class FakeOpenAI(FakeServer):
                                                 "response_format"))  # fmt: skip
             schema = fmt["json_schema"]["schema"]
         else:
-            schema = _schema_in(system)
+            schema = schema_in(system)
         fields = set(schema.get("properties") or {})
         if "labels" in fields:  # the surface oracle: every item neither supports nor contradicts
             output: dict[str, Any] = {"labels": []}

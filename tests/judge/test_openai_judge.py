@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.azure_openai import FakeAzureOpenAI
 from tests.fakes.base import Fault
 from tests.fakes.openai_chat import FakeOpenAI, rate_limited, server_error
 from tests.judge.test_providers import CONTENT, QUOTE
@@ -32,12 +33,17 @@ SAMPLES = REPO / "cookbook" / "data" / "traces.jsonl"
 
 @pytest.fixture(autouse=True)
 def _no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_ADMIN_KEY"):
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_ADMIN_KEY",
+                 "OPENAI_API_VERSION", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_AD_TOKEN"):
         monkeypatch.delenv(name, raising=False)
 
 
+def _header(request: Any, name: str) -> str | None:
+    return {k.lower(): v for k, v in request.headers.items()}.get(name)
+
+
 def _auth(request: Any) -> str | None:
-    return {k.lower(): v for k, v in request.headers.items()}.get("authorization")
+    return _header(request, "authorization")
 
 
 def _claims() -> JudgeRequest:
@@ -64,7 +70,7 @@ def _judged(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {tid: {"scores": row["scores"], "absent": row.get("absent")} for tid, row in rows.items()}
 
 
-def test_the_sample_traces_give_the_same_judged_scores_on_openai_a_vllm_like_server_and_anthropic(
+def test_the_sample_traces_give_the_same_judged_scores_on_openai_azure_a_vllm_like_server_and_anthropic(
     tmp_path: Path,
 ) -> None:
     with FakeAnthropic() as fake:
@@ -79,11 +85,18 @@ def test_the_sample_traces_give_the_same_judged_scores_on_openai_a_vllm_like_ser
         config = f'[judge]\nprovider = "openai"\nmodel = "qwen3-32b"\nbase_url = "{fake.url}/v1"\n'
         vllm = _score(tmp_path, "vllm", config, {})
         vllm_requests = fake.completions()
+    with FakeAzureOpenAI(deployments=("judge-gpt",), key="az-key") as fake:
+        config = (f'[judge]\nprovider = "azure-openai"\nendpoint = "{fake.url}"\ndeployment = "judge-gpt"\n'
+                  'api_version = "2024-10-21"\n')  # fmt: skip
+        azure = _score(tmp_path, "azure", config, {"AZURE_OPENAI_API_KEY": "az-key"})
+        azure_requests = fake.completions()
 
     judged = [row for row in anthropic.values() if row["scores"].get("grounding.rate") is not None]
     assert len(judged) >= 5  # the comparison is about judged scores: there are some
     assert _judged(openai) == _judged(anthropic)
     assert _judged(vllm) == _judged(anthropic)
+    assert _judged(azure) == _judged(anthropic)
+    assert {row["judge"]["model"] for row in azure.values() if row.get("judge")} == {"azure-openai:judge-gpt"}
     assert {row["judge"]["model"] for row in openai.values() if row.get("judge")} == {"openai:127.0.0.1:gpt-5.4"}
     assert {row["judge"]["model"] for row in vllm.values() if row.get("judge")} == {"openai:127.0.0.1:qwen3-32b"}
 
@@ -100,6 +113,14 @@ def test_the_sample_traces_give_the_same_judged_scores_on_openai_a_vllm_like_ser
     assert "response_format" in vllm_bodies[0] and all("response_format" not in b for b in vllm_bodies[1:])
     assert all(set(b) == {"model", "messages", "max_tokens"} for b in vllm_bodies[1:])
     assert all('"properties"' in b["messages"][0]["content"] for b in vllm_bodies[1:])
+    # Azure: the deployment in the path, the api-version in the query, the key as api-key (no Authorization), the
+    # Chat Completions body with the deployment as model and max_completion_tokens (Azure's API is OpenAI's)
+    assert azure_requests and {r.path for r in azure_requests} == {"/openai/deployments/judge-gpt/chat/completions"}
+    assert all(r.query == {"api-version": ["2024-10-21"]} for r in azure_requests)
+    assert all(_header(r, "api-key") == "az-key" and _auth(r) is None for r in azure_requests)
+    for body in (r.json() for r in azure_requests):
+        assert set(body) == {"model", "messages", "response_format", "max_completion_tokens"}
+        assert body["model"] == "judge-gpt" and body["response_format"]["json_schema"]["strict"]
 
 
 def test_openais_own_api_gets_max_completion_tokens_other_servers_max_tokens() -> None:

@@ -14,8 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.azure_openai import FakeAzureOpenAI
 from tests.fakes.base import Request
-from tests.fakes.openai_chat import FakeOpenAI
+from tests.fakes.openai_chat import FakeOpenAI, schema_in
 from tests.judge.pii import KINDS, compact, samples
 from tracescore.cli import main
 from tracescore.config import load_config
@@ -70,7 +71,9 @@ def _schema(body: dict[str, Any]) -> dict[str, Any]:
     """The reply's schema a request body carries (Messages API or Chat Completions)."""
     if "output_config" in body:
         return body["output_config"]["format"]["schema"]  # type: ignore[no-any-return]
-    return body["response_format"]["json_schema"]["schema"]  # type: ignore[no-any-return]
+    if "response_format" in body:
+        return body["response_format"]["json_schema"]["schema"]  # type: ignore[no-any-return]
+    return schema_in(body["messages"][0]["content"])  # a server refusing response_format: the schema in the prompt
 
 
 def _texts(value: Any) -> Iterator[str]:
@@ -89,12 +92,18 @@ def _leaks(pii: dict[str, list[str]], texts: list[str]) -> list[str]:
     return [v for kind in KINDS for v in pii[kind] if any(v in t or compact(kind, v) in t for t in texts)]
 
 
-@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "azure-openai", "vllm"])
 def test_no_seeded_value_reaches_the_judge_and_quotes_still_verify(
     fake: FakeAnthropic, tmp_path: Path, provider: str
 ) -> None:
     if provider == "openai":  # the same run on the Chat Completions API (#47), its own loopback fake
         with FakeOpenAI() as server:
+            _no_seeded_value_reaches_the_judge(tmp_path, provider, server.completions, server.url)
+    elif provider == "vllm":  # a keyless OpenAI-compatible server refusing response_format: the schema in the prompt
+        with FakeOpenAI(key=None, response_format=False) as server:
+            _no_seeded_value_reaches_the_judge(tmp_path, provider, server.completions, server.url)
+    elif provider == "azure-openai":
+        with FakeAzureOpenAI(key="az-key") as server:
             _no_seeded_value_reaches_the_judge(tmp_path, provider, server.completions, server.url)
     else:
         _no_seeded_value_reaches_the_judge(tmp_path, provider, fake.messages, fake.url)
@@ -108,13 +117,16 @@ def _no_seeded_value_reaches_the_judge(
     data = tmp_path / "traces.jsonl"
     data.write_text("".join(json.dumps(t) + "\n" for t in traces), encoding="utf-8")
     config = tmp_path / "tracescore.toml"
-    chosen = f'provider = "{provider}"\n' if provider != "anthropic" else ""
+    chosen = {"anthropic": "", "openai": 'provider = "openai"\n',
+              "vllm": f'provider = "openai"\nmodel = "qwen3-32b"\nbase_url = "{url}/v1"\n',
+              "azure-openai": f'provider = "azure-openai"\nendpoint = "{url}"\ndeployment = "judge-gpt"\n'}[provider]
     config.write_text(f'[judge]\n{chosen}redact = ["email", "phone", "card", "iban", "ip"]\n', encoding="utf-8")
     assert len(_leaks(pii, [data.read_text()])) == 250  # every value is in the input: a leak would be seen
 
     out, store = tmp_path / "results.jsonl", tmp_path / "t.db"
-    env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": f"{url}/v1"} if provider == "openai" else {
-        "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": url}  # fmt: skip
+    env = {"openai": {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": f"{url}/v1"}, "vllm": {},
+           "azure-openai": {"AZURE_OPENAI_API_KEY": "az-key"},
+           "anthropic": {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": url}}[provider]  # fmt: skip
     result = CliRunner().invoke(
         main, ["score", str(data), "--config", str(config), "--store", str(store), "--out", str(out)], env=env
     )
@@ -146,7 +158,8 @@ def _no_seeded_value_reaches_the_judge(
     loaded = load_config(config)
     redact, models = loaded.redactor, [Trace.model_validate(t) for t in traces]
     # the identity the run used (OPENAI_BASE_URL is the loopback server, so the host is part of it)
-    judge = f"openai:127.0.0.1:{loaded.judge_model}" if provider == "openai" else DEFAULT_MODEL
+    judge = {"openai": f"openai:127.0.0.1:{loaded.judge_model}", "vllm": "openai:127.0.0.1:qwen3-32b",
+             "azure-openai": "azure-openai:judge-gpt", "anthropic": DEFAULT_MODEL}[provider]
     assert {r.key(judge) for t in models for r in judge_requests(t, redact=redact)} == set(cached)
     assert not {r.key(judge) for t in models for r in judge_requests(t)} & set(cached)  # unredacted: others
     assert _leaks(pii, list(cached.values())) == []

@@ -9,12 +9,14 @@ is stored with its figures and read back as the ``agreement`` a judged score car
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from tracescore import catalog
 from tracescore.calibrate.agreement import VERDICTS, Agreement, Pair, human_pairs, measure
 from tracescore.scorers.answer import ANSWER_CORRECT
 from tracescore.store.db import Store
@@ -104,11 +106,33 @@ LABELS: tuple[LabelSpec, ...] = (
 
 
 def label_spec(name: str) -> LabelSpec:
-    """The schema entry of a label name; ValueError naming the known ones."""
+    """The schema entry of a label name: tracescore's own, else a judged score of the catalog whose values a person
+    can give (a ``[[criteria]]`` criterion, a plugin's judged score: boolean, categorical, or whole numbers in a
+    range such as 1-5); ValueError naming the known ones."""
     for spec in LABELS:
         if spec.name == name:
             return spec
-    raise ValueError(f"unknown label {name!r}; expected one of {', '.join(s.name for s in LABELS)}")
+    if (judged := _judged_label(name)) is not None:
+        return judged
+    raise ValueError(f"unknown label {name!r}; expected one of {', '.join(s.name for s in LABELS)} or a judged"
+                     " score's name")  # fmt: skip
+
+
+def _judged_label(name: str) -> LabelSpec | None:
+    entry = catalog.entry(name)
+    if entry is None or not entry.judged or entry.name != name:
+        return None
+    what = entry.definition or name
+    if entry.kind == "BOOLEAN":
+        return LabelSpec(name, "boolean", ("true", "false"), positive="true", description=what)
+    if entry.kind == "CATEGORICAL" and entry.categories:
+        return LabelSpec(name, "categorical", entry.categories, description=what)
+    low, high = entry.low, entry.high
+    if math.isfinite(low) and math.isfinite(high) and low.is_integer() and high.is_integer() and 2 <= high - low <= 10:
+        grades = tuple(str(g) for g in range(int(high), int(low) - 1, -1))  # best first, as the verdicts
+        better = grades if entry.direction >= 0 else grades[::-1]
+        return LabelSpec(name, "categorical", better, ordinal=True, positive=better[0], description=what)
+    return None
 
 
 def _text(moment: datetime) -> str:

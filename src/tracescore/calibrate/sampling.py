@@ -39,6 +39,7 @@ __all__ = [
     "queued_on",
     "record_sample",
     "sample",
+    "verdict_candidates",
 ]
 
 FAILURE_KINDS = ("unverified_quote", "partial", "drift", "supported_unfetched")
@@ -171,6 +172,31 @@ def candidates(store: Store, run_id: str) -> list[Candidate]:
                 sampled.get(tid),
             )
         )
+    return out
+
+
+def verdict_candidates(store: Store, run_id: str, name: str, ask: str) -> list[Candidate]:
+    """The verdicts of one judged score that gives one per trace (a ``[[criteria]]`` criterion: its score metadata
+    holds ``verdict``, its quote and source) in a stored run, as candidates: the reviewer sees ``ask`` (the
+    criterion's rubric) with the quote and its source, never the verdict; the judge value is kept under the score's
+    name, the label its calibration measures. Absent scores give none (nothing was judged)."""
+    diagnosis = {
+        tid or f"line:{line}": cell or "undiagnosed"
+        for tid, line, cell in store.query("SELECT trace_id, line, diagnosis FROM results WHERE run_id = ?", (run_id,))
+    }
+    out: list[Candidate] = []
+    for tid, meta in store.query(
+        "SELECT trace_id, metadata FROM scores WHERE run_id = ? AND name = ? AND reason IS NULL", (run_id, name)
+    ):
+        m = json.loads(meta or "{}")
+        if not isinstance(m.get("verdict"), str):
+            continue
+        verdict = m["verdict"]
+        item = Item(item_id(tid, 0, name), tid, 0, ask, m.get("source"), _url(m.get("source")), m.get("quote"))
+        sampled = m["judge_sample"] if isinstance(m.get("judge_sample"), dict) else None
+        failures = ("unverified_quote",) if m.get("quote_check") == "not found" else ()
+        out.append(Candidate(item, run_id, diagnosis.get(tid, "undiagnosed"), f"{name}={verdict}",
+                             m.get("judge_model"), m.get("rubric_version"), {name: verdict}, failures, sampled))
     return out
 
 

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tracescore.calibrate.agreement import Pair
-from tracescore.calibrate.labels import LABELS, Label, LabelSpec
+from tracescore.calibrate.labels import LABELS, Label, LabelSpec, label_spec
 from tracescore.calibrate.sampling import Item
 from tracescore.errors import InputError, MissingInputError, OutputError
 
@@ -50,20 +50,21 @@ def _cell(text: str | None) -> str:
     return "'" + text if text.startswith(_FORMULA) else text
 
 
-def write_sheet(path: str | Path, items: Sequence[Item]) -> int:
-    """Write a blind sheet: the item columns filled, every label column and the reviewer left for people;
-    OutputError names the path and the OS's reason when it cannot be written."""
+def write_sheet(path: str | Path, items: Sequence[Item], labels: Sequence[LabelSpec] = ()) -> int:
+    """Write a blind sheet: the item columns filled, every label column (tracescore's, then ``labels``: a judged
+    criterion's) and the reviewer left for people; OutputError names the path and the OS's reason when it cannot be
+    written."""
     try:
-        _write_rows(path, items)
+        _write_rows(path, items, [*LABEL_COLUMNS, *(s.name for s in labels if s.name not in LABEL_COLUMNS)])
     except OSError as exc:
         raise OutputError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from exc
     return len(items)
 
 
-def _write_rows(path: str | Path, items: Sequence[Item]) -> None:
+def _write_rows(path: str | Path, items: Sequence[Item], columns: Sequence[str]) -> None:
     with Path(path).open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow([*ITEM_COLUMNS, *LABEL_COLUMNS, *_META_COLUMNS])
+        writer.writerow([*ITEM_COLUMNS, *columns, *_META_COLUMNS])
         for item in items:
             document = item.document if item.document is not None else (item.doc or "")
             writer.writerow(
@@ -76,7 +77,7 @@ def _write_rows(path: str | Path, items: Sequence[Item]) -> None:
                     item.url or "",
                     _cell(item.quote),
                     " ".join(item.cited),
-                    *([""] * len(LABEL_COLUMNS)),
+                    *([""] * len(columns)),
                     "",
                     "",
                     "",
@@ -111,10 +112,11 @@ def read_sheet(
     """Labels from a filled sheet (blank cells are not labels); a row with a bad value is reported and skipped."""
     rows, errors = _rows(path, ("item_id", "reviewer"))
     out = SheetRead(errors=errors)
+    columns = dict(LABEL_COLUMNS) | _judged_columns(rows[0][1] if rows else {})
     for number, row in rows:
         item = row.get("item_id", "").strip()
         reviewer = row.get("reviewer", "").strip()
-        given = {name: row[name] for name in LABEL_COLUMNS if row.get(name, "").strip()}
+        given = {name: row[name] for name in columns if row.get(name, "").strip()}
         if not given:
             continue
         problems: list[str] = []
@@ -136,13 +138,23 @@ def read_sheet(
         values: dict[str, str] = {}
         for name, raw in given.items():
             try:
-                values[name] = LABEL_COLUMNS[name].normalise(raw)
+                values[name] = columns[name].normalise(raw)
             except ValueError as exc:
                 problems.append(str(exc))
         if problems:
             out.errors.append(f"row {number}: {'; '.join(problems)}")
             continue
         out.labels += [Label(item, name, value, reviewer, when, source) for name, value in values.items()]
+    return out
+
+
+def _judged_columns(row: dict[str, str]) -> dict[str, LabelSpec]:
+    """The sheet's other label columns: each a judged score's name (a ``[[criteria]]`` criterion's)."""
+    out: dict[str, LabelSpec] = {}
+    for name in row:
+        if name not in (*ITEM_COLUMNS, *LABEL_COLUMNS, *_META_COLUMNS):
+            with suppress(ValueError):
+                out[name] = label_spec(name)
     return out
 
 

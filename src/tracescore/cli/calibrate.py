@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from tracescore.adapters.jsonl import trace_from_json
-from tracescore.calibrate.labels import add_labels
+from tracescore.calibrate.labels import add_labels, label_spec
 from tracescore.calibrate.queued import pending, queued_traces
 from tracescore.calibrate.sampling import (
     Candidate,
@@ -27,6 +27,7 @@ from tracescore.calibrate.sampling import (
     queued_on,
     record_sample,
     sample,
+    verdict_candidates,
 )
 from tracescore.calibrate.sheet import read_sheet, write_sheet
 from tracescore.cli.calibrate_measure import agreement, check, measure
@@ -39,6 +40,7 @@ from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import LabelQueue, QueueContext
 from tracescore.report.runs import resolve_run
+from tracescore.scorers.criteria import Criterion
 from tracescore.sources.jsonl import read_jsonl
 from tracescore.store.db import Store
 from tracescore.trace import Trace
@@ -124,8 +126,28 @@ def setup(target: str, queue_name: str, config_path: str | None, store_path: str
     click.echo(f"{target} queue {ref.name!r} ({ref.queue_id}) ready with labels: {', '.join(ref.configs)}")
 
 
-def _pool(store: Store, runs: tuple[str, ...], since: datetime | None, until: datetime | None) -> list[Candidate]:
-    """Judged claims of the named runs, or of every finished run started in [since, until); the latest run wins."""
+def _criterion(name: str | None, config_path: str | None, sheet: bool) -> Criterion | None:
+    """The ``[[criteria]]`` criterion ``--criterion`` names (None: claims are sampled); a usage error names those the
+    config declares, or a platform target (its queue holds tracescore's own labels)."""
+    if name is None:
+        return None
+    declared = load_config(config_path).criteria
+    found = next((c for c in declared if c.name == name), None)
+    if found is None:
+        names = ", ".join(c.name for c in declared) or "none"
+        raise click.BadParameter(f"{name!r} is no [[criteria]] criterion of the config (declared: {names})",
+                                 param_hint="--criterion")  # fmt: skip
+    if not sheet:
+        raise click.BadParameter("a criterion's verdicts are labelled in a sheet (--to labels.csv): a platform queue"
+                                 " holds tracescore's own labels", param_hint="--criterion")  # fmt: skip
+    return found
+
+
+def _pool(
+    store: Store, runs: tuple[str, ...], since: datetime | None, until: datetime | None, ask: Criterion | None = None
+) -> list[Candidate]:
+    """Judged claims (or ``ask``'s verdicts) of the named runs, or of every finished run started in [since, until);
+    the latest run wins."""
     if since is not None or until is not None:
         ids = [
             str(r["id"])
@@ -140,7 +162,8 @@ def _pool(store: Store, runs: tuple[str, ...], since: datetime | None, until: da
         ids = [resolve_run(store, spec) for spec in (runs or ("latest",))]
     pool: dict[str, Candidate] = {}
     for run_id in ids:
-        for c in candidates(store, run_id):
+        found = candidates(store, run_id) if ask is None else verdict_candidates(store, run_id, ask.name, ask.rubric)
+        for c in found:
             pool[c.item.item_id] = c
     return list(pool.values())
 
@@ -182,11 +205,14 @@ def _when(value: str | None) -> datetime | None:
 @click.option(
     "--traces", "traces_path", type=reads(dir_okay=False, exists=True), help="JSONL traces: documents for a sheet."
 )
+@click.option("--criterion", help="Sample this [[criteria]] criterion's verdicts (one per trace) instead of claims;"
+              " into a sheet (its label is a column of its own).")  # fmt: skip
 @_platform_options
 @_store_option
 def sample_command(
     target: str,
     runs: tuple[str, ...],
+    criterion: str | None,
     since: str | None,
     until: str | None,
     n: int,
@@ -202,12 +228,15 @@ def sample_command(
     """Sample judged claims (stratified by diagnosis × verdict) into a queue or a sheet, never one queued before."""
     now = datetime.now(UTC)
     sheet = _is_sheet(target, "--to", options)
+    ask = _criterion(criterion, config_path, sheet)
     store = Store(store_path)
     key = _key(target, queue_name, sheet)
     with store:
-        pool = attach_documents(_pool(store, runs, _when(since), _when(until)), _traces(traces_path))
+        found = _pool(store, runs, _when(since), _when(until), ask)
+        pool = attach_documents(found, _traces(traces_path))
         if not pool:  # nothing to do is not a success that queued 0 items
-            raise NothingToDoError(_NOTHING_JUDGED)
+            raise NothingToDoError(_NOTHING_JUDGED if ask is None else f"nothing to sample: the run(s) hold no"
+                                   f" verdict of criterion {ask.name!r} (absent on every trace, or not run)")
         budget_left = None if budget_per_day is None else budget_per_day - queued_on(store, now)
         drawn = sample(
             pool,
@@ -220,7 +249,8 @@ def sample_command(
             exclude_traces=queued_traces(store, key) if not sheet else frozenset(),
         )
         if sheet:
-            write_sheet(target, drawn.items)  # written before it is remembered: a failed write re-samples
+            extra = (label_spec(ask.name),) if ask is not None else ()
+            write_sheet(target, drawn.items, extra)  # written before it is remembered: a failed write re-samples
             record_sample(store, drawn, now=now, queue=key)
             where = f"sheet {target}"
         else:

@@ -32,8 +32,8 @@ from tracescore.cli.exits import EXIT_GATE_FAILED, EXIT_UNDECIDED, end
 from tracescore.config import Config, load_config
 from tracescore.engine.setup import build_platform
 from tracescore.errors import ConfigError, InputError, NothingToDoError
-from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.judge.cache import CachingJudge
+from tracescore.judge.make import make_judge
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import EVERYTHING
@@ -78,12 +78,24 @@ def _judged(store: Store) -> list[tuple[str, str]]:
 @click.command("measure")
 @click.option("--store", "store_path", default="tracescore.db", show_default=True, type=click.Path(dir_okay=False))
 @click.option("--judge-model", help="Measure only this judge model (default: every judge with labelled items).")
-@click.option("--label", "labels", multiple=True, type=click.Choice(MEASURED), help="Labels to measure (default: all).")
+@click.option("--label", "labels", multiple=True,
+              help=f"Labels to measure: {', '.join(MEASURED)} or a [[criteria]] criterion's name (default: all).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False),
+              help="tracescore.toml whose [[criteria]] are measured too. [default: ./tracescore.toml if there is one]")
 @click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap intervals.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="terminal", show_default=True)
-def measure(store_path: str, judge_model: str | None, labels: tuple[str, ...], seed: int, fmt: str) -> None:
+def measure(
+    store_path: str, judge_model: str | None, labels: tuple[str, ...], config_path: str | None, seed: int, fmt: str
+) -> None:
     """Measure each judge against the stored human labels of the random slice and record the calibrations."""
+    load_config(config_path)  # its [[criteria]] join the catalog: their labels are known
+    for label in labels:
+        try:
+            label_spec(label)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--label") from None
     with _open_store(store_path) as store:
+        labels = labels or _labelled(store)
         judges = [j for j in _judged(store) if judge_model is None or j[0] == judge_model]
         if not judges:
             whose = f" of judge {judge_model!r}" if judge_model else ""
@@ -92,9 +104,10 @@ def measure(store_path: str, judge_model: str | None, labels: tuple[str, ...], s
         skipped: list[str] = []
         now = _now()
         for model, rubric in judges:
-            for label in labels or MEASURED:
+            for label in labels:
                 if not _has_pairs(store, model, rubric, label):
-                    skipped.append(f"{model} rubric {rubric}: no labelled item for {label}")
+                    if label in MEASURED:  # a criterion's label belongs to its own version: said for none else
+                        skipped.append(f"{model} rubric {rubric}: no labelled item for {label}")
                     continue
                 recorded.append(
                     measure_and_record(store, judge_model=model, rubric_version=rubric, label=label, now=now, seed=seed)
@@ -120,6 +133,20 @@ def measure(store_path: str, judge_model: str | None, labels: tuple[str, ...], s
     render_agreement_terminal(AgreementSection(entries), _console())
     for line in skipped:
         click.echo(f"skipped: {line}")
+
+
+def _labelled(store: Store) -> tuple[str, ...]:
+    """Every label a judge gives a value for: tracescore's, then each judged score's (a criterion's) that people
+    labelled in this store."""
+    stored = [str(n) for (n,) in store.query("SELECT DISTINCT label FROM calibration_labels ORDER BY label")]
+    return (*MEASURED, *(n for n in stored if n not in MEASURED and _known(n)))
+
+
+def _known(label: str) -> bool:
+    try:
+        return label_spec(label).kind != "text"
+    except ValueError:
+        return False
 
 
 def _has_pairs(store: Store, model: str, rubric: str, label: str) -> bool:
@@ -202,10 +229,7 @@ def check(
             )
         }
         found, problems = _traces(config, kind, traces, start, _when("--to", window_to), wanted)
-        where = config.judge_provider
-        judge = CachingJudge(
-            AnthropicJudge(model=model, provider=where.provider, region=where.region, project=where.project), store
-        )
+        judge = CachingJudge(make_judge(config.judge_provider, model), store)
         try:
             merge = config.section("judge").merge_partial
             result = check_drift(

@@ -60,6 +60,8 @@ def _agreement(store_path: str, judge_model: str, rubric_version: str) -> tuple[
     help="Split each stage's time series by provider, model, environment or trace name.",
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan; send nothing to the platform.")
+@click.option("--score", "scores", multiple=True, metavar="NAME",
+              help="One more widget for this score (any installed scorer's: 'tracescore scorers'); repeatable.")
 @click.option(
     "--store", "store_path", default=None, type=click.Path(dir_okay=False),
     help="Local store holding the judge's calibrations. [default: [job] store, tracescore.db]",
@@ -68,7 +70,14 @@ def _agreement(store_path: str, judge_model: str, rubric_version: str) -> tuple[
               help="tracescore.toml ([judge] model and rubric, [scoring] k, the platform section).")
 @platform_options("dashboard")
 def dashboard(
-    target: str, name: str, by: str, dry_run: bool, store_path: str | None, config_path: str | None, **options: Any
+    target: str,
+    name: str,
+    by: str,
+    dry_run: bool,
+    scores: tuple[str, ...],
+    store_path: str | None,
+    config_path: str | None,
+    **options: Any,
 ) -> None:
     """Create or update the stage-split dashboard on the platform --to.
 
@@ -86,7 +95,7 @@ def dashboard(
     )
     try:
         k = option_value(config.scorers(), "retrieval", "k")
-        spec = dashboard_spec(name, by, k=k, agreement=agreement, agreement_why=why)
+        spec = dashboard_spec(name, by, k=k, agreement=agreement, agreement_why=why, scores=scores)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     sections = {key: config.section(key) for key in registry.get(target).sections}

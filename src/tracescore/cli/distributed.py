@@ -18,6 +18,7 @@ from tracescore.engine.distributed import JudgeSpec, RayRun, RaySettings, score_
 from tracescore.engine.recipe import Options, ScorerPlan, judge_off, labelled, scorer_plan
 from tracescore.engine.setup import build_platform
 from tracescore.errors import ConfigError
+from tracescore.judge.make import make_judge
 from tracescore.limits import RateLimiter
 from tracescore.report.safe import fitted_console
 from tracescore.report.summary import Summary, render_terminal
@@ -80,14 +81,11 @@ def _scoring(options: Options, store_path: str, in_flight: int) -> tuple[ScorerP
     for note in notes:
         click.echo(f"warning: {note}", err=True)
     judge = None
-    if reason is None and options.provider.provider != "anthropic":
-        raise ConfigError(
-            f"--engine ray judges through Anthropic's API only, not [judge] provider = {options.provider.provider!r};"
-            " score with --engine local (or --no-judge)"
-        )
-    if reason is None:
-        key = os.environ["ANTHROPIC_API_KEY"]
-        judge = JudgeSpec(options.judge_model, key, os.environ.get("ANTHROPIC_BASE_URL"), in_flight=in_flight)
+    if reason is None:  # any registered provider; built once here so missing credentials stop the run before Ray
+        close = getattr(make_judge(options.provider, options.judge_model), "close", None)
+        if callable(close):
+            close()
+        judge = JudgeSpec.of(options.provider, options.judge_model, in_flight=in_flight)
     plan = scorer_plan(options, reason, judge.model if judge is not None else None, Path(store_path))
     return plan, judge
 

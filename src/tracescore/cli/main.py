@@ -24,6 +24,7 @@ from tracescore.cli.calibrate import calibrate
 from tracescore.cli.dashboard import dashboard
 from tracescore.cli.inspect import inspect
 from tracescore.cli.job import backfill, init, run
+from tracescore.cli.judges import judges
 from tracescore.cli.push import push
 from tracescore.cli.report import gate, report
 from tracescore.cli.score import score
@@ -66,7 +67,8 @@ def main() -> None:
     registry.load()  # the installed scorers, once, before any work: a plugin that cannot be used stops here (exit 2)
 
 
-for _command in (score, report, gate, run, backfill, init, inspect, calibrate, push, dashboard, store, scorers):
+for _command in (score, report, gate, run, backfill, init, inspect, calibrate, push, dashboard, store, scorers,
+                 judges):
     main.add_command(_command)
 
 def entry() -> None:

@@ -6,6 +6,8 @@ import io
 import json
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 from rich.markdown import Markdown
@@ -26,8 +28,10 @@ from tracescore.report.render import (
     render_markdown,
     render_report_terminal,
 )
+from tracescore.report.render.sessions import render_sessions_terminal, sessions_markdown
 from tracescore.report.runs import RUN_PREFIX, partial_reason, resolve_run, results_from
 from tracescore.report.safe import fitted_console
+from tracescore.report.sessions import GROUP_BY_SESSION, SessionTap, sessions_to_json
 from tracescore.report.summary import build_report, report_to_json
 from tracescore.report.surface import SurfaceReport, fetch_tokens, surface_to_json
 from tracescore.store.db import Store
@@ -50,7 +54,8 @@ def _write(text: str, out: str | None) -> None:
 @click.command()
 @click.argument("results", type=reads())
 @_store_option
-@click.option("--group-by", metavar="FIELD", help="One column per value of this field, e.g. metadata.provider.")
+@click.option("--group-by", metavar="FIELD", help="One column per value of this field, e.g. metadata.provider;"
+              " 'session': the sessions (conversations) with their session scores and turns.")
 @click.option(
     "--format", "fmt", type=click.Choice(REPORT_FORMATS), default="terminal", show_default=True, help="Output format."
 )
@@ -81,6 +86,10 @@ def report(
     partial = partial_reason(results, store_path)
     if partial is not None:
         click.echo(f"warning: {partial}", err=True)
+    by_session = group_by == GROUP_BY_SESSION
+    group_by = None if by_session else group_by
+    sessions = SessionTap(_score_metadata(results, store_path))
+    lines = sessions.tap(lines)
     named = {"--group-by": group_by, "--case-key": case_key}
     fields = FieldCheck(label, {flag: path for flag, path in named.items() if path})
     lines = fields.tap(lines)
@@ -93,26 +102,46 @@ def report(
     built = build_report(judges_of(surface.tap(lines), judges), group_by=group_by, source=label)
     _warn(fields.verify())
     agreement = agreement_section(Store(store_path), judges) if os.path.isfile(store_path) else None
+    views = sessions.sections() if by_session or fmt == "html" else []  # the HTML report shows them when there are
+    if by_session and not views:
+        _warn(["note: --group-by session: no result line carries a session_id"])
     if fmt == "terminal":
         if out and out != "-":
             text = io.StringIO()
-            render_report_terminal(built, fitted_console(file=text), surface, agreement=agreement)
+            console = fitted_console(file=text)
+            render_report_terminal(built, console, surface, agreement=agreement)
+            render_sessions_terminal(views, console)
             _write(text.getvalue(), out)
         else:
-            render_report_terminal(built, fitted_console(), surface, agreement=agreement)
+            render_report_terminal(built, console := fitted_console(), surface, agreement=agreement)
+            render_sessions_terminal(views, console)
     elif fmt == "markdown":
-        _write(render_markdown(built, surface, agreement=agreement), out)
+        _write(render_markdown(built, surface, agreement=agreement) + "\n".join(sessions_markdown(views)), out)
     elif fmt == "json":
         whole = report_to_json(built) | {"surface": surface_to_json(surface)}
         if agreement:
             whole["agreement"] = agreement_to_json(agreement)
+        if by_session:
+            whole["sessions"] = sessions_to_json(views)
         _write(json.dumps(whole, indent=2, ensure_ascii=False) + "\n", out)
     else:
-        _write(render_html(built, surface, agreement=agreement), out)
+        _write(render_html(built, surface, agreement=agreement, sessions=views), out)
     if out and out != "-":
         click.echo(f"wrote the {fmt} report to {out}", err=True)
     if open_it and out:
         open_in_browser(out)
+
+
+def _score_metadata(results: str, store_path: str) -> Callable[[str], dict[str, Any]] | None:
+    """For a ``run:`` spec: each trace's score metadata in that run (the session grounding rate pools the turns'
+    claim verdicts from it); None for a file, whose lines carry none."""
+    if not results.startswith(RUN_PREFIX) or not os.path.isfile(store_path):
+        return None
+    with Store(store_path) as store:
+        run_id = resolve_run(store, results)
+        rows = store.query("SELECT trace_id, score_metadata FROM results WHERE run_id = ?", (run_id,))
+    found = {str(t): json.loads(m) for t, m in rows if m}
+    return lambda trace_id: found.get(trace_id, {})
 
 
 def _warn(lines: list[str]) -> None:

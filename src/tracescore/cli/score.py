@@ -19,7 +19,7 @@ from tracescore.cli.exits import rate_option, store_option
 from tracescore.cli.paths import reads, writes
 from tracescore.cli.platform_options import check_platform_options, platform_options
 from tracescore.cli.progress import Progress, input_kind
-from tracescore.cli.scoring import Scoring, as_json, end_of, finish, judged_scores
+from tracescore.cli.scoring import Scoring, as_json, end_of, finish
 from tracescore.config import load_config
 from tracescore.engine.recipe import Options, build_recipe, cores, labelled, options
 from tracescore.engine.runner import OneShot, score_once
@@ -94,7 +94,8 @@ class _Request:
     "--judge/--no-judge",
     "judge_wanted",
     default=None,
-    help=f"--judge: the judged scores ({judged_scores()}) must run: a missing ANTHROPIC_API_KEY or anthropic SDK is"
+    help="--judge: the judged scores (those of the judged scorers 'tracescore scorers' lists) must run: a missing"
+    " ANTHROPIC_API_KEY or anthropic SDK is"
     " exit 2 (as [scoring] judge = true). --no-judge: skip them even with ANTHROPIC_API_KEY set. [default: judge"
     " when ANTHROPIC_API_KEY is set]",
 )
@@ -345,6 +346,7 @@ def _score(
             on_results=on_results,
             counted=progress.counted,
             extra_summary=scoring.as_dict,
+            carry=options.carry_evidence,
         )
     finally:
         progress.close()

@@ -10,7 +10,6 @@ from typing import Any
 import click
 from rich.console import Console
 
-from tracescore import catalog
 from tracescore.cli.exits import EXIT_INPUT, end
 from tracescore.engine.judging import JudgePool
 from tracescore.engine.recipe import Recipe
@@ -20,7 +19,7 @@ from tracescore.platforms.base import Parts
 from tracescore.reasons import Reasons
 from tracescore.report.summary import Summary, render_terminal, summary_to_json
 
-__all__ = ["Scoring", "as_json", "end_of", "finish", "judge_off_why", "judged_scores"]
+__all__ = ["Scoring", "as_json", "end_of", "finish", "judge_off_why"]
 
 NOTHING_STORED = "nothing stored (--store none): no run, no cache"
 
@@ -37,18 +36,6 @@ def judge_off_why(reason: str) -> str:
     absent for."""
     return _WHY_OFF.get(reason, reason)
 
-
-def judged_scores() -> str:
-    """Every judged score of the catalog, a family whose scores are all judged as ``family.*`` (for help texts)."""
-    families: dict[str, list[catalog.Entry]] = {}
-    for entry in catalog.entries():
-        families.setdefault(entry.name.split(".")[0], []).append(entry)
-    parts = []
-    for family, entries in families.items():
-        judged = [e.name for e in entries if e.judged]
-        if judged:
-            parts.append(f"{family}.*" if len(judged) == len(entries) else ", ".join(judged))
-    return ", ".join(parts)
 
 @dataclass
 class Scoring:

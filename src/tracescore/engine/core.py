@@ -9,7 +9,8 @@ each batch to the platform sink, then commits its results and per-trace marks in
 complete once the reader has finished it and every one of its traces is committed; only complete, contiguous windows
 advance the cursor, in a transaction of its own after those results. ``ordered`` writes results in input order
 (``score``: its output follows the file).
-A run without a ``scope`` (``score``) neither skips marked traces nor drops repeated ids.
+A run without a ``scope`` (``score``) neither skips marked traces nor drops repeated ids. The turns of a session
+(``[sessions] carry_evidence``) are held until their window is read, then scored together in order (engine/turns.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Sized
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,6 +30,7 @@ from tracescore.adapters import Adapter
 from tracescore.engine.counts import JobCounts, Limits, UsageMeter, Windows
 from tracescore.engine.interrupt import ABANDON_S, end_pool, ignore_in_worker, listening
 from tracescore.engine.stage import Plan, Scored, Stage
+from tracescore.engine.turns import Carry, HeldTurns, Session
 from tracescore.engine.wire import Unread, pack_records, score_packed, unpack
 from tracescore.engine.writer import STOP, Flight, Writer
 from tracescore.errors import Interrupted, SourceError, TracescoreError
@@ -83,6 +85,7 @@ class Engine:
         before_window: Callable[[datetime, datetime], None] | None = None,
         processes: Callable[[str, str | None], Plan] | None = None,
         oneshot: bool = False,
+        carry: Carry | None = None,
     ) -> None:
         self.before_window = before_window
         self.source = source
@@ -94,6 +97,7 @@ class Engine:
         self.usage = usage
         self.processes = processes  # (run_id, scope) → the workers' plan; None: score in threads
         self.oneshot = oneshot
+        self.carry = carry or Carry()  # [sessions]: a session's turns are scored together (engine/turns.py)
         self._requests = requests
         self.counts = JobCounts()
         self.write_report = WriteReport()  # the sink's reports summed over batches
@@ -139,6 +143,7 @@ class Engine:
         outbox: queue.Queue[Any] = queue.Queue(self.limits.queue_size)
         marks = MarkReader(self.store) if scope is not None else None
         stage = Stage(self.adapter, self.scorers, run_id, self.oneshot, self.sink is not None)
+        self._turns = HeldTurns(stage, self.carry, self.store.path)
         pool = None
         if self.processes is not None:
             plan = self.processes(run_id, scope)
@@ -183,6 +188,7 @@ class Engine:
         writer = Writer(
             flight, self.store, self.sink, self.limits, self.counts, self.write_report, recheck=pool is not None,
             tally=lambda: self._tally(started), on_results=on_results, ordered=ordered,
+            sessions=self.carry.key if self.carry.on else None,
         )  # fmt: skip
         try:
             writer.loop(windows, outbox, on_window, on_progress)
@@ -236,11 +242,14 @@ class Engine:
                 if self.before_window is not None:
                     self.before_window(since, until)
                 pending = []
+                turns = self._turns  # this window's turns of sessions, scored together once it is read
                 for record in self.source.records(since, until):
                     if self._stop.is_set():
                         return
                     seen += 1
                     if self.processes is not None:  # the worker process adapts it and checks the marks
+                        if turns.take(record):  # ...unless it is a session's turn (the writer checks its marks)
+                            continue
                         pending.append((seq, chunk, record))
                     else:
                         trace, key, error = stage.adapt(record)
@@ -251,8 +260,11 @@ class Engine:
                                     continue
                                 if marks.marked(scope, key) is not None:
                                     self.counts.skipped += 1
+                                    turns.done(trace)  # a turn scored before: what it fetched still counts
                                     continue
                                 in_flight.add(key)
+                        if turns.add(trace, record, key):
+                            continue
                         pending.append(_Item(seq, chunk, key, record, trace, error))
                     seq += 1
                     held += record.size
@@ -265,12 +277,17 @@ class Engine:
                 pending, seen, held = [], 0, 0
                 if not sent:
                     return
+                for session in turns.sessions(chunk, seq, since):  # numbered after the window's other traces
+                    if not self._send(inbox, session, 0, flight, chunk):
+                        return
+                    seq += len(session)
                 tracker.close(chunk)
         except TracescoreError as exc:  # what was read before the failure is still scored and written
             flight.fail(exc)
         except Exception as exc:  # noqa: BLE001 - an SDK bug in a source ends the run with its reason, not a hang
             flight.fail(SourceError(f"reading failed: {type(exc).__name__}: {exc}"))
         finally:
+            self._turns.close()
             if pending and not self._stop.is_set():
                 self._send(inbox, pending, seen, flight, chunk)
             elif seen:
@@ -278,7 +295,7 @@ class Engine:
             for _ in range(flight.threads):
                 _put(inbox, STOP, self._abandon)
 
-    def _send(self, inbox: queue.Queue[Any], items: list[Any], seen: int, flight: Flight, chunk: int) -> bool:
+    def _send(self, inbox: queue.Queue[Any], items: Sized, seen: int, flight: Flight, chunk: int) -> bool:
         """Count ``seen`` records read and ``items`` outstanding in their window (once per chunk, not per record,
         and before the writer can see them done), then pass the items on; False when the run stopped."""
         if seen:
@@ -311,7 +328,7 @@ class Engine:
         if self._stop.is_set():
             return
         try:
-            done = work(items)
+            done = items.score() if type(items) is Session else work(items)  # a session: its turns in order, here
         except Exception as exc:  # noqa: BLE001 - a dead worker process ends the run with its reason
             flight.fail(TracescoreError(f"scoring failed: {type(exc).__name__}: {exc}"))
             self._stop.set()

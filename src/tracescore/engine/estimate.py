@@ -18,6 +18,7 @@ from typing import Any
 
 from tracescore.adapters import Adapter
 from tracescore.engine.plan import ScorerPlan, answer_prefix
+from tracescore.engine.requests import criteria_requests
 from tracescore.errors import InputError
 from tracescore.judge.passages import approx_tokens
 from tracescore.judge.pricing import estimate_cost
@@ -85,9 +86,9 @@ def estimate_trace(
     rubrics: Rubrics | None = None,
     plan: ScorerPlan | None = None,
 ) -> JudgeEstimate:
-    """The judge calls scoring ``trace`` would make (grounding, surface oracle, semantic match) and their tokens,
-    each with the system text of its stage's rubric (``rubrics``: default the bundled ones), the answer read with
-    ``plan``'s prefix (None: the answer scorer's default)."""
+    """The judge calls scoring ``trace`` would make (grounding, surface oracle, semantic match, ``plan``'s criteria,
+    each a stage of its own name) and their tokens, each with the system text of its stage's rubric (``rubrics``:
+    default the bundled ones), the answer read with ``plan``'s prefix (None: the answer scorer's default)."""
     rubrics = rubrics or Rubrics()
     out = JudgeEstimate()
     call = grounding_call(trace, rubric=rubrics.grounding)
@@ -101,6 +102,8 @@ def estimate_trace(
     semantic = needed_request(trace, final_answer_prefix=answer_prefix(plan), rubric=rubrics.semantic)
     if semantic is not None:
         out.count("semantic", semantic, model, OUTPUT_TOKENS_PER_SEMANTIC)
+    for request in criteria_requests(trace, plan):  # a verdict, a quote and a reason: as long as the semantic one
+        out.count(request.rubric.name, request, model, OUTPUT_TOKENS_PER_SEMANTIC)
     return out
 
 

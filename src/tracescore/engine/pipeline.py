@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from tracescore.adapters import Adapter
@@ -19,6 +19,7 @@ from tracescore.result import TraceResult
 from tracescore.scorers.diagnosis import DIAGNOSIS, diagnose
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import absent
+from tracescore.session import Earlier
 from tracescore.sources.base import Record
 from tracescore.trace import Trace
 
@@ -39,11 +40,13 @@ class RunCounts:
         return {"seen": self.seen, "scored": self.scored, "failed": self.failed, "scorer_errors": self.scorer_errors}
 
 
-def score_trace(trace: Trace, scorers: Sequence[Scorer]) -> TraceResult:
+def score_trace(trace: Trace, scorers: Sequence[Scorer], earlier: Earlier | None = None) -> TraceResult:
     """Run every scorer on ``trace``, then derive the diagnosis cell from their scores.
 
     Each scorer's ``Scored`` brings its scores, its rows (claims, citations) and its notes: nothing else is read. A
-    ``Sampled`` judged stage is also given the scores so far (``engine/sampling.py``).
+    ``Sampled`` judged stage is also given the scores so far (``engine/sampling.py``). ``earlier``: the evidence of
+    the earlier turns of the trace's session (``tracescore.session``), handed to the scorers that declare it
+    (``carries``); None scores the trace alone.
     """
     result = TraceResult(
         trace_id=trace.id, timestamp=trace.timestamp, metadata=dict(trace.metadata), session_id=trace.session_id
@@ -53,7 +56,13 @@ def score_trace(trace: Trace, scorers: Sequence[Scorer]) -> TraceResult:
     for scorer in scorers:
         try:
             # a sampled judged stage reads the scores before it (judge_flagged); type(): the hot path's cheapest test
-            scored = scorer.given(trace, scores) if type(scorer) is Sampled else scorer(trace)
+            if type(scorer) is Sampled:
+                scored = scorer.given(trace, scores, earlier)
+            elif earlier is not None and getattr(scorer, "carries", False):
+                carrying: Callable[..., Scored] = scorer  # it declares ``earlier`` (engine/plan.py ``carries``)
+                scored = carrying(trace, earlier=earlier)
+            else:
+                scored = scorer(trace)
         except Exception as exc:  # noqa: BLE001 - a scorer bug must not stop the batch
             scored = _raised(scorer, exc, result)
         for s in scored.scores:  # a plain loop: on 3.11 it beats dict.update(zip(map(attrgetter)...)) 3x

@@ -10,7 +10,8 @@ name is a scorer error) and becomes a ``Scored``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,10 +23,13 @@ from tracescore.judge.protocol import Judge
 from tracescore.judge.redact import Redactor
 from tracescore.reasons import Reasons
 from tracescore.registry import Chosen, Installed, RunContext, ScorerDef, choose, option_value
+from tracescore.result import TraceResult
 from tracescore.scorers.absent import absent_for
+from tracescore.scorers.criteria import Criterion, configure as configure_criteria
 from tracescore.scorers.rubrics import Rubrics
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score
+from tracescore.session import Earlier
 from tracescore.trace import Trace
 
 __all__ = ["ScorerPlan", "answer_prefix", "deterministic_scorers"]
@@ -44,10 +48,24 @@ class ScorerPlan:
     rubrics: Rubrics = field(default_factory=Rubrics)
     sampling: Sampling = field(default_factory=Sampling)
     redact: Redactor | None = None
+    criteria: tuple[str, tuple[Criterion, ...]] | None = None  # the config file and its [[criteria]] (None: as loaded)
+    carry_evidence: bool = True  # [sessions] carry_evidence (engine/sessions.py): travels to a Ray task with the rest
 
     @functools.cached_property
     def _chosen(self) -> Chosen:
+        self.registry()
         return self.chosen if self.chosen is not None else choose()
+
+    def registry(self) -> registry.Registry:
+        """The run's registry: the installed scorers and the config's criteria (a worker process or a Ray task,
+        which loaded no config, makes them here from the plan's values)."""
+        if self.criteria is None:
+            return registry.load()
+        return configure_criteria(self.criteria[1], self.criteria[0])
+
+    def chosen_scorers(self) -> Chosen:
+        """The scorers this plan runs, with their options (``[scoring] scorers`` / ``disable``)."""
+        return self._chosen
 
     def option(self, scorer: str, name: str) -> Any:
         """The value of ``scorer``'s option ``name`` in this plan (its default when the scorer is not chosen)."""
@@ -55,7 +73,7 @@ class ScorerPlan:
 
     def versions(self) -> dict[str, str]:
         """Each chosen scorer's version, by entry-point name (part of the run's fingerprint)."""
-        loaded = registry.load()
+        loaded = self.registry()
         return {name: loaded[name].scorer.version for name, _ in self._chosen}
 
     def scorers(self, judge: Judge | None, links: Any = None) -> list[Scorer]:
@@ -69,6 +87,17 @@ class ScorerPlan:
         if judge is not None and self.redact is not None:
             judged = _named(self.redact.around(judged), judged)
         return plain + judged + checked
+
+    def session_scorers(self) -> list[Callable[[Sequence[TraceResult]], list[Score]]]:
+        """The chosen session scorers (stage ``session``), each a function of the session's turns (oldest first);
+        one that raises gives its scores absent with the scorer error, as a per-trace scorer's would."""
+        loaded = registry.load()
+        out: list[Callable[[Sequence[TraceResult]], list[Score]]] = []
+        for name, options in self._chosen:
+            decl = loaded[name].scorer
+            if decl.per_session:
+                out.append(functools.partial(_per_session, decl, decl.names(options), dict(options)))
+        return out
 
     def judges(self, trace: Trace) -> bool:
         """Whether the judged scorers run on ``trace`` (asked before scoring it: ``backfill --judge-batch`` batches
@@ -88,15 +117,16 @@ class ScorerPlan:
     ) -> tuple[list[Scorer], list[Scorer], list[Scorer]]:
         run = RunContext(judge, reason or self.no_judge_reason, self.max_cost, self.agreement, self.merge_partial,
                          self.rubrics)  # fmt: skip
-        loaded = registry.load()
+        loaded = self.registry()
         plain: list[Scorer] = []
         judged: list[Scorer] = []
         checked: list[Scorer] = []
         for name, options in self._chosen:
             inst = loaded[name]
             decl = inst.scorer
-            if "scores" in decl.injected or ("links" in decl.injected and links is None):
-                continue  # derived from the others by the engine (the diagnosis); the link checker's, without one
+            if decl.per_session or "scores" in decl.injected or ("links" in decl.injected and links is None):
+                continue  # per conversation (tracescore.sessions); derived from the others by the engine (the
+                # diagnosis); the link checker's, without one
             built = _build(inst, {**options, **{o: self.option(s, o) for o, s in decl.uses.items()}}, run, links)
             (checked if "links" in decl.injected else judged if decl.judged else plain).append(built)
         return plain, judged, checked
@@ -135,12 +165,37 @@ def _build(inst: Installed, options: Mapping[str, Any], run: RunContext, links: 
     return _label(built, inst.name, names)
 
 
+def _per_session(
+    decl: ScorerDef, names: tuple[str, ...], options: dict[str, Any], turns: Sequence[TraceResult]
+) -> list[Score]:
+    try:
+        scores = list(decl.func(turns=turns, **options))
+        for s in scores:
+            if type(s) is not Score or s.name not in names:
+                raise ValueError(f"returned {s!r}, which it does not declare ({', '.join(names)})")
+        return scores
+    except Exception as exc:  # noqa: BLE001 - a session scorer that raises leaves its scores absent, named
+        first = (str(exc).strip().splitlines() or [""])[0]
+        return list(absent_for(names, Reasons.SCORER_ERROR.format(error=f"{type(exc).__name__}: {first}")))
+
+
 def _label(func: Scorer, name: str, names: tuple[str, ...]) -> Scorer:
-    """``func`` named ``name``, with the score names it declares (a scorer error leaves them absent); no wrapper, so
-    the built-ins' hot path stays one call."""
+    """``func`` named ``name``, with the score names it declares (a scorer error leaves them absent) and whether it
+    takes the earlier turns' evidence (``carries``: a keyword-only ``earlier``); no wrapper, so the built-ins' hot
+    path stays one call."""
     setattr(func, "__name__", name)  # noqa: B010 - a Scorer type says nothing of these attributes
     setattr(func, "score_names", names)  # noqa: B010
+    setattr(func, "carries", _carries(func))  # noqa: B010
     return func
+
+
+def _carries(func: Callable[..., Any]) -> bool:
+    """Whether ``func`` declares the keyword-only parameter ``earlier`` (the earlier turns' evidence)."""
+    try:
+        param = inspect.signature(func).parameters.get("earlier")
+    except (TypeError, ValueError):
+        return False
+    return param is not None and param.kind is param.KEYWORD_ONLY
 
 
 class _Constant:
@@ -159,20 +214,21 @@ class _PerTrace:
     """A per-trace scorer (a plugin's form): its ``list[Score]`` checked against its declaration, and with a
     ``judge`` the run's budget checked before each trace."""
 
-    __slots__ = ("__name__", "declared", "func", "judge", "max_cost", "score_names")
+    __slots__ = ("__name__", "carries", "declared", "func", "judge", "max_cost", "score_names")
 
     def __init__(
-        self, name: str, func: Callable[[Trace], Any], names: tuple[str, ...], decl: ScorerDef, run: RunContext
+        self, name: str, func: Callable[..., Any], names: tuple[str, ...], decl: ScorerDef, run: RunContext
     ) -> None:
         self.__name__, self.func, self.score_names = name, func, names
         self.declared = frozenset(names)
         self.judge = run.judge if "judge" in decl.injected else None
         self.max_cost = run.max_cost
+        self.carries = "earlier" in decl.injected
 
-    def __call__(self, trace: Trace) -> Scored:
+    def __call__(self, trace: Trace, earlier: Earlier | None = None) -> Scored:
         if self.judge is not None and (over := budget_reason(self.judge, self.max_cost, trace.id)) is not None:
             return Scored(absent_for(self.score_names, over))
-        out = self.func(trace)
+        out = self.func(trace, earlier=earlier) if self.carries else self.func(trace)
         scores = out.scores if isinstance(out, Scored) else tuple(out)
         for s in scores:
             if type(s) is not Score:

@@ -18,26 +18,29 @@ from pathlib import Path
 from typing import Any
 
 from tracescore.adapters import Adapter
-from tracescore.calibrate.carry import grounding_agreement
+from tracescore.calibrate.carry import criteria_agreement, grounding_agreement
 from tracescore.calibrate.required import HumanRequired, apply_required, human_required
-from tracescore.config import Config, JobSettings
+from tracescore.config import DEFAULT_CONFIG_FILE, Config, JobSettings
 from tracescore.engine.daily import DayLimits
 from tracescore.engine.judging import JudgePool, StoreJudgeCache
 from tracescore.engine.pipeline import RunCounts
 from tracescore.engine.plan import NO_JUDGE, ScorerPlan
 from tracescore.engine.sampling import Sampling
-from tracescore.engine.stage import Plan, Stage, process_plan
+from tracescore.engine.sessions import group_turns
+from tracescore.engine.stage import Plan, Scored, Stage, Turn, process_plan
 from tracescore.errors import ConfigError
 from tracescore.judge.anthropic import DEFAULT_MODEL
 from tracescore.judge.make import make_judge
 from tracescore.judge.pricing import is_priced, priced_models, set_price
 from tracescore.judge.protocol import Judge
-from tracescore.judge.providers import ProviderSettings, openai_host, parse_identity
+from tracescore.judge.providers import ProviderSettings, parse_identity
 from tracescore.judge.redact import Redactor
+from tracescore.judge.registry import provider
 from tracescore.links import LinkChecker
 from tracescore.reasons import Reasons
 from tracescore.registry import Chosen
 from tracescore.result import TraceResult
+from tracescore.scorers.criteria import Criterion
 from tracescore.scorers.rubrics import Rubrics
 from tracescore.scorers.scored import Scorer
 from tracescore.sources.base import Record
@@ -69,6 +72,8 @@ class Options:
     sampling: Sampling = field(default_factory=Sampling)  # [scoring] judge_sample, judge_flagged, judge_salt
     day: DayLimits = field(default_factory=DayLimits)  # the job's [job] max_cost_per_day, max_calls_per_day (setup.py)
     redact: Redactor | None = None  # [judge] redact: what the judge never sees
+    criteria: tuple[str, tuple[Criterion, ...]] | None = None  # the config file and its [[criteria]]
+    carry_evidence: bool = True  # [sessions] carry_evidence: a turn scored with its session's earlier evidence
 
 
 def options(
@@ -107,6 +112,8 @@ def options(
         sampling=Sampling(judge_sample if judge_sample is not None else scoring.judge_sample, scoring.judge_flagged,
                           scoring.judge_salt, scoring.judge_key),
         redact=config.redactor,
+        criteria=(str(config.path) if config.path is not None else DEFAULT_CONFIG_FILE, config.criteria),
+        carry_evidence=config.section("sessions").carry_evidence,
     )
 
 
@@ -178,24 +185,21 @@ def judge_off(options: Options, notes: list[str]) -> str | None:
         return options.judge_off
     asked = options.judge_required
     where = options.provider
-    if where.provider == "openai":
-        variable = where.api_key_env or "OPENAI_API_KEY"
-        keyless = openai_host(where.resolved_base_url()) is not None  # another server may ask for no key
-        sdk, extra, key = "openai", "openai", os.environ.get(variable) or keyless
-    else:
-        variable, sdk, extra = "ANTHROPIC_API_KEY", "anthropic", "judge"
-        key = where.provider != "anthropic" or bool(os.environ.get(variable))  # Bedrock, Vertex: their own chains
-    if not key:
+    chosen = provider(where.provider)
+    variable = chosen.key_env(where) if chosen.key_env is not None else None  # None: its own chain, or no key
+    if variable and not os.environ.get(variable):
         if asked:  # a CI job that asked for its judge must not pass without it
             raise ConfigError(f"the judge is required ({asked}) but {variable} is not set: set it, or drop {asked}")
-        return NO_JUDGE  # Bedrock and Vertex: asked for by name, so missing credentials are a ConfigError instead
+        return NO_JUDGE  # Bedrock, Vertex, Azure: asked for by name, so missing credentials are a ConfigError instead
     try:
-        __import__(sdk)  # only to say clearly that the SDK is missing
+        if chosen.sdk:
+            __import__(chosen.sdk)  # only to say clearly that the SDK is missing
     except ImportError as exc:
+        install = chosen.install or f"install the package of judge {where.provider!r}"
         if asked:
-            raise ConfigError(f"the judge is required ({asked}) but the {sdk} SDK is not installed ({exc}):"
-                              f" pip install 'tracescore[{extra}]'") from exc  # fmt: skip
-        notes.append(f"the judge needs the {sdk} SDK ({exc}): pip install 'tracescore[{extra}]'")
+            raise ConfigError(f"the judge is required ({asked}) but the {chosen.sdk} SDK is not installed ({exc}):"
+                              f" {install}") from exc  # fmt: skip
+        notes.append(f"the judge needs the {chosen.sdk} SDK ({exc}): {install}")
         return Reasons.NO_SDK.text
     judge = options.provider.identity(options.judge_model)
     if (what := _priced_budget(options)) and not is_priced(judge):
@@ -212,9 +216,11 @@ def _priced_budget(options: Options) -> str | None:
 
 def _unpriced(judge: str, what: str) -> ConfigError:
     provider = parse_identity(judge)[0]
+    listed = priced_models(provider)
+    instead = f"use a priced model (one of {', '.join(listed)}), " if listed else ""
     return ConfigError(
-        f"{what} needs a price for judge model {judge!r}, which is not in the {provider}"
-        f" price table; use a priced model (one of {', '.join(priced_models(provider))}) or drop max_cost"
+        f"{what} needs a price for judge model {judge!r}, which is not in the {provider} price table;"
+        f" {instead}set [judge.price] input_per_mtok and output_per_mtok, or drop max_cost"
     )
 
 
@@ -241,11 +247,15 @@ def _judge_pool(options: Options, store: Path | None, notes: list[str]) -> Judge
 def scorer_plan(options: Options, reason: str | None, judge_model: str | None, store: Path | None) -> ScorerPlan:
     """The scorers' values; with a judge of ``judge_model``, the agreement of its latest calibration in ``store``."""
     agreement = None
+    criteria = options.criteria[1] if options.criteria is not None else ()
     if judge_model is not None and store is not None:
         with Store(store) as opened:
             agreement = grounding_agreement(opened, judge_model, options.rubrics.grounding.version)
+            if own := criteria_agreement(opened, judge_model, criteria):
+                agreement = (agreement or {}) | own
     return ScorerPlan(options.scorers, reason or NO_JUDGE, options.max_cost, agreement, options.merge_partial,
-                      options.rubrics, options.sampling, options.redact)  # fmt: skip
+                      options.rubrics, options.sampling, options.redact, options.criteria,
+                      options.carry_evidence)  # fmt: skip
 
 
 def build_recipe(
@@ -296,22 +306,42 @@ def _with_required(adapter: Adapter, human: dict[str, HumanRequired], payload: o
     return apply_required(adapter(payload), human)
 
 
-def score_stage(stage: Stage, records: Iterable[Record], counts: RunCounts | None = None) -> Iterator[TraceResult]:
+def score_stage(
+    stage: Stage, records: Iterable[Record], counts: RunCounts | None = None, *, carry: bool = True
+) -> Iterator[TraceResult]:
     """Each record through the engine's stage, as ``score`` scores it (every adapter error caught, lone surrogates
-    refused), one result at a time; ``counts`` sums what was read, scored and unreadable."""
+    refused), one result at a time; ``counts`` sums what was read, scored and unreadable.
+
+    ``carry`` (``[sessions] carry_evidence``): the turns of a session are held until every record is read, then
+    scored in conversation order, each with the evidence of the turns before it (``engine/sessions.py``), and come
+    last; a trace without a session comes as soon as it is scored."""
     counts = counts if counts is not None else RunCounts()
+    held: list[tuple[Trace, Turn]] = []
     for seq, record in enumerate(records):
         trace, key, error = stage.adapt(record)
-        scored = stage.score(seq, 0, record, trace, key, error)
-        counts.seen += 1
-        if scored.readable:
-            counts.scored += 1
-            counts.scorer_errors += scored.scorer_errors
-        else:
-            counts.failed += 1
-            counts.failures.append(scored.failure or "unreadable")
-        assert scored.result is not None  # a stage that keeps results
-        yield scored.result
+        if carry and trace is not None and trace.session_id is not None:
+            held.append((trace, (seq, 0, record, trace, key)))
+            continue
+        yield _counted(stage.score(seq, 0, record, trace, key, error), counts)
+    if held:
+        sessions, _ = group_turns(held)
+        for session in sessions:
+            for scored in stage.score_session([turn for _, turn in session.turns]):
+                yield _counted(scored, counts)
+            for _, (seq, chunk, record, trace, key) in session.alone:
+                yield _counted(stage.score(seq, chunk, record, trace, key, None), counts)
+
+
+def _counted(scored: Scored, counts: RunCounts) -> TraceResult:
+    counts.seen += 1
+    if scored.readable:
+        counts.scored += 1
+        counts.scorer_errors += scored.scorer_errors
+    else:
+        counts.failed += 1
+        counts.failures.append(scored.failure or "unreadable")
+    assert scored.result is not None  # a stage that keeps results
+    return scored.result
 
 
 def cores() -> int:

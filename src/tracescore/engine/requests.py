@@ -9,11 +9,12 @@ from tracescore.engine.plan import ScorerPlan, answer_prefix
 from tracescore.judge.protocol import JudgeRequest
 from tracescore.judge.redact import Redactor
 from tracescore.scorers import semantic, surface
+from tracescore.scorers.criteria import criterion_call
 from tracescore.scorers.grounding import grounding_call
 from tracescore.scorers.rubrics import Rubrics
 from tracescore.trace import Trace
 
-__all__ = ["judge_request", "judge_requests"]
+__all__ = ["criteria_requests", "judge_request", "judge_requests"]
 
 
 def judge_request(trace: Trace, rubrics: Rubrics | None = None) -> JudgeRequest | None:
@@ -25,9 +26,9 @@ def judge_request(trace: Trace, rubrics: Rubrics | None = None) -> JudgeRequest 
 def judge_requests(
     trace: Trace, rubrics: Rubrics | None = None, redact: Redactor | None = None, plan: ScorerPlan | None = None
 ) -> list[JudgeRequest]:
-    """Every judge request scoring ``trace`` will send: grounding, the surface oracle, the semantic match, each with
-    its stage's rubric and built from the trace as ``redact`` leaves it (the same bodies, so the same content keys,
-    as the scorers); the answer's prefix is ``plan``'s (None: the answer scorer's default)."""
+    """Every judge request scoring ``trace`` will send: grounding, the surface oracle, the semantic match, ``plan``'s
+    criteria, each with its stage's rubric and built from the trace as ``redact`` leaves it (the same bodies, so the
+    same content keys, as the scorers); the answer's prefix is ``plan``'s (None: the answer scorer's default)."""
     rubrics = rubrics or Rubrics()
     trace = redact.trace(trace) if redact is not None else trace
     grounding = judge_request(trace, rubrics)
@@ -36,4 +37,14 @@ def judge_requests(
         *([grounding] if grounding is not None else []),
         *surface.oracle_requests(trace, rubric=rubrics.surface),
         *([needed] if needed is not None else []),
+        *criteria_requests(trace, plan),
     ]
+
+
+def criteria_requests(trace: Trace, plan: ScorerPlan | None) -> list[JudgeRequest]:
+    """The request of each ``[[criteria]]`` criterion ``plan`` runs on ``trace`` (``trace`` as redaction leaves it)."""
+    if plan is None or plan.criteria is None:
+        return []
+    chosen = {name for name, _ in plan.chosen_scorers()}
+    calls = [criterion_call(trace, c) for c in plan.criteria[1] if c.name in chosen]
+    return [call.request for call in calls if not isinstance(call, str)]

@@ -22,14 +22,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from tracescore.durations import format_duration
 from tracescore.engine.batch import BatchPrefill, window_prefill
 from tracescore.engine.core import Engine, JobCounts, Limits, Sink
 from tracescore.engine.heal import ChangedOnly
 from tracescore.engine.interrupt import listening, received
 from tracescore.engine.judge_only import JudgeOnlySink, LeftOutSource, judge_only_fingerprint, left_out
+from tracescore.engine.session_job import session_step
 from tracescore.engine.setup import JobSetup
 from tracescore.engine.slices import SlicedScan
 from tracescore.engine.stage import Plan, Scored
+from tracescore.engine.turns import Before, Carry, LookBack
 from tracescore.errors import ConfigError, InputError, Interrupted, TracescoreError
 from tracescore.judge.make import make_batches
 from tracescore.judge.providers import refuse_batch
@@ -86,6 +89,7 @@ def score_once(
     on_results: Callable[[int, list[Scored]], None] | None = None,
     counted: Callable[[Iterator[Record]], Iterable[Record]] = lambda records: records,
     extra_summary: Callable[[], dict[str, Any]] = dict,
+    carry: bool = True,
 ) -> OneShot:
     """Score every record of ``window`` with the engine; store each result, write ``out`` and deliver to the sink.
 
@@ -102,6 +106,7 @@ def score_once(
         limits=Limits(workers=workers, queue_size=2 + 2 * workers, write_batch=500),  # chunks in flight
         processes=plan,
         oneshot=True,
+        carry=Carry(carry),
     )
     # a signal from here until the output is complete interrupts the run (never the rename)
     with listening(threading.Event()):
@@ -193,7 +198,7 @@ def run_job(
 
     Traces younger than ``settle`` may still be running (no answer yet): they are left for the next run.
     """
-    until = (now or datetime.now(UTC)).astimezone(UTC) - timedelta(minutes=setup.settle_minutes)
+    until = (now := (now or datetime.now(UTC)).astimezone(UTC)) - timedelta(minutes=setup.settle_minutes)
     lookback = timedelta(minutes=setup.lookback_minutes)
     with StoreLock(setup.store_path, "tracescore run"), Store(setup.store_path) as store:
         state = JobState(store)
@@ -223,10 +228,10 @@ def run_job(
         sink = ChangedOnly(setup.sink, store, set(again)) if again and setup.sink is not None else None
         before = to_text(mark.watermark) if mark else None
         extra = {"window": [to_text(read_from), to_text(until)], "watermark_before": before}
-        return _execute(
+        return session_step(setup, store, _execute(
             setup, store, run_id, "run", [(read_from, until)], scope, on_window, on_progress, extra, sink=sink,
             on_finish=settled,
-        )
+        ), now=now)  # fmt: skip
 
 
 def backfill_job(
@@ -305,11 +310,14 @@ def backfill_job(
             )
             extra["judge_batch"] = True
             extra["judge_batches"] = prefill.summary  # kept current by the prefill, so the stored summary has it too
+        # a window's sessions completed from their turns before it (slices go newest first: older ones come later)
+        look = LookBack(setup.source, setup.adapter, setup.session_lookback) if setup.carry else None
         try:
             sliced = SlicedScan(source, windows[-1][0] if windows else job.start)
             outcome = _execute(
                 setup, store, run_id, "backfill", windows, job.scope, on_window, on_progress, extra, before, sliced,
                 JudgeOnlySink(setup.sink) if judge_only and setup.sink is not None else setup.sink,
+                on_finish=lambda: _sessions_summary(setup, look), sessions_before=look,
             )
         finally:
             marks.close()
@@ -317,6 +325,14 @@ def backfill_job(
             prefill.close()
         outcome.backfill = state.backfill(job.id)
         return outcome
+
+
+def _sessions_summary(setup: JobSetup, look: LookBack | None) -> dict[str, Any]:
+    """What the backfill's summary says of conversations: carried or not, how far back, the turns read there."""
+    if look is None:
+        return {"sessions": {"carry_evidence": False}}
+    lookback = format_duration(setup.session_lookback)
+    return {"sessions": {"carry_evidence": True, "lookback": lookback, "turns_read_before": look.turns}}
 
 
 def run_scope(source_key: str) -> str:
@@ -337,6 +353,7 @@ def _execute(
     source: Source | None = None,
     sink: Sink | None = None,
     on_finish: Callable[[], dict[str, Any]] | None = None,
+    sessions_before: Before | None = None,
 ) -> Outcome:
     """Run the engine over ``windows`` and store the run's summary (``on_finish`` adds to it, last)."""
     sink = sink or setup.sink
@@ -351,6 +368,7 @@ def _execute(
         usage=setup.usage,
         requests=lambda: setup.limiter.count,
         processes=setup.plan,
+        carry=Carry(setup.carry, setup.source_key, sessions_before),
     )
     summary: dict[str, Any] = {"run_id": run_id, "command": command, "source": setup.source_key} | extra
     if sink is not None:

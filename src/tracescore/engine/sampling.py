@@ -16,7 +16,7 @@ judged score of that trace stays on the platform.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from msgspec.structs import replace
@@ -29,6 +29,7 @@ from tracescore.scorers.retrieval import RECALL_PREFIX
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score
 from tracescore.sections import JUDGE_KEY, JUDGE_SALT, check_judge_key
+from tracescore.session import Earlier
 from tracescore.trace import Trace
 
 __all__ = ["Sampled", "Sampling", "flagged", "share"]
@@ -119,7 +120,7 @@ class Sampled:
         self.judged, self.unjudged, self.sampling = judged, unjudged, sampling
         self.__name__ = getattr(judged, "__name__", "judged")
 
-    def given(self, trace: Trace, scores: Mapping[str, Score]) -> Scored:
+    def given(self, trace: Trace, scores: Mapping[str, Score], earlier: Earlier | None = None) -> Scored:
         """Score ``trace`` knowing the scores of the stages before this one (what ``judge_flagged`` reads). A judged
         score says why its trace was judged (metadata ``judge_sample``: the rate, ``by`` hash or flagged), so a
         report can keep the flagged traces apart from the sample."""
@@ -132,7 +133,11 @@ class Sampled:
                 return scored
             left = tuple(s if s.value is None else Score(s.name, reason=sampling.reason) for s in scored.scores)
             return replace(scored, scores=left)
-        scored = self.judged(trace)
+        if earlier is not None and getattr(self.judged, "carries", False):
+            carrying: Callable[..., Scored] = self.judged  # it declares ``earlier``: the session's earlier turns
+            scored = carrying(trace, earlier=earlier)
+        else:
+            scored = self.judged(trace)
         tag = {"rate": sampling.rate, "by": by}
         tagged = tuple(s.with_metadata(s.metadata | {"judge_sample": tag}) for s in scored.scores)
         return replace(scored, scores=tagged)
@@ -142,6 +147,11 @@ class Sampled:
         """The names the judged scorer declares (a scorer error leaves them absent)."""
         return tuple(getattr(self.judged, "score_names", ()))
 
-    def __call__(self, trace: Trace) -> Scored:
+    @property
+    def carries(self) -> bool:
+        """Whether the judged scorer takes the session's earlier turns (``earlier``)."""
+        return bool(getattr(self.judged, "carries", False))
+
+    def __call__(self, trace: Trace, earlier: Earlier | None = None) -> Scored:
         """Score ``trace`` without the earlier scores: the hash alone decides (the engine calls ``given``)."""
-        return self.given(trace, {})
+        return self.given(trace, {}, earlier)

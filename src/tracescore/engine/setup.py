@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,9 @@ class JobSetup:
     notes: list[str] = field(default_factory=list)  # the recipe's warnings (missing SDK, deprecated judge model)
     judges: Callable[[Trace], bool] | None = None  # [scoring] judge_sample: the traces judged (None: every one)
     scorer_plan: ScorerPlan | None = None  # the scorers and their options (the batch prefill and the dry run read it)
+    session_idle: timedelta = timedelta(minutes=30)  # [sessions] idle: a session's scores are written once idle
+    carry: bool = True  # [sessions] carry_evidence: a session's turns scored together, with the store's earlier turns
+    session_lookback: timedelta = timedelta(hours=24)  # [sessions] lookback: a backfill reads earlier turns this far
 
     def close(self) -> None:
         """Close the platform clients."""
@@ -128,6 +132,8 @@ def build_setup(
             write_batch=job.write_batch,
         ),
         plan=plan,
+        carry=recipe.options.carry_evidence,
+        session_lookback=config.section("sessions").lookback_delta,
         rubrics=recipe.options.rubrics,
         redact=recipe.options.redact,
         lookback_minutes=job.lookback_delta.total_seconds() / 60,
@@ -138,6 +144,7 @@ def build_setup(
         notes=recipe.notes,
         judges=None if recipe.plan.sampling.everything else recipe.plan.judges,
         scorer_plan=recipe.plan,
+        session_idle=config.section("sessions").idle_delta,
     )
 
 

@@ -16,9 +16,11 @@ from typing import Any
 
 from tracescore.adapters import Adapter
 from tracescore.engine.pipeline import guess_id, record_key, score_trace
+from tracescore.engine.sessions import carried
 from tracescore.errors import InputError
 from tracescore.result import TraceResult
 from tracescore.scorers.scored import Scorer
+from tracescore.session import Earlier, EarlierTurn
 from tracescore.sources.base import Record
 from tracescore.store.db import ResultRows, Store, result_rows
 from tracescore.store.state import MarkReader
@@ -49,12 +51,13 @@ class Scored:
     values: int = 0
     skipped: bool = False  # already marked done in the run's scope (checked in the worker process)
     digest: Any = None  # on a worker chunk's last item: the plan's digest of the chunk's lines (then ``data`` is None)
+    evidence: tuple[str, EarlierTurn] | None = None  # a session's turn: (session id, what it leaves for later turns)
 
     def __reduce__(self) -> tuple[type[Scored], tuple[Any, ...]]:
         # rebuilt by __init__ from a tuple: a slots dataclass's default pickling calls Python per field, per trace
         return Scored, (
             self.seq, self.chunk, self.key, self.timestamp, self.readable, self.data, self.text, self.rows,
-            self.result, self.failure, self.scorer_errors, self.values, self.skipped, self.digest,
+            self.result, self.failure, self.scorer_errors, self.values, self.skipped, self.digest, self.evidence,
         )  # fmt: skip
 
 
@@ -84,16 +87,24 @@ class Stage:
         return trace, trace.id, None
 
     def score(
-        self, seq: int, chunk: int, record: Record, trace: Trace | None, key: str, error: str | None
+        self,
+        seq: int,
+        chunk: int,
+        record: Record,
+        trace: Trace | None,
+        key: str,
+        error: str | None,
+        earlier: Earlier | None = None,
     ) -> Scored:
-        """Score an adapted trace (or report the unreadable record) and serialise its result once."""
+        """Score an adapted trace (or report the unreadable record) and serialise its result once; ``earlier``: the
+        evidence of the earlier turns of its session (``engine/sessions.py``)."""
         if trace is None:
             guessed = guess_id(record.payload) if self.oneshot else key
             result = TraceResult(trace_id=guessed, errors=[error or "unreadable"], line=record.line)
             failure: str | None = result.errors[0]
         else:
             try:
-                result = score_trace(trace, self.scorers)
+                result = score_trace(trace, self.scorers, earlier)
             except Exception as exc:  # noqa: BLE001 - one trace's bug must neither stop the batch nor hang it
                 result = TraceResult(trace_id=key, timestamp=trace.timestamp, session_id=trace.session_id)
                 result.errors.append(f"scoring failed: {type(exc).__name__}: {exc}")
@@ -121,6 +132,23 @@ class Stage:
             len(data["scores"]),
         )
 
+
+    def score_session(self, turns: Sequence[Turn], stored: Sequence[EarlierTurn] = ()) -> list[Scored]:
+        """Score one session's ``turns`` (adapted, in conversation order: ``engine.sessions.group_turns``), each with
+        the evidence of the turns before it (``stored``: those kept by earlier runs); each readable turn's own
+        evidence goes with its ``Scored``, for the store."""
+        earlier, evidence = carried([t[3] for t in turns], stored)
+        out = []
+        for (seq, chunk, record, trace, key), before, own in zip(turns, earlier, evidence, strict=True):
+            scored = self.score(seq, chunk, record, trace, key, None, before)
+            if scored.readable and trace.session_id is not None:
+                scored.evidence = (trace.session_id, own)
+            out.append(scored)
+        return out
+
+
+Turn = tuple[int, int, Record, Trace, str]
+"""A session's turn as the stage takes it: (seq, chunk, record, trace, key)."""
 
 _NOT_UNICODE = "holds text that is not valid Unicode (a lone surrogate, such as a JSON \\ud800 escape)"
 

@@ -27,6 +27,7 @@ from tracescore.sinks.base import Sink
 from tracescore.sinks.records import WriteReport
 from tracescore.store.db import Store, result_rows
 from tracescore.store.due import UNJUDGED
+from tracescore.store.sessions import keep_evidence
 from tracescore.store.state import JobState
 
 __all__ = ["STOP", "Flight", "Writer"]
@@ -75,6 +76,7 @@ class Writer:
     tally: Callable[[], None]
     on_results: Callable[[list[Scored]], None] | None = None
     ordered: bool = False
+    sessions: str | None = None  # the key the store keeps each session turn's evidence under (engine/turns.py Carry)
     held: dict[int, Scored] = field(default_factory=dict, init=False)  # ordered: items waiting for earlier ones
     next_seq: int = field(default=0, init=False)
 
@@ -218,6 +220,9 @@ class Writer:
         self.store.add_rows([s.rows for s in batch if s.rows is not None])
         if scope is not None:
             self.state.mark(scope, marks, self.flight.run_id)
+        if self.sessions is not None:  # what the later turns read, with the results
+            kept = [s.evidence for s in batch if s.evidence is not None and s.failure is None]
+            keep_evidence(self.store, self.sessions, self.flight.run_id, kept)
         self.store.commit()  # the ledger the sink queued, the results and the marks: one transaction
         if scope is not None:
             with self.flight.lock:

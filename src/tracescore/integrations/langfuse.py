@@ -22,7 +22,7 @@ names with their reasons.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -169,8 +169,22 @@ class Experiment:
         def tracescore_run(*, item_results: Iterable[Any], **rest: Any) -> list[Any]:
             return cells(item_results=item_results, **rest) + usage_evaluations(scoring, evaluation)
 
+        def tracescore_session(*, outputs: Sequence[Any], expected_outputs: Sequence[Any] | None = None,
+                               metadata: Sequence[Any] | None = None, session_id: str | None = None) -> list[list[Any]]:
+            """The turns of one session (each item's output: a trace, in the conversation's order or with
+            timestamps): one list of evaluations per turn, each scored with the evidence of the turns before it."""
+            n = len(outputs)
+            plain = [_trace(o, e, m) for o, e, m in zip(outputs, expected_outputs or [None] * n, metadata or [None] * n,
+                                                        strict=True)]  # fmt: skip
+            readable = [p for p in plain if p is not None]
+            scored = iter(scoring.score_session(readable, session_id))
+            return [evaluations(scoring, next(scored), evaluation) if p is not None else
+                    [evaluation(name=ABSENT_KEY, value=f"trace not scored: {_NOT_A_TRACE}", data_type="TEXT")]
+                    for p in plain]  # fmt: skip
+
         self.scoring = scoring
         self.evaluators: list[Callable[..., list[Any]]] = [tracescore]
+        self.session_evaluator = tracescore_session
         self.run_evaluators: list[Callable[..., list[Any]]] = [tracescore_run]
 
 

@@ -28,7 +28,7 @@ from tracescore.catalog import entry
 from tracescore.config import Config
 from tracescore.integrations.scoring import USAGE_FIELDS, Scoring, label_fields
 from tracescore.judge.protocol import Judge
-from tracescore.platforms.langsmith.adapter import langsmith_adapter
+from tracescore.platforms.langsmith.adapter import THREAD_KEYS, langsmith_adapter
 from tracescore.result import TraceResult
 from tracescore.scorers.diagnosis import CELLS, DIAGNOSIS, cell_of
 
@@ -143,9 +143,29 @@ class Experiment:
             results = [{"key": f"{DIAGNOSIS}:{cell}", "score": counted[cell]} for cell in (*CELLS, UNDECIDED)]
             return {"results": results + usage_feedback(scoring)}
 
+        def tracescore_thread(runs: Sequence[Any], examples: Sequence[Any] | None = None) -> dict[str, list[Result]]:
+            """The turns of one thread (root runs, each with its example or None): each scored with the evidence of
+            the turns before it; every result names its turn's run (``target_run_id``)."""
+            pairs = list(zip(runs, examples if examples is not None else [None] * len(runs), strict=True))
+            thread = next((str(t) for r, _ in pairs if (t := _thread_of(r))), str(_field(runs[0], "id")))
+            results = scoring.score_session([to_record(r, e) for r, e in pairs], thread)
+            out: list[Result] = []
+            for (run, _), result in zip(pairs, results, strict=True):
+                cells[str(_field(run, "id"))] = cell_of(result) or UNDECIDED
+                out += [item | {"target_run_id": str(_field(run, "id"))} for item in feedback(scoring, result)]
+            return {"results": out}
+
         self.scoring = scoring
         self.evaluators: list[Evaluator] = [tracescore]
         self.summary_evaluators = [tracescore_cells]
+        self.thread_evaluator = tracescore_thread
+
+
+def _thread_of(run: Any) -> Any:
+    """The thread key of a root run's metadata (``session_id``, ``conversation_id``, ``thread_id``), if any."""
+    extra = _field(run, "extra") or {}
+    meta = (extra.get("metadata") if isinstance(extra, Mapping) else None) or {}
+    return next((meta[k] for k in THREAD_KEYS if meta.get(k)), None)
 
 
 def usage_feedback(scoring: Scoring) -> list[Result]:

@@ -6,13 +6,16 @@ trace goes through the same recipe and stage as ``tracescore score`` (``engine/r
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from tracescore.catalog import STAGES, entry
+import msgspec
+
+from tracescore.catalog import STAGES, entries, entry
 from tracescore.config import Config
 from tracescore.engine.recipe import Options, Recipe, build_recipe, command_line, labelled, options, score_stage
 from tracescore.engine.stage import Stage
@@ -31,13 +34,15 @@ GOLD_SYNONYMS = ("reference", "answer", "expected")  # a text under one of these
 
 
 def chosen_stages(stages: Iterable[str] | None) -> frozenset[str]:
-    """The stages to report (None: all); ConfigError naming an unknown stage and the known ones."""
+    """The stages to report (None: all, a plugin's own stage too); ConfigError naming an unknown stage and the known
+    ones (tracescore's and the installed plugins')."""
+    known = tuple(dict.fromkeys([*STAGES, *(e.stage for e in entries())]))
     if stages is None:
-        return frozenset(STAGES)
+        return frozenset(known)
     chosen = frozenset([stages] if isinstance(stages, str) else stages)
-    unknown = sorted(chosen - set(STAGES))
+    unknown = sorted(chosen - set(known))
     if unknown:
-        raise ConfigError(f"unknown stage(s) {', '.join(map(repr, unknown))}: use some of {', '.join(STAGES)}")
+        raise ConfigError(f"unknown stage(s) {', '.join(map(repr, unknown))}: use some of {', '.join(known)}")
     return chosen
 
 
@@ -107,6 +112,16 @@ class Scoring:
         with self._lock:
             return next(score_stage(self._stage, [Record(payload=payload)]))
 
+    def score_session(self, payloads: Sequence[object], session_id: str | None = None) -> list[TraceResult]:
+        """The results of the turns of one conversation (records, in the order given), each scored with the search
+        hits and successful fetches of the turns before it (by timestamp: ``engine/sessions.py``); a turn that names
+        no session is one of ``session_id`` (default: the session of a turn that names one, else ``"session"``)."""
+        stage = replace(self._stage, adapter=functools.partial(_as_turn, self._stage.adapter, session_id))
+        records = [Record(payload=p, line=n) for n, p in enumerate(payloads, start=1)]
+        with self._lock:
+            results = list(score_stage(stage, records, carry=True))
+        return sorted(results, key=lambda r: r.line or 0)
+
     def reported(self, result: TraceResult) -> tuple[list[Score], list[str]]:
         """The present scores of ``result`` in the chosen stages, in the result's order, and one line per absent one
         (``name: reason``) for the platform's ``tracescore.absent`` result."""
@@ -123,6 +138,16 @@ class Scoring:
 
     def close(self) -> None:
         self.recipe.close()
+
+
+def _as_turn(adapter: Callable[[object], Trace], session_id: str | None, payload: object) -> Trace:
+    """``adapter``'s trace of ``payload``, a turn of ``session_id`` when it names no session of its own."""
+    trace = adapter(payload)
+    if trace.session_id is not None:
+        return trace
+    if isinstance(trace, msgspec.Struct):  # the hot path's decoder of a canonical line
+        return cast(Trace, msgspec.structs.replace(trace, session_id=session_id or "session"))
+    return trace.model_copy(update={"session_id": session_id or "session"})
 
 
 def _stage_of(name: str) -> str | None:

@@ -26,7 +26,16 @@ from tracescore.judge.calling import (
 )
 from tracescore.judge.pricing import PRICES_PER_MTOK, estimate_cost, is_priced
 from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
-from tracescore.judge.providers import DEFAULT_MODELS, Provider, ProviderSettings, auth_errors, check_model, make_client
+from tracescore.judge.providers import (
+    DEFAULT_MODELS,
+    Provider,
+    ProviderSettings,
+    auth_errors,
+    check_model,
+    identity,
+    make_client,
+)
+from tracescore.judge.registry import judge_provider
 from tracescore.judge.request import MAX_TOKENS, message_params, reply_text
 
 __all__ = [
@@ -35,6 +44,9 @@ __all__ = [
     "PRICES_PER_MTOK",
     "TIMEOUT_SECONDS",
     "AnthropicJudge",
+    "anthropic_judge",
+    "bedrock_judge",
+    "vertex_judge",
     "JudgeModelWarning",
     "deprecated_models",
     "retry_after_header",
@@ -105,7 +117,7 @@ class AnthropicJudge:
                 stacklevel=2,
             )
         self.provider, self.model_id = provider, model
-        self.model = settings.identity(model)
+        self.model = identity(provider, model, settings.resolved_region())
         self.usage = JudgeUsage(priced=is_priced(self.model))
         self.max_tokens = max_tokens
         import anthropic
@@ -155,3 +167,49 @@ class AnthropicJudge:
         )
         why = f"stop_reason {message.stop_reason!r}" if message.stop_reason != "end_turn" else ""
         return self._caller.parse(request, reply, reply_text(message), why)
+
+
+_INSTALL = "pip install 'tracescore[judge]'"
+
+
+@judge_provider(
+    default_model=DEFAULT_MODELS["anthropic"],
+    needs="ANTHROPIC_API_KEY",
+    env=("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+    key_env=lambda _: "ANTHROPIC_API_KEY",
+    sdk="anthropic",
+    install=_INSTALL,
+    identity=lambda _, model: model,  # the model id alone: existing caches and calibrations keep their keys
+)
+def anthropic_judge(settings: ProviderSettings, model: str, **options: Any) -> AnthropicJudge:
+    """Claude on Anthropic's API (the Messages API through the anthropic SDK)."""
+    return AnthropicJudge(model=model, provider="anthropic", **options)
+
+
+@judge_provider(
+    default_model=DEFAULT_MODELS["bedrock"],
+    needs="AWS credentials as boto3 finds them (keys, AWS_PROFILE, a role) or AWS_BEARER_TOKEN_BEDROCK; a region",
+    env=("AWS_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_BEARER_TOKEN_BEDROCK"),
+    sdk="anthropic",  # boto3 missing: a ConfigError naming the extra when the client is built
+    install="pip install 'tracescore[bedrock]'",
+    keys=("model", "region"),
+    identity=lambda settings, model: identity("bedrock", model),
+)
+def bedrock_judge(settings: ProviderSettings, model: str, **options: Any) -> AnthropicJudge:
+    """Claude on Amazon Bedrock (the anthropic SDK's AnthropicBedrock client, SigV4-signed)."""
+    return AnthropicJudge(model=model, provider="bedrock", region=settings.region, **options)
+
+
+@judge_provider(
+    default_model=DEFAULT_MODELS["vertex"],
+    needs="Google Application Default Credentials; a project and a region",
+    env=("GOOGLE_APPLICATION_CREDENTIALS", "ANTHROPIC_VERTEX_PROJECT_ID", "CLOUD_ML_REGION"),
+    sdk="anthropic",
+    install="pip install 'tracescore[vertex]'",
+    keys=("model", "region", "project"),
+    identity=lambda settings, model: identity("vertex", model, settings.resolved_region()),
+)
+def vertex_judge(settings: ProviderSettings, model: str, **options: Any) -> AnthropicJudge:
+    """Claude on Google Vertex AI (the anthropic SDK's AnthropicVertex client, a Bearer token from google-auth)."""
+    return AnthropicJudge(model=model, provider="vertex", region=settings.region, project=settings.project,
+                          **options)  # fmt: skip

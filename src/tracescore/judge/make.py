@@ -1,29 +1,31 @@
-"""The judge of a configured provider (``[judge] provider``): ``OpenAIJudge`` for ``openai``, else ``AnthropicJudge``
-on Anthropic's API, Bedrock or Vertex AI. Each SDK is imported only when its judge is built.
+"""The judge of ``[judge] provider``: the factory its entry point registers (``judge/registry.py``) builds it; each
+SDK is imported only when its judge is built.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tracescore.judge.anthropic import AnthropicJudge
+from tracescore.errors import ConfigError
 from tracescore.judge.anthropic_batch import AnthropicBatches
 from tracescore.judge.batches import BatchAPI
-from tracescore.judge.openai import OpenAIJudge
 from tracescore.judge.openai_batch import OpenAIBatches
 from tracescore.judge.protocol import Judge
 from tracescore.judge.providers import DEFAULT_MODELS, ProviderSettings, refuse_batch
+from tracescore.judge.registry import provider
 
 __all__ = ["make_batches", "make_judge"]
 
 
 def make_judge(settings: ProviderSettings, model: str | None = None, **options: Any) -> Judge:
-    """The judge of ``settings`` (``options``: api_key, timeout, max_attempts, ... as each judge takes them)."""
-    if settings.provider == "openai":
-        return OpenAIJudge(model=model, base_url=settings.base_url, api_key_env=settings.api_key_env,
-                           structured=settings.structured, **options)  # fmt: skip
-    return AnthropicJudge(model=model, provider=settings.provider, region=settings.region, project=settings.project,
-                          **options)  # fmt: skip
+    """The judge of ``settings`` (``model``: the provider's own id, its default when None; ``options``: api_key,
+    timeout, http_client, ... as the provider's factory takes them)."""
+    chosen = provider(settings.provider)
+    model = model or chosen.model_for(settings)
+    if not model:
+        raise ConfigError(f"[judge] provider = {settings.provider!r} has no default model: set [judge] model")
+    judge: Judge = chosen(settings, model, **options)
+    return judge
 
 
 def make_batches(settings: ProviderSettings, model: str | None = None) -> BatchAPI:

@@ -57,8 +57,11 @@ VERTEX_PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     "claude-opus-4-5@20251101": (5.0, 25.0),
     "claude-opus-4-6": (5.0, 25.0),
 }
-# OpenAI's list prices (standard tier, context under 270K), read from its pricing page as quoted on 2026-04..11:
-# (input, output, cached input) USD per million tokens.
+# OpenAI's list prices (standard tier, context under 270K): (input, output, cached input) USD per million tokens.
+# gpt-5.5 and gpt-5.4 (mini, nano) as developers.openai.com/api/docs/pricing listed them through 2026-11 (quoted by
+# several trackers: no copy of the page itself was at hand, 2026-12-06); the older rows as last listed. A model OpenAI
+# announced since (gpt-5.6-*, gpt-6-*) is left out until its price is read from that page: unpriced, its cost is
+# "unknown" and a budget is refused (``[judge.price]`` prices it meanwhile), never a guessed figure.
 OPENAI_PRICES_PER_MTOK: dict[str, tuple[float, float, float]] = {
     "gpt-5.5": (5.0, 30.0, 0.5),
     "gpt-5.4": (2.5, 15.0, 0.25),
@@ -111,7 +114,7 @@ def price_of(judge: str | None) -> Price | None:
             base = base.removeprefix(geo)
     else:
         base, regional = model, provider == "vertex" and region != "global"
-    listed = PROVIDER_PRICES[provider].get(base)
+    listed = PROVIDER_PRICES.get(provider, {}).get(base)  # azure-openai, a plugin: [judge.price] only
     if listed is None:
         return None
     price = Price(*listed)

@@ -17,11 +17,17 @@ SDK's own client (``Anthropic``, ``AnthropicBedrock``, ``AnthropicVertex``), cre
   OpenAI-compatible server (``[judge] base_url``: vLLM, Ollama, LiteLLM, llama.cpp, LM Studio); the key from
   ``OPENAI_API_KEY`` or the variable ``[judge] api_key_env`` names, none sent when there is none and the server is
   not OpenAI's. Needs ``pip install 'tracescore[openai]'``.
+- ``azure-openai``: the same judge on the SDK's ``AzureOpenAI`` client (``judge/azure.py``): ``[judge] endpoint``,
+  ``deployment``, ``api_version``; ``AZURE_OPENAI_API_KEY`` or an Entra ID token (``tracescore[azure]``).
+
+Each is an entry point of ``tracescore.judges`` (``judge/registry.py``) whose factory builds its judge; this module
+holds what they share: the ``[judge]`` settings, the identities, and the Anthropic SDK's three clients.
 
 The judge's identity (its cache key, the ``judge_model`` of its scores and calibrations, its price) is
 ``identity(provider, model, region)``: the model id alone for Anthropic (so existing caches and calibrations keep
 their keys), ``bedrock:<model id>``, ``vertex:<region>:<model id>``, ``openai:<model>`` on OpenAI's API and
-``openai:<base_url host>:<model>`` on another server (the same model name served elsewhere is another judge); the
+``openai:<base_url host>:<model>`` on another server (the same model name served elsewhere is another judge),
+``azure-openai:<deployment>``, a plugin's ``<entry point>:<model>`` unless it says otherwise; the
 Vertex region is part of it
 because a regional endpoint is priced apart from the global one (on Bedrock the model id says which).
 
@@ -34,16 +40,15 @@ keep OpenAI's Batch API, so ``--judge-batch`` is refused there.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 from tracescore.errors import ConfigError
+from tracescore.judge.registry import ProviderSettings
 
 __all__ = [
     "DEFAULT_MODELS",
     "OPENAI_HOST",
-    "PROVIDERS",
     "Provider",
     "ProviderSettings",
     "auth_errors",
@@ -54,8 +59,9 @@ __all__ = [
     "refuse_batch",
 ]
 
-Provider = Literal["anthropic", "bedrock", "vertex", "openai"]
-PROVIDERS: tuple[Provider, ...] = ("anthropic", "bedrock", "vertex", "openai")
+Provider = str
+"""A judge provider's entry-point name (``tracescore.judges``): ``anthropic``, ``bedrock``, ``vertex``, ``openai``,
+``azure-openai`` or a plugin's."""
 DEFAULT_MODELS: dict[str, str] = {  # the judge's model when none is configured: Sonnet 4.6 in each platform's id
     "anthropic": "claude-sonnet-4-6",
     "bedrock": "global.anthropic.claude-sonnet-4-6",
@@ -64,41 +70,6 @@ DEFAULT_MODELS: dict[str, str] = {  # the judge's model when none is configured:
 }
 OPENAI_HOST = "api.openai.com"
 _CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
-
-
-@dataclass(frozen=True)
-class ProviderSettings:
-    """``[judge] provider``, ``region`` and ``project`` (None: from the provider's usual environment); for
-    ``openai``: ``base_url`` (None: ``OPENAI_BASE_URL``, else OpenAI's), ``api_key_env`` (the variable holding the
-    key, None: ``OPENAI_API_KEY``) and ``structured`` (False: the schema goes in the prompt, no ``response_format``)."""
-
-    provider: Provider = "anthropic"
-    region: str | None = None
-    project: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    structured: bool = True
-
-    def resolved_base_url(self) -> str | None:
-        """``[judge] base_url``, else ``OPENAI_BASE_URL`` (openai only; None: OpenAI's API)."""
-        if self.provider != "openai":
-            return None
-        return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
-
-    def resolved_region(self) -> str | None:
-        """The region the client will use: ``[judge] region``, else the provider's environment variable."""
-        if self.region:
-            return self.region
-        if self.provider == "bedrock":
-            return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None
-        if self.provider == "vertex":
-            return os.environ.get("CLOUD_ML_REGION") or None
-        return None
-
-    def identity(self, model: str) -> str:
-        if self.provider == "openai":
-            return identity("openai", model, openai_host(self.resolved_base_url()))
-        return identity(self.provider, model, self.resolved_region())
 
 
 def openai_host(base_url: str | None) -> str | None:
@@ -128,8 +99,8 @@ def parse_identity(judge: str) -> tuple[str, str | None, str]:
     head, _, rest = judge.partition(":")
     if head == "openai" and rest:
         return "openai", None, rest
-    if head == "bedrock" and rest:
-        return "bedrock", None, rest
+    if head in ("bedrock", "azure-openai") and rest:  # an Azure deployment is its team's name: in no price table
+        return head, None, rest
     if head == "vertex" and rest:
         region, _, model = rest.partition(":")
         return "vertex", region, model
@@ -196,10 +167,6 @@ def make_client(settings: ProviderSettings, *, api_key: str | None, **common: An
     """
     import anthropic
 
-    if settings.provider == "openai":  # not an Anthropic SDK client: judge/make.py builds OpenAIJudge for it
-        raise ConfigError(
-            "[judge] provider = 'openai' is judged by OpenAIJudge (tracescore.judge.openai), not AnthropicJudge"
-        )
     common["max_retries"] = 0
     if settings.provider == "anthropic":
         api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import msgspec
 from pydantic import BaseModel
 
+from tracescore.session import Earlier
 from tracescore.trace import Trace
 
 __all__ = ["BUILT_IN", "PLACEHOLDER", "REDACT_VERSION", "Redaction", "Redactor", "custom_pattern", "redactor"]
@@ -251,16 +252,7 @@ class Redactor:
     def trace(self, trace: Trace) -> Trace:
         """A copy of ``trace`` (the pydantic model or the decoder's struct, kept as it is) with every text the judged
         stages read redacted, numbered in reading order: question, steps, answer, citations, labels."""
-        redaction = Redaction()
-
-        def red(value: Any) -> Any:
-            if isinstance(value, str):
-                return self.text(value, redaction)
-            if isinstance(value, list | tuple):
-                return type(value)(red(v) for v in value)
-            if isinstance(value, dict):
-                return {k: red(v) for k, v in value.items()}
-            return value
+        red = self._red(Redaction())
 
         question = red(trace.question)
         steps = [_redact_step(step, red) for step in trace.steps]
@@ -272,6 +264,26 @@ class Redactor:
         labels = _replace(labels, gold_answer=red(labels.gold_answer), gold_answers=red(labels.gold_answers),
                           expected_answer_contains=red(labels.expected_answer_contains))  # fmt: skip
         return _replace(trace, question=question, steps=steps, answer=answer, citations=citations, labels=labels)
+
+    def _red(self, redaction: Redaction) -> Callable[[Any], Any]:
+        """A value (text, or lists and dicts of them) with its texts redacted, numbered in ``redaction``."""
+
+        def red(value: Any) -> Any:
+            if isinstance(value, str):
+                return self.text(value, redaction)
+            if isinstance(value, list | tuple):
+                return type(value)(red(v) for v in value)
+            if isinstance(value, dict):
+                return {k: red(v) for k, v in value.items()}
+            return value
+
+        return red
+
+    def earlier(self, earlier: Earlier) -> Earlier:
+        """A copy of the earlier turns' evidence with every text redacted (numbered in its own reading order)."""
+        red = self._red(Redaction())
+
+        return Earlier([t.model_copy(update={"steps": [_redact_step(s, red) for s in t.steps]}) for t in earlier.turns])
 
     def around(self, scorers: Sequence[Callable[[Trace], _Out]]) -> list[Callable[[Trace], _Out]]:
         """``scorers`` each scoring the redacted copy of a trace, redacted once per trace and thread (the judged
@@ -285,7 +297,12 @@ class Redactor:
             return copy
 
         def wrap(scorer: Callable[[Trace], _Out]) -> Callable[[Trace], _Out]:
-            def score_redacted(trace: Trace) -> _Out:
+            carries = getattr(scorer, "carries", False)  # it takes the session's earlier turns: redacted too
+
+            def score_redacted(trace: Trace, *, earlier: Earlier | None = None) -> _Out:
+                if earlier is not None and carries:
+                    carrying: Callable[..., _Out] = scorer
+                    return carrying(redacted(trace), earlier=self.earlier(earlier))
                 return scorer(redacted(trace))
 
             score_redacted.__name__ = getattr(scorer, "__name__", "scorer")

@@ -17,7 +17,7 @@ dry run, would be) created, updated or left as it was, and every step a person h
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -152,8 +152,12 @@ def _data_type(name: str) -> str:
     return known.kind if known is not None else "NUMERIC"
 
 
-def dashboard_spec(name: str, by: str, *, k: int, agreement: str, agreement_why: str = "") -> DashboardSpec:
-    """The widgets of the stage-split dashboard ``name``, time series split by ``by`` (one of ``BY_CHOICES``)."""
+def dashboard_spec(
+    name: str, by: str, *, k: int, agreement: str, agreement_why: str = "", scores: Sequence[str] = ()
+) -> DashboardSpec:
+    """The widgets of the stage-split dashboard ``name``, time series split by ``by`` (one of ``BY_CHOICES``), and
+    one more per score of ``scores`` (``--score``: any catalog score, a plugin's alike: a categorical one's values
+    counted per day, any other's daily mean)."""
     if by not in BY_CHOICES:
         raise ValueError(f"--by {by!r}; expected one of {', '.join(BY_CHOICES)}")
     if not name.strip():
@@ -188,6 +192,20 @@ def dashboard_spec(name: str, by: str, *, k: int, agreement: str, agreement_why:
             _data_type(DIAGNOSIS),
         )
     )
+    shown = {w.score for w in widgets}
+    for score in dict.fromkeys(scores):
+        found = entry(score)
+        if found is None:
+            raise ValueError(f"--score {score!r} is no score of the catalog ('tracescore scorers' lists them)")
+        if score in shown:
+            continue
+        if found.kind == "CATEGORICAL":
+            widgets.append(Widget(f"cells:{score}", "cells", score, f"{score} values per day",
+                                  f"Traces per value of {score} per day.", found.kind))  # fmt: skip
+        else:
+            widgets.append(Widget(f"series:{score}", "series", score, f"{score}: daily mean by {split}",
+                                  f"Daily mean of the {score} scores tracescore wrote, one line per {split}.",
+                                  found.kind))  # fmt: skip
     return DashboardSpec(name.strip(), by, tuple(widgets), agreement, agreement_why)
 
 

@@ -25,6 +25,7 @@ from tracescore.errors import NoResultsError
 from tracescore.report.gate_config import DEFAULT_CASE_KEY, GateConfig, check_score_name, load_gate_config, parse_limit
 from tracescore.report.gate_run import FABRICATED, UNREAD, CaseFailure, Run, fold_run
 from tracescore.report.judged import review
+from tracescore.report.sessions import SESSION, SessionTap, session_summary
 from tracescore.report.tally import StageStat, Summary, top_reason
 from tracescore.report.verdicts import STAGES, score_stage
 from tracescore.scorers.diagnosis import DIAGNOSIS
@@ -157,7 +158,8 @@ def _threshold(name: str, limit: float, sign: int, summary: Summary) -> GateChec
         return GateCheck("threshold", name, "fail", message, None, f"{op} {limit:g}")
     ok = mean >= limit - _EPS if sign > 0 else mean <= limit + _EPS
     absent = f" ({stat.absent_count} absent)" if stat and stat.absent_count else ""
-    message = (f"{name} = {_fmt(mean)} over {stat.present if stat else 0} traces{absent}{_sampled(name, summary)},"
+    over = "sessions" if name.startswith(SESSION) else "traces"
+    message = (f"{name} = {_fmt(mean)} over {stat.present if stat else 0} {over}{absent}{_sampled(name, summary)},"
                f" needs {op} {limit:g}")  # fmt: skip
     return GateCheck("threshold", name, "pass" if ok else "fail", message, mean, f"{op} {limit:g}")
 
@@ -352,7 +354,10 @@ def run_gate(
 ) -> GateResult:
     """Check the current run against the config and baseline runs; ``store`` holds the judge calibrations."""
     config = config or GateConfig()
-    now = fold_run(current, config.case_key, config.allow_unread)
+    sessions = SessionTap() if any(n.startswith(SESSION) for n in (*config.minimums, *config.maximums)) else None
+    now = fold_run(sessions.tap(current) if sessions is not None else current, config.case_key, config.allow_unread)
+    if sessions is not None:  # a session.* limit: its stat is over the sessions' scores, computed from the turns
+        now.summary.stats.update(session_summary(sessions).stats)
     before: list[Run] = []
     for lines in baselines:
         try:

@@ -1,7 +1,8 @@
 """The gate's rule for judged scores: only a judge calibrated against human labels may fail a gate.
 
 A failing threshold or regression rule on a judged catalog score stays failing only when every judge model + rubric
-version of the run has a calibration in the store with kappa ≥ ``min_judge_kappa``. Otherwise the rule is demoted
+version of the run has a calibration in the store with kappa ≥ ``min_judge_kappa`` (a ``[[criteria]]`` criterion:
+its own calibration, on its label at its version). Otherwise the rule is demoted
 to the review list (``warn``), its failing cases named and the reason said; a rule with no value to check (the
 score never computed) is a data problem, not a judge verdict, and keeps failing.
 """
@@ -18,15 +19,18 @@ from tracescore.store.db import Store
 __all__ = ["judge_trust", "review"]
 
 
-def judge_trust(judges: set[tuple[str, str]], store: Store | None, min_kappa: float) -> tuple[bool, str]:
-    """(may judged scores fail the gate, why): every judge of the run needs its per-claim verdict calibrated."""
+def judge_trust(
+    judges: set[tuple[str, str]], store: Store | None, min_kappa: float, label: str = VERDICT_LABEL
+) -> tuple[bool, str]:
+    """(may judged scores fail the gate, why): every judge of the run needs its per-claim verdict (or ``label``, with
+    the rubric version each pair names) calibrated."""
     if store is None:
         return False, "no calibration: no store given (pass --store) to look up the judge's agreement with humans"
     if not judges:
         return False, "no calibration: the result lines name no judge model and rubric version"
     reasons: list[str] = []
     for model, rubric in sorted(judges):
-        trusted, why = judge_is_trusted(latest_calibration(store, model, rubric, VERDICT_LABEL), min_kappa)
+        trusted, why = judge_is_trusted(latest_calibration(store, model, rubric, label), min_kappa)
         if not trusted:
             return False, why
         reasons.append(why)
@@ -45,7 +49,11 @@ def review(
     known = catalog.entry(subject.split("@", 1)[0])
     if known is None or not known.judged:
         return None
-    trusted, why = judge_trust(judges, store, min_kappa)
+    if known.scorer == known.name:  # a score that is its scorer's one verdict (a [[criteria]] criterion): its own
+        judges, label = {(model, known.version) for model, _ in judges}, known.name  # calibration, at its version
+    else:
+        label = VERDICT_LABEL
+    trusted, why = judge_trust(judges, store, min_kappa, label)
     if trusted:
         return True, f" (judge trusted: {why})", known.stage, []
     failing = [(case, tid) for case, (tid, verdicts) in sorted(cases.items()) if verdicts.get(known.stage) is False]

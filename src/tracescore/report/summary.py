@@ -222,6 +222,7 @@ def summary_to_json(summary: Summary) -> dict[str, Any]:
             for w in work_queue(summary)
         ],
         "errors": list(summary.errors),
+        "scorer_errors": summary.scorer_errors,
     }
     if summary.sample_rate is not None:
         out["judge_sample"] = _sample_json(summary)
@@ -330,3 +331,6 @@ def render_terminal(summary: Summary, console: Console) -> None:
         console.print(Text.assemble(("error ", "red"), visible(message)), highlight=False, soft_wrap=True)
     if len(summary.errors) > 20:
         console.print(f"… and {len(summary.errors) - 20} more errors (see the results file or the store)")
+    if raised := summary.scorer_errors:
+        counted = ", ".join(f"{name} on {n} trace{'s' if n != 1 else ''}" for name, n in raised.items())
+        console.print(term(f"scorer errors: {counted} (its scores there absent, not computed)"), highlight=False)

@@ -10,7 +10,7 @@ from functools import lru_cache, reduce
 from operator import add
 from typing import Any
 
-from tracescore.catalog import declared_reason, entry
+from tracescore.catalog import Reasons, declared_reason, entry
 from tracescore.report.verdicts import STAGES, decided_verdicts
 from tracescore.scorers.citations import CITATION_FABRICATED_COUNT
 from tracescore.scorers.diagnosis import CELLS, DIAGNOSIS
@@ -333,6 +333,20 @@ class Summary:
         self._absent.update(other._absent)
         if len(self._absent) > _PENDING:
             self._fold()
+
+    @property
+    def scorer_errors(self) -> dict[str, int]:
+        """Per scorer (entry-point name, from the catalog), the traces it raised on: its scores there are absent with
+        ``scorer error: ...`` (all of them, so its score counting the most such absences counts its traces)."""
+        out: dict[str, int] = {}
+        raised = Reasons.SCORER_ERROR.pattern
+        for name, stat in self.stats.items():
+            n = sum(count for reason, count in stat.absent.items() if raised.fullmatch(reason))
+            if n:
+                found = entry(name)
+                scorer = found.scorer if found is not None else name
+                out[scorer] = max(out.get(scorer, 0), n)
+        return out
 
     @property
     def diagnosed(self) -> int:

@@ -33,6 +33,7 @@ from tracescore.scorers.sentences import (
     split_sentences,
 )
 from tracescore.scores import Score, absent, score
+from tracescore.session import Earlier, carried_comment, joined
 from tracescore.trace import Citation, Hit, Trace, fetch_failed
 from tracescore.urls import is_url, normalize_url
 
@@ -88,9 +89,12 @@ class _Surface:
     the common case (cited pages listed as the search gave them) costs no normalisation per hit.
     """
 
-    __slots__ = ("fetch_seen", "fetched", "skipped_steps", "_hits", "_hit_urls", "_hit_keys", "_scans")
+    __slots__ = ("fetch_seen", "fetched", "skipped_steps", "earlier", "carried", "_hits", "_hit_urls", "_hit_keys",
+                 "_scans")
 
-    def __init__(self, trace: Trace) -> None:
+    def __init__(self, trace: Trace, earlier: Earlier | None = None) -> None:
+        self.earlier = earlier  # the earlier turns of the session: a key this trace lacks is looked up there
+        self.carried: dict[str, str] = {}  # key -> where an earlier turn had it ("fetched in turn 1, trace t1")
         fetch_seen: set[str] = set()  # normalised URLs and doc ids of every fetch read
         fetched: set[str] = set()  # ... of the fetches that did not fail
         skipped = 0  # hits and fetches past MAX_HITS, not read
@@ -126,8 +130,17 @@ class _Surface:
         self._scans = 0  # lookups answered by scanning the hits, before _hit_urls is built
 
     def check(self, key: str) -> tuple[str, bool, bool]:
-        """(key, fetched, seen) of a cited source's ``key`` (its normalised URL, doc id or stripped text)."""
-        return (key, key in self.fetched, key in self.fetch_seen or self.seen(key))
+        """(key, fetched, seen) of a cited source's ``key`` (its normalised URL, doc id or stripped text); what this
+        trace did not fetch or see is looked up in the earlier turns' evidence, and where it was found is kept."""
+        fetched, seen = key in self.fetched, key in self.fetch_seen or self.seen(key)
+        if not fetched and self.earlier is not None:
+            if (turn := self.earlier.fetched(key)) is not None:
+                self.carried[key] = f"fetched in {turn.where}"
+                return (key, True, True)
+            if not seen and (turn := self.earlier.seen(key)) is not None:
+                self.carried[key] = f"seen in {turn.where}"
+                return (key, False, True)
+        return (key, fetched, seen)
 
     def seen(self, key: str) -> bool:
         """Whether ``key`` (a normalised URL, a doc id or a text citation) is among the hits and fetches."""
@@ -174,7 +187,7 @@ def _truthy(field: Callable[[Hit], str | None], groups: list[list[Hit]]) -> set[
 class _Rows:
     """One trace's citation rows and what the scores need of them, built (with the tallies) in one pass."""
 
-    __slots__ = ("parsed", "rows", "sources", "explicit_index", "skipped_steps", "skipped_citations")
+    __slots__ = ("parsed", "rows", "sources", "explicit_index", "skipped_steps", "skipped_citations", "carried")
 
     def __init__(
         self,
@@ -192,6 +205,7 @@ class _Rows:
         self.explicit_index: set[int] = set() if explicit_index is None else explicit_index  # sentences cited so
         self.skipped_steps = skipped_steps  # hits and fetches past MAX_HITS
         self.skipped_citations = skipped_citations
+        self.carried: dict[str, str] = {}  # cited keys found in the earlier turns of the session, and where
 
 
 def citation_rows(trace: Trace, parsed: ParsedAnswer | None = None) -> list[CitationRow]:
@@ -199,12 +213,12 @@ def citation_rows(trace: Trace, parsed: ParsedAnswer | None = None) -> list[Cita
     return _rows_of(trace, parsed).rows
 
 
-def _rows_of(trace: Trace, parsed: ParsedAnswer | None = None) -> _Rows:
+def _rows_of(trace: Trace, parsed: ParsedAnswer | None = None, earlier: Earlier | None = None) -> _Rows:
     if parsed is None:
         parsed, cites = parse_answer(trace.answer), answer_citations(trace.answer)
     else:
         cites = citations_of(parsed)
-    surface = _Surface(trace)
+    surface = _Surface(trace, earlier)
     rows: list[CitationRow] = []
     sources: dict[str, tuple[str, bool, bool]] = {}
     checked: dict[str, tuple[str, bool, bool]] = {}  # key -> (key, fetched, seen): both follow from the key
@@ -218,7 +232,9 @@ def _rows_of(trace: Trace, parsed: ParsedAnswer | None = None) -> _Rows:
     if explicit:
         _explicit_rows(explicit[:MAX_CITATIONS], parsed, surface, checked, rows, sources, explicit_index)
     skipped = max(len(explicit) - MAX_CITATIONS, 0)
-    return _Rows(parsed, rows, sources, explicit_index, surface.skipped_steps, skipped)
+    memo = _Rows(parsed, rows, sources, explicit_index, surface.skipped_steps, skipped)
+    memo.carried = {k: where for k, where in surface.carried.items() if k in sources}
+    return memo
 
 
 def _explicit_rows(
@@ -283,8 +299,9 @@ def citation_scorer() -> Scorer:
     no_source = absent(CITATION_UNFETCHED_RATE, _NO_SOURCE)
     none_fabricated = score(CITATION_FABRICATED_COUNT, 0.0, fabricated=[])
 
-    def score_citations(trace: Trace) -> Scored:
-        memo = _rows_of(trace)  # an empty answer can still carry the trace's explicit citations: rows for the store
+    def score_citations(trace: Trace, *, earlier: Earlier | None = None) -> Scored:
+        # an empty answer can still carry the trace's explicit citations: rows for the store
+        memo = _rows_of(trace, None, earlier)
         parsed = memo.parsed
         answer = trace.answer
         if not answer or answer.isspace():  # not answer.strip(), without copying the answer
@@ -315,6 +332,7 @@ def citation_scorer() -> Scorer:
         sources = memo.sources
         blind = trace.blind_spots
         fetch_blind = _blind_spot_reason(trace, "fetch") if blind else None
+        carried = memo.carried
         if not sources:
             unfetched_rate = no_source
         elif fetch_blind:
@@ -325,8 +343,8 @@ def citation_scorer() -> Scorer:
                 CITATION_UNFETCHED_RATE,
                 len(unfetched) / len(sources),
                 None,
-                _first("cited but never fetched", unfetched) if unfetched else None,
-                {"cited": len(sources), "unfetched": unfetched},
+                joined(_first("cited but never fetched", unfetched) if unfetched else None, carried_comment(carried)),
+                {"cited": len(sources), "unfetched": unfetched, **({"carried": carried} if carried else {})},
             )
         search_blind = _blind_spot_reason(trace, "search") if blind else None
         if search_blind:
@@ -336,14 +354,16 @@ def citation_scorer() -> Scorer:
         else:
             fabricated = sorted([k for k, got in sources.items() if not got[2]])  # r.fabricated: no text rows here
             if not fabricated:
-                fabricated_count = none_fabricated
+                fabricated_count = none_fabricated if not carried else Score(CITATION_FABRICATED_COUNT, 0.0, None,
+                    carried_comment(carried), {"fabricated": [], "carried": carried})  # fmt: skip
             else:
                 fabricated_count = Score(
                     CITATION_FABRICATED_COUNT,
                     float(len(fabricated)),
                     None,
-                    _first("cited but never seen in any search result or fetch", fabricated),
-                    {"fabricated": fabricated},
+                    joined(_first("cited but never seen in any search result or fetch", fabricated),
+                           carried_comment(carried)),
+                    {"fabricated": fabricated, **({"carried": carried} if carried else {})},
                 )
         return _scored((coverage, unfetched_rate, fabricated_count), memo)
 

@@ -23,7 +23,6 @@ from tracescore.judge.budget import budget_reason
 from tracescore.judge.passages import MAX_SHARE
 from tracescore.judge.pricing import reply_cost
 from tracescore.judge.protocol import Judge, JudgeReply
-from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.reasons import Reasons
 from tracescore.registry import RunContext, ScoreSpec, reasons, scorer
@@ -35,14 +34,15 @@ from tracescore.scorers.grounding_call import (
     GroundingCall,
     Judgement,
     collect_evidence,
-    escape_tags,
     grounding_call,
     grounding_request,
+    quoted,
 )
 from tracescore.scorers.partial import merge_partial_definition, merge_partial_verdicts
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import ParsedAnswer
 from tracescore.scores import Score, absent, score
+from tracescore.session import Earlier
 from tracescore.trace import Trace
 
 __all__ = [
@@ -63,6 +63,7 @@ __all__ = [
     "grounding_call",
     "grounding_request",
     "grounding_scorer",
+    "reply_usage",
 ]
 
 GROUNDING_RATE = "grounding.rate"
@@ -125,20 +126,20 @@ def grounding_scorer(
     rubric = rubric or load_rubric("grounding")
     no_judge = Scored(absent_for(JUDGED_SCORES, no_judge_reason))
 
-    def score_grounding(trace: Trace) -> Scored:
+    def score_grounding(trace: Trace, *, earlier: Earlier | None = None) -> Scored:
         if judge is None:
             return no_judge
         if (over := budget_reason(judge, max_cost, trace.id)) is not None:
             return Scored(absent_for(JUDGED_SCORES, over))
         meta: dict[str, Any] = {"judge_model": judge.model, "rubric": rubric.name, "rubric_version": rubric.version}
-        call = grounding_call(trace, max_share=max_share, rubric=rubric)
+        call = grounding_call(trace, max_share=max_share, rubric=rubric, earlier=earlier)
         if isinstance(call, str):
             return Scored(absent_for(JUDGED_SCORES, call))
         try:
             reply = judge.judge(call.request)
         except JudgeError as exc:
             return Scored(tuple(all_absent(JUDGED_SCORES, JUDGE_ERROR, comment=str(exc), **meta)))
-        meta["judge_usage"] = _usage(reply)
+        meta["judge_usage"] = reply_usage(reply)
         judged = _verify(reply.output, call.labels, call.sentences, reply.key)
         if merge_partial:  # [judge] merge_partial: PARTIAL counted as another verdict, said on every judged score
             merge_partial_verdicts(judged.rows, judged.per_doc, merge_partial)
@@ -152,8 +153,8 @@ def grounding_scorer(
     return score_grounding
 
 
-def _usage(reply: JudgeReply) -> dict[str, Any]:
-    """What this trace's judge call cost (zero when answered from the cache), for the result line and reports."""
+def reply_usage(reply: JudgeReply) -> dict[str, Any]:
+    """What one judge call cost (zero when answered from the cache), for a score's ``judge_usage`` and reports."""
     cost = reply_cost(reply)
     return {
         "calls": 0 if reply.cached else 1,
@@ -180,7 +181,7 @@ def _verify(judgement: Judgement, labels: dict[str, EvidenceDoc], n_sentences: i
         best = (0, 0)  # (verified rank, judge's rank): the row shows its strongest verified evidence
         for item in claim.evidence:
             doc = labels.get(item.doc_id.strip().upper())
-            found = doc is not None and _quoted(item.quote, doc.text)
+            found = doc is not None and quoted(item.quote, doc.text)
             if not found and item.verdict == "supported":
                 judged.unverified.append(f"{doc.name if doc else item.doc_id}: {item.quote!r}")
             checked = item.verdict if found else "unsupported"
@@ -195,11 +196,6 @@ def _verify(judgement: Judgement, labels: dict[str, EvidenceDoc], n_sentences: i
                 row.quote_check = "verified" if found else "not found"
         judged.rows.append(row)
     return judged
-
-
-def _quoted(quote: str, text: str) -> bool:
-    """The quote is in the document as stored, or as the judge saw it (tag-like text escaped)."""
-    return verify_quote(quote, text).found or ("&lt;" in quote and verify_quote(quote, escape_tags(text)).found)
 
 
 def _add_citations(trace: Trace, parsed: ParsedAnswer, judged: _Judged, docs: list[EvidenceDoc]) -> None:

@@ -13,10 +13,13 @@ from pydantic import BaseModel, Field
 
 from tracescore.judge.passages import MAX_SHARE, chunk_text, select_passages
 from tracescore.judge.protocol import JudgeRequest
+from tracescore.judge.quotes import verify_quote
 from tracescore.judge.redact import PLACEHOLDER
 from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.reasons import Reasons
+from tracescore.scorers.cited import citations_of
 from tracescore.scorers.sentences import ParsedAnswer, parse_answer
+from tracescore.session import Earlier
 from tracescore.trace import Trace, fetch_failed
 from tracescore.urls import normalize_url
 
@@ -26,10 +29,13 @@ __all__ = [
     "GroundingCall",
     "JudgedClaim",
     "Judgement",
+    "carried_docs",
     "collect_evidence",
+    "documents_block",
     "escape_tags",
     "grounding_call",
     "grounding_request",
+    "quoted",
 ]
 
 
@@ -68,6 +74,7 @@ class EvidenceDoc:
     url: str | None = None
     doc_id: str | None = None
     keys: set[str] = field(default_factory=set)
+    origin: str | None = None  # a page fetched in an earlier turn of the session: "turn 1, trace t1"
 
     @property
     def name(self) -> str:
@@ -114,7 +121,30 @@ def collect_evidence(trace: Trace) -> list[EvidenceDoc]:
     return docs
 
 
+def carried_docs(parsed: ParsedAnswer, docs: Sequence[EvidenceDoc], earlier: Earlier) -> list[EvidenceDoc]:
+    """The pages the answer cites that no document of the trace is and an earlier turn fetched (its text as that
+    turn read it), in citation order."""
+    have = set().union(*(d.keys for d in docs)) if docs else set()
+    out: list[EvidenceDoc] = []
+    for _, _, _, kind, key in citations_of(parsed):
+        if kind == "text" or key in have or (turn := earlier.fetched(key)) is None:
+            continue
+        page = next(p for t, p in earlier.pages() if t is turn and key in _keys(p.url, p.doc_id))
+        have |= _keys(page.url, page.doc_id)
+        if page.text.strip():
+            ref = page.doc_id or page.url or key
+            out.append(EvidenceDoc(ref, page.text, "fetched", page.url, page.doc_id, _keys(page.url, page.doc_id),
+                                   turn.where))  # fmt: skip
+    return out
+
+
 # -- the request ----------------------------------------------------------------------------------------------
+def quoted(quote: str, text: str) -> bool:
+    """The judge's ``quote`` is in ``text`` as stored, or as the judge saw it (tag-like text escaped): verified in
+    code (``judge/quotes.py``), never taken on the judge's word."""
+    return verify_quote(quote, text).found or ("&lt;" in quote and verify_quote(quote, escape_tags(text)).found)
+
+
 def escape_tags(text: str) -> str:
     """Text inside the request opens no tag at all: the ``<`` of every tag-like sequence becomes ``&lt;``."""
     return _TAG.sub("&lt;", text)
@@ -143,18 +173,31 @@ def grounding_request(
     ``rubric`` (default: the bundled ``grounding``) is the system text the judge receives."""
     lines = [f"<question>{escape_tags(trace.question)}</question>", "<answer>"]
     lines += [f'<sentence n="{i}">{escape_tags(s)}</sentence>' for i, s in enumerate(sentences)]
-    lines += ["</answer>", "<documents>"]
+    lines.append("</answer>")
+    block, labels = documents_block(docs, sentences, max_share=max_share)
+    return JudgeRequest(rubric or load_rubric("grounding"), "\n".join([*lines, block]), Judgement), labels
+
+
+def documents_block(
+    docs: Sequence[EvidenceDoc], sentences: Sequence[str], *, max_share: float = MAX_SHARE
+) -> tuple[str, dict[str, EvidenceDoc]]:
+    """The ``<documents>`` block of a judge request (each document cut to its passages for ``sentences``, delimited
+    with an id ``D1``, ``D2``, …) and the document of each id: what the judge quotes from and the quotes are
+    verified against (grounding, and a ``[[criteria]]`` criterion)."""
+    lines = ["<documents>"]
     queries = [_MARKERS.sub(" ", s) for s in sentences]
     labels: dict[str, EvidenceDoc] = {}
     for n, doc in enumerate(docs, start=1):
         label = f"D{n}"
         labels[label] = doc
         source = "fetched page" if doc.kind == "fetched" else "search result snippet"
+        if doc.origin:
+            source += f" (an earlier turn: {doc.origin})"
         url = f' url="{escape_tags(doc.url).replace(chr(34), "%22")}"' if doc.url else ""
         body = escape_tags(_passages(doc, queries, max_share))
         lines.append(f'<document id="{label}" source="{source}"{url}>\n{body}\n</document>')
     lines.append("</documents>")
-    return JudgeRequest(rubric or load_rubric("grounding"), "\n".join(lines), Judgement), labels
+    return "\n".join(lines), labels
 
 
 @dataclass(frozen=True)
@@ -172,9 +215,11 @@ class GroundingCall:
 
 
 def grounding_call(
-    trace: Trace, *, max_share: float = MAX_SHARE, rubric: Rubric | None = None
+    trace: Trace, *, max_share: float = MAX_SHARE, rubric: Rubric | None = None, earlier: Earlier | None = None
 ) -> GroundingCall | str:
-    """The judge call of ``trace`` (the scorer, the batch prefill and the dry run all use this), or why none."""
+    """The judge call of ``trace`` (the scorer, the batch prefill and the dry run all use this), or why none; with
+    ``earlier`` (its session's earlier turns), a page the answer cites that the trace did not fetch but an earlier
+    turn did is one more document, named as such."""
     if not trace.answer.strip():
         return Reasons.EMPTY_ANSWER.text
     parsed = parse_answer(trace.answer)
@@ -182,5 +227,7 @@ def grounding_call(
     if not sentences:
         return Reasons.NO_SENTENCES.text
     docs = collect_evidence(trace)
+    if earlier is not None:
+        docs += carried_docs(parsed, docs, earlier)
     request, labels = grounding_request(trace, sentences, docs, max_share=max_share, rubric=rubric)
     return GroundingCall(request, labels, parsed, docs)

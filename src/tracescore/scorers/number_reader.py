@@ -74,41 +74,52 @@ _ORD = r"(?:st|nd|rd|th)?"
 _SCALE = r"(?:\s*(?P<scale>thousand|million|billion|trillion|bn|mn)(?![a-z]))?"
 _PERCENT = r"(?:\s*(?:%|percent(?![a-z])|per\s?cent(?![a-z])))?"
 _YEAR = r"(?P<year>[0-9]{4})(?![0-9])"
-# each form a named group, tried in this order at each place (on the text in lower case, after a space); each starts
-# with a character class, a digit or the character before a word, so the engine goes straight to the places a
-# number can start
+_NOT_INSIDE = r"(?<![0-9.,][0-9])"  # a digit not inside another number
+_LEAD = rf"[0-9]{_NOT_INSIDE}"  # a number's first digit
+# each form a named group, tried in this order at each place (on the text in lower case, after a space); a form led
+# by a digit starts with {lead} (_LEAD), one led by a word with the character before it, {before}
 _DIGIT_FORMS = (
-    r"(?P<iso>[0-9](?<![0-9.,][0-9])[0-9]{3}-[0-9]{2}-[0-9]{2})(?:(?=t[0-9])|(?![0-9a-z_]|\.[0-9]))",
-    r"(?P<dots>[0-9](?<![0-9.,][0-9])(?:[0-9]{3}\.[0-9]{1,2}\.[0-9]{1,2}|[0-9]?\.[0-9]{1,2}\.[0-9]{4}))(?![0-9a-z_]|\.[0-9])",
-    r"(?P<range>[0-9](?<![0-9.,][0-9])[0-9]{3}\s?[\u2013-]\s?[0-9]{2})(?![0-9a-z_\u2013-])",
-    rf"(?P<daymonth>(?P<day>[0-9](?<![0-9.,][0-9])[0-9]?){_ORD}\s+(?:of\s+)?(?P<month>{_MONTH})(?![a-z])(?:,?\s+{_YEAR})?)",
-    rf"(?P<value>{{currency}}(?P<digits>[0-9](?<![0-9.,][0-9])(?:{_NUM_REST})){_ORD}{_SCALE}{_PERCENT})",
+    r"(?P<iso>{lead}[0-9]{3}-[0-9]{2}-[0-9]{2})(?:(?=t[0-9])|(?![0-9a-z_]|\.[0-9]))",
+    r"(?P<dots>{lead}(?:[0-9]{3}\.[0-9]{1,2}\.[0-9]{1,2}|[0-9]?\.[0-9]{1,2}\.[0-9]{4}))(?![0-9a-z_]|\.[0-9])",
+    r"(?P<range>{lead}[0-9]{3}\s?[\u2013-]\s?[0-9]{2})(?![0-9a-z_\u2013-])",
+    rf"(?P<daymonth>(?P<day>{{lead}}[0-9]?){_ORD}\s+(?:of\s+)?(?P<month>{_MONTH})(?![a-z])(?:,?\s+{_YEAR})?)",
+    rf"(?P<value>{{currency}}(?P<digits>{{lead}}(?:{_NUM_REST})){_ORD}{_SCALE}{_PERCENT})",
 )
 _WORD_FORMS = (
-    rf"(?P<monthday>[^a-z0-9](?P<month2>{_MONTH})\s+(?:of\s+)?(?:(?P<year2>[0-9]{{4}})(?![0-9])"
+    rf"(?P<monthday>{{before}}(?P<month2>{_MONTH})\s+(?:of\s+)?(?:(?P<year2>[0-9]{{4}})(?![0-9])"
     rf"|(?P<day2>[0-9]{{1,2}}){_ORD}(?:,?\s+(?P<year3>[0-9]{{4}})(?![0-9])|(?![0-9a-z]|[.,:][0-9]))))",
-    rf"(?P<word>[^a-z0-9](?P<w>{_by_first_letter(NUMBER_WORDS + ORDINAL_WORDS)})(?![a-z])"
+    rf"(?P<word>{{before}}(?P<w>{_by_first_letter(NUMBER_WORDS + ORDINAL_WORDS)})(?![a-z])"
     rf"{_SCALE.replace('scale', 'scale2')}"
     rf"{_PERCENT})",
 )
-def _alternatives(led_by_digit: tuple[str, ...], led_by_letter: tuple[str, ...], currency: str) -> str:
-    """One pattern of the forms: those led by a digit grouped apart from those led by the character before a word
-    (tried together at each place, they cost the engine twice as much)."""
-    return ("(?:" + "|".join(led_by_digit) + ")|(?:" + "|".join(led_by_letter) + ")").replace("{currency}", currency)
+
+
+def _led(led_by_digit: tuple[str, ...], led_by_word: tuple[str, ...]) -> str:
+    """One pattern of the forms, each after one character that a class matches (a digit, or the character before a
+    word), so the engine skips letters in C and tries the forms only there."""
+    pattern = rf"[^a-z](?:(?<=[0-9]){_NOT_INSIDE}(?:{'|'.join(led_by_digit)})|(?<![0-9])(?:{'|'.join(led_by_word)}))"
+    return pattern.replace("{currency}", "").replace("{lead}", "").replace("{before}", "")
+
+
+def _ungrouped(pattern: str) -> str:
+    return re.sub(r"\(\?P<\w+>", "(?:", pattern)
 
 
 # a name with a number (read from claims only; the evidence's digits are read as values, and a name is looked up in
 # its text): letters, a hyphen or not, digits (``gpt-4``, ``f16``), or a word, a space and one or two digits
-_NAME = (r"(?P<name>(?<![a-z0-9])(?P<letters>[a-z]+)-?(?P<nd>[0-9]+(?:\.[0-9]+)?)[a-z]*(?![a-z0-9])"
-         r"|(?<![a-z0-9])(?P<word2>[a-z]{2,})\s(?P<nd2>[0-9]{1,2})"
+_NAME = (r"(?P<name>(?P<letters>[a-z]+)-?(?P<nd>[0-9]+(?:\.[0-9]+)?)[a-z]*(?![a-z0-9])"
+         r"|(?P<word2>[a-z]{2,})\s(?P<nd2>[0-9]{1,2})"
          r"(?![0-9a-z]|[.,][0-9]|\s*(?:%|percent|per\s?cent|st|nd|rd|th)|\s*[\u2013-]\s*[0-9]))")
-_GROUPED = re.compile(_alternatives(_DIGIT_FORMS, _WORD_FORMS, currency=""))  # a token read on its own: its form
-SCAN = re.compile(re.sub(r"\(\?P<\w+>", "(?:", _GROUPED.pattern))  # the same without groups: findall gives tokens
-_CLAIM = re.compile(_alternatives((*_DIGIT_FORMS, _NAME), _WORD_FORMS, currency="[$€£¥]?"))  # as written
+_MONEY = rf"(?P<money>(?<=[$€£¥]){_ungrouped(_DIGIT_FORMS[-1]).replace('{lead}', _LEAD)})"  # a value after its sign
+# a token read on its own: its form (each form as the scan reads it, led by a digit or the character before a word)
+_GROUPED = re.compile("|".join(_DIGIT_FORMS + _WORD_FORMS).replace("{currency}", "").replace("{lead}", _LEAD)
+                      .replace("{before}", "[^a-z0-9]"))
+SCAN = re.compile(_ungrouped(_led(_DIGIT_FORMS, _WORD_FORMS)))  # the evidence's: findall gives the tokens
+_CLAIM = re.compile(_led(_DIGIT_FORMS, (*_WORD_FORMS, _NAME, _MONEY)))  # a claim's: each form's place and parts
 _URL = re.compile(r"(?:https?://|www\.)\S+|\]\([^)\s]*\)", re.IGNORECASE)
 _MARKER = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]")
 _DIGITS = re.compile(r"[0-9]+")
-_LIST_NUMBER = re.compile(r"(?<![^\n])\s*\d{1,3}[.)](?=\s)")
+_LIST_NUMBER = re.compile(r"\n\s*\d{1,3}[.)](?=\s)")  # led by the line break (clean adds one at the start)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,11 +142,11 @@ def shown(value: int | Decimal) -> str:
 
 def clean(text: str) -> str:
     """The text without URLs, citation markers and list numbering (each replaced by a space)."""
-    if "/" in text or "www." in text or "](" in text:
+    if "://" in text or "www." in text or "](" in text:
         text = _URL.sub(" ", text)
     if "[" in text:
         text = _MARKER.sub(" ", text)
-    return _LIST_NUMBER.sub(" ", text)
+    return _LIST_NUMBER.sub("\n ", "\n" + text)[1:]
 
 
 def lower_case(text: str) -> str:
@@ -155,19 +166,19 @@ def read(text: str, *, whole: bool = False) -> list[Number]:
     pos = 0
     while (m := _CLAIM.search(lower, pos)) is not None:
         kind = m.lastgroup
-        start = m.start() + (kind in ("monthday", "word"))  # not the character before the word
+        start = m.start() + (kind in ("monthday", "word", "name"))  # not the character before the word
         pos, written = m.end(), text[start:m.end()].strip()
         if kind == "name":
             word = m.group("word2")
-            if text[m.start()].isupper() and not (word and (word in _NOT_NAMES or word[:3] in _MONTHS)):
-                found.append(Number(written, ("name", name_key(m.group()))))
+            if text[start].isupper() and not (word and (word in _NOT_NAMES or word[:3] in _MONTHS)):
+                found.append(Number(written, ("name", name_key(m.group("name")))))
             else:  # no name: its digits are read next
                 pos = m.start("nd" if m.group("letters") else "nd2")
             continue
         no_year = kind in ("daymonth", "monthday") and not (m.group("year") or m.group("year2") or m.group("year3"))
         if no_year and not text[m.start("month" if kind == "daymonth" else "month2")].isupper():
-            if kind == "daymonth":  # "5 may": the day is a number
-                found.append(Number(text[m.start("day"):m.end("day")], int(m.group("day"))))
+            if kind == "daymonth":  # "5 may": the day (from the digit that leads the match) is a number
+                found.append(Number(text[m.start():m.end("day")], int(lower[m.start():m.end("day")])))
                 pos = m.end("day")
             else:  # "may 5": the digits are read next
                 pos = m.start("day2")

@@ -24,13 +24,15 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from decimal import Decimal
+from itertools import accumulate
 
 from tracescore.reasons import Reasons
 from tracescore.registry import ScoreSpec, reasons, scorer
-from tracescore.scorers.number_reader import Key, Number, clean, lower_case, name_key, read, shown, tokens
+from tracescore.scorers.number_reader import SCAN, Key, Number, clean, lower_case, name_key, read, shown, token_keys
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import Score, absent, score
+from tracescore.session import Earlier, EarlierTurn
 from tracescore.trace import Trace, fetch_failed
 
 __all__ = [
@@ -57,13 +59,24 @@ _HUNDRED = Decimal(100)
 _NAMES = (GROUNDING_UNSUPPORTED_NUMBERS, GROUNDING_NUMBERS_CHECKED)
 
 
-def evidence_parts(trace: Trace) -> list[tuple[str, str]]:
-    """The evidence texts of a trace, in order, each with where it is (``search 2``, ``page 1``)."""
-    parts = [(text, f"search {i}") for i, search in enumerate(trace.searches, start=1) for hit in search.hits
+def evidence_parts(trace: Trace | EarlierTurn) -> list[tuple[str, str]]:
+    """The evidence texts of a trace (or of an earlier turn of its session), in order, each with where it is
+    (``search 2``, ``page 1``)."""
+    searches = [s for s in trace.steps if s.kind == "search"]
+    fetches = [s for s in trace.steps if s.kind == "fetch"]
+    parts = [(text, f"search {i}") for i, search in enumerate(searches, start=1) for hit in search.hits
              for text in (hit.title, hit.snippet) if text]  # fmt: skip
-    parts += [(fetch.text, f"page {i}") for i, fetch in enumerate(trace.fetches, start=1)
+    parts += [(fetch.text, f"page {i}") for i, fetch in enumerate(fetches, start=1)
               if fetch.text and not fetch_failed(fetch.status)]  # fmt: skip
     return parts
+
+
+def _earlier_parts(earlier: Earlier | None) -> list[tuple[str, str]]:
+    """The evidence texts of the session's earlier turns, each place naming its turn (``page 1 of turn 1, trace
+    t1``)."""
+    if earlier is None:
+        return []
+    return [(text, f"{where} of {turn.where}") for turn in earlier.turns for text, where in evidence_parts(turn)]
 
 
 class Evidence:
@@ -71,15 +84,24 @@ class Evidence:
     A name with a number is looked up in the text instead (``states``)."""
 
     def __init__(self, parts: list[tuple[str, str]]) -> None:
-        # each part cleaned (no URLs, markers, list numbers), after a space, and in lower case (as the reader reads)
-        self.parts = [(text, lower_case(text), where) for part, where in parts for text in [" " + clean(part)]]
+        # the parts cleaned (no URLs, markers, list numbers), each after a space, in one text: between two parts a
+        # character no form reads across; the reader reads it in lower case
+        texts = [" " + clean(part) for part, _ in parts]
+        self.text = "\x00".join(texts)
+        self.lower = lower_case(self.text)
+        self.starts = list(accumulate((len(text) + 1 for text in texts[:-1]), initial=0))
+        self.wheres = [where for _, where in parts]
         self.first: dict[Key, tuple[str, int]] = {}
-        for i, (_, lower, _) in enumerate(self.parts):
-            for token, keys in tokens(lower):
-                for key in keys:
-                    if key not in self.first:
-                        self.first[key] = (token, i)
+        for m in SCAN.finditer(self.lower):
+            token = m.group()
+            for key in token_keys(token):
+                if key not in self.first:
+                    self.first[key] = (token, self._part(m.start()))
         self._sorted: list[int | Decimal] | None = None
+
+    def _part(self, at: int) -> int:
+        """The part the text's character ``at`` is in."""
+        return bisect_right(self.starts, at) - 1
 
     def states(self, key: Key) -> bool:
         """Whether the evidence states ``key``."""
@@ -89,21 +111,21 @@ class Evidence:
 
     def written(self, key: Key) -> tuple[str, str]:
         """Where ``key`` is first stated: (its text as written there, the part's place)."""
-        token, i = self.first[key]
-        text, lower, where = self.parts[i]
-        at = lower.find(token)
-        return " ".join(text[at:at + len(token)].split()), where
+        token, part = self.first[key]
+        token = token if token[0].isdigit() else token[1:]  # a word's token starts with the character before it
+        at = self.lower.find(token, self.starts[part])
+        return " ".join(self.text[at:at + len(token)].split()), self.wheres[part]
 
     def _name(self, name: str, *, same: bool) -> tuple[str, str] | None:
         """The first writing of the name ``name`` (``same``), or of another name with its letters before its number:
         (as written, where)."""
-        cut = len(name) - len(name.lstrip("abcdefghijklmnopqrstuvwxyz"))
-        number = re.escape(name[cut:]) if same else r"[0-9]+(?:\.[0-9]+)?[a-z]*"
-        pattern = re.compile(rf"(?<![a-z0-9]){re.escape(name[:cut])}[\s-]?{number}(?![a-z0-9])")
-        for text, lower, where in self.parts:
-            for m in pattern.finditer(lower):
-                if same or name_key(m.group()) != name:
-                    return text[m.start():m.end()], where
+        letters = name[:len(name) - len(name.lstrip("abcdefghijklmnopqrstuvwxyz"))]
+        number = re.escape(name[len(letters):]) if same else r"[0-9]+(?:\.[0-9]+)?[a-z]*"
+        # led by the letters (the engine finds them in C), then that they start a word
+        pattern = re.compile(rf"{letters}(?<![a-z0-9]{letters})[\s-]?{number}(?![a-z0-9])")
+        for m in pattern.finditer(self.lower):
+            if same or name_key(m.group()) != name:
+                return self.text[m.start():m.end()], self.wheres[self._part(m.start())]
         return None
 
     @property
@@ -170,6 +192,14 @@ class Evidence:
         return None
 
 
+def _only_earlier(evidence: Evidence, key: Key, own: int) -> bool:
+    """Whether ``key`` is first stated in an earlier turn's part (past the trace's own ``own`` parts); a name with a
+    number is looked up in the text, so it is said only when no part of the trace's own states it."""
+    if key in evidence.first:
+        return evidence.first[key][1] >= own
+    return False
+
+
 def _derivable(claim: Number) -> bool:
     """Whether a sum or share could be meant: not a year (1953 "derived" as 1954 - 1 says nothing), nor zero (any
     number less itself), nor a number word ("the other two")."""
@@ -196,20 +226,23 @@ def numbers_scorer() -> Scorer:
     no_evidence = Scored(tuple(absent(n, Reasons.NO_EVIDENCE_SEEN.text) for n in _NAMES))
     no_number = Scored(tuple(absent(n, Reasons.NO_NUMBER.text) for n in _NAMES))
 
-    def score_numbers(trace: Trace) -> Scored:
-        parts = evidence_parts(trace)
+    def score_numbers(trace: Trace, *, earlier: Earlier | None = None) -> Scored:
+        own = evidence_parts(trace)
+        parts = own + _earlier_parts(earlier) if earlier is not None else own
         if not parts:
             return no_evidence
         stated = claims(trace) if trace.answer else []
         if not stated:
             return no_number
         checked = score(GROUNDING_NUMBERS_CHECKED, len(stated), comment=", ".join(f'"{c.text}"' for c in stated))
-        return Scored((_unsupported(trace, stated, parts), checked))
+        return Scored((_unsupported(trace, stated, parts, len(own)), checked))
 
     return score_numbers
 
 
-def _unsupported(trace: Trace, stated: list[Number], parts: list[tuple[str, str]]) -> Score:
+def _unsupported(trace: Trace, stated: list[Number], parts: list[tuple[str, str]], own: int) -> Score:
+    """The unsupported count; ``parts`` past the first ``own`` are the earlier turns': a number stated only there is
+    stated, and the comment says where (``"42" stated on page 1 of turn 1, trace t1``)."""
     spots = [b for b in trace.blind_spots if b.kind == "fetch"]
     if spots:
         shown_spots = "; ".join(f"{b.tool or b.kind}: {b.reason}" for b in spots[:3])
@@ -227,4 +260,7 @@ def _unsupported(trace: Trace, stated: list[Number], parts: list[tuple[str, str]
                      + (f"; may be derived from {derived}" if derived else f"; {near}" if near else ""))
     if len(missing) > _MAX_NOTES:
         notes.append(f"(+{len(missing) - _MAX_NOTES} more)")
+    if len(parts) > own:
+        carried = [claim for claim in stated if claim not in missing and _only_earlier(evidence, claim.key, own)]
+        notes += [f'"{c.text}" stated on {evidence.written(c.key)[1]}' for c in carried[:_MAX_NOTES]]
     return score(GROUNDING_UNSUPPORTED_NUMBERS, len(missing), comment="; ".join(notes) or None)

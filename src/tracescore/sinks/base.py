@@ -8,12 +8,13 @@ attaching does nothing, a preview is None (nothing this sink writes is ever remo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Generic, Protocol, TypedDict, TypeVar
 
 from tracescore.errors import SinkError
 from tracescore.result import TraceResult
 from tracescore.sinks.records import WriteReport
+from tracescore.sinks.sessions import SessionScores
 
 if TYPE_CHECKING:
     from tracescore.store.db import Store
@@ -52,6 +53,11 @@ class Sink(Protocol):
         that never removes anything."""
         return None
 
+    def write_sessions(self, sessions: Sequence[SessionScores]) -> WriteReport | None:
+        """Write each session's scores where the platform keeps them (``sinks/sessions``); None for a sink that has
+        no place for them (a file of result lines)."""
+        return None
+
 
 class ScoreBuffer(Protocol):
     """Not a sink of its own: the platform half a ``BatchWriter`` drives. It queues results, sends on ``flush`` and
@@ -66,6 +72,8 @@ class ScoreBuffer(Protocol):
     def attach(self, store: Store, run_id: str) -> None: ...
 
     def preview(self, store: Store, trace_ids: Sequence[str]) -> RemovalPreview | None: ...
+
+    def write_sessions(self, sessions: Sequence[SessionScores]) -> object: ...
 
 
 _B = TypeVar("_B", bound=ScoreBuffer)
@@ -88,14 +96,25 @@ class BatchWriter(Sink, Generic[_B]):
 
     def write(self, results: Sequence[TraceResult]) -> WriteReport:
         """Write the results that have scores, flush, and return what this batch did."""
+
+        def send() -> None:
+            for result in results:
+                if result.scores:
+                    self.sink.write(result)
+            self.sink.flush()
+
+        return self._counted(send)
+
+    def write_sessions(self, sessions: Sequence[SessionScores]) -> WriteReport:
+        """Write the sessions' scores and return what that did (SinkError as ``write``)."""
+        return self._counted(lambda: self.sink.write_sessions(sessions))
+
+    def _counted(self, send: Callable[[], object]) -> WriteReport:
         report = self.sink.report
         accepted, rejected, retried, requests, removed, stale = (
             report.accepted, len(report.rejected), report.retried, report.requests, report.removed, report.kept_stale
         )
-        for result in results:
-            if result.scores:
-                self.sink.write(result)
-        self.sink.flush()
+        send()
         batch = WriteReport(
             accepted=report.accepted - accepted,
             rejected=list(report.rejected[rejected:]),

@@ -102,6 +102,7 @@ class ScoreRecord:
     comment: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     version: str = ""
+    session_id: str | None = None  # a session's score (``sinks/sessions``): ``trace_id`` is its ledger key
 
     @property
     def score(self) -> str:

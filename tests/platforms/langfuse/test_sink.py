@@ -49,7 +49,7 @@ def _write(fake: FakeLangfuse, results: list[TraceResult], **settings: object) -
         return sink.close()
 
 
-def test_scores_are_typed_and_categorical_uses_one_config(fake: FakeLangfuse) -> None:
+def test_scores_are_typed_and_each_name_uses_one_config_made_from_its_declaration(fake: FakeLangfuse) -> None:
     report = _write(fake, _results(4))
     assert (report.accepted, report.rejected) == (12, [])
     stored = {(s["traceId"], s["name"]): s for s in fake.scores.values()}
@@ -59,12 +59,18 @@ def test_scores_are_typed_and_categorical_uses_one_config(fake: FakeLangfuse) ->
     )
     diagnosis = stored[("tr-1", "diagnosis")]
     assert diagnosis["dataType"] == "CATEGORICAL" and diagnosis["value"] == CELLS[1]
-    assert diagnosis["configId"] == fake.score_configs[0]["id"]
-    assert [c["label"] for c in fake.score_configs[0]["categories"]] == list(CELLS)
+    configs = {c["name"]: c for c in fake.score_configs}
+    assert set(configs) == {name for _, name in stored}  # one per name written, none for an absent one
+    assert all(s["configId"] == configs[s["name"]]["id"] for s in stored.values())
+    assert [c["label"] for c in configs["diagnosis"]["categories"]] == list(CELLS)
+    assert configs["answer.correct"]["dataType"] == "BOOLEAN"
+    recall = configs["retrieval.recall_at_5"]
+    assert (recall["dataType"], recall["minValue"], recall["maxValue"]) == ("NUMERIC", 0.0, 1.0)
     assert stored[("tr-2", "retrieval.recall_at_5")]["timestamp"] == "2026-11-20T09:02:00Z"
-    _write(fake, _results(4))  # a second run finds the config instead of creating another
-    assert len(fake.score_configs) == 1
-    assert len(fake.requests_to("/api/public/score-configs", "POST")) == 1
+    _write(fake, _results(4))  # a second run finds the configs instead of creating others, in one listing
+    assert len(fake.score_configs) == len(configs)
+    assert len(fake.requests_to("/api/public/score-configs", "POST")) == len(configs)
+    assert len(fake.requests_to("/api/public/score-configs", "GET")) == 2
 
 
 def test_batches_stay_under_the_body_limit(fake: FakeLangfuse) -> None:

@@ -30,6 +30,7 @@ from tracescore.engine.distributed.limiter import LimiterActor
 from tracescore.engine.interrupt import keep_handlers, listening, received
 from tracescore.engine.pipeline import RunCounts
 from tracescore.engine.recipe import ScorerPlan, score_stage
+from tracescore.engine.sessions import may_be_turn
 from tracescore.engine.stage import Stage
 from tracescore.errors import ConfigError, InputError, Interrupted, SourceError
 from tracescore.result import TraceResult
@@ -95,17 +96,28 @@ class RayRun:
 
 
 def _scored(records: Iterable[Record], adapter: Adapter, scorers: Sequence[Scorer], threads: int,
-            counts: RunCounts) -> Iterator[TraceResult]:
+            counts: RunCounts, carry: bool = True) -> Iterator[TraceResult]:
     """The engine's stage (as ``score --engine local``), ``threads`` records at once (judge calls in flight), results
-    in input order."""
+    in input order; with ``carry``, a session's turns (of this shard) together, in order, after the shard's others."""
     stage = Stage(adapter, scorers, "", oneshot=True)
     if threads <= 1:
-        yield from score_stage(stage, records, counts)
+        yield from score_stage(stage, records, counts, carry=carry)
         return
+    turns: list[Record] = []
 
-    def one(record: Record) -> tuple[list[TraceResult], RunCounts]:
+    def one(record: list[Record]) -> tuple[list[TraceResult], RunCounts]:
         mine = RunCounts()
-        return list(score_stage(stage, [record], mine)), mine
+        return list(score_stage(stage, record, mine, carry=carry)), mine
+
+    def held(records: Iterable[Record]) -> Iterator[list[Record]]:
+        """Each record alone, a session's turn kept back; then the turns, as one task (they carry in order)."""
+        for record in records:
+            if carry and may_be_turn(record.payload) and (trace := stage.adapt(record)[0]) and trace.session_id:
+                turns.append(record)
+            else:
+                yield [record]
+        if turns:
+            yield turns
 
     window: deque[Future[tuple[list[TraceResult], RunCounts]]] = deque()
     with ThreadPoolExecutor(threads, thread_name_prefix="score") as pool:
@@ -118,8 +130,8 @@ def _scored(records: Iterable[Record], adapter: Adapter, scorers: Sequence[Score
                 counts.failures += mine.failures
                 yield from results
 
-        for record in records:
-            window.append(pool.submit(one, record))
+        for task in held(records):
+            window.append(pool.submit(one, task))
             yield from drain(2 * threads)
         yield from drain(0)
 
@@ -130,7 +142,8 @@ def score_shard(source: ShardedSource, shard: Shard, adapter: Adapter, spec: Sco
     judge = RemoteJudge(judges, model) if judges else None
     scorers = spec.scorers(judge)
     outcome = ShardOutcome(shard.key, target)
-    results = _scored(source.read(shard), adapter, scorers, threads if judge else 1, outcome.counts)
+    results = _scored(source.read(shard), adapter, scorers, threads if judge else 1, outcome.counts,
+                      spec.carry_evidence)
     write_results(target, (r.to_json() for r in results))
     outcome.counts.failures = outcome.counts.failures[:FAILURES_KEPT]
     return outcome

@@ -1,6 +1,10 @@
 """The judge of a distributed run: a pool of async Ray actors, each with a bounded number of calls in flight, every
-HTTP request (retries included) admitted by the one cluster-wide limiter of the Anthropic API, and answered from the
+HTTP request (retries included) admitted by the one cluster-wide limiter of the judge's API, and answered from the
 Parquet judge cache first. ``RemoteJudge`` is the ``Judge`` the scorers see inside a shard task.
+
+Each worker builds its judges through the judge registry (``make_judge``), so any registered provider judges on
+Ray: the driver's ``[judge]`` settings and the provider's credential variables travel in the ``JudgeSpec``; a
+factory that takes ``http_client`` (every built-in) gets the limiter's client, any other only the in-flight bound.
 
 A request goes to the worker its content key hashes to, so the same request from two shards meets the same cache.
 """
@@ -8,7 +12,9 @@ A request goes to the worker its content key hashes to, so the same request from
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -16,9 +22,12 @@ from typing import Any
 from tracescore.engine.distributed.cache import ParquetJudgeCache
 from tracescore.engine.judging import JudgePool
 from tracescore.errors import JudgeError
-from tracescore.judge.anthropic import TIMEOUT_SECONDS, AnthropicJudge, retry_after_header
 from tracescore.judge.cache import CachingJudge
+from tracescore.judge.calling import TIMEOUT_SECONDS, retry_after_header
+from tracescore.judge.make import make_judge
 from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest, JudgeUsage
+from tracescore.judge.providers import ProviderSettings
+from tracescore.judge.registry import provider
 
 __all__ = ["JudgeSpec", "JudgeWorker", "RemoteJudge", "retry_after"]
 
@@ -27,12 +36,23 @@ DEFAULT_PAUSE = 1.0  # seconds every worker waits after a 429 that names no Retr
 
 @dataclass(frozen=True)
 class JudgeSpec:
-    """What a judge worker needs to build its judge (the key is passed to the workers, never printed)."""
+    """What a judge worker needs to build its judge: the ``[judge]`` settings, the provider's model id, the judge's
+    identity (``model``: the cache key) and the provider's environment variables as the driver has them
+    (credentials among them: passed to the workers, never printed)."""
 
+    settings: ProviderSettings
+    model_id: str
     model: str
-    api_key: str = field(repr=False)
-    base_url: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
     in_flight: int = 8
+
+    @classmethod
+    def of(cls, settings: ProviderSettings, model_id: str, *, in_flight: int = 8) -> JudgeSpec:
+        """The spec of ``settings``' provider on this machine: the variables it declares (``env``, its key's)."""
+        chosen = provider(settings.provider)
+        names = {*chosen.env, *([chosen.key_env(settings)] if chosen.key_env is not None else [])}
+        env = {n: os.environ[n] for n in sorted(n for n in names if n) if n in os.environ}
+        return cls(settings, model_id, settings.identity(model_id), env, in_flight)
 
 
 @dataclass(frozen=True)
@@ -50,6 +70,7 @@ class JudgeWorker:
     """An async actor: at most ``spec.in_flight`` judge calls at once, each in a thread with its own judge."""
 
     def __init__(self, spec: JudgeSpec, cache_dir: str, writer: str, limiter: Any) -> None:
+        os.environ.update(spec.env)  # this actor's own process: the driver's credentials, as the provider reads them
         self.spec = spec
         self.limiter = limiter
         self.cache = ParquetJudgeCache(cache_dir, writer)
@@ -59,17 +80,15 @@ class JudgeWorker:
         self._pending: dict[str, asyncio.Future[JudgeReply | _Failed]] = {}
 
     def _judge_for_thread(self) -> Judge:
-
-        try:  # the HTTP package the installed anthropic SDK takes (httpx2 from 2.14 on, httpx before)
-            import httpx2 as http
-        except ImportError:
-            import httpx as http  # type: ignore[no-redef]
-        client = http.Client(
-            timeout=TIMEOUT_SECONDS, event_hooks={"request": [self._admit], "response": [self._watch]}
-        )
-        inner = AnthropicJudge(
-            model=self.spec.model, api_key=self.spec.api_key, base_url=self.spec.base_url, http_client=client
-        )
+        options: dict[str, Any] = {}
+        if provider(self.spec.settings.provider).takes_http_client:
+            try:  # the HTTP package the SDKs take (httpx2 from anthropic 2.14 / openai 3 on, httpx before)
+                import httpx2 as http
+            except ImportError:
+                import httpx as http  # type: ignore[no-redef]
+            hooks: dict[str, list[Any]] = {"request": [self._admit], "response": [self._watch]}
+            options["http_client"] = http.Client(timeout=TIMEOUT_SECONDS, event_hooks=hooks)
+        inner = make_judge(self.spec.settings, self.spec.model_id, **options)
         return CachingJudge(inner, self.cache)
 
     def _admit(self, request: Any) -> None:

@@ -100,11 +100,11 @@ def _text(value: Any) -> str:
     return str(getattr(value, "value", value))
 
 
-def _layout(index: int, widget: Widget) -> tuple[int, int, int, int]:
-    """x, y, width, height: series two to a row (6×6), the fabricated count beside the last one, the diagnosis
-    cells full width below."""
+def _layout(index: int, widget: Widget, below: int) -> tuple[int, int, int, int]:
+    """x, y, width, height: series two to a row (6×6), the fabricated count beside the last one; the cells widgets
+    full width below them (``index`` counts within each of the two, ``below`` is the series' height)."""
     if widget.kind == "cells":
-        return 0, 18, 12, 6
+        return 0, below + 6 * index, 12, 6
     return 6 * (index % 2), 6 * (index // 2), 6, 6
 
 
@@ -217,11 +217,13 @@ class LangfuseDashboards:
     def _placements(
         self, spec: DashboardSpec, ids: dict[str, str]
     ) -> Iterator[tuple[str, str, tuple[int, int, int, int]]]:
-        series = 0
+        below = 6 * -(-sum(w.kind != "cells" for w in spec.widgets) // 2)
+        counted = {False: 0, True: 0}
         for widget in spec.widgets:
             pid = str(uuid.uuid5(_NAMESPACE, f"{spec.name}\x1f{widget.key}"))
-            yield pid, ids[widget.key], _layout(series, widget)
-            series += widget.kind != "cells"
+            cells = widget.kind == "cells"
+            yield pid, ids[widget.key], _layout(counted[cells], widget, below)
+            counted[cells] += 1
 
     def _create_dashboard(self, spec: DashboardSpec, ids: dict[str, str]) -> None:
         from langfuse.api.unstable import DashboardDefinition, DashboardPlacement_Widget

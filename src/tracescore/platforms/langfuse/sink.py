@@ -4,8 +4,9 @@ Scores go to ``POST /api/public/scores`` as a JSON list, in batches under the bo
 deterministic id and the trace's start time as timestamp, so a re-run on any later day overwrites instead of
 duplicating (Langfuse upserts on id + name + calendar date of the timestamp). A 207 answer is read per score: every
 rejection lands in the ``WriteReport`` with its id, name and reason. Failed requests are retried (bounded, honouring
-Retry-After; re-sending the same ids is safe); a batch that still fails is recorded as rejected, never dropped. The
-categorical ``diagnosis`` score references a score config, found or created once per run.
+Retry-After; re-sending the same ids is safe); a batch that still fails is recorded as rejected, never dropped. Each
+score references the score config its scorer's declaration makes (``score_config``: type, range, categories; a
+plugin's scores alike), found among the project's configs (listed once per run) or created once.
 
 Attached to the run's store (``attach``), each flush then removes our scores it superseded or that vanished
 (``sinks.removals.Mirror``): ``DELETE /api/public/scores/{id}`` per score (Langfuse has no batch delete), through
@@ -16,6 +17,7 @@ name), so a re-score after a version change overwrites in place and needs no rem
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -28,6 +30,7 @@ from tracescore.retry import Verdict, call_with_retries
 from tracescore.sinks.base import RemovalPreview
 from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, batches, records_from_result
 from tracescore.sinks.removals import Mirror, Written, preview_removals
+from tracescore.sinks.sessions import SessionScores, session_records, settle_session
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,14 +39,35 @@ if TYPE_CHECKING:
 
     from tracescore.store.db import Store
 
-__all__ = ["LangfuseScoreSink", "categories_of", "score_body"]
+__all__ = ["LangfuseScoreSink", "score_body", "score_config"]
 
 
-def categories_of(name: str) -> tuple[str, ...] | None:
-    """The categories a categorical score declares (a Langfuse score config is created for each such score, once,
-    from its scorer's declaration: the diagnosis, a plugin's own); None for any other score."""
+def score_config(name: str) -> dict[str, Any] | None:
+    """The Langfuse score config a score's declaration asks for (a versioned ``x@v`` as ``x``): its ``dataType``
+    (NUMERIC, BOOLEAN, CATEGORICAL), a numeric's range (``minValue``/``maxValue``, where finite), a categorical's
+    categories; None for a name outside the catalog (or a categorical declaring none: Langfuse needs them)."""
     found = entry(name.split("@", 1)[0])
-    return found.categories if found is not None and found.kind == "CATEGORICAL" and found.categories else None
+    if found is None or (found.kind == "CATEGORICAL" and not found.categories):
+        return None
+    want: dict[str, Any] = {"dataType": found.kind}
+    if found.kind == "CATEGORICAL":
+        want["categories"] = list(found.categories)
+    elif found.kind == "NUMERIC":
+        want |= {key: float(v) for key, v in (("minValue", found.low), ("maxValue", found.high)) if math.isfinite(v)}
+    return want
+
+
+def _fits(config: Any, want: Mapping[str, Any]) -> bool:
+    """An existing config takes every value the declaration allows: same type, range containing ours (or none),
+    every category of ours."""
+    if str(config.data_type) != want["dataType"] or config.is_archived:
+        return False
+    if want["dataType"] == "CATEGORICAL":
+        return {c.label for c in (config.categories or [])} >= set(want["categories"])
+    low, high = config.min_value, config.max_value
+    return (low is None or ("minValue" in want and low <= want["minValue"])) and (
+        high is None or ("maxValue" in want and high >= want["maxValue"])
+    )
 
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -54,7 +78,7 @@ def score_body(record: ScoreRecord, *, config_id: str | None = None, environment
     """The JSON object Langfuse expects for one score (camelCase, timezone-aware ISO timestamp)."""
     body: dict[str, Any] = {
         "id": record.id,
-        "traceId": record.trace_id,
+        **({"sessionId": record.session_id} if record.session_id else {"traceId": record.trace_id}),
         "name": record.name,
         "value": record.value,
         "dataType": record.data_type,
@@ -96,6 +120,7 @@ class LangfuseScoreSink:
         self._buffer: list[ScoreRecord] = []
         self._buffered_bytes = 2
         self._config_ids: dict[str, str | None] = {}
+        self._configs: list[Any] | None = None  # the project's score configs, listed once
         self._policy = retry_policy(self.settings.max_attempts, self.settings.backoff)
         self._options = request_options(self.settings.timeout)
         self._sleep = {"sleep": sleep} if sleep is not None else {}
@@ -163,6 +188,24 @@ class LangfuseScoreSink:
             return describe_error(exc)
         return None
 
+    def write_sessions(self, sessions: Sequence[SessionScores]) -> None:
+        """Write each session's scores as Langfuse session scores (``sessionId``, no trace; one id per session and
+        name: a grown session's scores are replaced in place), then, when attached, remove our earlier ones that do
+        not apply any more and record what was written. Counts into ``report``."""
+        for session in sessions:
+            records = session_records(session, extra_metadata=self.extra_metadata, keep_versions=self.keep_versions)
+            before = len(self.report.rejected)
+            for batch in batches(records, max_bytes=self.settings.batch_bytes, size=self._size, report=self.report):
+                self._send(batch)
+            refused = self.report.rejected[before:]
+            unsure, self._unsure = self._unsure, set()
+            if any(r.id is None for r in refused):
+                unsure |= {r.id for r in records}
+            accepted = {r.id for r in records} - {r.id for r in refused} - unsure
+            if self.mirror is not None:
+                settle_session(self.mirror.ledger, self.mirror.run_id, session, records, accepted, self._remove,
+                               self.report, platform="Langfuse")  # fmt: skip
+
     def close(self) -> WriteReport:
         """Flush and return the report for the run summary."""
         self.flush()
@@ -170,7 +213,7 @@ class LangfuseScoreSink:
 
     # -- internals ----------------------------------------------------------------------------------------------
     def _body(self, record: ScoreRecord) -> dict[str, Any]:
-        config_id = self._config_id(record.name) if record.data_type == "CATEGORICAL" else None
+        config_id = self._config_id(record.name)
         return score_body(record, config_id=config_id, environment=self.settings.score_environment)
 
     def _size(self, record: ScoreRecord) -> int:
@@ -249,22 +292,28 @@ class LangfuseScoreSink:
         self.report.accepted += max(0, len(batch) - max(count, len(rejected)))
 
     def _config_id(self, name: str) -> str | None:
-        """The id of the categorical score config for ``name``: an existing matching one, else created once."""
+        """The id of the score config for ``name`` made from its declaration: an existing one that fits, else
+        created once; without one (outside the catalog, or Langfuse refused) the scores still go out."""
         if name in self._config_ids:
             return self._config_ids[name]
-        categories = categories_of(name)
-        if categories is None:
-            self._config_ids[name] = None
-            return None
-        try:
-            config_id = self._find_config(name, categories) or self._create_config(name, categories)
-        except Exception as exc:  # without a config the scores still go out; Langfuse infers the type
-            self.report.notes.append(f"score config {name!r} unavailable: {describe_error(exc)}")
-            config_id = None
+        want = score_config(name)
+        config_id = None
+        if want is not None:
+            try:
+                config_id = self._find_config(name, want) or self._create_config(name, want)
+            except Exception as exc:  # without a config the scores still go out; Langfuse infers the type
+                self.report.notes.append(f"score config {name!r} unavailable: {describe_error(exc)}")
         self._config_ids[name] = config_id
         return config_id
 
-    def _find_config(self, name: str, categories: Sequence[str]) -> str | None:
+    def _find_config(self, name: str, want: Mapping[str, Any], *, again: bool = False) -> str | None:
+        """An existing config of ``name`` that fits ``want``, from the project's configs listed once per sink."""
+        if self._configs is None or again:
+            self._configs = self._list_configs()
+        return next((str(c.id) for c in self._configs if c.name == name and _fits(c, want)), None)
+
+    def _list_configs(self) -> list[Any]:
+        found: list[Any] = []
         page = 1
         while True:
 
@@ -272,16 +321,12 @@ class LangfuseScoreSink:
                 return self.client.score_configs.get(page=current, limit=100, request_options=self._options)
 
             listing = self._call(list_page)
-            for config in listing.data:
-                labels = [c.label for c in (config.categories or [])]
-                if config.name == name and not config.is_archived and str(config.data_type) == "CATEGORICAL":
-                    if set(labels) >= set(categories):
-                        return str(config.id)
+            found += listing.data
             if page >= (listing.meta.total_pages or 1):
-                return None
+                return found
             page += 1
 
-    def _create_config(self, name: str, categories: Sequence[str]) -> str:
+    def _create_config(self, name: str, want: Mapping[str, Any]) -> str:
         """Create the config; a retry first looks again, since a timed-out create may have been stored."""
         from langfuse.api import ConfigCategory, ScoreConfigDataType
 
@@ -291,16 +336,20 @@ class LangfuseScoreSink:
             nonlocal attempts
             attempts += 1
             if attempts > 1:
-                found = self._find_config(name, categories)
+                found = self._find_config(name, want, again=True)
                 if found:
                     return found
             self.report.requests += 1
+            given: dict[str, Any] = {"min_value": want.get("minValue"), "max_value": want.get("maxValue")}
+            if "categories" in want:
+                labels = want["categories"]
+                given["categories"] = [ConfigCategory(label=c, value=float(n)) for n, c in enumerate(labels)]
             created = self.client.score_configs.create(
                 name=name,
-                data_type=ScoreConfigDataType.CATEGORICAL,
-                categories=[ConfigCategory(label=label, value=float(i)) for i, label in enumerate(categories)],
+                data_type=ScoreConfigDataType(want["dataType"]),
                 description=_description(name),
                 request_options=self._options,
+                **{k: v for k, v in given.items() if v is not None},
             )
             return str(created.id)
 

@@ -31,6 +31,7 @@ from tracescore.secrets import RedactLogs
 from tracescore.sinks.base import RemovalPreview
 from tracescore.sinks.records import Rejection, ScoreRecord, WriteReport, records_from_result
 from tracescore.sinks.removals import Mirror, Written, preview_removals
+from tracescore.sinks.sessions import SessionScores, session_records, settle_session
 
 if TYPE_CHECKING:  # pragma: no cover
     from langsmith import Client
@@ -184,6 +185,34 @@ class LangSmithSink:
         if self.mirror is not None:
             self._mirror(self.mirror, pending, items, rejected, ours, existing)
         return rejected
+
+    def write_sessions(self, sessions: Sequence[SessionScores]) -> None:
+        """LangSmith keeps no feedback a client can write on a thread (SDK 0.15.1: ``create_feedback`` takes a run or
+        a trace; thread-level feedback is only read, as ``contains_thread_feedback``), so each session's scores are
+        feedback on its last turn's root run; when a later turn arrives they move to it (new ids, the earlier ones
+        removed once the new are accepted). Counts into ``report``."""
+        for session in sessions:
+            found = session.last.get("langsmith")
+            ls: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+            run_id = str(ls.get("run_id") or (session.turn_ids[-1] if session.turn_ids else ""))
+            records = session_records(session, on_run=run_id, keep_versions=self.keep_versions)
+            project = ls.get("session_id")
+            if not project or not run_id:
+                for record in records:
+                    self._reject(record, "the session's last turn has no LangSmith run and project id: read traces"
+                                 " with --source langsmith")  # fmt: skip
+                continue
+            existing = self._existing([run_id], sorted({r.name for r in records}))
+            configs = self._config_problems({r.name for r in records})
+            refused = set()
+            for record in records:
+                problem = configs.get(record.name) or self._write_one(record, run_id, str(project), existing)
+                if problem:
+                    refused.add(self._reject(record, problem, retryable=isinstance(problem, _Undelivered)).id)
+            accepted = {r.id for r in records} - refused
+            if self.mirror is not None:
+                settle_session(self.mirror.ledger, self.mirror.run_id, session, records, accepted,
+                               lambda w: self._delete(w.score_id), self.report, platform="LangSmith")  # fmt: skip
 
     def _mirror(
         self,

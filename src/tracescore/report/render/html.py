@@ -9,6 +9,7 @@ from tracescore.report.agreement import AgreementSection
 from tracescore.report.render.agreement import agreement_html
 from tracescore.report.render.budget import BUDGET_TITLE, budget_note, budget_table
 from tracescore.report.render.queue import QUEUE_CSS, queue_tables
+from tracescore.report.render.sessions import sessions_html
 from tracescore.report.render.surface import (
     SURFACE_TITLE,
     complementarity_lines,
@@ -18,6 +19,7 @@ from tracescore.report.render.surface import (
 )
 from tracescore.report.render.svg import FEW, bar_chart, line_chart
 from tracescore.report.safe import html_link, visible
+from tracescore.report.sessions import SessionView
 from tracescore.report.summary import STAGES, Report, by_stage, score_stage, work_queue
 from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
@@ -45,10 +47,15 @@ def _rate(passed: int, decided: int) -> str:
 
 
 def render_html(
-    report: Report, surface: SurfaceReport | None = None, *, agreement: AgreementSection | None = None
+    report: Report,
+    surface: SurfaceReport | None = None,
+    *,
+    agreement: AgreementSection | None = None,
+    sessions: Sequence[SessionView] = (),
 ) -> str:
     """The report as one HTML page: stage rates per group and over time as SVG, cells with ids, the judge's
-    agreement with human labels (when given, the confusion matrix as a table), the work queue."""
+    agreement with human labels (when given, the confusion matrix as a table), the work queue, the sessions with
+    their turns (when the results have any)."""
     overall = report.overall
     columns = report.columns()
     names = [n for n, _ in columns]
@@ -119,6 +126,7 @@ def render_html(
         )
     out.append("</ul>")
     out += queue_tables(report, queue)
+    out += sessions_html(sessions)
 
     out.append('<h2>Scores</h2><table id="scores"><tr><th>stage</th><th>score</th><th>present</th>')
     out.append("<th>mean / share true</th><th>absent</th></tr>")
