@@ -31,6 +31,7 @@ from tracescore.errors import (
 from tracescore.judge.anthropic import AnthropicJudge
 from tracescore.judge.openai import OpenAIJudge
 from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest
+from tracescore.judge.registry import judge_provider
 from tracescore.judge.rubrics import Rubric
 from tracescore.registry import ScoreSpec, scorer
 from tracescore.report.render import render_html, render_markdown, render_report_terminal
@@ -77,6 +78,7 @@ __all__ = [
     "TraceResult",
     "TracescoreError",
     "absent",
+    "judge_provider",
     "render_html",
     "render_markdown",
     "render_report_terminal",
