@@ -24,9 +24,8 @@ from typing import Any
 
 from langfuse import Langfuse
 
+from tracescore import AnthropicJudge, Judge
 from tracescore.integrations import langfuse as ts
-from tracescore.judge.anthropic import AnthropicJudge
-from tracescore.judge.protocol import Judge
 
 CASES = {
     t["id"]: t

@@ -24,9 +24,8 @@ from typing import Any
 
 from langsmith import Client, evaluate, traceable
 
+from tracescore import AnthropicJudge, Judge
 from tracescore.integrations import langsmith as ts
-from tracescore.judge.anthropic import AnthropicJudge
-from tracescore.judge.protocol import Judge
 
 CASES = {
     t["id"]: t

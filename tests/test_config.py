@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.docs_pages import page
 from tracescore.config import load_config
 from tracescore.errors import ConfigError
 
@@ -60,7 +61,7 @@ def test_readme_documents_the_actual_defaults() -> None:
     from tracescore.config import parse_sections
     from tracescore.platforms.langfuse.settings import LangfuseSettings
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = page("guides/configuration.md") + page("getting-started/langfuse.md")
     documented: dict[str, object] = {}
     for block in re.findall(r"```toml\n(.*?)```", readme, re.S):
         if "project" not in tomllib.loads(block):  # a plugin's pyproject.toml ("Your own scorers"), not tracescore's

@@ -7,6 +7,7 @@ import re
 
 import tracescore
 from tests.conftest import REPO
+from tests.docs_pages import built, page
 from tracescore.catalog import entries, entry
 from tracescore.trace import json_schema
 
@@ -28,8 +29,11 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert ci[-1] in (REPO / "README.md").read_text()
 
 
-def test_readme_documents_every_score_name() -> None:
-    readme = (REPO / "README.md").read_text()
+def test_the_docs_catalog_documents_every_score_name_and_the_readme_only_catalog_names() -> None:
+    readme = built("reference/scores.md")
+    shown = set(re.findall(r"`((?:retrieval|trajectory|grounding|citation|answer|surface)\.[a-z0-9_]+)`",
+                           (REPO / "README.md").read_text()))
+    assert len(shown) >= 10 and sorted(n for n in shown if entry(n) is None) == []
     for name in (
         "retrieval.recall_at_5",
         "retrieval.first_hit_rank",
@@ -42,20 +46,17 @@ def test_readme_documents_every_score_name() -> None:
         "answer.exact_match",
         "diagnosis",
     ):
-        assert re.search(rf"`{re.escape(name)}`", readme), name
+        assert re.search(rf"`{re.escape(name.replace('_5', '_{k}'))}`", readme), name
 
 
 def _catalog_table() -> str:
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## The score catalog", 1)[1].split("\n## ", 1)[0]
-    return "\n".join(line for line in section.splitlines() if line.startswith("|"))
+    return "\n".join(line for line in built("reference/scores.md").splitlines() if line.startswith("|"))
 
 
 def test_every_catalog_name_is_in_the_readme_table() -> None:
     table = _catalog_table()
     for e in entries():
-        shown = e.name.replace("{k}", "5")
-        assert f"`{shown}`" in table, f"{e.name} is in catalog.py but not in the README's score catalog table"
+        assert f"`{e.name}`" in table, f"{e.name} is in the catalog but not in the docs' score catalog table"
 
 
 def test_every_name_a_scorer_emits_on_the_samples_is_in_the_catalog() -> None:
@@ -66,9 +67,9 @@ def test_every_name_a_scorer_emits_on_the_samples_is_in_the_catalog() -> None:
     assert sorted(n for n in emitted if entry(n) is None) == []
 
 
-def test_the_readme_python_api_example_runs() -> None:
-    readme = (REPO / "README.md").read_text()
+def test_the_docs_python_api_example_runs() -> None:
+    readme = page("reference/api.md")
     example = readme.split("## Python API", 1)[1].split("```python", 1)[1].split("```", 1)[0]
     namespace: dict[str, object] = {"__name__": "readme_example"}
-    exec(compile(example, "README.md", "exec"), namespace)  # noqa: S102 - the documented example, as a user runs it
+    exec(compile(example, "docs/reference/api.md", "exec"), namespace)  # noqa: S102 - the documented example, as a user runs it
     assert namespace["results"] and namespace["summary"] is not None

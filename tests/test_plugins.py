@@ -194,8 +194,7 @@ def answer_chars(trace: ts.Trace) -> list[ts.Score]:
 def test_the_api_and_both_platforms_evaluators_give_a_plugins_scores_a_stage_of_its_own_too(tmp_path: Path) -> None:
     from tests.fakes.langsmith_runs import load_samples, run_tree
     from tracescore import score_traces
-    from tracescore.integrations import langfuse as lf
-    from tracescore.integrations import langsmith as ls
+    from tracescore.integrations import langfuse as lf, langsmith as ls
 
     schemas = pytest.importorskip("langsmith.schemas")
     case = load_samples(1)[0] | {"question": "Under POL-1234, how many days do I have to return an item?"}

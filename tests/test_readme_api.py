@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import REPO
+from tests.docs_pages import page
 
 
 def test_the_readme_example_renders_the_report(capsys: pytest.CaptureFixture[str]) -> None:
-    readme = (REPO / "README.md").read_text()
+    readme = page("reference/api.md")
     example = readme.split("## Python API", 1)[1].split("```python", 1)[1].split("```", 1)[0]
     namespace: dict[str, object] = {"__name__": "readme_example"}
     exec(compile(example, "README.md", "exec"), namespace)  # noqa: S102 - the documented example, as a user runs it

@@ -30,9 +30,9 @@ from tracescore.reasons import (
     Absence,
     Reason,
     Reasons,
+    absence_kind as _global_kind,
     declared_reason,
 )
-from tracescore.reasons import absence_kind as _global_kind
 
 __all__ = [
     "ANY_SCORE", "DOES_NOT_APPLY", "JUDGED", "NOT_COMPUTED", "REASONS", "STAGES", "Absence", "Entry", "Reason",
@@ -104,9 +104,10 @@ def _view(loaded: registry.Registry) -> tuple[Entry, ...]:
     return tuple(_entry(inst, spec) for inst, spec in loaded.specs())
 
 
-def entries() -> tuple[Entry, ...]:
-    """Every score of every installed scorer, in the registry's order."""
-    return _view(registry.load())
+def entries(loaded: registry.Registry | None = None) -> tuple[Entry, ...]:
+    """Every score of every installed scorer (of ``loaded``, default the installed registry), in the registry's
+    order."""
+    return _view(registry.load() if loaded is None else loaded)
 
 
 @lru_cache(maxsize=4096)

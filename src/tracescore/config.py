@@ -25,10 +25,8 @@ from tracescore.judge.redact import Redactor, redactor
 from tracescore.judge.registry import provider
 from tracescore.judge.rubrics import load_rubric
 from tracescore.platforms import registry
-from tracescore.registry import Chosen, choose
-from tracescore.registry import load as registry_load
-from tracescore.scorers.criteria import Criterion, read_criteria
-from tracescore.scorers.criteria import configure as configure_criteria
+from tracescore.registry import Chosen, choose, load as registry_load
+from tracescore.scorers.criteria import Criterion, configure as configure_criteria, read_criteria
 from tracescore.scorers.rubrics import RUBRIC_KEYS, Rubrics, choose_rubrics
 from tracescore.sections import (
     CORE_SECTIONS,

@@ -11,8 +11,13 @@ from pydantic import BaseModel
 from tests.adapters.test_struct_decode import canon
 from tests.conftest import SAMPLES
 from tests.engine.test_golden import expertqa_lines, faults_lines
-from tracescore.adapters.jsonl import _BOM, _MAYBE_NON_FINITE, describe_validation_error, non_finite_path
-from tracescore.adapters.jsonl import trace_from_json as fast
+from tracescore.adapters.jsonl import (
+    _BOM,
+    _MAYBE_NON_FINITE,
+    describe_validation_error,
+    non_finite_path,
+    trace_from_json as fast,
+)
 from tracescore.errors import AdapterError
 from tracescore.trace import Trace
 

@@ -14,11 +14,9 @@ import pytest
 from sklearn.metrics import (
     accuracy_score,
     cohen_kappa_score,
+    confusion_matrix as sk_confusion_matrix,
     precision_recall_fscore_support,
     roc_auc_score,
-)
-from sklearn.metrics import (
-    confusion_matrix as sk_confusion_matrix,
 )
 
 from tracescore.calibrate.agreement import (

@@ -18,11 +18,9 @@ from click.testing import CliRunner, Result
 
 from tests.calibrate.helpers import MODEL, RUBRIC, scored_store
 from tests.fakes.langfuse import FakeLangfuse, env_for
-from tests.fakes.langfuse_queues import annotate
-from tests.fakes.langfuse_queues import state as langfuse_state
+from tests.fakes.langfuse_queues import annotate, state as langfuse_state
 from tests.fakes.langsmith import FakeLangSmith
-from tests.fakes.langsmith_queues import review
-from tests.fakes.langsmith_queues import state as langsmith_state
+from tests.fakes.langsmith_queues import review, state as langsmith_state
 from tracescore.calibrate.agreement import VERDICTS
 from tracescore.calibrate.labels import VERDICT_LABEL, measure_and_record
 from tracescore.calibrate.sampling import candidates

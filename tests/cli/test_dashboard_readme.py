@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 from click.testing import CliRunner
 
+from tests.docs_pages import page
 from tracescore.cli import main
 from tracescore.cli.dashboard import dashboard
 from tracescore.platforms.dashboards import BY_CHOICES, DEFAULT_NAME, dashboard_spec
@@ -17,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _section() -> str:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = page("guides/dashboards.md")
     assert "\n## Dashboards\n" in readme, "the README has no 'Dashboards' section"
     return readme.split("\n## Dashboards\n", 1)[1].split("\n## ", 1)[0]
 

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 import tracescore.cli.exits as exits
 import tracescore.cli.job as job
 from tests.conftest import REPO
+from tests.docs_pages import built
 from tracescore import errors
 from tracescore.cli import main
 from tracescore.cli.exits import OUTCOMES, end
@@ -22,7 +23,7 @@ from tracescore.errors import Interrupted, LockError, TracescoreError
 from tracescore.store.lock import StoreLock
 
 SRC = REPO / "src" / "tracescore"
-_TREE = [getattr(errors, name) for name in errors.__all__ if issubclass(getattr(errors, name), TracescoreError)]
+_TREE = [c for c in vars(errors).values() if isinstance(c, type) and issubclass(c, TracescoreError)]
 _EXPECTED = {
     "TracescoreError": 4, "ConfigError": 2, "MissingInputError": 2, "InputError": 1, "AdapterError": 1,
     "InputShapeError": 2, "NoResultsError": 6, "NothingToDoError": 6, "OutputError": 4, "SourceError": 4,
@@ -166,8 +167,8 @@ def test_end_takes_only_an_outcome() -> None:
         end(errors.ConfigError.exit_code)
 
 
-def _readme_codes(heading: str) -> set[int]:
-    section = (REPO / "README.md").read_text(encoding="utf-8").split(heading, 1)[1].split("\n#", 1)[0]
+def _readme_codes(heading: str, path: str = "reference/exit-codes.md") -> set[int]:
+    section = built(path).split(heading, 1)[1].split("\n#", 1)[0]
     return {int(m) for m in re.findall(r"^\| `?(\d+)`? \|", section, re.M)}
 
 
@@ -178,5 +179,8 @@ def test_the_readme_table_holds_every_exit_code_and_only_those() -> None:
         | {Interrupted(sig).exit_code for sig in SIGNALS}
         | {click.UsageError.exit_code}  # click's own: a bad option (2, as ConfigError)
     )
-    assert _readme_codes("### Exit codes (every command)") == produced
-    assert _readme_codes("Exit status of `tracescore gate` and `tracescore report`:") <= produced
+    assert _readme_codes("### What each code means, command by command") == produced  # the hand-written table
+    generated = built("reference/exit-codes.md").split("## Exit codes (every command)", 1)[1].split("\n#", 1)[0]
+    classes = {int(m) for m in re.findall(r"^\| [^|\n]*`\w+`[^|\n]* \| (\d+) \|", generated, re.M)}
+    assert classes | _readme_codes("## Exit codes (every command)") == produced  # the generated tables
+    assert _readme_codes("Exit status of `tracescore gate` and `tracescore report`:", "guides/ci-gate.md") <= produced

@@ -18,6 +18,7 @@ from click.testing import CliRunner, Result
 
 import tracescore
 from tests.conftest import REPO
+from tests.docs_pages import page
 from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.langfuse import FakeLangfuse, env_for
 from tracescore import __version__
@@ -291,6 +292,6 @@ def test_the_smaller_first_hour_edges(tmp_path: Path, monkeypatch: pytest.Monkey
     assert (tmp_path / "sheet.csv").read_text().count("\n") >= 12
     # -V is --version; completion is documented
     assert _cli("-V").output.strip() == f"tracescore, version {__version__}"
-    readme = (REPO / "README.md").read_text()
+    readme = page("getting-started/index.md")
     assert "_TRACESCORE_COMPLETE=bash_source tracescore" in readme
     assert "_TRACESCORE_COMPLETE=zsh_source tracescore" in readme and "_TRACESCORE_COMPLETE=fish_source" in readme

@@ -25,8 +25,7 @@ from tests.fakes.langsmith_experiments import add_dataset
 from tests.fakes.langsmith_runs import load_samples, run_tree
 from tests.integrations.conftest import cli_lines, cookbook
 from tracescore.cli.main import main
-from tracescore.integrations import langfuse as lf
-from tracescore.integrations import langsmith as ls
+from tracescore.integrations import langfuse as lf, langsmith as ls
 from tracescore.integrations.scoring import USAGE_FIELDS
 from tracescore.judge.anthropic import AnthropicJudge
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.integrations.pytest_runs import REPO, SRC, SUITE, entry_points, run_pytest
+from tests.docs_pages import page
+from tests.integrations.pytest_runs import SRC, SUITE, entry_points, run_pytest
 from tracescore.cli.main import main
 
 BROKEN = {
@@ -46,7 +47,7 @@ def test_the_plugin_is_declared_as_a_pytest11_entry_point() -> None:
 
 
 def test_the_readme_shows_the_cookbook_suite_and_the_commands_run_here() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = page("guides/pytest.md")
     section = readme.split("## pytest: agent tests that fail on the broken stage", 1)[1].split("\n## ", 1)[0]
     example = section.split("```python\n", 1)[1].split("```", 1)[0]
     assert example in (SUITE / "test_agent.py").read_text(encoding="utf-8")  # the README's test is the cookbook's

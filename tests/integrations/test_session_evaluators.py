@@ -10,8 +10,7 @@ import pytest
 import tracescore
 from tests.engine.sessions_gen import generate
 from tests.fakes.langsmith_runs import run_tree
-from tracescore.integrations import langfuse as lf
-from tracescore.integrations import langsmith as ls
+from tracescore.integrations import langfuse as lf, langsmith as ls
 
 schemas = pytest.importorskip("langsmith.schemas")
 PROJECT = "00000000-0000-4000-8000-0000000000aa"

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from tests.docs_pages import built
 from tests.report.test_gate import BAD_CONFIG, CANNOT_RUN, PASSED, RULE_FAILED, case_line, clean_run, write
 from tracescore import catalog
 from tracescore.cli import main
@@ -163,15 +164,15 @@ def test_a_toml_limit_that_is_not_finite_is_a_config_error(tmp_path: Path) -> No
         assert result.exit_code == BAD_CONFIG, result.output
 
 
-def test_every_catalog_range_is_the_readme_type_column() -> None:
-    """The ranges the gate checks limits against are the README catalog table's types, score by score."""
-    readme = (ROOT / "README.md").read_text().split("## The score catalog", 1)[1].split("\n## ", 1)[0]
-    ranges = {"numeric 0..1": (0.0, 1.0), "boolean": (0.0, 1.0), "numeric ≥ 1": (1.0, math.inf),
-              "numeric ≥ 0": (0.0, math.inf), "numeric count": (0.0, math.inf)}  # fmt: skip
+def test_every_catalog_range_is_the_docs_kind_and_range_columns() -> None:
+    """The ranges the gate checks limits against are the docs catalog's kind and range, score by score."""
+    readme = built("reference/scores.md")
+    ranges = {"numeric 0 .. 1": (0.0, 1.0), "boolean 0 .. 1": (0.0, 1.0), "numeric 1 .. ∞": (1.0, math.inf),
+              "numeric 0 .. ∞": (0.0, math.inf)}  # fmt: skip
     seen = 0
-    for row in re.finditer(r"^\| \w+ \| `([^`]+)`[^|]*\| ([^|]+?) \|", readme, re.M):
-        name, kind = row.group(1), row.group(2)
-        found = catalog.entry(name)
+    for row in re.finditer(r"^\| `([^`]+)` \| (\w+) \| [^|]+ \| ([^|]*?) \|", readme, re.M):
+        name, kind = row.group(1), f"{row.group(2)} {row.group(3)}"
+        found = catalog.entry(name.replace("{k}", "5"))
         if found is None or found.kind == "CATEGORICAL":
             continue
         assert (found.low, found.high) == ranges[kind], (name, kind)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from tests.docs_pages import page
 from tracescore.scorers.answer import answer_scorer
 from tracescore.scorers.retrieval import retrieval_scorer
 from tracescore.trace import Hit, Labels, SearchStep, Trace
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+README = page("getting-started/trace-format.md")  # the trace-format page of the docs
 _HITS = [SearchStep(hits=[Hit(doc_id=d) for d in ("x", "faq-returns", "y", "shipping-v2")])]
 
 

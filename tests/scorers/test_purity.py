@@ -1,6 +1,6 @@
 """Scorers are pure and the engine uses only their public face (read from the source, so a new module is covered):
 
-- ``engine/`` imports from ``tracescore.scorers`` only public names (in the module's ``__all__``, no ``_``), and uses
+- ``engine/`` imports from ``tracescore.scorers`` only public names (no ``_``; a package's: its ``__all__``), and uses
   only public attributes of a scorer module it imports;
 - the pipeline, which runs the scorers, knows them only by the package's public protocol (``tracescore.scorers``);
 - no scorer module keeps mutable state at module level (a list, dict or set, or something built from one) or
@@ -29,7 +29,10 @@ _READ_ONLY_CALLS = {"MappingProxyType", "frozenset", "tuple"}
 
 
 def _public(module: str) -> set[str]:
-    return set(importlib.import_module(module).__all__)
+    """The public names of ``module``: its ``__all__`` when it declares one (a package), else every name without a
+    leading ``_`` (internal modules declare no ``__all__``: issue #49)."""
+    found = importlib.import_module(module)
+    return set(getattr(found, "__all__", None) or (n for n in vars(found) if not n.startswith("_")))
 
 
 def _scorer_imports(path: Path) -> list[tuple[str, str, int]]:

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO, SAMPLES
+from tests.conftest import SAMPLES
+from tests.docs_pages import page
 from tests.store.old_store import store_before
 from tracescore.api import score_traces
 from tracescore.result import TraceResult
@@ -152,9 +153,9 @@ def test_the_view_rows_differ_when_a_score_differs(tmp_path: Path, change: tuple
 
 
 def _readme_query() -> str:
-    """The example query of the README's store section (the ``sqlite3 tracescore.db "..."`` block)."""
-    found = re.search(r'sqlite3 tracescore\.db "(.+?)"\n```', (REPO / "README.md").read_text(), re.S)
-    assert found, "the README's store section lost its example query"
+    """The example query of the result format page's store section (the ``sqlite3 tracescore.db "..."`` block)."""
+    found = re.search(r'sqlite3 tracescore\.db "(.+?)"\n```', page("reference/results.md"), re.S)
+    assert found, "the result format page's store section lost its example query"
     return found.group(1)
 
 

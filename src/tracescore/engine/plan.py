@@ -25,8 +25,7 @@ from tracescore.reasons import Reasons
 from tracescore.registry import Chosen, Installed, RunContext, ScorerDef, choose, option_value
 from tracescore.result import TraceResult
 from tracescore.scorers.absent import absent_for
-from tracescore.scorers.criteria import Criterion
-from tracescore.scorers.criteria import configure as configure_criteria
+from tracescore.scorers.criteria import Criterion, configure as configure_criteria
 from tracescore.scorers.rubrics import Rubrics
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import re
 import tomllib
-from pathlib import Path
 
 import pytest
 
+from tests.docs_pages import page
 from tracescore.config import parse_sections
 from tracescore.errors import ConfigError
 from tracescore.platforms.langsmith.settings import LangSmithSettings
 
 
 def test_readme_documents_the_langsmith_defaults() -> None:
-    readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
+    readme = page("getting-started/langsmith.md")
     blocks = [b for b in re.findall(r"```toml\n(.*?)```", readme, re.S) if "[langsmith]" in b]
     assert len(blocks) == 1
     assert parse_sections(tomllib.loads(blocks[0]))["langsmith"] == LangSmithSettings()
