@@ -30,8 +30,6 @@ from tracescore.scorers.rubrics import Rubrics
 from tracescore.sources.base import Record
 from tracescore.trace import Trace
 
-__all__ = ["report", "score_session", "score_traces", "to_pandas"]
-
 
 def score_traces(
     traces: Iterable[Trace | Mapping[str, Any] | str | bytes],

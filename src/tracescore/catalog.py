@@ -24,20 +24,15 @@ from typing import Any, Literal
 from tracescore import registry
 from tracescore.durations import format_duration
 from tracescore.reasons import (
-    DOES_NOT_APPLY,
-    NOT_COMPUTED,
-    REASONS,
+    DOES_NOT_APPLY as DOES_NOT_APPLY,
+    NOT_COMPUTED as NOT_COMPUTED,
+    REASONS as REASONS,
     Absence,
-    Reason,
-    Reasons,
+    Reason as Reason,
+    Reasons as Reasons,
     absence_kind as _global_kind,
-    declared_reason,
+    declared_reason as declared_reason,
 )
-
-__all__ = [
-    "ANY_SCORE", "DOES_NOT_APPLY", "JUDGED", "NOT_COMPUTED", "REASONS", "STAGES", "Absence", "Entry", "Reason",
-    "Reasons", "absence_kind", "declared_reason", "describe", "entries", "entry", "is_known", "names_of",
-]  # fmt: skip
 
 STAGES = registry.STAGES
 

@@ -30,35 +30,14 @@ from tracescore.scorers.criteria import Criterion, configure as configure_criter
 from tracescore.scorers.rubrics import RUBRIC_KEYS, Rubrics, choose_rubrics
 from tracescore.sections import (
     CORE_SECTIONS,
-    JUDGE_SALT,
+    JUDGE_SALT as JUDGE_SALT,
     SAMPLING_KEYS,
-    GateSettings,
-    JobSettings,
+    JobSettings as JobSettings,
     JudgeSettings,
-    ScoringSettings,
-    SinksSettings,
-    SourceSettings,
-    option_of,
+    ScoringSettings as ScoringSettings,
+    SourceSettings as SourceSettings,
+    option_of as option_of,
 )
-
-__all__ = [
-    "CORE_SECTIONS",
-    "DEFAULT_CONFIG_FILE",
-    "Config",
-    "GateSettings",
-    "JobSettings",
-    "JUDGE_SALT",
-    "JudgeSettings",
-    "SAMPLING_KEYS",
-    "ScoringSettings",
-    "SinksSettings",
-    "SourceSettings",
-    "fingerprint",
-    "load_config",
-    "option_of",
-    "parse_sections",
-    "schema",
-]
 
 DEFAULT_CONFIG_FILE = "tracescore.toml"
 

@@ -9,8 +9,6 @@ from typing import Annotated
 
 from pydantic import BeforeValidator
 
-__all__ = ["Duration", "format_duration", "parse_duration"]
-
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 

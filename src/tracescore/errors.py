@@ -31,24 +31,6 @@ from typing import ClassVar
 
 from tracescore.secrets import redact
 
-__all__ = [
-    "AdapterError",
-    "ConfigError",
-    "InputError",
-    "InputShapeError",
-    "Interrupted",
-    "JudgeError",
-    "LockError",
-    "MissingInputError",
-    "NoResultsError",
-    "NothingToDoError",
-    "OutputError",
-    "SinkError",
-    "SourceError",
-    "StoreError",
-    "TracescoreError",
-]
-
 
 class TracescoreError(Exception):
     """Base class of every error tracescore raises on purpose. Its message never holds a credential: it is redacted

@@ -9,8 +9,6 @@ from collections.abc import Callable
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
-__all__ = ["encoder"]
-
 
 def encoder(*, ensure_ascii: bool, separators: tuple[str, str] = (", ", ": ")) -> Callable[[Any], str]:
     """``json.dumps(value, ensure_ascii=..., separators=..., default=str, allow_nan=False)`` with the C encoder built

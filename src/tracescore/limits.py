@@ -12,8 +12,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["RateLimiter"]
-
 
 class RateLimiter:
     """At most ``per_minute`` requests per minute (None: unlimited), with bursts up to ``burst``; counts requests.

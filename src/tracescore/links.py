@@ -26,20 +26,6 @@ from tracescore.urls import normalize_url
 if TYPE_CHECKING:
     import httpx
 
-__all__ = [
-    "DEAD_STATUSES",
-    "MAX_CONCURRENCY",
-    "PER_HOST_INTERVAL",
-    "TIMEOUT_SECONDS",
-    "UNKNOWN_STATUSES",
-    "HostGate",
-    "LinkCheck",
-    "LinkChecker",
-    "LinkState",
-    "LinkStatus",
-    "classify_status",
-]
-
 LinkState = Literal["alive", "dead", "unknown"]
 DEAD_STATUSES = frozenset({404, 410})
 UNKNOWN_STATUSES = frozenset({401, 403, 429})  # the page may be there; we are not allowed to see it (yet)

@@ -12,10 +12,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-__all__ = [
-    "DOES_NOT_APPLY", "NOT_COMPUTED", "REASONS", "Absence", "Reason", "Reasons", "absence_kind", "declared_reason",
-]  # fmt: skip
-
 # -- absence reasons ----------------------------------------------------------------------------------------------
 Absence = Literal["does not apply", "not computed"]
 DOES_NOT_APPLY: Absence = "does not apply"

@@ -36,10 +36,6 @@ from tracescore.durations import format_duration
 from tracescore.errors import ConfigError
 from tracescore.reasons import DOES_NOT_APPLY, NOT_COMPUTED, Absence, Reason
 
-__all__ = [
-    "GROUP", "INJECTED", "STAGES", "Chosen", "Installed", "Registry", "RunContext", "ScoreSpec", "ScorerDef",
-    "choose", "load", "option_value", "type_name", "reasons", "scorer", "validate_options"]  # fmt: skip
-
 GROUP = "tracescore.scorers"
 STAGES: tuple[str, ...] = ("retrieval", "trajectory", "grounding", "citations", "answer", "surface", "diagnosis",
                            "session")

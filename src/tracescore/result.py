@@ -14,8 +14,6 @@ from typing import Any, Literal
 from tracescore.jsontext import encoder
 from tracescore.scores import Score, ScoreValue
 
-__all__ = ["CitationRow", "ClaimRow", "Label", "TraceResult", "UrlRow", "result_from_line"]
-
 
 @dataclass(frozen=True)
 class CitationRow:

@@ -12,8 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-__all__ = ["DEFAULT_POLICY", "RetryPolicy", "Verdict", "call_with_retries"]
-
 T = TypeVar("T")
 
 

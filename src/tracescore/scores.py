@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-__all__ = ["Score", "ScoreValue", "absent", "score"]
-
 ScoreValue = float | bool | str
 DataType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL"]
 

@@ -11,8 +11,6 @@ import os
 import re
 from collections.abc import Mapping
 
-__all__ = ["SECRET_VARS", "RedactLogs", "redact"]
-
 SECRET_VARS = (
     "LANGFUSE_SECRET_KEY",
     "LANGFUSE_PUBLIC_KEY",

@@ -20,24 +20,6 @@ from tracescore.judge.registry import installed
 from tracescore.platforms import registry
 from tracescore.platforms.base import Platform
 
-__all__ = [
-    "CORE_SECTIONS",
-    "GateSettings",
-    "JobSettings",
-    "JUDGE_KEY",
-    "JUDGE_SALT",
-    "JudgeSettings",
-    "RedactPattern",
-    "SAMPLING_KEYS",
-    "ScorersSettings",
-    "ScoringSettings",
-    "SessionsSettings",
-    "SinksSettings",
-    "SourceSettings",
-    "check_judge_key",
-    "option_of",
-    "parse_duration",
-]
 
 def _kinds(has: Callable[[Platform], bool]) -> list[str]:
     return [repr(n) for n, p in registry.platforms().items() if has(p)]

@@ -24,8 +24,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from tracescore.trace import FetchStep, Hit, SearchStep, Step, Trace, fetch_failed
 from tracescore.urls import normalize_url
 
-__all__ = ["Earlier", "EarlierTurn", "carried_comment", "joined", "turn_evidence"]
-
 
 class EarlierTurn(BaseModel):
     """One earlier turn's evidence: its searches (with their hits) and its successful fetches, in step order;

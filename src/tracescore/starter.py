@@ -10,8 +10,6 @@ from tracescore.catalog import describe
 from tracescore.config import JobSettings, ScoringSettings, SourceSettings, option_of, schema
 from tracescore.platforms import registry
 
-__all__ = ["starter_config"]
-
 
 def _credentials() -> list[str]:
     return [" / ".join(p.credentials) for p in registry.platforms().values() if p.credentials]

@@ -12,21 +12,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "BlindSpot",
-    "Citation",
-    "DocGroup",
-    "FetchStep",
-    "Hit",
-    "Labels",
-    "SearchStep",
-    "Step",
-    "Trace",
-    "fetch_failed",
-    "json_schema",
-]
-
 SCHEMA_VERSION: Literal["1"] = "1"
 
 

@@ -6,8 +6,6 @@ import re
 from functools import lru_cache
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["TRACKING_PARAMS", "URL_CACHE_SIZE", "is_url", "normalize_url"]
-
 URL_CACHE_SIZE = 16_384  # > the URLs of one wide trace (100 search calls × 50 hits + citations), so it never thrashes
 
 TRACKING_PARAMS = frozenset(

@@ -6,6 +6,4 @@ release workflow publishes a tag only when it names this version.
 
 from __future__ import annotations
 
-__all__ = ["__version__"]
-
 __version__ = "0.1.0"

@@ -18,8 +18,6 @@ from tracescore.adapters.fields import MISSING, call_arguments, parse_maybe_json
 from tracescore.adapters.mapping import MappingConfig, answer_text, question_text
 from tracescore.adapters.text import text_of
 
-__all__ = ["FINAL_ANSWER", "Call", "agent_answer", "agent_question", "outermost_agent"]
-
 FINAL_ANSWER = "final_answer"
 """The tool an agent answers with (smolagents, and the convention it follows)."""
 

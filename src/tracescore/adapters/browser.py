@@ -31,8 +31,6 @@ from typing import Any
 from tracescore.adapters.notes import note
 from tracescore.trace import FetchStep, Hit, SearchStep
 
-__all__ = ["BrowserPage", "PageReading", "markdown_hits", "not_found", "read_page"]
-
 _RULE = re.compile(r"^={5,}[ \t]*$", re.MULTILINE)
 _ADDRESS = re.compile(r"^Address:[ \t]*(\S.*?)[ \t]*$", re.MULTILINE)
 _TITLE = re.compile(r"^Title:[ \t]*(.*?)[ \t]*$", re.MULTILINE)

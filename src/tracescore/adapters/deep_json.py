@@ -13,8 +13,6 @@ import json
 import re
 from typing import Any
 
-__all__ = ["TOO_DEEP", "cap_depth", "loads_capped", "too_deep"]
-
 # What a value nested too deeply becomes: a string no real record holds (it starts with a NUL character).
 TOO_DEEP = "\x00tracescore: nested too deeply"
 _TOO_DEEP_JSON = json.dumps(TOO_DEEP)

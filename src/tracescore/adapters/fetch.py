@@ -13,8 +13,6 @@ from tracescore.adapters.mapping import MappingConfig
 from tracescore.adapters.notes import note
 from tracescore.trace import BlindSpot, FetchStep
 
-__all__ = ["fetch_step"]
-
 
 def fetch_step(
     label: str,

@@ -13,18 +13,6 @@ from typing import Any
 
 from tracescore.trace import Labels
 
-__all__ = [
-    "MISSING",
-    "call_arguments",
-    "extract_labels",
-    "first_path",
-    "get_path",
-    "parse_maybe_json",
-    "session_key",
-    "split_path",
-    "unflatten_indexed",
-]
-
 
 class _Missing:
     """Sentinel: a path that leads nowhere (distinct from a value that is ``None``)."""

@@ -12,19 +12,6 @@ from tracescore.adapters.fields import get_path, parse_maybe_json, unflatten_ind
 from tracescore.adapters.text import message_role
 from tracescore.trace import Hit
 
-__all__ = [
-    "extract_hits",
-    "find_flat",
-    "hit_from_item",
-    "output_error",
-    "span_attributes",
-    "tool_output",
-    "tool_result",
-    "tool_semantics",
-    "unread_shape",
-]
-
-
 _URL_KEYS = ("url", "link", "href", "source", "uri", "file_path")
 _ID_KEYS = ("doc_id", "document_id", "id", "docid", "_id")
 _TITLE_KEYS = ("title", "name")

@@ -28,8 +28,6 @@ from tracescore.adapters import structs
 from tracescore.errors import AdapterError
 from tracescore.trace import SearchStep, Trace
 
-__all__ = ["describe_validation_error", "invalid_trace", "model_trace", "non_finite_path", "trace_from_json"]
-
 _BOM = b"\xef\xbb\xbf"
 # Cheap pre-filter: text that may hold a non-finite number (an exponent of 3+ digits, Infinity, NaN); only then walk.
 _MAYBE_NON_FINITE = re.compile(rb"Infinity|NaN|\d[eE][+]?\d{3}")

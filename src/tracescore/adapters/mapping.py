@@ -20,12 +20,6 @@ from tracescore.adapters.text import (
     text_of,
 )
 
-__all__ = [
-    "MappingConfig",
-    "answer_text",
-    "question_text",
-]
-
 
 class MappingConfig(BaseModel):
     """Where an adapter finds searches, fetches, hits, page text, question, answer and labels in native records.

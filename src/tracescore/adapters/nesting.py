@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from tracescore.adapters.notes import MappingNote, collect_notes, note
 from tracescore.trace import BlindSpot, Hit, SearchStep
 
-__all__ = ["StepPlan", "plan_steps", "search_through_nested"]
-
 # Builds one search step, appending its blind spot (if any) to the list it is given.
 SearchBuilder = Callable[[list[BlindSpot]], SearchStep]
 

@@ -6,12 +6,6 @@ from contextvars import ContextVar
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = [
-    "MappingNote",
-    "collect_notes",
-    "note",
-]
-
 
 class MappingNote(BaseModel):
     """One decision an adapter took on one native record: what it took the record for, or why it skipped it."""

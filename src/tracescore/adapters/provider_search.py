@@ -14,13 +14,6 @@ from tracescore.adapters.hits import extract_hits
 from tracescore.adapters.notes import note
 from tracescore.trace import BlindSpot, Citation, FetchStep, Hit, SearchStep
 
-__all__ = [
-    "add_builtin_search",
-    "ProviderSearch",
-    "builtin_search",
-    "declared_search_tool",
-]
-
 
 # -- provider built-in web search -----------------------------------------------------------------------------------
 class ProviderSearch(BaseModel):

@@ -20,8 +20,6 @@ from msgspec import Meta, Raw
 from msgspec.structs import force_setattr
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-__all__ = ["BlindSpot", "Citation", "FetchStep", "Hit", "Labels", "SearchStep", "Trace", "decode", "replace"]
-
 _DATETIME: TypeAdapter[datetime | None] = TypeAdapter(datetime | None)  # pydantic's own, in JSON mode
 # The fixed shape nests 6 deep; only the free-form ``metadata`` values nest without bound. One nested past this goes
 # to pydantic, whose JSON parser refuses a nesting of 200 (msgspec's goes deeper).

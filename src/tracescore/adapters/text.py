@@ -10,17 +10,6 @@ from typing import Any
 
 from tracescore.adapters.fields import MISSING, first_path, parse_maybe_json
 
-__all__ = [
-    "ASSISTANT_ROLES",
-    "USER_ROLES",
-    "extract_text",
-    "last_assistant_message",
-    "last_user_message",
-    "message_role",
-    "message_text",
-    "text_of",
-]
-
 
 def text_of(value: Any) -> str | None:
     """Readable text of a value: a string as is; chat content parts joined; other objects as compact JSON."""

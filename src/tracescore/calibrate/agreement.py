@@ -15,24 +15,14 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Literal
 
-from tracescore.calibrate.ranking import Estimate, absent, auroc, bootstrap_auroc, pairwise_auroc, quantile
-
-__all__ = [
-    "VERDICTS",
-    "Agreement",
-    "Estimate",
-    "Pair",
-    "auroc",
-    "bootstrap_auroc",
-    "bootstrap_kappa",
-    "cohen_kappa",
-    "confusion_matrix",
-    "human_pairs",
-    "measure",
-    "pairwise_auroc",
-    "precision_recall",
-    "wilson_interval",
-]
+from tracescore.calibrate.ranking import (
+    Estimate as Estimate,
+    absent,
+    auroc as auroc,
+    bootstrap_auroc,
+    pairwise_auroc,
+    quantile,
+)
 
 VERDICTS: tuple[str, ...] = ("supported", "partial", "unsupported", "contradicted")  # ordinal, best first
 Weights = Literal["linear"] | None

@@ -11,8 +11,6 @@ from tracescore.judge.rubrics import load_rubric
 from tracescore.scorers.criteria import Criterion
 from tracescore.store.db import Store
 
-__all__ = ["criteria_agreement", "grounding_agreement"]
-
 
 def grounding_agreement(
     store: Store, judge_model: str, rubric_version: str | None = None

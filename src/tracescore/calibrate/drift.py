@@ -25,8 +25,6 @@ from tracescore.scorers.grounding import GROUNDING_RATE, grounding_scorer
 from tracescore.store.db import Store
 from tracescore.trace import Trace
 
-__all__ = ["DriftResult", "baseline_for", "check_drift", "rejudge"]
-
 _SUPPORTS = {"supported": "yes", "partial": "partial"}
 
 

@@ -21,20 +21,6 @@ from tracescore.calibrate.agreement import VERDICTS, Agreement, Pair, human_pair
 from tracescore.scorers.answer import ANSWER_CORRECT
 from tracescore.store.db import Store
 
-__all__ = [
-    "LABELS",
-    "VERDICT_LABEL",
-    "Calibration",
-    "Label",
-    "LabelSpec",
-    "add_labels",
-    "label_spec",
-    "labelled_pairs",
-    "latest_calibration",
-    "measure_and_record",
-    "stored_labels",
-]
-
 
 @dataclass(frozen=True)
 class LabelSpec:

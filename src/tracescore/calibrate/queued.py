@@ -14,8 +14,6 @@ from collections.abc import Iterable, Iterator
 from tracescore.calibrate.sampling import Item
 from tracescore.store.db import Store
 
-__all__ = ["mark_pushed", "pending", "pushed", "queued_traces", "review_text", "unpushed"]
-
 
 def review_text(item: Item, limit: int = 5000) -> str:
     """What the reviewer reads beside the trace: the claim, its document, URL and quote. Never the verdict."""

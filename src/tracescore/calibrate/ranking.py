@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Estimate", "absent", "auroc", "bootstrap_auroc", "pairwise_auroc", "quantile"]
-
 
 @dataclass(frozen=True)
 class Estimate:

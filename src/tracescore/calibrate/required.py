@@ -23,15 +23,6 @@ from tracescore.store.db import Store
 from tracescore.trace import Trace
 from tracescore.urls import is_url, normalize_url
 
-__all__ = [
-    "LABEL",
-    "HumanRequired",
-    "apply_required",
-    "human_required",
-    "parse_required",
-    "with_human_required",
-]
-
 LABEL = "retrieval.required_doc_ids"
 _SPLIT = re.compile(r"[\s,;]+")
 _NONE = {"none", "-", "[]"}

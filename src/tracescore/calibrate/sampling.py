@@ -26,22 +26,6 @@ from tracescore.scorers.grounding import GROUNDING_RATE, collect_evidence
 from tracescore.store.db import Store
 from tracescore.trace import Trace
 
-__all__ = [
-    "FAILURE_KINDS",
-    "Candidate",
-    "Item",
-    "Picked",
-    "Sample",
-    "attach_documents",
-    "candidates",
-    "item_id",
-    "queued_ids",
-    "queued_on",
-    "record_sample",
-    "sample",
-    "verdict_candidates",
-]
-
 FAILURE_KINDS = ("unverified_quote", "partial", "drift", "supported_unfetched")
 _SUPPORTS = {"supported": "yes", "partial": "partial"}
 

@@ -20,15 +20,6 @@ from tracescore.calibrate.labels import LABELS, Label, LabelSpec, label_spec
 from tracescore.calibrate.sampling import Item
 from tracescore.errors import InputError, MissingInputError, OutputError
 
-__all__ = [
-    "ITEM_COLUMNS",
-    "LABEL_COLUMNS",
-    "SheetRead",
-    "read_agreement_sheet",
-    "read_sheet",
-    "write_sheet",
-]
-
 ITEM_COLUMNS = ("item_id", "trace_id", "question", "claim", "document", "url", "quote", "cited")
 LABEL_COLUMNS = {spec.name: spec for spec in LABELS}
 _META_COLUMNS = ("reviewer", "labelled_at", "notes")

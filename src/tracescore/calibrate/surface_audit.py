@@ -23,18 +23,6 @@ from tracescore.calibrate.agreement import wilson_interval
 from tracescore.scorers.surface import SURFACE_SMART, UrlRow
 from tracescore.store.db import Store
 
-__all__ = [
-    "LABELS",
-    "PARTS",
-    "PER_LEAF",
-    "AuditAgreement",
-    "AuditItem",
-    "audit_agreement",
-    "audit_items",
-    "audit_sample",
-    "stored_url_rows",
-]
-
 PER_LEAF = 5
 PARTS = ("surface", "page")
 LABELS = ("supports", "contradicts")

@@ -13,8 +13,6 @@ from typing import Any
 
 from tracescore.calibrate.labels import Calibration
 
-__all__ = ["MIN_CALIBRATION_ITEMS", "MIN_KAPPA", "judge_is_trusted", "partial_above_chance", "sampled_note"]
-
 MIN_KAPPA = 0.6
 MIN_CALIBRATION_ITEMS = 30
 """Fewer labelled items than this cannot make a judge trusted, whatever their kappa: with two classes at even odds, a

@@ -14,8 +14,6 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-__all__ = ["html_to_open", "open_in_browser"]
-
 
 def html_to_open(fmt: str, out: str | None) -> tuple[str, str]:
     """The format and file of a report to open: HTML (another ``--format`` given is a bad parameter), written to

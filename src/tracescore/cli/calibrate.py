@@ -45,8 +45,6 @@ from tracescore.sources.jsonl import read_jsonl
 from tracescore.store.db import Store
 from tracescore.trace import Trace
 
-__all__ = ["calibrate"]
-
 _F = TypeVar("_F", bound=Callable[..., Any])
 _SHEET = ".csv"
 

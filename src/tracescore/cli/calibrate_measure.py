@@ -43,8 +43,6 @@ from tracescore.report.safe import fitted_console
 from tracescore.store.db import Store
 from tracescore.trace import Trace
 
-__all__ = ["agreement", "check", "measure"]
-
 MEASURED = tuple(s.name for s in LABELS if s.kind != "text")  # labels a judge gives a value for
 FORMATS = ("terminal", "json")
 

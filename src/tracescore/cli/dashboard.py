@@ -32,8 +32,6 @@ from tracescore.platforms.dashboards import (
 from tracescore.registry import option_value
 from tracescore.store import Store
 
-__all__ = ["dashboard"]
-
 
 def _agreement(store_path: str, judge_model: str, rubric_version: str) -> tuple[str, str]:
     """The calibration of the judge behind grounding.rate, and why there is none when there is none; a missing

@@ -24,8 +24,6 @@ from tracescore.report.safe import fitted_console
 from tracescore.report.summary import Summary, render_terminal
 from tracescore.sources.base import ShardedSource
 
-__all__ = ["score_ray"]
-
 
 def score_ray(
     traces: str | None,

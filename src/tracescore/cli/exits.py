@@ -17,9 +17,6 @@ import click
 from tracescore.cli.paths import reads, writes
 from tracescore.secrets import redact
 
-__all__ = ["EXIT_GAPS", "EXIT_GATE_FAILED", "EXIT_INPUT", "EXIT_UNDECIDED", "OUTCOMES", "end", "rate_option",
-           "store_option"]
-
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 EXIT_INPUT = 1  # score/run/backfill/push/inspect/calibrate pull: done, but some traces, rows or records could not be

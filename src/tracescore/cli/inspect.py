@@ -13,8 +13,6 @@ from tracescore.errors import ConfigError
 from tracescore.platforms.inspect import inspect_record, render_report
 from tracescore.platforms.registry import DEFAULT_SOURCE, get_adapter, names, server_line
 
-__all__ = ["inspect"]
-
 
 @click.command()
 @click.argument("record_file", type=click.Path(exists=True, dir_okay=False))

@@ -34,8 +34,6 @@ from tracescore.starter import starter_config
 from tracescore.store.db import Store
 from tracescore.store.state import JobState, MarkReader
 
-__all__ = ["backfill", "init", "run"]
-
 
 class _When(click.ParamType):  # type: ignore[type-arg,unused-ignore]
     """An ISO 8601 date or time; without an offset it is UTC."""

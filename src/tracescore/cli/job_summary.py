@@ -12,8 +12,6 @@ import click
 from tracescore.cli.exits import EXIT_INPUT, end
 from tracescore.cli.scoring import judge_off_why
 
-__all__ = ["JOB_FORMATS", "as_json", "emit", "finish", "format_option", "given_up_line"]
-
 JOB_FORMATS = ("terminal", "json")
 
 format_option = click.option(

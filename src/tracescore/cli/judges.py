@@ -11,8 +11,6 @@ import click
 from tracescore.judge.registry import GROUP, installed
 from tracescore.sections import PROVIDER_KEYS
 
-__all__ = ["describe", "judges"]
-
 
 def describe() -> list[dict[str, Any]]:
     """Every installed judge provider as ``tracescore judges`` shows it."""

@@ -34,8 +34,6 @@ from tracescore.engine.interrupt import SIGNALS, on_signals
 from tracescore.errors import Interrupted, TracescoreError
 from tracescore.secrets import redact
 
-__all__ = ["entry", "exit_on_failure", "main"]
-
 _SIGNAL_EXITS = frozenset(Interrupted(sig).exit_code for sig in SIGNALS)  # 130, 143
 
 

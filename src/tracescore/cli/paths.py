@@ -24,8 +24,6 @@ import click
 
 from tracescore.errors import ConfigError, OutputError
 
-__all__ = ["claim", "reads", "write_text", "writes"]
-
 _CLAIMS = "tracescore.paths"
 
 

@@ -10,8 +10,6 @@ import click
 
 from tracescore.platforms import registry
 
-__all__ = ["check_platform_options", "platform_options"]
-
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 

@@ -18,8 +18,6 @@ from tracescore.platforms import registry
 from tracescore.sources.base import Record
 from tracescore.sources.documents import read_documents
 
-__all__ = ["Progress", "first_document", "input_kind", "input_problem"]
-
 _HEAD = 65536
 
 

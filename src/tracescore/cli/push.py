@@ -45,8 +45,6 @@ from tracescore.sources.exports import ExportFile, ExportRoot, need_pyarrow
 from tracescore.store import Store
 from tracescore.store.state import JobState
 
-__all__ = ["push", "result_from_line"]
-
 RESULT_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")
 PUSHED = "pushed"
 _JSON_COLUMNS = ("scores", "missing", "comments", "metadata", "judge", "errors")

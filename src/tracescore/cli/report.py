@@ -36,8 +36,6 @@ from tracescore.report.summary import build_report, report_to_json
 from tracescore.report.surface import SurfaceReport, fetch_tokens, surface_to_json
 from tracescore.store.db import Store
 
-__all__ = ["gate", "report"]
-
 REPORT_FORMATS = ("terminal", "markdown", "json", "html")
 GATE_FORMATS = ("terminal", "markdown", "json")
 

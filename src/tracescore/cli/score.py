@@ -34,8 +34,6 @@ from tracescore.report.tally import summarize
 from tracescore.scorers.grounding import GROUNDING_RATE
 from tracescore.store import Store
 
-__all__ = ["NO_STORE", "SCORE_FORMATS", "score"]
-
 SCORE_FORMATS = ("terminal", "json")  # the output's shape; what the input is, is --source's
 NO_STORE = "none"  # ``--store none``: a one-off that keeps nothing
 

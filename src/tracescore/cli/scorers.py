@@ -10,8 +10,6 @@ from tracescore.catalog import describe
 from tracescore.cli.paths import reads
 from tracescore.config import load_config
 
-__all__ = ["scorers"]
-
 
 @click.command()
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,

@@ -19,8 +19,6 @@ from tracescore.platforms.base import Parts
 from tracescore.reasons import Reasons
 from tracescore.report.summary import Summary, render_terminal, summary_to_json
 
-__all__ = ["Scoring", "as_json", "end_of", "finish", "judge_off_why"]
-
 NOTHING_STORED = "nothing stored (--store none): no run, no cache"
 
 _WHY_OFF = {  # an absence reason of the judged scores -> why the judge is off, as the summary line says it

@@ -14,8 +14,6 @@ from tracescore.store import Store
 from tracescore.store.lock import StoreLock
 from tracescore.store.prune import describe, prune
 
-__all__ = ["store"]
-
 _AGE = re.compile(r"^(\d+)([dh])$")
 
 

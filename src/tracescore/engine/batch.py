@@ -37,10 +37,10 @@ from typing import Any
 
 from tracescore.engine.batch_results import RECOVER_SKEW_SECONDS, fitting, take_results
 from tracescore.engine.plan import ScorerPlan
-from tracescore.engine.requests import judge_request, judge_requests
+from tracescore.engine.requests import judge_request as judge_request, judge_requests as judge_requests
 from tracescore.judge.anthropic_batch import AnthropicBatches
 from tracescore.judge.batches import BatchAPI, BatchError, BatchNotFound, BatchTransient, BatchUnsure
-from tracescore.judge.pricing import BATCH_DISCOUNT
+from tracescore.judge.pricing import BATCH_DISCOUNT as BATCH_DISCOUNT
 from tracescore.judge.protocol import JudgeRequest, JudgeUsage
 from tracescore.judge.redact import Redactor
 from tracescore.judge.request import MAX_TOKENS
@@ -49,8 +49,6 @@ from tracescore.store.batches import BATCH_ENDED, BATCH_LIVE, BATCH_SUBMITTING, 
 from tracescore.store.db import Store
 from tracescore.store.state import from_text, to_text
 from tracescore.trace import Trace
-
-__all__ = ["BATCH_DISCOUNT", "BatchPrefill", "BatchReport", "judge_request", "judge_requests"]
 
 _SKEW = timedelta(seconds=RECOVER_SKEW_SECONDS)
 

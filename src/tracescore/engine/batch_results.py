@@ -20,8 +20,6 @@ from tracescore.judge.pricing import BATCH_DISCOUNT
 from tracescore.judge.protocol import JudgeRequest, JudgeUsage
 from tracescore.store.batches import BILLED, RESULT_TYPES, JudgeBatch
 
-__all__ = ["ERRORS_KEPT", "RECOVER_SKEW_SECONDS", "Taken", "fitting", "take_results"]
-
 RECOVER_SKEW_SECONDS = 600.0
 """How much earlier than its intent (by our clock) a server batch may say it was created and still be the intent's."""
 ERRORS_KEPT = 20

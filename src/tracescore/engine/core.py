@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from tracescore.adapters import Adapter
-from tracescore.engine.counts import JobCounts, Limits, UsageMeter, Windows
+from tracescore.engine.counts import JobCounts as JobCounts, Limits as Limits, UsageMeter as UsageMeter, Windows
 from tracescore.engine.interrupt import ABANDON_S, end_pool, ignore_in_worker, listening
 from tracescore.engine.stage import Plan, Scored, Stage
 from tracescore.engine.turns import Carry, HeldTurns, Session
@@ -35,14 +35,12 @@ from tracescore.engine.wire import Unread, pack_records, score_packed, unpack
 from tracescore.engine.writer import STOP, Flight, Writer
 from tracescore.errors import Interrupted, SourceError, TracescoreError
 from tracescore.scorers.scored import Scorer
-from tracescore.sinks.base import Sink
+from tracescore.sinks.base import Sink as Sink
 from tracescore.sinks.records import WriteReport
 from tracescore.sources.base import Record, Source
 from tracescore.store.db import Store
 from tracescore.store.state import MarkReader
 from tracescore.trace import Trace
-
-__all__ = ["CHUNK", "CHUNK_BYTES", "Engine", "JobCounts", "Limits", "Sink", "UsageMeter"]
 
 CHUNK = 256
 """Records per chunk: a task for a worker process, or scored in turn by the reader. Large enough that a chunk's trip

@@ -10,8 +10,6 @@ from typing import Any
 
 from tracescore.sections import JobSettings
 
-__all__ = ["FAILURES_KEPT", "JobCounts", "Limits", "UsageMeter", "Windows"]
-
 FAILURES_KEPT = 50
 
 UsageMeter = Callable[[], Mapping[str, Any]]

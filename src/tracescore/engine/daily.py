@@ -26,8 +26,6 @@ from tracescore.reasons import Reasons
 from tracescore.store.db import Store
 from tracescore.store.spend import day_spent, record_spend
 
-__all__ = ["Clock", "DailyBudget", "DayLimits", "utc_now"]
-
 Clock = Callable[[], datetime]
 
 

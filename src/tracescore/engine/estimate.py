@@ -32,17 +32,6 @@ from tracescore.scorers.surface import collect_items, oracle_requests
 from tracescore.sources.base import Source
 from tracescore.trace import Trace
 
-__all__ = [
-    "OUTPUT_TOKENS_PER_SEMANTIC",
-    "OUTPUT_TOKENS_PER_SENTENCE",
-    "OUTPUT_TOKENS_PER_URL",
-    "DryRun",
-    "JudgeEstimate",
-    "dry_run",
-    "estimate_body",
-    "estimate_trace",
-]
-
 OUTPUT_TOKENS_PER_SENTENCE = 80
 """A claim, its verdict, a verbatim quote and a short reason, per answer sentence."""
 OUTPUT_TOKENS_PER_URL = 40

@@ -16,8 +16,6 @@ from tracescore.store.db import Store
 from tracescore.store.due import DueTraces
 from tracescore.store.state import JobState, MarkReader
 
-__all__ = ["GapReport", "check_gaps"]
-
 
 @dataclass
 class GapReport:

@@ -25,8 +25,6 @@ from tracescore.sinks.records import WriteReport
 from tracescore.store.db import Store
 from tracescore.store.written import live_values
 
-__all__ = ["ChangedOnly", "judge_failed"]
-
 _FAILED = (Reasons.JUDGE_ERROR, Reasons.BUDGET)
 
 

@@ -18,10 +18,6 @@ from types import FrameType
 
 from tracescore.errors import Interrupted
 
-__all__ = [
-    "ABANDON_S", "SIGNALS", "end_pool", "ignore_in_worker", "keep_handlers", "listening", "on_signals", "received",
-]  # fmt: skip
-
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 ABANDON_S = 0.5
 """After a signal, how long the engine waits for its threads and worker processes before it abandons them."""

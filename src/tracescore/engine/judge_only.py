@@ -27,8 +27,6 @@ from tracescore.sinks.records import WriteReport
 from tracescore.sources.base import Record, Source
 from tracescore.store.db import Store
 
-__all__ = ["JudgeOnlySink", "LeftOutSource", "judge_only_fingerprint", "judged_only", "left_out"]
-
 _BUDGETS = (Reasons.BUDGET, Reasons.DAILY_BUDGET)
 
 

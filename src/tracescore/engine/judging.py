@@ -19,8 +19,6 @@ from tracescore.judge.cache import CachingJudge
 from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest, JudgeUsage
 from tracescore.store.db import Store
 
-__all__ = ["JudgePool", "StoreJudgeCache"]
-
 _SUMMED = ("calls", "attempts", "retries", "failures", "cache_hits", "input_tokens", "output_tokens",
            "cache_read_tokens", "cache_write_tokens", "cost_usd")
 

@@ -23,8 +23,6 @@ from tracescore.session import Earlier
 from tracescore.sources.base import Record
 from tracescore.trace import Trace
 
-__all__ = ["RunCounts", "guess_id", "record_key", "score_records", "score_trace"]
-
 
 @dataclass
 class RunCounts:

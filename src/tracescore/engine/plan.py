@@ -32,8 +32,6 @@ from tracescore.scores import Score
 from tracescore.session import Earlier
 from tracescore.trace import Trace
 
-__all__ = ["ScorerPlan", "answer_prefix", "deterministic_scorers"]
-
 NO_JUDGE = Reasons.NO_JUDGE.text
 @dataclass(frozen=True)
 class ScorerPlan:

@@ -24,7 +24,7 @@ from tracescore.config import DEFAULT_CONFIG_FILE, Config, JobSettings
 from tracescore.engine.daily import DayLimits
 from tracescore.engine.judging import JudgePool, StoreJudgeCache
 from tracescore.engine.pipeline import RunCounts
-from tracescore.engine.plan import NO_JUDGE, ScorerPlan
+from tracescore.engine.plan import NO_JUDGE, ScorerPlan as ScorerPlan
 from tracescore.engine.sampling import Sampling
 from tracescore.engine.sessions import group_turns
 from tracescore.engine.stage import Plan, Scored, Stage, Turn, process_plan
@@ -47,11 +47,6 @@ from tracescore.sources.base import Record
 from tracescore.store.db import Store
 from tracescore.store.linkcache import StoreLinkCache
 from tracescore.trace import Trace
-
-__all__ = [
-    "Options", "Recipe", "ScorerPlan", "build_recipe", "command_line", "cores", "judge_off", "labelled", "options",
-    "score_stage", "scorer_plan",
-]  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,6 @@ from tracescore.scorers.grounding import grounding_call
 from tracescore.scorers.rubrics import Rubrics
 from tracescore.trace import Trace
 
-__all__ = ["criteria_requests", "judge_request", "judge_requests"]
-
 
 def judge_request(trace: Trace, rubrics: Rubrics | None = None) -> JudgeRequest | None:
     """The grounding scorer's judge request for ``trace`` (None when it would not call the judge)."""

@@ -46,8 +46,6 @@ from tracescore.store.due import DueTraces
 from tracescore.store.lock import StoreLock
 from tracescore.store.state import Backfill, JobState, MarkReader, to_text
 
-__all__ = ["OneShot", "Outcome", "backfill_job", "interrupted_line", "run_job", "run_scope", "score_once"]
-
 log = logging.getLogger("tracescore.engine")
 Progress = Callable[[JobCounts], None]
 

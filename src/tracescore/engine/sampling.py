@@ -32,8 +32,6 @@ from tracescore.sections import JUDGE_KEY, JUDGE_SALT, check_judge_key
 from tracescore.session import Earlier
 from tracescore.trace import Trace
 
-__all__ = ["Sampled", "Sampling", "flagged", "share"]
-
 
 def share(key: str, salt: str = JUDGE_SALT) -> float:
     """The trace's draw: the first 8 bytes of sha256(salt, key) as a number uniform in [0, 1) (key: by default its

@@ -25,8 +25,6 @@ from tracescore.sinks.sessions import SessionScores
 from tracescore.store.db import Store
 from tracescore.store.session_state import Session, Sessions, turn_results
 
-__all__ = ["CHUNK", "Ran", "score_session", "session_step", "write_sessions"]
-
 CHUNK = 50
 """Sessions written (and marked) per transaction."""
 

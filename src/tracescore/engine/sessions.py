@@ -20,8 +20,6 @@ from typing import Generic, TypeVar
 from tracescore.session import Earlier, EarlierTurn, turn_evidence
 from tracescore.trace import Trace
 
-__all__ = ["SessionTurns", "carried", "group_turns", "may_be_turn", "turn_order"]
-
 T = TypeVar("T")
 
 

@@ -18,7 +18,7 @@ from tracescore.engine.core import Limits, Sink, UsageMeter
 from tracescore.engine.daily import Clock, DailyBudget, DayLimits, utc_now
 from tracescore.engine.judging import JudgePool
 from tracescore.engine.plan import ScorerPlan
-from tracescore.engine.recipe import build_recipe, cores, labelled, options
+from tracescore.engine.recipe import build_recipe, cores as cores, labelled, options
 from tracescore.engine.stage import Plan
 from tracescore.judge.providers import ProviderSettings
 from tracescore.judge.redact import Redactor
@@ -29,8 +29,6 @@ from tracescore.scorers.rubrics import Rubrics
 from tracescore.scorers.scored import Scorer
 from tracescore.sources.base import Source
 from tracescore.trace import Trace
-
-__all__ = ["JobSetup", "build_platform", "build_setup", "cores"]
 
 
 @dataclass

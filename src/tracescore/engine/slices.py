@@ -20,8 +20,6 @@ from datetime import datetime
 
 from tracescore.sources.base import Record, Source
 
-__all__ = ["SlicedScan"]
-
 
 class SlicedScan:
     """The slices ``[since, until)`` of ``[start, …)``, asked for newest first, from one listing of ``source``."""

@@ -26,8 +26,6 @@ from tracescore.store.db import ResultRows, Store, result_rows
 from tracescore.store.state import MarkReader
 from tracescore.trace import Trace
 
-__all__ = ["Plan", "Scored", "Stage", "process_plan", "score_chunk"]
-
 
 @dataclass(slots=True)
 class Scored:

@@ -18,9 +18,6 @@ from tracescore.sources.base import Record, Source
 from tracescore.store.sessions import EvidenceReader
 from tracescore.trace import Trace
 
-__all__ = ["Before", "Carry", "HeldTurns", "LookBack", "Session"]
-
-
 Before = Callable[[datetime, set[str]], list[tuple[str, EarlierTurn]]]
 """(window start, session ids) -> the turns of those sessions from before the window, each with its session id."""
 

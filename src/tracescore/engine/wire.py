@@ -25,8 +25,6 @@ from tracescore.engine.stage import Plan, Scored, score_chunk
 from tracescore.sources.base import FileRef, Record
 from tracescore.store.db import ResultRows
 
-__all__ = ["Packed", "Records", "Unread", "pack", "pack_records", "score_packed", "unpack", "unpack_records"]
-
 Records = tuple[int, int, list[Any], list[int | None], FileRef | None, list[str | None] | None]
 """A chunk of records for a worker: (first sequence number, window, payloads, line numbers, None, trace URLs or None
 when no record has one), or, for lines of a file, (..., each line's (offset, size) there, line numbers, the file,

@@ -30,8 +30,6 @@ from tracescore.store.due import UNJUDGED
 from tracescore.store.sessions import keep_evidence
 from tracescore.store.state import JobState
 
-__all__ = ["STOP", "Flight", "Writer"]
-
 STOP = object()
 """What each scoring thread puts on the outbox when it is done."""
 _POLL_S = 0.1

@@ -19,8 +19,6 @@ from tracescore.report.gate_config import check_limit, check_score_name
 from tracescore.result import TraceResult
 from tracescore.scores import ScoreValue
 
-__all__ = ["ABSENT_POLICIES", "Absent", "Broken", "Limit", "Verdict", "limits", "verdict"]
-
 Absent = Literal["fail", "skip"]
 ABSENT_POLICIES: tuple[Absent, ...] = ("fail", "skip")
 

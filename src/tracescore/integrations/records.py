@@ -20,8 +20,6 @@ from tracescore.platforms.langfuse.adapter import langfuse_adapter
 from tracescore.platforms.langsmith.adapter import langsmith_adapter
 from tracescore.trace import Trace
 
-__all__ = ["any_adapter", "payload"]
-
 
 def payload(trace: Any) -> Any:
     """``trace`` as the payload of a record: a ``Trace`` as its canonical dict, a LangSmith run tree as its record,

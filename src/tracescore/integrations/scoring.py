@@ -28,8 +28,6 @@ from tracescore.scores import Score
 from tracescore.sources.base import Record
 from tracescore.trace import Trace
 
-__all__ = ["GOLD_SYNONYMS", "USAGE_FIELDS", "Scoring", "chosen_stages", "label_fields", "spent", "spent_line"]
-
 GOLD_SYNONYMS = ("reference", "answer", "expected")  # a text under one of these is the gold answer
 
 

@@ -25,8 +25,6 @@ from tracescore.integrations.records import any_adapter, payload
 from tracescore.integrations.scoring import Scoring, spent
 from tracescore.judge.protocol import Judge
 
-__all__ = ["CheckSession", "merge_parts", "part_path"]
-
 _AFTER_LINE = ("timestamp", "metadata", "judge", "trace_url")  # the result line's keys that follow "line"
 
 

@@ -22,9 +22,8 @@ from tracescore.judge.calling import (
     WAIT_INITIAL,
     WAIT_MAX,
     Caller,
-    retry_after_header,
 )
-from tracescore.judge.pricing import PRICES_PER_MTOK, estimate_cost, is_priced
+from tracescore.judge.pricing import is_priced
 from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
 from tracescore.judge.providers import (
     DEFAULT_MODELS,
@@ -37,22 +36,6 @@ from tracescore.judge.providers import (
 )
 from tracescore.judge.registry import judge_provider
 from tracescore.judge.request import MAX_TOKENS, message_params, reply_text
-
-__all__ = [
-    "DEFAULT_MODEL",
-    "MAX_ATTEMPTS",
-    "PRICES_PER_MTOK",
-    "TIMEOUT_SECONDS",
-    "AnthropicJudge",
-    "anthropic_judge",
-    "bedrock_judge",
-    "vertex_judge",
-    "JudgeModelWarning",
-    "deprecated_models",
-    "retry_after_header",
-    "estimate_cost",
-    "message_params",
-]
 
 # A current model: not in the SDK's deprecation table (2.14 listed claude-sonnet-4-5 until its EOL, 2026-11-30).
 DEFAULT_MODEL = DEFAULT_MODELS["anthropic"]

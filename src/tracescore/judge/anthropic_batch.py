@@ -22,8 +22,6 @@ from tracescore.judge.batches import (
 from tracescore.judge.protocol import JudgeReply, JudgeRequest
 from tracescore.judge.request import MAX_TOKENS, message_params, reply_text
 
-__all__ = ["AnthropicBatches"]
-
 
 def _said(what: str, *, create: bool = False) -> AbstractContextManager[None]:
     """The SDK's errors as ``BatchError``s (``create``: a connection error or 5xx may have created it)."""

@@ -21,8 +21,6 @@ from tracescore.judge.providers import ProviderSettings
 from tracescore.judge.registry import judge_provider
 from tracescore.judge.request import MAX_TOKENS
 
-__all__ = ["API_VERSION", "ENTRA_SCOPE", "AzureOpenAIJudge", "azure_openai_judge"]
-
 API_VERSION = "2024-10-21"
 ENTRA_SCOPE = "https://cognitiveservices.azure.com/.default"
 

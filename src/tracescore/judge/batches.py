@@ -17,19 +17,6 @@ from typing import Any, Protocol
 
 from tracescore.judge.protocol import JudgeReply, JudgeRequest
 
-__all__ = [
-    "RESULT_TYPES",
-    "BatchAPI",
-    "BatchError",
-    "BatchItem",
-    "BatchNotFound",
-    "BatchState",
-    "BatchTransient",
-    "BatchUnsure",
-    "ServerBatch",
-    "sdk_errors",
-]
-
 RESULT_TYPES = ("succeeded", "errored", "expired", "canceled")
 """What became of one request of an ended batch (Anthropic's result types; OpenAI's outcomes are said in them)."""
 

@@ -13,8 +13,6 @@ from typing import Protocol
 from tracescore.judge.protocol import Judge, JudgeUsage
 from tracescore.reasons import Reasons
 
-__all__ = ["Allowance", "budget_reason"]
-
 
 class Allowance(Protocol):
     """A budget beyond the run (the day's): why ``trace_id`` may not be judged now, given the run's usage so far."""

@@ -7,8 +7,6 @@ from typing import Protocol
 
 from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest, JudgeUsage
 
-__all__ = ["CachingJudge", "JudgeCache", "MemoryJudgeCache"]
-
 
 class JudgeCache(Protocol):
     """Where replies are kept by content key (the local store implements this)."""

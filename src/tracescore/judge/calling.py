@@ -19,10 +19,6 @@ from tracescore.errors import ConfigError, JudgeError
 from tracescore.judge.protocol import JudgeReply, JudgeRequest, JudgeUsage
 from tracescore.secrets import redact
 
-__all__ = [
-    "MAX_ATTEMPTS", "RETRY_STATUS", "TIMEOUT_SECONDS", "WAIT_INITIAL", "WAIT_MAX", "Caller", "retry_after_header",
-]  # fmt: skip
-
 MAX_ATTEMPTS = 4
 WAIT_INITIAL = 0.5
 WAIT_MAX = 30.0

@@ -14,8 +14,6 @@ from tracescore.judge.protocol import Judge
 from tracescore.judge.providers import DEFAULT_MODELS, ProviderSettings, refuse_batch
 from tracescore.judge.registry import provider
 
-__all__ = ["make_batches", "make_judge"]
-
 
 def make_judge(settings: ProviderSettings, model: str | None = None, **options: Any) -> Judge:
     """The judge of ``settings`` (``model``: the provider's own id, its default when None; ``options``: api_key,

@@ -25,8 +25,6 @@ from tracescore.judge.providers import DEFAULT_MODELS, ProviderSettings, identit
 from tracescore.judge.registry import judge_provider
 from tracescore.judge.request import MAX_TOKENS, chat_params
 
-__all__ = ["OpenAIJudge", "openai_judge", "sdk"]
-
 
 def sdk(provider: str) -> Any:
     """The ``openai`` module; ConfigError naming the extra when it is not installed."""

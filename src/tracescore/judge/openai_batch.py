@@ -46,8 +46,6 @@ from tracescore.judge.protocol import JudgeReply, JudgeRequest
 from tracescore.judge.providers import DEFAULT_MODELS, ProviderSettings
 from tracescore.judge.request import MAX_TOKENS, chat_params
 
-__all__ = ["ENDPOINT", "INTENT_TAG", "OpenAIBatches"]
-
 ENDPOINT: Final = "/v1/chat/completions"
 INTENT_TAG = "tracescore_intent"
 """The batch's metadata key holding the ledger's intent id: how a create whose answer was lost is found again."""

@@ -13,15 +13,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = [
-    "BM25",
-    "Passage",
-    "approx_tokens",
-    "chunk_text",
-    "select_passages",
-    "terms",
-]
-
 # Named defaults: a short page goes whole; a long one is cut to a share of its tokens.
 WHOLE_PAGE_TOKENS = 200
 MAX_SHARE = 0.15

@@ -21,11 +21,6 @@ from typing import NamedTuple, Protocol
 
 from tracescore.judge.providers import parse_identity
 
-__all__ = [
-    "BATCH_DISCOUNT", "OPENAI_PRICES_PER_MTOK", "PRICES_PER_MTOK", "PROVIDER_PRICES", "REGIONAL_PREMIUM", "Price",
-    "estimate_cost", "is_priced", "price_of", "priced_models", "reply_cost", "set_price",
-]  # fmt: skip
-
 # USD per million tokens: (input, output). Cache writes cost 1.25x input, cache reads 0.1x input.
 PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     "claude-sonnet-4-6": (3.0, 15.0),

@@ -12,8 +12,6 @@ from pydantic import BaseModel
 from tracescore.judge.pricing import reply_cost
 from tracescore.judge.rubrics import Rubric
 
-__all__ = ["Judge", "JudgeReply", "JudgeRequest", "JudgeUsage"]
-
 
 @dataclass(frozen=True)
 class JudgeRequest:

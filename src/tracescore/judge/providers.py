@@ -44,20 +44,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tracescore.errors import ConfigError
-from tracescore.judge.registry import ProviderSettings
-
-__all__ = [
-    "DEFAULT_MODELS",
-    "OPENAI_HOST",
-    "Provider",
-    "ProviderSettings",
-    "auth_errors",
-    "identity",
-    "make_client",
-    "openai_host",
-    "parse_identity",
-    "refuse_batch",
-]
+from tracescore.judge.registry import ProviderSettings as ProviderSettings
 
 Provider = str
 """A judge provider's entry-point name (``tracescore.judges``): ``anthropic``, ``bedrock``, ``vertex``, ``openai``,

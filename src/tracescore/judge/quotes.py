@@ -20,16 +20,6 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = [
-    "MAX_FUZZY_CHARS",
-    "MIN_FUZZY",
-    "MIN_QUOTE_CHARS",
-    "NEGATIONS",
-    "QuoteCheck",
-    "normalize_quote_text",
-    "verify_quote",
-]
-
 MIN_FUZZY = 96.0
 MIN_QUOTE_CHARS = 12
 MAX_FUZZY_CHARS = 2_000  # a longer quote (normalised) must be found verbatim: bounded cost on a long page

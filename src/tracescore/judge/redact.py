@@ -24,8 +24,6 @@ from pydantic import BaseModel
 from tracescore.session import Earlier
 from tracescore.trace import Trace
 
-__all__ = ["BUILT_IN", "PLACEHOLDER", "REDACT_VERSION", "Redaction", "Redactor", "custom_pattern", "redactor"]
-
 REDACT_VERSION = "1"
 """Bumped when a built-in kind matches differently: part of the scoring fingerprint (other requests, a new backfill)."""
 Span = tuple[int, int, str]  # start, end, the canonical value (same value → same placeholder)

@@ -24,8 +24,6 @@ from typing import Any
 
 from tracescore.errors import ConfigError
 
-__all__ = ["GROUP", "Installed", "JudgeProvider", "ProviderSettings", "installed", "judge_provider", "provider"]
-
 GROUP = "tracescore.judges"
 Judge = Any
 """A ``tracescore.judge.protocol.Judge`` (not imported here: the protocol prices replies, and pricing reads the

@@ -11,8 +11,6 @@ from typing import Any
 
 from tracescore.judge.protocol import JudgeRequest
 
-__all__ = ["MAX_TOKENS", "chat_params", "message_params", "output_schema", "prompt_texts", "reply_text"]
-
 MAX_TOKENS = 8192
 
 

@@ -17,8 +17,6 @@ from typing import Any
 
 from tracescore.errors import ConfigError
 
-__all__ = ["Rubric", "check_labels", "find_rubric", "load_rubric", "read_rubric"]
-
 _KEYS = ("labels", "name", "system", "version")
 
 

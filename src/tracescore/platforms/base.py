@@ -22,21 +22,8 @@ from tracescore.calibrate.labels import Label
 from tracescore.calibrate.sampling import Item
 from tracescore.limits import RateLimiter
 from tracescore.sinks.base import Sink
-from tracescore.sources.base import EVERYTHING, ShardedSource, Source
+from tracescore.sources.base import EVERYTHING as EVERYTHING, ShardedSource, Source
 from tracescore.store.db import Store
-
-__all__ = [
-    "EVERYTHING",
-    "LabelQueue",
-    "Option",
-    "Parts",
-    "Platform",
-    "PlatformContext",
-    "QueueContext",
-    "QueueRef",
-    "SourceStats",
-    "Window",
-]
 
 
 @dataclass(frozen=True)

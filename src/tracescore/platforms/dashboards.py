@@ -32,20 +32,6 @@ from tracescore.scorers.retrieval import recall_name
 if TYPE_CHECKING:
     from tracescore.calibrate.labels import Calibration
 
-__all__ = [
-    "BY_CHOICES",
-    "DEFAULT_NAME",
-    "DashboardContext",
-    "DashboardSpec",
-    "DashboardTarget",
-    "Outcome",
-    "Step",
-    "Widget",
-    "agreement_line",
-    "dashboard_spec",
-    "plan_lines",
-]
-
 DEFAULT_NAME = "tracescore: stage split"
 BY_CHOICES = ("provider", "model", "environment", "name")
 _BY_WORDS = {"provider": "provider", "model": "model", "environment": "environment", "name": "trace name"}

@@ -17,8 +17,6 @@ from tracescore.errors import AdapterError
 from tracescore.platforms.registry import get_adapter
 from tracescore.trace import BlindSpot, Labels, Trace
 
-__all__ = ["MappingReport", "inspect_record", "render_report"]
-
 _SHOWN_HITS = 3
 
 

@@ -23,24 +23,6 @@ from tracescore.platforms.base import LabelQueue, Option, Parts, Platform, Platf
 from tracescore.platforms.dashboards import DashboardContext, DashboardTarget
 from tracescore.sources.documents import Download, DownloadSource
 
-__all__ = [
-    "DEFAULT_SOURCE",
-    "build",
-    "build_dashboard",
-    "build_download",
-    "build_queue",
-    "dashboard_targets",
-    "get",
-    "get_adapter",
-    "names",
-    "options",
-    "platforms",
-    "push_targets",
-    "queue_targets",
-    "recognise",
-    "server_line",
-]
-
 DEFAULT_SOURCE = "jsonl"  # ``score``, ``inspect`` and ``[source] kind`` without a choice: a file, no credentials
 
 

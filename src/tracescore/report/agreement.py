@@ -17,8 +17,6 @@ from tracescore.calibrate.labels import LABELS, VERDICT_LABEL, Calibration, late
 from tracescore.calibrate.trust import partial_above_chance
 from tracescore.store.db import Store
 
-__all__ = ["AgreementEntry", "AgreementSection", "agreement_section", "agreement_to_json", "judges_of"]
-
 _ORDER = {spec.name: n for n, spec in enumerate(LABELS)}
 
 

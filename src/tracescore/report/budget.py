@@ -22,8 +22,6 @@ from tracescore.scorers.citations import CITATION_FABRICATED_COUNT
 from tracescore.scorers.diagnosis import DIAGNOSIS
 from tracescore.scorers.trajectory import FETCH_CALLS, FETCH_CHARS, SEARCH_CALLS, SEARCH_QUERY_OVERLAP, first_query
 
-__all__ = ["PER_CHARS", "Budget", "Budgets", "QueueQuery"]
-
 PER_CHARS = 100_000  # correct answers per this many characters read
 
 

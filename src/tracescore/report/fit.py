@@ -13,8 +13,6 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["needed_width", "print_table"]
-
 _SEP = " · "
 _UNBOUNDED = 10_000  # measure as if the console had any width: rich clamps a measurement to the width it is given
 

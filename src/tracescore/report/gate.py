@@ -22,7 +22,12 @@ from typing import Any, Literal
 
 from tracescore import catalog
 from tracescore.errors import NoResultsError
-from tracescore.report.gate_config import DEFAULT_CASE_KEY, GateConfig, check_score_name, load_gate_config, parse_limit
+from tracescore.report.gate_config import (
+    DEFAULT_CASE_KEY,
+    GateConfig as GateConfig,
+    load_gate_config as load_gate_config,
+    parse_limit as parse_limit,
+)
 from tracescore.report.gate_run import FABRICATED, UNREAD, CaseFailure, Run, fold_run
 from tracescore.report.judged import review
 from tracescore.report.sessions import SESSION, SessionTap, session_summary
@@ -30,19 +35,6 @@ from tracescore.report.tally import StageStat, Summary, top_reason
 from tracescore.report.verdicts import STAGES, score_stage
 from tracescore.scorers.diagnosis import DIAGNOSIS
 from tracescore.store.db import Store
-
-__all__ = [
-    "Band",
-    "CaseFailure",
-    "Diagnostic",
-    "GateCheck",
-    "GateConfig",
-    "GateResult",
-    "check_score_name",
-    "load_gate_config",
-    "parse_limit",
-    "run_gate",
-]
 
 _EPS = 1e-9
 Rule = Literal["threshold", "regression", "newly_failing", "readable", "fabricated", "unread"]

@@ -16,16 +16,6 @@ from tracescore.config import load_config
 from tracescore.errors import ConfigError
 from tracescore.scorers.trajectory import RENAMED
 
-__all__ = [
-    "DEFAULT_CASE_KEY",
-    "GateConfig",
-    "check_limit",
-    "check_score_name",
-    "load_gate_config",
-    "parse_limit",
-]
-
-
 DEFAULT_CASE_KEY = "trace_id"
 
 

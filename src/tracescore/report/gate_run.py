@@ -14,8 +14,6 @@ from tracescore.report.tally import Summary
 from tracescore.report.verdicts import field_value, stage_verdicts
 from tracescore.scorers.citations import CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE, NOTHING_CITED
 
-__all__ = ["FABRICATED", "UNREAD", "CaseFailure", "Run", "fold_run"]
-
 FABRICATED, UNREAD = CITATION_FABRICATED_COUNT, CITATION_UNFETCHED_RATE
 
 

@@ -16,8 +16,6 @@ from tracescore.calibrate.labels import VERDICT_LABEL, latest_calibration
 from tracescore.calibrate.trust import judge_is_trusted
 from tracescore.store.db import Store
 
-__all__ = ["judge_trust", "review"]
-
 
 def judge_trust(
     judges: set[tuple[str, str]], store: Store | None, min_kappa: float, label: str = VERDICT_LABEL

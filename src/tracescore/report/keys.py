@@ -17,8 +17,6 @@ from tracescore.errors import ConfigError
 from tracescore.report.runs import is_scored
 from tracescore.report.verdicts import field_value, full_path
 
-__all__ = ["FieldCheck"]
-
 _L = TypeVar("_L", bound=Mapping[str, Any])
 _SAMPLED = 200  # lines whose field paths are collected for the suggestions
 _DEPTH = 4  # dotted path components collected under metadata

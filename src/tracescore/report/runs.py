@@ -22,8 +22,6 @@ from tracescore.sinks.parquet import is_parquet_spec, read_parquet_results
 from tracescore.sources.jsonl import read_jsonl
 from tracescore.store.db import Store
 
-__all__ = ["TRACE_KEYS", "is_scored", "partial_reason", "read_results", "resolve_run", "results_from"]
-
 RUN_PREFIX = "run:"
 INTERRUPTED = "interrupted"  # the status of a run SIGINT or SIGTERM stopped (its results so far are kept)
 PARTIAL_SUFFIX = ".partial"  # the output of an interrupted ``score --out FILE`` stays as FILE.partial

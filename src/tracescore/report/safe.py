@@ -13,19 +13,6 @@ from urllib.parse import quote
 from rich.console import Console
 from rich.text import Text
 
-__all__ = [
-    "PIPED_WIDTH",
-    "console",
-    "fitted_console",
-    "html_link",
-    "link_url",
-    "md_code",
-    "md_link",
-    "md_text",
-    "term",
-    "visible",
-]
-
 PIPED_WIDTH = 100  # the fixed layout of tables written to a pipe or a file (a terminal gets its own width)
 
 # C0 and C1 controls (tab and newline too: every place these go is one line), DEL, the bidi marks, embeddings,

@@ -22,8 +22,6 @@ from tracescore.scorers.diagnosis import DIAGNOSIS
 from tracescore.scorers.session import PREFIX
 from tracescore.store.session_state import ordered
 
-__all__ = ["GROUP_BY_SESSION", "SESSION", "SessionTap", "SessionView", "Turn", "session_summary", "sessions_to_json"]
-
 _L = TypeVar("_L", bound=Mapping[str, Any])
 
 SESSION = PREFIX

@@ -19,29 +19,14 @@ from rich.text import Text
 from tracescore.report.budget import Budgets
 from tracescore.report.fit import needed_width, print_table
 from tracescore.report.safe import term, visible
-from tracescore.report.tally import JudgeUsage, StageCount, StageStat, Summary, summarize
-from tracescore.report.verdicts import STAGES, by_stage, field_value, score_stage, stage_verdicts
-
-__all__ = [
-    "STAGES",
-    "JudgeUsage",
-    "Report",
-    "StageCount",
-    "StageStat",
-    "Summary",
-    "WorkItem",
-    "build_report",
-    "by_stage",
-    "field_value",
-    "render_terminal",
-    "report_to_json",
-    "score_table",
-    "score_stage",
-    "stage_verdicts",
-    "summary_to_json",
-    "summarize",
-    "work_queue",
-]
+from tracescore.report.tally import StageCount, Summary as Summary, summarize as summarize
+from tracescore.report.verdicts import (
+    STAGES as STAGES,
+    by_stage as by_stage,
+    field_value as field_value,
+    score_stage as score_stage,
+    stage_verdicts as stage_verdicts,
+)
 
 NO_GROUP = "(none)"
 

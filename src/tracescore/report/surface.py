@@ -34,14 +34,6 @@ from tracescore.scorers.surface import (
 )
 from tracescore.store.db import Store
 
-__all__ = [
-    "Ratio",
-    "SurfaceColumn",
-    "SurfaceReport",
-    "fetch_tokens",
-    "surface_to_json",
-]
-
 
 def _num(value: object) -> float | None:
     return float(value) if isinstance(value, bool | int | float) else None

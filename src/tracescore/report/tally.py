@@ -23,15 +23,6 @@ _FIELD_PARTS = (
     re.compile(r"\s*\{[^{}]*\}"),
 )
 
-__all__ = [
-    "JudgeUsage",
-    "StageCount",
-    "StageStat",
-    "Summary",
-    "summarize",
-    "top_reason",
-]
-
 
 def _counts() -> defaultdict[str, int]:  # module functions, not lambdas: a Summary is sent between processes
     return defaultdict(int)

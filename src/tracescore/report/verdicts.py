@@ -12,19 +12,6 @@ from tracescore.scorers.diagnosis import DIAGNOSIS, MIN_GROUNDING, MIN_RECALL
 from tracescore.scorers.grounding import GROUNDING_RATE
 from tracescore.scorers.retrieval import RECALL_PREFIX
 
-__all__ = [
-    "STAGES",
-    "as_number",
-    "by_stage",
-    "decided_verdicts",
-    "field_value",
-    "full_path",
-    "score_stage",
-    "stage_verdicts",
-    "verdicts_of",
-]
-
-
 # the catalog's stages that have a pass/fail verdict per trace (surface has counts, diagnosis is the cell itself)
 STAGES: tuple[str, ...] = tuple(s for s in catalog.STAGES if s in ("retrieval", "grounding", "citations", "answer"))
 _RESULT_KEYS = frozenset(

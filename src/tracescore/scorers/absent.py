@@ -12,8 +12,6 @@ from typing import Any
 
 from tracescore.scores import Score
 
-__all__ = ["absent_for", "all_absent"]
-
 
 def all_absent(names: Iterable[str], reason: str, comment: str | None = None, **meta: Any) -> list[Score]:
     """Each of ``names`` absent with ``reason`` (and ``comment``, ``meta``), built afresh."""

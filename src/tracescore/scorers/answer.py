@@ -19,20 +19,6 @@ from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Labels, Trace
 
-__all__ = [
-    "ANSWER_CORRECT",
-    "ANSWER_EXACT_MATCH",
-    "ANSWER_TOKEN_F1",
-    "answer_scorer",
-    "exact_match",
-    "extract_final_answer",
-    "gold_answers",
-    "is_refusal",
-    "normalize_answer",
-    "squad_normalize",
-    "token_f1",
-]
-
 _DROP_PUNCT = str.maketrans("", "", string.punctuation)
 _PUNCT_BYTES = string.punctuation.encode()
 _ARTICLES = re.compile(r"\b(a|an|the)\b")

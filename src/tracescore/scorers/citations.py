@@ -25,33 +25,16 @@ from tracescore.result import CitationRow
 from tracescore.scorers.cited import answer_citations, citations_of
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.sentences import (
-    MAX_ANSWER_CHARS,
-    CitedSentence,
+    MAX_ANSWER_CHARS as MAX_ANSWER_CHARS,
     ParsedAnswer,
     SentenceIndex,
-    parse_answer,
-    split_sentences,
+    parse_answer as parse_answer,
+    split_sentences as split_sentences,
 )
 from tracescore.scores import Score, absent, score
 from tracescore.session import Earlier, carried_comment, joined
 from tracescore.trace import Citation, Hit, Trace, fetch_failed
 from tracescore.urls import is_url, normalize_url
-
-__all__ = [
-    "CITATION_COVERAGE",
-    "CITATION_FABRICATED_COUNT",
-    "CITATION_UNFETCHED_RATE",
-    "MAX_ANSWER_CHARS",
-    "MAX_CITATIONS",
-    "MAX_HITS",
-    "NOTHING_CITED",
-    "CitedSentence",
-    "ParsedAnswer",
-    "citation_rows",
-    "citation_scorer",
-    "parse_answer",
-    "split_sentences",
-]
 
 CITATION_COVERAGE = "citation.coverage"
 CITATION_UNFETCHED_RATE = "citation.unfetched_rate"

@@ -10,8 +10,6 @@ from tracescore.scorers.sentences import ParsedAnswer, parse_answer, reference_t
 from tracescore.trace import Trace
 from tracescore.urls import is_url, normalize_url
 
-__all__ = ["AnswerCitation", "answer_citations", "cited_keys", "citations_of"]
-
 AnswerCitation = tuple[int, str | None, str, str, str]
 """One citation in an answer sentence: (sentence index, marker or None for a link, target, kind, key), with kind
 "url" or "text" and key the normalised URL (a URL) or the stripped text, as ``citation_rows`` gives them."""

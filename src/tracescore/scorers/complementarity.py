@@ -9,12 +9,6 @@ from typing import Any, Protocol
 from tracescore.scorers.surface import SURFACE_SUPPORT_ANY
 from tracescore.scores import Score
 
-__all__ = [
-    "Complementarity",
-    "complementarity",
-    "support_rows",
-]
-
 
 @dataclass(frozen=True)
 class Complementarity:

@@ -52,11 +52,6 @@ from tracescore.scorers.sentences import parse_answer
 from tracescore.scores import score
 from tracescore.trace import Trace
 
-__all__ = [
-    "KEYS", "QUOTE_NOT_FOUND", "SCALES", "Criterion", "CriterionCall", "configure", "criterion_call",
-    "criterion_scorer", "read_criteria",
-]  # fmt: skip
-
 KEYS = ("name", "rubric", "scale", "quote")
 SCALES = ("boolean", "1-5")
 """The named scales; a list of categories is the third form."""

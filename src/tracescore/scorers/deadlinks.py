@@ -15,8 +15,6 @@ from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import absent, score
 from tracescore.trace import Trace
 
-__all__ = ["CITATION_DEAD_RATE", "SCORE", "dead_link_scorer"]
-
 CITATION_DEAD_RATE = "citation.dead_rate"
 SCORE = CITATION_DEAD_RATE
 SPECS = (

@@ -20,8 +20,6 @@ from tracescore.scorers.retrieval import SPECS as RETRIEVAL_SPECS
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 
-__all__ = ["CELLS", "DIAGNOSIS", "MIN_F1", "MIN_GROUNDING", "MIN_RECALL", "cell_of", "diagnose", "diagnosis"]
-
 DIAGNOSIS = "diagnosis"
 
 MIN_RECALL, MIN_GROUNDING, MIN_F1 = 1.0, 0.8, 0.5  # the cuts of a passing stage; the report's verdicts read them too

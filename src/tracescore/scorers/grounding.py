@@ -31,11 +31,9 @@ from tracescore.scorers.absent import absent_for, all_absent
 from tracescore.scorers.citations import citation_rows
 from tracescore.scorers.grounding_call import (
     EvidenceDoc,
-    GroundingCall,
-    Judgement,
-    collect_evidence,
-    grounding_call,
-    grounding_request,
+    Judgement as Judgement,
+    collect_evidence as collect_evidence,
+    grounding_call as grounding_call,
     quoted,
 )
 from tracescore.scorers.partial import merge_partial_definition, merge_partial_verdicts
@@ -44,27 +42,6 @@ from tracescore.scorers.sentences import ParsedAnswer
 from tracescore.scores import Score, absent, score
 from tracescore.session import Earlier
 from tracescore.trace import Trace
-
-__all__ = [
-    "BUDGET_REASON",
-    "GROUNDING_HALLUCINATION_RATE",
-    "GROUNDING_RATE",
-    "GROUNDING_UNVERIFIED_QUOTES",
-    "CITATION_DRIFT_RATE",
-    "CITATION_SUPPORT_RATE",
-    "JUDGED_SCORES",
-    "JUDGE_ERROR",
-    "LABELS",
-    "NO_JUDGE",
-    "EvidenceDoc",
-    "GroundingCall",
-    "Judgement",
-    "collect_evidence",
-    "grounding_call",
-    "grounding_request",
-    "grounding_scorer",
-    "reply_usage",
-]
 
 GROUNDING_RATE = "grounding.rate"
 GROUNDING_HALLUCINATION_RATE = "grounding.hallucination_rate"

@@ -23,22 +23,6 @@ from tracescore.session import Earlier
 from tracescore.trace import Trace, fetch_failed
 from tracescore.urls import normalize_url
 
-__all__ = [
-    "Evidence",
-    "EvidenceDoc",
-    "GroundingCall",
-    "JudgedClaim",
-    "Judgement",
-    "carried_docs",
-    "collect_evidence",
-    "documents_block",
-    "escape_tags",
-    "grounding_call",
-    "grounding_request",
-    "quoted",
-]
-
-
 _MARKERS = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]")
 _TAG = re.compile(r"<(?!" + PLACEHOLDER.pattern[1:] + r")(?=[/?]?[A-Za-z_]|!)")
 """The ``<`` of anything tag-shaped (``<system>``, ``</document>``, ``<!--``, ``<?xml``); ``a < b`` and a redaction's

@@ -15,8 +15,6 @@ from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace, fetch_failed
 from tracescore.urls import is_url, normalize_url
 
-__all__ = ["HOP_SPECS", "RETRIEVAL_HOP_ORDER", "RETRIEVAL_HOPS_FOUND", "hop_scores"]
-
 RETRIEVAL_HOPS_FOUND = "retrieval.hops_found"  # written only when the trace has a ``hops`` label
 RETRIEVAL_HOP_ORDER = "retrieval.hop_order"
 _WHY = Reasons

@@ -32,8 +32,6 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from types import MappingProxyType
 
-__all__ = ["Key", "Number", "clean", "lower_case", "name_key", "read", "shown", "tokens"]
-
 # a value (an int, or a Decimal when written with a point), or ("d", y, m, d), ("ym", y, m), ("md", m, d),
 # ("name", its letters and digits)
 Key = int | Decimal | tuple[object, ...]

@@ -35,11 +35,6 @@ from tracescore.scores import Score, absent, score
 from tracescore.session import Earlier, EarlierTurn
 from tracescore.trace import Trace, fetch_failed
 
-__all__ = [
-    "GROUNDING_NUMBERS_CHECKED", "GROUNDING_UNSUPPORTED_NUMBERS", "Evidence", "claims", "evidence_parts",
-    "numbers_scorer",
-]  # fmt: skip
-
 GROUNDING_UNSUPPORTED_NUMBERS = "grounding.unsupported_numbers"
 GROUNDING_NUMBERS_CHECKED = "grounding.numbers_checked"
 _WHY = Reasons

@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable, MutableMapping
 from typing import Protocol
 
-__all__ = ["MERGE_TARGETS", "merge_partial_definition", "merge_partial_verdicts"]
-
 MERGE_TARGETS = ("contradicted", "unsupported")
 
 

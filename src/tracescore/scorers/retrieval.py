@@ -23,11 +23,6 @@ from tracescore.scores import Score, absent, score
 from tracescore.trace import Hit, SearchStep, Trace
 from tracescore.urls import URL_CACHE_SIZE, is_url, normalize_url
 
-__all__ = [
-    "RECALL_PREFIX", "RETRIEVAL_FIRST_HIT_RANK", "RETRIEVAL_RECALL_AT_K", "RETRIEVAL_RETRIEVED_ANY", "all_found_after",
-    "doc_family", "recall_name", "retrieval_scorer",
-]  # fmt: skip
-
 RETRIEVAL_RECALL_AT_K = "retrieval.recall_at_{k}"  # k is part of the name: recall_name(k)
 RECALL_PREFIX = RETRIEVAL_RECALL_AT_K.partition("{k}")[0]  # every recall name starts so
 RETRIEVAL_FIRST_HIT_RANK = "retrieval.first_hit_rank"

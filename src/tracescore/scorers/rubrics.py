@@ -20,8 +20,6 @@ from tracescore.scorers.grounding import LABELS as GROUNDING_LABELS
 from tracescore.scorers.semantic import LABELS as SEMANTIC_LABELS
 from tracescore.scorers.surface import LABELS as SURFACE_LABELS
 
-__all__ = ["RUBRIC_KEYS", "Rubrics", "choose_rubrics"]
-
 RUBRIC_KEYS: Mapping[str, tuple[str, tuple[str, ...]]] = MappingProxyType(
     {
         "rubric": ("grounding", GROUNDING_LABELS),

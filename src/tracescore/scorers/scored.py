@@ -17,8 +17,6 @@ from tracescore.result import CitationRow, ClaimRow, UrlRow
 from tracescore.scores import Score
 from tracescore.trace import Trace
 
-__all__ = ["Scored", "Scorer"]
-
 
 class Scored(msgspec.Struct, frozen=True, gc=False):
     """One scorer's outcome on one trace: ``scores`` (present or absent with a reason) and what they rest on.

@@ -24,11 +24,6 @@ from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
 
-__all__ = [
-    "ANSWER_SEMANTIC_MATCH", "LABELS", "SCORE", "SemanticVerdict", "needed_request", "semantic", "semantic_request",
-    "semantic_scorer",
-]  # fmt: skip
-
 ANSWER_SEMANTIC_MATCH = "answer.semantic_match"
 SCORE = ANSWER_SEMANTIC_MATCH
 SPECS = (

@@ -10,16 +10,6 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = [
-    "CitedSentence",
-    "MAX_ANSWER_CHARS",
-    "ParsedAnswer",
-    "SentenceIndex",
-    "parse_answer",
-    "reference_target",
-    "split_sentences",
-]
-
 # Per-trace guard: past this, only the start of the answer is parsed (``ParsedAnswer.truncated`` says so).
 MAX_ANSWER_CHARS = 500_000  # answer characters parsed for sentences and citations
 _MAX_SENTENCE_SEARCHES = 200  # explicit citations whose sentence is not a whole answer sentence, looked up by text

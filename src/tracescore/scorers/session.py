@@ -32,11 +32,6 @@ from tracescore.scorers.diagnosis import CELLS, DIAGNOSIS
 from tracescore.scorers.grounding import GROUNDING_RATE
 from tracescore.scores import Score, absent, score
 
-__all__ = [
-    "PASSING", "PREFIX", "SESSION_DIAGNOSIS", "SESSION_FABRICATED", "SESSION_FAILED", "SESSION_FIRST_FAILED",
-    "SESSION_GROUNDING", "SESSION_TURNS", "SPECS", "session_scores", "turn_failed",
-]  # fmt: skip
-
 PREFIX = "session."
 """Every session score's name starts with it (a gate limit on one is checked over the sessions, not the traces)."""
 SESSION_TURNS = "session.turns"

@@ -43,8 +43,6 @@ from tracescore.scores import Score, absent, score
 from tracescore.trace import FetchStep, Trace, fetch_failed
 from tracescore.urls import normalize_url
 
-__all__ = ["CITATION_STALE_RATE", "page_date", "stale_scorer", "value_date"]
-
 CITATION_STALE_RATE = "citation.stale_rate"
 _WHY = Reasons
 SPECS = (

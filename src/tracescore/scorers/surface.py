@@ -28,42 +28,19 @@ from tracescore.judge.quotes import verify_quote
 from tracescore.judge.rubrics import Rubric, load_rubric
 from tracescore.reasons import Reasons
 from tracescore.registry import RunContext, ScoreSpec, reasons, scorer
-from tracescore.result import Label, UrlRow
+from tracescore.result import Label, UrlRow as UrlRow
 from tracescore.scorers.absent import absent_for, all_absent
 from tracescore.scorers.scored import Scored, Scorer
 from tracescore.scorers.surface_call import (
     MAX_CALL_TOKENS,
     SurfaceItem,
-    SurfaceJudgement,
-    collect_items,
-    gold_text,
-    render_surface,
-    surface_requests,
+    SurfaceJudgement as SurfaceJudgement,
+    collect_items as collect_items,
+    gold_text as gold_text,
+    surface_requests as surface_requests,
 )
 from tracescore.scores import Score, absent, score
 from tracescore.trace import Trace
-
-__all__ = [
-    "SURFACE_BLIND", "SURFACE_CONTRADICTION_RATIO", "SURFACE_DISCOVERED_SUPPORT", "SURFACE_FETCH_YIELD",
-    "SURFACE_FIRST_SUPPORT_RANK", "SURFACE_MISSED", "SURFACE_NOOP", "SURFACE_SMART", "SURFACE_SUPPORT_ANY",
-    "CELLS",
-    "CELL_SCORES",
-    "LABELS",
-    "MAX_CALL_TOKENS",
-    "SURFACE_SCORES",
-    "SurfaceItem",
-    "SurfaceJudgement",
-    "UrlRow",
-    "collect_items",
-    "oracle_requests",
-    "gold_text",
-    "partition",
-    "render_surface",
-    "surface_requests",
-    "surface_scorer",
-    "surface_scores",
-    "unscorable",
-]
 
 SURFACE_SUPPORT_ANY = "surface.support_any"
 SURFACE_FIRST_SUPPORT_RANK = "surface.first_support_rank"

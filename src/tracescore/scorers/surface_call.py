@@ -21,18 +21,6 @@ from tracescore.scorers.answer import gold_answers
 from tracescore.trace import Hit, Trace, fetch_failed
 from tracescore.urls import normalize_url
 
-__all__ = [
-    "MAX_CALL_TOKENS",
-    "PartLabel",
-    "SurfaceItem",
-    "SurfaceJudgement",
-    "collect_items",
-    "gold_text",
-    "render_surface",
-    "surface_requests",
-]
-
-
 MAX_CALL_TOKENS = 12_000  # items are packed into one call up to this many tokens; a wider trace takes a few calls
 _TAG = re.compile(r"<(/?)(items?|surface|page|question|gold_answer)\b", re.IGNORECASE)
 

@@ -26,10 +26,6 @@ from tracescore.scores import Score, absent, score
 from tracescore.trace import BlindSpot, SearchStep, Trace, fetch_failed
 from tracescore.urls import is_url, normalize_url
 
-__all__ = ["FETCH_CALLS", "FETCH_CHARS", "FETCH_UNUSED_RATE", "FIRST_QUERY", "RENAMED", "SEARCH_AFTER_FOUND",
-           "SEARCH_CALLS", "SEARCH_QUERY_OVERLAP", "SEARCH_REPEATED_QUERIES", "content_words", "first_query",
-           "normalise_query", "trajectory_scorer"]  # fmt: skip
-
 SEARCH_CALLS = "trajectory.search_calls"  # the trajectory's own stage since #43
 FETCH_CALLS = "trajectory.fetch_calls"
 SEARCH_REPEATED_QUERIES = "trajectory.repeated_queries"

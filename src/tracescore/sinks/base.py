@@ -19,8 +19,6 @@ from tracescore.sinks.sessions import SessionScores
 if TYPE_CHECKING:
     from tracescore.store.db import Store
 
-__all__ = ["BatchWriter", "RemovalPreview", "ScoreBuffer", "Sink"]
-
 
 class RemovalPreview(TypedDict):
     """What a write-back would remove (``backfill --dry-run``): our scores on the traces, those superseded for sure

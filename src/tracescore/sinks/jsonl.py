@@ -12,8 +12,6 @@ from tracescore.result import TraceResult
 from tracescore.sinks.base import Sink
 from tracescore.sinks.records import WriteReport
 
-__all__ = ["JsonlSink"]
-
 
 class JsonlSink(Sink):
     """Writes ``TraceResult.to_json()`` lines to ``PATH.partial``; the file is replaced as a whole, once complete, so a

@@ -21,8 +21,6 @@ from typing import Any
 from tracescore.errors import InputError, MissingInputError, NoResultsError
 from tracescore.sources.exports import need_pyarrow
 
-__all__ = ["PARQUET_SUFFIX", "is_parquet_spec", "read_parquet_results", "shard_file", "write_results"]
-
 PARQUET_SUFFIX = ".parquet"
 ROW_GROUP = 2_000
 _JSON_COLUMNS = ("scores", "missing", "comments", "metadata", "judge")

@@ -22,24 +22,6 @@ from tracescore.result import TraceResult
 from tracescore.scorers.diagnosis import DIAGNOSIS
 from tracescore.scores import Score
 
-__all__ = [
-    "COMMENT_LIMIT",
-    "DIAGNOSIS_ACTIONS",
-    "SCORE_ID_NAMESPACE",
-    "DataType",
-    "Rejection",
-    "ScoreRecord",
-    "WriteReport",
-    "batches",
-    "versioned_score_id",
-    "judge_setup",
-    "score_id",
-    "version_of",
-    "records_from_result",
-    "rejection_lines",
-    "scorer_version",
-]
-
 DataType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL"]
 SCORE_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://tracescore.dev/score-id")
 COMMENT_LIMIT = 2000

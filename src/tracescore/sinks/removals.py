@@ -32,9 +32,7 @@ from tracescore.sinks.records import (
     versioned_score_id,
 )
 from tracescore.store.db import Store
-from tracescore.store.written import Written, WrittenScores
-
-__all__ = ["Mirror", "Removal", "Written", "preview_removals"]
+from tracescore.store.written import Written as Written, WrittenScores
 
 _STALE = "(kept: not computed this time)"
 

@@ -24,10 +24,6 @@ from tracescore.scores import Score
 from tracescore.sinks.records import ScoreRecord, WriteReport, records_from_result, score_id
 from tracescore.store.written import Written, WrittenScores
 
-__all__ = [
-    "SessionScores", "plan_session_removals", "session_key", "session_records", "settle_session", "written_rows",
-]  # fmt: skip
-
 
 def session_key(session_id: str) -> str:
     """The ledger's key of a session's scores (never a trace id: a platform trace id has no ``session:`` prefix)."""

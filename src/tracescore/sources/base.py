@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
-__all__ = ["EVERYTHING", "FileRef", "Record", "Shard", "ShardedSource", "Source"]
-
 EVERYTHING = datetime(1970, 1, 1, tzinfo=UTC)
 """The ``since`` of a one-shot read of a whole file (with ``until=None``): a file source yields every record."""
 

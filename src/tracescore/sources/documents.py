@@ -19,8 +19,6 @@ from typing import Any
 from tracescore.errors import InputError, MissingInputError
 from tracescore.sources.base import Record
 
-__all__ = ["Download", "DownloadSource", "read_documents"]
-
 Download = Callable[[Any], tuple[str, list[Any]]]
 """A platform's reader of one downloaded document: (what it is, e.g. "a Langfuse trace download", its payloads)."""
 

@@ -23,17 +23,6 @@ from typing import IO, Any
 from tracescore.errors import AdapterError
 from tracescore.sources.base import Record
 
-__all__ = [
-    "BROKEN_STREAM",
-    "Unreadable",
-    "csv_rows",
-    "json_records",
-    "jsonl_rows",
-    "unread_error",
-    "unread_records",
-    "with_unread",
-]
-
 _CHUNK = 1 << 16  # bytes read at a time from a JSONL file (a gzip stream hands back what it has so far)
 BROKEN_STREAM = (EOFError, zlib.error, gzip.BadGzipFile)
 """What a compressed stream whose bytes are bad raises (the file's content, not a failing disk or network)."""

@@ -35,10 +35,6 @@ from tracescore.errors import ConfigError, SourceError
 from tracescore.sources.base import EVERYTHING, Record, Shard
 from tracescore.sources.export_rows import BROKEN_STREAM, Unreadable, csv_rows, json_records, jsonl_rows
 
-__all__ = [
-    "ExportFile", "ExportRoot", "ExportSource", "ShardPlan", "in_window", "need_pyarrow", "open_export", "plan_shards",
-]
-
 BATCH_ROWS = 2048
 _FORMATS = (".parquet", ".jsonl", ".jsonl.gz", ".json", ".json.gz", ".csv", ".csv.gz")
 

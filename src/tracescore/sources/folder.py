@@ -13,8 +13,6 @@ from tracescore.errors import InputError
 from tracescore.sources.base import Record, Shard
 from tracescore.sources.jsonl import read_jsonl
 
-__all__ = ["FolderSource"]
-
 SUFFIX = ".jsonl"
 
 

@@ -15,8 +15,6 @@ from typing import IO
 from tracescore.errors import InputError, MissingInputError
 from tracescore.sources.base import FileRef, Record
 
-__all__ = ["JsonlSource", "read_jsonl", "record_time"]
-
 _BUFFER = 1 << 20  # read 1 MiB at a time: with the default 8 KiB, a 78 KB line took ten reads and as many copies
 
 

@@ -20,21 +20,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from tracescore.judge.batches import RESULT_TYPES
+from tracescore.judge.batches import RESULT_TYPES as RESULT_TYPES
 from tracescore.store.db import Store
 from tracescore.store.state import to_text
-
-__all__ = [
-    "BATCH_ENDED",
-    "BILLED",
-    "BATCH_LIVE",
-    "BATCH_SUBMITTING",
-    "RESULT_TYPES",
-    "JudgeBatch",
-    "MAX_SUBMISSIONS",
-    "JudgeBatches",
-    "may_submit",
-]
 
 BATCH_SUBMITTING = "submitting"
 """Keys about to be sent as a batch (recorded before the create call, so a kill right after it can be recovered)."""

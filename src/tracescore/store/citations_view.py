@@ -14,8 +14,6 @@ from json.encoder import encode_basestring_ascii as _ASCII
 from tracescore.result import CitationRow
 from tracescore.store.scores_view import _COMPACT, TRACE_KEY
 
-__all__ = ["CITATIONS_VIEW_MIGRATION", "citation_rows"]
-
 _KEY = TRACE_KEY.format(r="results.")
 
 # The old rows move to the first result of their run with their trace key (two lines with one id in a run shared

@@ -6,8 +6,6 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-__all__ = ["PAGE_SIZE", "cannot_create", "connect"]
-
 PAGE_SIZE = 16_384
 """Bytes per page of a new store: results rows of 1.5-2.5 KB pack several to a page (at SQLite's default, 4096, a row
 over ~2 KB took a page of its own)."""

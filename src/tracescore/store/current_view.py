@@ -23,8 +23,6 @@ from tracescore.catalog import NOT_COMPUTED, absence_kind
 from tracescore.result import TraceResult
 from tracescore.store.scores_view import TRACE_KEY
 
-__all__ = ["CURRENT_VIEW_MIGRATION", "NOT_COMPUTED_REASONS_MIGRATION", "not_computed", "not_computed_of"]
-
 # the not-computed reasons of the releases before this migration (a judge failure, budget or key, a step that
 # could not be read, a guard, unknown links, a retrieval scorer that raised); applied: never edit it
 _OLD_NOT_COMPUTED = """(

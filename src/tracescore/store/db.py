@@ -22,13 +22,10 @@ from tracescore.errors import StoreError
 from tracescore.result import TraceResult
 from tracescore.scorers.diagnosis import cell_of
 from tracescore.store.citations_view import citation_rows
-from tracescore.store.connect import PAGE_SIZE, cannot_create, connect
+from tracescore.store.connect import PAGE_SIZE as PAGE_SIZE, cannot_create, connect
 from tracescore.store.current_view import not_computed, not_computed_of
-from tracescore.store.migrations import MIGRATIONS
+from tracescore.store.migrations import MIGRATIONS as MIGRATIONS
 from tracescore.store.scores_view import score_metadata
-
-__all__ = ["MIGRATIONS", "PAGE_SIZE", "ResultRows", "Store", "result_rows"]
-
 
 _CLAIM_KEYS = ("claim_index", "sentence_index", "text", "verdict", "judge_verdict", "doc", "quote", "quote_check",
                "reason", "cited", "cited_verdict", "drift_to", "calls")  # fmt: skip

@@ -18,8 +18,6 @@ from datetime import UTC, datetime
 from tracescore.store.db import Store
 from tracescore.store.state import from_text, to_text
 
-__all__ = ["GIVEN_UP", "UNJUDGED", "DueTraces", "Settled"]
-
 UNJUDGED = "unjudged"
 """The mark of a trace written with a judged score absent because the judge failed (not computed)."""
 GIVEN_UP = "given_up"

@@ -12,8 +12,6 @@ from datetime import UTC, datetime, timedelta
 
 from tracescore.store.db import Store
 
-__all__ = ["MAX_AGE", "StoreLinkCache"]
-
 MAX_AGE = timedelta(days=7)
 
 

@@ -17,8 +17,6 @@ from typing import IO, Any
 
 from tracescore.errors import LockError
 
-__all__ = ["StoreLock", "lock_path"]
-
 
 def lock_path(store_path: str | Path) -> Path:
     path = Path(store_path)

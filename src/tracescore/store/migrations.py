@@ -10,8 +10,6 @@ from tracescore.store.scores_view import SCORES_VIEW_MIGRATION
 from tracescore.store.sessions import SESSION_EVIDENCE_MIGRATION
 from tracescore.store.spend import JUDGE_SPEND_MIGRATION
 
-__all__ = ["MIGRATIONS"]
-
 MIGRATIONS: list[tuple[str, str]] = [
     (
         "0001_initial",

@@ -25,8 +25,6 @@ from pathlib import Path
 
 from tracescore.store.db import Store
 
-__all__ = ["Pruned", "StoreInfo", "describe", "prune"]
-
 _PRUNABLE = (
     "SELECT id FROM runs WHERE status != 'running' AND finished_at IS NOT NULL AND finished_at < ?"
     " AND id NOT IN (SELECT run_id FROM calibration_items)"

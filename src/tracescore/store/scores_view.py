@@ -14,8 +14,6 @@ from operator import attrgetter
 from tracescore.jsontext import encoder
 from tracescore.result import TraceResult, _strict
 
-__all__ = ["SCORES_VIEW_MIGRATION", "TRACE_KEY", "score_metadata"]
-
 # a score row's trace key: the trace id, or "line:N" for a line without one (as the per-score table always had it)
 TRACE_KEY = "coalesce(nullif({r}trace_id, ''), 'line:' || coalesce({r}line, 'None'))"
 

@@ -24,10 +24,6 @@ from typing import Any
 from tracescore.result import TraceResult, result_from_line
 from tracescore.store.db import Store
 
-__all__ = ["Session", "Sessions", "ordered", "turn_results"]
-
-
-
 _SESSION = "json_extract(r.result_line, '$.session_id')"
 
 

@@ -17,8 +17,6 @@ from typing import Any, Protocol
 from tracescore.errors import StoreError
 from tracescore.session import EarlierTurn
 
-__all__ = ["SESSION_EVIDENCE_MIGRATION", "EvidenceReader", "keep_evidence", "stored_turns"]
-
 SESSION_EVIDENCE_MIGRATION = """
 CREATE TABLE session_evidence (
     source_key TEXT NOT NULL, session_id TEXT NOT NULL, trace_id TEXT NOT NULL, trace_ts TEXT, evidence TEXT NOT NULL,

@@ -10,8 +10,6 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Any, Protocol
 
-__all__ = ["JUDGE_SPEND_MIGRATION", "day_spent", "record_spend"]
-
 
 class _Store(Protocol):  # ``store.db.Store``, which imports this module's migration
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]: ...

@@ -15,8 +15,6 @@ from datetime import UTC, datetime
 from tracescore.errors import StoreError
 from tracescore.store.db import Store
 
-__all__ = ["Backfill", "JobState", "Watermark", "from_text", "to_text"]
-
 _FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 

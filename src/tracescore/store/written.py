@@ -17,8 +17,6 @@ from typing import Any
 
 from tracescore.store.db import Store
 
-__all__ = ["LEDGER_MIGRATION", "REMOVED", "WRITTEN", "Written", "WrittenScores", "live_values"]
-
 LEDGER_MIGRATION = "0007_written_scores"
 WRITTEN = "written"
 REMOVED = "removed"

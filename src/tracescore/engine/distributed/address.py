@@ -10,8 +10,6 @@ from urllib.parse import urlsplit
 
 from tracescore.errors import ConfigError, SourceError
 
-__all__ = ["cluster_address", "describe_init_error"]
-
 PROBE_TIMEOUT = 5.0  # seconds to open a TCP connection to the head before saying it does not answer
 
 

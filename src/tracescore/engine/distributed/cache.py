@@ -17,8 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["ParquetJudgeCache", "compact"]
-
 _COLUMNS = ("key", "model", "rubric", "request", "reply", "created_at")
 _WAL = "wal-"
 

@@ -38,8 +38,6 @@ from tracescore.scorers.scored import Scorer
 from tracescore.sinks.parquet import read_parquet_results, shard_file, write_results
 from tracescore.sources.base import Record, Shard, ShardedSource
 
-__all__ = ["RayRun", "RaySettings", "ShardOutcome", "score_shards"]
-
 RESULTS = "results"
 JUDGE_CACHE = "judge-cache"
 FAILURES_KEPT = 20

@@ -29,8 +29,6 @@ from tracescore.judge.protocol import Judge, JudgeReply, JudgeRequest, JudgeUsag
 from tracescore.judge.providers import ProviderSettings
 from tracescore.judge.registry import provider
 
-__all__ = ["JudgeSpec", "JudgeWorker", "RemoteJudge", "retry_after"]
-
 DEFAULT_PAUSE = 1.0  # seconds every worker waits after a 429 that names no Retry-After
 
 

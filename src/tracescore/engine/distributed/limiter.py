@@ -12,8 +12,6 @@ import asyncio
 import time
 from collections.abc import Callable
 
-__all__ = ["LimiterActor", "TokenBucket"]
-
 
 class TokenBucket:
     """At most ``per_second`` grants a second (None: unlimited) with bursts up to ``burst``; ``pause`` stops all."""

@@ -14,8 +14,6 @@ from tracescore.sources.base import Record
 from tracescore.sources.folder import FolderSource
 from tracescore.sources.jsonl import JsonlSource, read_jsonl
 
-__all__ = ["FileSource", "adapter", "build"]
-
 
 class FileSource(JsonlSource):
     """The JSONL source; asked for everything (``since`` at ``EVERYTHING``, no ``until``) it streams every line

@@ -42,8 +42,6 @@ from tracescore.adapters.text import extract_text, text_of
 from tracescore.errors import AdapterError, InputError
 from tracescore.trace import BlindSpot, Citation, FetchStep, Labels, SearchStep, Step, Trace
 
-__all__ = ["downloaded", "langfuse_adapter", "trace_from_observations"]
-
 _GENERATION = "GENERATION"
 _SESSION = ("sessionId",)  # the trace's (an export's trace object, else the root row's: v2 rows repeat it)
 

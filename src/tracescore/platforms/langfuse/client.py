@@ -22,17 +22,6 @@ from tracescore.version import __version__
 if TYPE_CHECKING:
     from langfuse.api import LangfuseAPI
 
-__all__ = [
-    "DEFAULT_BASE_URL",
-    "LangfuseCredentials",
-    "classify_error",
-    "describe_error",
-    "failure_line",
-    "make_client",
-    "request_options",
-    "retry_policy",
-]
-
 DEFAULT_BASE_URL = "https://cloud.langfuse.com"
 _RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 

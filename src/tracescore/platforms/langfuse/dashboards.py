@@ -43,8 +43,6 @@ if TYPE_CHECKING:
     from langfuse.api import LangfuseAPI
     from langfuse.api.unstable import Dashboard, DashboardWidget
 
-__all__ = ["LangfuseDashboards", "SPLITS", "build", "describe", "marker", "widget_fields"]
-
 #: ``--by`` → the dimension of Langfuse's score views (None: none exists for trace-level scores)
 SPLITS: dict[str, str | None] = {"environment": "environment", "name": "traceName", "provider": None, "model": None}
 _VIEWS = {"NUMERIC": "scores-numeric", "BOOLEAN": "scores-boolean", "CATEGORICAL": "scores-categorical"}

@@ -40,8 +40,6 @@ from tracescore.sources.exports import (
     plan_shards,
 )
 
-__all__ = ["ExportStats", "LangfuseExport", "build"]
-
 OBSERVATION_TABLES = ("observations_v2", "observations")
 TRACE_TABLE = "traces"
 _RENAME = {

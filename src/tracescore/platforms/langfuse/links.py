@@ -16,8 +16,6 @@ from tracescore.sources.base import Record
 if TYPE_CHECKING:
     from langfuse.api import LangfuseAPI
 
-__all__ = ["TraceLinks"]
-
 
 class TraceLinks:
     """The trace URL of each record, the project id looked up on the first record and kept for the run."""

@@ -29,8 +29,6 @@ from tracescore.trace import Labels
 if TYPE_CHECKING:
     from langfuse.api import LangfuseAPI
 
-__all__ = ["LangfuseJobSink", "LangfuseJobSource", "build", "label_queue", "metadata_keys_to_expand"]
-
 
 def metadata_keys_to_expand(mapping: MappingConfig) -> list[str]:
     """Top-level metadata keys that may hold labels: Langfuse cuts longer values at 200 characters unless named."""

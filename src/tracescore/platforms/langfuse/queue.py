@@ -27,8 +27,6 @@ from tracescore.store.db import Store
 if TYPE_CHECKING:
     from langfuse.api import LangfuseAPI
 
-__all__ = ["QUEUE_NAME", "LangfuseLabelQueue", "is_ours"]
-
 QUEUE_NAME = "tracescore-calibration"
 COMMENT_LIMIT = 5000  # Langfuse's comment length limit
 _OUR_KEYS = ("scorer_version", "tracescore_item")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["LangfuseSettings"]
-
 
 class LangfuseSettings(BaseModel):
     """``[langfuse]``: what to read and how to write back. Credentials never live here: only in the environment."""

@@ -39,8 +39,6 @@ if TYPE_CHECKING:
 
     from tracescore.store.db import Store
 
-__all__ = ["LangfuseScoreSink", "score_body", "score_config"]
-
 
 def score_config(name: str) -> dict[str, Any] | None:
     """The Langfuse score config a score's declaration asks for (a versioned ``x@v`` as ``x``): its ``dataType``

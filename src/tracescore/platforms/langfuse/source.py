@@ -34,16 +34,6 @@ from tracescore.sources.base import Record
 if TYPE_CHECKING:
     from langfuse.api import LangfuseAPI
 
-__all__ = [
-    "FIELDS",
-    "LangfuseWindow",
-    "ObservationPager",
-    "ReadStats",
-    "TraceAssembler",
-    "read_experiment_items",
-    "read_langfuse",
-]
-
 #: field groups of experiment items: ``io`` holds the dataset item's expected output
 EXPERIMENT_FIELDS = ("core", "io", "itemMetadata")
 MAX_EXPERIMENT_PAGE = 100

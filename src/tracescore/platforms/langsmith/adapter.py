@@ -28,8 +28,6 @@ from tracescore.adapters.text import extract_text, text_of
 from tracescore.errors import AdapterError, InputError
 from tracescore.trace import BlindSpot, Citation, FetchStep, Labels, SearchStep, Trace
 
-__all__ = ["downloaded", "langsmith_adapter", "merge_ingest", "trace_from_langsmith"]
-
 _DEFAULT = MappingConfig()
 # LangSmith groups a root run into a thread by the first of these keys in its metadata (its ingest checks them in
 # this order); the run's own ``session_id`` field is its project, not a conversation

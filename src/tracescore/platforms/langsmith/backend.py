@@ -24,23 +24,6 @@ from urllib.parse import urlsplit
 
 from tracescore.secrets import redact
 
-__all__ = [
-    "BACKENDS",
-    "CLICKHOUSE_ONLY",
-    "DUAL",
-    "HttpFailure",
-    "RETRIABLE_4XX",
-    "SMITHDB_ONLY",
-    "V1_API",
-    "V2_API",
-    "ReadStats",
-    "deprecation_note",
-    "detect_backend",
-    "http_failure",
-    "query_backend",
-    "read_errors",
-]
-
 CLICKHOUSE_ONLY = "clickhouse_only"
 DUAL = "dual"
 SMITHDB_ONLY = "smithdb_only"

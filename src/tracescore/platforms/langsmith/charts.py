@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from tracescore.platforms.dashboards import DashboardContext, DashboardSpec, Outcome, Widget
 
-__all__ = ["GROUP_BY", "LangSmithCharts", "build", "chart_steps"]
-
 #: ``--by`` → the LangSmith chart group-by (plain attribute, or a run metadata key)
 GROUP_BY = {
     "name": "Run name",

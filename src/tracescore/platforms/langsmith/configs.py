@@ -25,8 +25,6 @@ from tracescore.platforms.langsmith.failures import describe, permanent
 if TYPE_CHECKING:  # pragma: no cover
     from langsmith import Client
 
-__all__ = ["BOOLEAN", "FeedbackConfigs", "catalog_config", "fits", "same", "shown", "wanted_for"]
-
 BOOLEAN: dict[str, Any] = {"type": "continuous", "min": 0.0, "max": 1.0}
 """A yes/no key: 1 yes, 0 no (the catalog's booleans and the yes/no labels alike)."""
 

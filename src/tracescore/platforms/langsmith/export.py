@@ -35,8 +35,6 @@ from tracescore.sources.exports import (
     plan_shards,
 )
 
-__all__ = ["BulkExportStats", "LangSmithExport", "build"]
-
 _JSON_FIELDS = ("inputs", "outputs", "extra", "events", "serialized", "tags", "inputs_s3_urls", "outputs_s3_urls")
 _THIN = ("id", "trace_id", "parent_run_id", "is_root")
 _SESSION = re.compile(r"(?:^|/)session_id=([^/]+)/")

@@ -14,8 +14,6 @@ from typing import Any
 
 from tracescore.secrets import HIDDEN, redact
 
-__all__ = ["RETRYABLE_4XX", "describe", "permanent", "reach_line", "status_of"]
-
 RETRYABLE_4XX = frozenset({408, 409, 429})
 """The client errors a later attempt may get past (timeout, conflict, rate limit); every other 4xx is final."""
 _DEPTH = 5

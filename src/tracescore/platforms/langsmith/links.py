@@ -8,8 +8,6 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["run_url"]
-
 
 def run_url(api_url: str, tenant_id: str | None, project_id: str, run_id: object) -> str | None:
     """The run's UI URL, or None without a tenant id (an old deployment's project may not name one)."""

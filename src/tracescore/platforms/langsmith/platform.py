@@ -24,8 +24,6 @@ from tracescore.platforms.langsmith.source import LangSmithSource, make_client
 from tracescore.secrets import redact
 from tracescore.sinks.base import BatchWriter
 
-__all__ = ["LangSmithJobSink", "build", "describe_server", "label_queue"]
-
 _PUSH_PROJECT = "(push)"  # push reads nothing (the results name their runs): the project only names its store scope
 
 

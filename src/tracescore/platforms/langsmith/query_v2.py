@@ -21,8 +21,6 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-__all__ = ["CHILD_SKEW", "children_body", "make_v2_client", "query", "roots_body", "v1_row", "v2_selects"]
-
 CHILD_SKEW = timedelta(minutes=5)
 """How far before its root a child run may start (clocks of distributed tracers differ): the children query's
 ``min_start_time`` is the root's start minus this."""

@@ -36,8 +36,6 @@ from tracescore.store.db import Store
 if TYPE_CHECKING:
     from langsmith import Client, Langsmith
 
-__all__ = ["QUEUE_NAME", "REVIEW_KEY", "LangSmithLabelQueue", "feedback_config", "items_client"]
-
 QUEUE_NAME = "tracescore-calibration"
 REVIEW_KEY = "tracescore.review"  # the feedback that shows the reviewer the claim (a comment; no score, no value)
 COMMENT_LIMIT = 5000

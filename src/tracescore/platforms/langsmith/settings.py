@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["LangSmithSettings"]
-
 
 class LangSmithSettings(BaseModel):
     """``[langsmith]``: paging, timeouts and feedback options. Credentials only from LANGSMITH_API_KEY/_ENDPOINT."""

@@ -38,15 +38,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from tracescore.store.db import Store
 
-__all__ = [
-    "categorical_config",
-    "LOOKUP_BATCH",
-    "NO_SUCH_RUN",
-    "LangSmithSink",
-    "SdkLogFilter",
-    "feedback_comment",
-]
-
 def categorical_config(name: str) -> dict[str, Any] | None:
     """The feedback config of a categorical score, from its scorer's declaration (None: not categorical)."""
     config = catalog_config(name)

@@ -45,15 +45,6 @@ from tracescore.sources.base import Record
 if TYPE_CHECKING:  # pragma: no cover
     from langsmith import Client
 
-__all__ = [
-    "CHILD_FIELDS",
-    "LangSmithProject",
-    "LangSmithSource",
-    "MAX_PAGE_SIZE",
-    "ROOT_FIELDS",
-    "make_client",
-]
-
 MAX_PAGE_SIZE = 100
 """The largest page ``/runs/query`` accepts (langsmith-sdk issue #3455: more is an HTTP 400)."""
 ROOT_RESUMES = 3

@@ -39,8 +39,6 @@ from tracescore.errors import AdapterError, InputError
 from tracescore.platforms.otel.spans import group_spans, read_spans
 from tracescore.trace import BlindSpot, FetchStep, Labels, SearchStep, Trace
 
-__all__ = ["otel_adapter", "trace_from_spans"]
-
 _DEFAULT = MappingConfig()
 _READ = frozenset(("trace_id", "span_id", "name", "error", "attributes"))  # the keys of a span ``read_spans`` made
 _INPUT = ("input.value", "gen_ai.tool.call.arguments", "input")

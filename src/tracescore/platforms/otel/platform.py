@@ -10,8 +10,6 @@ from tracescore.platforms.base import Parts, PlatformContext
 from tracescore.platforms.otel.adapter import otel_adapter
 from tracescore.platforms.otel.spans import SpanFileSource
 
-__all__ = ["build", "downloaded"]
-
 
 def build(context: PlatformContext) -> Parts:
     """The span file named by ``[source] path`` (relative to the config file) or by the command line."""

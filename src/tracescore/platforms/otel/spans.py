@@ -22,8 +22,6 @@ from tracescore.errors import InputError, InputShapeError
 from tracescore.platforms.base import EVERYTHING
 from tracescore.sources.base import Record
 
-__all__ = ["SpanFileSource", "any_value", "group_spans", "read_documents", "read_spans"]
-
 # Lists/objects a span may nest (an OTLP kvlist attribute takes 4 levels per level); a file is decoded at most this
 # deep plus the OTLP envelope, the rest of a deeper value is cut (``deep_json``): no recursion goes deeper.
 _SPAN_DEPTH = 100

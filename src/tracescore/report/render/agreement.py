@@ -13,14 +13,6 @@ from rich.text import Text
 from tracescore.calibrate.trust import sampled_note
 from tracescore.report.agreement import AgreementEntry, AgreementSection
 
-__all__ = [
-    "agreement_html",
-    "agreement_markdown",
-    "figure_lines",
-    "render_agreement_terminal",
-    "render_figures_terminal",
-]
-
 TITLE = "Judge agreement with human labels"
 NEVER = "never calibrated against human labels: its judged scores are unmeasured guesses (see `tracescore calibrate`)"
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 from tracescore.report.budget import PER_CHARS, Budget
 from tracescore.report.summary import Report
 
-__all__ = ["BUDGET_TITLE", "budget_note", "budget_table"]
-
 BUDGET_TITLE = "Retrieval budget (per answer: a trace with a search or fetch step)"
 
 

@@ -8,8 +8,6 @@ from typing import Any
 
 from tracescore.report.gate import GateCheck, GateResult
 
-__all__ = ["gate_to_json"]
-
 
 def gate_to_json(result: GateResult) -> dict[str, Any]:
     """``result`` as plain JSON: ``passed``, the traces read and the baselines, and one entry per rule checked."""

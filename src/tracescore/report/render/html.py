@@ -24,8 +24,6 @@ from tracescore.report.summary import STAGES, Report, by_stage, score_stage, wor
 from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
 
-__all__ = ["render_html"]
-
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:980px;color:#222}
 h1{font-size:22px}h2{font-size:17px;margin-top:28px}table{border-collapse:collapse;margin:8px 0}

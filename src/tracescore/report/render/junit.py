@@ -12,8 +12,6 @@ import xml.etree.ElementTree as ET
 from tracescore.report.gate import GateResult
 from tracescore.report.safe import link_url, visible
 
-__all__ = ["render_junit"]
-
 
 def render_junit(result: GateResult) -> str:
     """The gate's checks as a JUnit ``testsuites`` document (failures carry the rule, stage and cases)."""

@@ -20,8 +20,6 @@ from tracescore.report.summary import STAGES, Report, Summary, by_stage, score_s
 from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
 
-__all__ = ["render_gate_markdown", "render_markdown"]
-
 MAX_IDS = 12  # trace ids listed per cell or queue item before "… and N more"
 
 

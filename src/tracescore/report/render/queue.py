@@ -16,8 +16,6 @@ from tracescore.report.budget import QueueQuery
 from tracescore.report.safe import html_link, visible
 from tracescore.report.summary import Report, WorkItem
 
-__all__ = ["MAX_ROWS", "QUEUE_CSS", "queue_tables"]
-
 MAX_ROWS = 1_000  # rows per order; the sort is over every row, the first MAX_ROWS shown
 QUEUE_CSS = (".wq-sort{display:none}.wq-sort:target{display:table}.wq-sort:target~#queue-table{display:none}"
              "td.query{text-align:left;max-width:420px}th a{color:inherit}\n")  # fmt: skip

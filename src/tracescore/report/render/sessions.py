@@ -13,8 +13,6 @@ from tracescore.report.safe import html_link, md_link
 from tracescore.report.sessions import SessionView
 from tracescore.scorers.session import PREFIX, SPECS
 
-__all__ = ["TITLE", "render_sessions_terminal", "sessions_html", "sessions_markdown"]
-
 TITLE = "Sessions"
 _NAMES = tuple(spec.name for spec in SPECS)
 _SHORT = {name: name.removeprefix(PREFIX).replace("_", " ") for name in _NAMES}

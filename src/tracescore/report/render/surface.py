@@ -8,8 +8,6 @@ from tracescore.scorers.citations import CITATION_UNFETCHED_RATE
 from tracescore.scorers.deadlinks import CITATION_DEAD_RATE
 from tracescore.scorers.surface import CELLS
 
-__all__ = ["SURFACE_TITLE", "complementarity_lines", "links_line", "surface_note", "surface_table"]
-
 SURFACE_TITLE = "Same accuracy, different evidence: the search surface per provider"
 _CELL_TITLES = {"smart": "SMART", "missed": "MISSED", "blind": "BLIND", "noop": "NO-OP"}
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 
-__all__ = ["FEW", "PALETTE", "bar_chart", "line_chart"]
-
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 _W, _H, _LEFT, _TOP, _BOTTOM = 720, 300, 48, 36, 48
 FEW = 5  # a time point resting on fewer traces is drawn hollow: a rate of 3 traces says little

@@ -25,8 +25,6 @@ from tracescore.report.summary import STAGES, Report, by_stage, score_stage, sco
 from tracescore.report.surface import SurfaceReport
 from tracescore.scorers.diagnosis import CELLS
 
-__all__ = ["render_report_terminal"]
-
 MAX_IDS = 12  # ids shown per work-queue item
 MAX_CELL_IDS = 200  # ids shown per cell
 
