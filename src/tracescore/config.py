@@ -24,6 +24,7 @@ from tracescore.judge.providers import ProviderSettings
 from tracescore.judge.redact import Redactor, redactor
 from tracescore.judge.registry import provider
 from tracescore.judge.rubrics import load_rubric
+from tracescore.judge.settings import JudgeSettings
 from tracescore.platforms import registry
 from tracescore.registry import Chosen, choose, load as registry_load
 from tracescore.scorers.criteria import Criterion, configure as configure_criteria, read_criteria
@@ -33,7 +34,6 @@ from tracescore.sections import (
     JUDGE_SALT as JUDGE_SALT,
     SAMPLING_KEYS,
     JobSettings as JobSettings,
-    JudgeSettings,
     ScoringSettings as ScoringSettings,
     SourceSettings as SourceSettings,
     option_of as option_of,

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from tracescore.judge.registry import GROUP, installed
-from tracescore.sections import PROVIDER_KEYS
+from tracescore.judge.settings import PROVIDER_KEYS
 
 
 def describe() -> list[dict[str, Any]]:
