@@ -116,14 +116,8 @@ class RunContext:
 class ScorerDef:
     """A declared scorer: the function, unchanged (calling it calls the function), and its declaration."""
 
-    def __init__(
-        self,
-        func: Callable[..., Any],
-        stage: str | Sequence[str],
-        version: str,
-        scores: Sequence[ScoreSpec],
-        uses: Mapping[str, str],
-    ) -> None:
+    def __init__(self, func: Callable[..., Any], stage: str | Sequence[str], version: str,
+                 scores: Sequence[ScoreSpec], uses: Mapping[str, str]) -> None:  # fmt: skip
         self.func = func
         self.stages = (stage,) if isinstance(stage, str) else tuple(stage)
         self.version = str(version)
@@ -328,7 +322,7 @@ def load(*, refresh: bool = False, made: Sequence[Installed] | None = None) -> R
     an install), and of those the loaded configuration ``made`` (its ``[[criteria]]``: in place of earlier ones,
     checked as a plugin's); ConfigError (exit 2) names an entry point or a scorer that cannot be used."""
     global _LOADED, _MADE
-    if _LOADED is None or refresh or (made is not None and tuple(made) != _MADE):
+    if _LOADED is None or refresh or (made is not None and _identity(made) != _identity(_MADE)):
         eps = _entry_points()
         names = [ep.name for ep in eps]
         if twice := sorted({n for n in names if names.count(n) > 1}):
@@ -337,6 +331,11 @@ def load(*, refresh: bool = False, made: Sequence[Installed] | None = None) -> R
         keep = _MADE if made is None else tuple(made)
         _LOADED, _MADE = Registry(_ordered([*(_load(ep) for ep in eps), *keep])), keep
     return _LOADED
+
+
+def _identity(made: Sequence[Installed]) -> list[tuple[str, str, str]]:
+    """What tells made scorers apart: the same criteria made again are the same scorers."""
+    return [(i.name, i.dist, i.scorer.version) for i in made]
 
 
 def validate_options(inst: Installed, given: Mapping[str, Any], where: str) -> dict[str, Any]:

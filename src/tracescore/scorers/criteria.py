@@ -321,19 +321,13 @@ def _scale(value: Any, where: str) -> str | tuple[str, ...]:
                       " distinct categories (lower-case words, e.g. ['compliant', 'partly', 'violates'])")  # fmt: skip
 
 
-_MADE: dict[tuple[str, tuple[Criterion, ...]], tuple[Installed, ...]] = {}
-
-
 def configure(criteria: Sequence[Criterion], where: str) -> registry.Registry:
     """Put ``criteria`` (made from the config file ``where``) into this process's registry, in place of any made
     before: from now on ``registry.load()`` (and so the catalog, the sinks, the gate, the report) holds them as it
     holds a plugin's scorers. The same criteria again change nothing (a worker process or a Ray task calls this with
     its plan's). ConfigError (exit 2) when a criterion's score name is another scorer's."""
-    key = (where, tuple(criteria))
-    if key not in _MADE:
-        _MADE[key] = tuple(c.installed(where) for c in criteria)
     try:
-        return registry.load(made=_MADE[key])
+        return registry.load(made=[c.installed(where) for c in criteria])
     except ConfigError as exc:
         if _ORIGIN not in str(exc):  # an entry point's own fault: its line as it is
             raise
