@@ -191,3 +191,17 @@ def test_a_bedrock_judges_calibration_is_recorded_under_its_identity_and_not_car
         assert latest_calibration(store, "claude-sonnet-4-6", rubric) is None
         assert grounding_agreement(store, identity, rubric) is not None  # carried to this judge's scores
         assert grounding_agreement(store, "claude-sonnet-4-6", rubric) is None  # never to Anthropic's
+
+
+def test_judge_batch_on_azure_openai_is_refused_naming_the_providers_that_have_one(tmp_path: Path) -> None:
+    write_traces(tmp_path / "t.jsonl", T0, 3)
+    config = tmp_path / "tracescore.toml"
+    config.write_text(
+        f'[source]\nkind = "jsonl"\npath = "t.jsonl"\n\n[job]\nstore = "{tmp_path / "ts.db"}"\n\n'
+        '[judge]\nprovider = "azure-openai"\nendpoint = "https://example.openai.azure.com"\ndeployment = "judge"\n'
+    )
+    args = ["backfill", "--config", str(config), "--from", "2026-11-01", "--to", "2026-11-02", "--judge-batch"]
+    result = CliRunner().invoke(main, args, env={"AZURE_OPENAI_API_KEY": "k"})
+    assert result.exit_code == 2, result.output
+    assert "[judge] provider = 'azure-openai' has none here" in result.output
+    assert "'openai' (OpenAI's Batch API)" in result.output

@@ -126,11 +126,16 @@ def refuse_batch(settings: ProviderSettings) -> None:
                 " backfill without --judge-batch"
             )
         return
-    if provider != "anthropic":
+    if provider in ("bedrock", "vertex"):
         raise ConfigError(
             f"--judge-batch uses Anthropic's Message Batches API, which [judge] provider = {provider!r} does not offer"
             " through its client (its batch jobs read and write files in cloud storage); run the backfill without"
             ' --judge-batch (each call is priced at the synchronous rate) or with provider = "anthropic"'
+        )
+    if provider != "anthropic":
+        raise ConfigError(
+            f"--judge-batch is built for provider 'anthropic' (Message Batches) and 'openai' (OpenAI's Batch API);"
+            f" [judge] provider = {provider!r} has none here: run the backfill without --judge-batch"
         )
 
 
