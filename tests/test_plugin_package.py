@@ -138,7 +138,7 @@ def test_listed_beside_every_built_in_each_from_its_distribution(site: Path, tmp
     assert listed["on-topic"]["judged"] is True and listed["on-topic"]["options"] == []
     builtins = {n: s for n, s in listed.items() if n not in ENTRY_POINTS}
     assert set(builtins) == {"answer", "citations", "diagnosis", "grounding", "links", "numbers", "retrieval",
-                             "semantic", "stale", "surface", "trajectory"}  # fmt: skip
+                             "semantic", "session", "stale", "surface", "trajectory"}  # fmt: skip
     for name, s in builtins.items():
         assert s["package"] == "tracescore" and s["entry_point"].startswith(f"tracescore.scorers: {name} = tracescore.")
 

@@ -50,7 +50,7 @@ set -e
 
 def test_the_section_is_short_and_shows_the_issues_example() -> None:
     text = section()
-    assert text.strip().count("\n") + 1 <= 30
+    assert text.strip().count("\n") + 1 <= 31  # 30 lines and the docs runner's skip marker
     code = blocks(text)
     assert code["python"].strip() == EXAMPLE.strip()
     assert code["toml"] == (

@@ -49,7 +49,10 @@ def test_a_session_id_that_is_not_text_names_the_field(given: Any) -> None:
 def _score(tmp_path: Path, name: str, lines: list[str]) -> list[str]:
     path, out = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.out.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    result = CliRunner().invoke(main, ["score", str(path), "--out", str(out), "--store", "none", "--workers", "1"])
+    config = tmp_path / "tracescore.toml"  # each turn alone: the scores as without a session (carrying: conversations)
+    config.write_text("[sessions]\ncarry_evidence = false\n")
+    args = ["score", str(path), "--out", str(out), "--store", "none", "--workers", "1", "--config", str(config)]
+    result = CliRunner().invoke(main, args)
     assert out.exists(), result.output
     return out.read_text().splitlines()
 
@@ -65,13 +68,17 @@ def test_result_line_carries_session_id_only_when_the_trace_has_one(tmp_path: Pa
     )
     assert none == before  # an empty session_id is no session: the same bytes
     assert all('"session_id"' not in x for x in before)
-    for i, (b, a) in enumerate(zip(before, after, strict=True)):
-        old, new = json.loads(b), json.loads(a)
+    by_id = {json.loads(a)["trace_id"]: a for a in after}  # session turns are written grouped by session
+    assert len(by_id) == len(after) == len(before)
+    for i, b in enumerate(before):
+        old = json.loads(b)
+        a = by_id[old["trace_id"]]
+        new = json.loads(a)
         assert new.pop("session_id") == f"s-{i % 3}"
         assert new == old  # every score, reason and comment as without a session
         keys = list(json.loads(a))
         assert keys.index("session_id") == keys.index("timestamp") + 1  # placed after the timestamp
-    assert result_from_line(json.loads(after[1])).session_id == "s-1"  # push reads it back
+    assert result_from_line(json.loads(by_id[json.loads(before[1])["trace_id"]])).session_id == "s-1"  # push reads it
     assert result_from_line(json.loads(before[1])).session_id is None
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from tracescore import catalog
 from tracescore.catalog import Reasons, declared_reason
 from tracescore.cli.distributed import score_ray
 from tracescore.cli.exits import rate_option, store_option
@@ -25,6 +26,7 @@ from tracescore.engine.recipe import Options, build_recipe, cores, labelled, opt
 from tracescore.engine.runner import OneShot, score_once
 from tracescore.engine.setup import build_platform
 from tracescore.engine.stage import Scored
+from tracescore.errors import ConfigError
 from tracescore.limits import RateLimiter
 from tracescore.platforms import registry
 from tracescore.platforms.base import EVERYTHING, Parts
@@ -50,6 +52,35 @@ class _Request:
     overrides: dict[str, Any]
     download: bool = False  # ``path`` is a file downloaded from the platform ``kind``
 
+
+
+def judged_scores() -> str:
+    """The judged scores of the installed scorers, a stage's as ``stage.*`` when all of its scores are judged."""
+    entries = catalog.entries()
+    out: list[str] = []
+    for entry in entries:
+        family = entry.name.split(".")[0]
+        whole = all(e.judged for e in entries if e.name.split(".")[0] == family)
+        shown = f"{family}.*" if whole else entry.name
+        if entry.judged and shown not in out:
+            out.append(shown)
+    return ", ".join(out)
+
+
+class _JudgeOption(click.Option):
+    """``--judge/--no-judge``: its help names the installed judged scores, read when the help is shown (a plugin is
+    imported then, never when the command line loads: one that cannot be is refused by the command, exit 2)."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        template = self.help or ""
+        try:
+            self.help = template.replace("{judged}", judged_scores())
+        except ConfigError:
+            self.help = template.replace("{judged}", "those of the judged scorers 'tracescore scorers' lists")
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.help = template
 
 @click.command()
 @click.argument("traces", required=False, type=reads(allow_dash=True))
@@ -91,9 +122,9 @@ class _Request:
 @click.option(
     "--judge/--no-judge",
     "judge_wanted",
+    cls=_JudgeOption,
     default=None,
-    help="--judge: the judged scores (those of the judged scorers 'tracescore scorers' lists) must run: a missing"
-    " ANTHROPIC_API_KEY or anthropic SDK is"
+    help="--judge: the judged scores ({judged}) must run: a missing ANTHROPIC_API_KEY or anthropic SDK is"
     " exit 2 (as [scoring] judge = true). --no-judge: skip them even with ANTHROPIC_API_KEY set. [default: judge"
     " when ANTHROPIC_API_KEY is set]",
 )
