@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from click.testing import CliRunner
 
@@ -50,11 +51,12 @@ def langfuse_pair(_langfuse_fake: FakeLangfuse) -> Iterator[tuple[FakeLangfuse, 
     fake.scores.clear()
     fake.score_writes.clear()
     LangfuseResourceManager.reset()
-    client = Langfuse(public_key=PUBLIC_KEY, secret_key=SECRET_KEY, base_url=fake.url)
-    try:
-        yield fake, client
-    finally:
-        client.shutdown()
+    with httpx.Client() as http:  # the SDK's shutdown leaves its own HTTP client open: this one is closed here
+        client = Langfuse(public_key=PUBLIC_KEY, secret_key=SECRET_KEY, base_url=fake.url, httpx_client=http)
+        try:
+            yield fake, client
+        finally:
+            client.shutdown()
 
 
 def cli_lines(tmp_path: Path, traces: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
