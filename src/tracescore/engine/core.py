@@ -312,7 +312,7 @@ class Engine:
             try:
                 items = inbox.get(timeout=_POLL_S)
             except queue.Empty:
-                if self._abandon.is_set():
+                if self._abandon.is_set() or self._stop.is_set():  # a fatal error drains the inbox, STOP with it
                     return
                 continue
             if items is STOP:
