@@ -14,7 +14,8 @@ import json
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -552,3 +553,28 @@ def _truncated_metadata(value: Any, expand: set[str]) -> Any:
 def env_for(server: FakeLangfuse) -> dict[str, str]:
     """The environment variables that point tracescore at ``server``."""
     return {"LANGFUSE_PUBLIC_KEY": PUBLIC_KEY, "LANGFUSE_SECRET_KEY": SECRET_KEY, "LANGFUSE_BASE_URL": server.url}
+
+
+@contextmanager
+def sdk_client(server: FakeLangfuse, **options: Any) -> Iterator[Any]:
+    """A real ``langfuse.Langfuse`` client pointed at ``server``, cleaned up completely on exit.
+
+    The SDK keeps one client per public key in the process (``LangfuseResourceManager``): a client made in an earlier
+    test would answer for this one (its server stopped, or its HTTP client closed), and its ``shutdown()`` leaves its
+    own HTTP client open. So the registry is emptied before and after, and the client gets an ``httpx.Client`` that is
+    closed here.
+    """
+    import httpx
+    from langfuse import Langfuse
+    from langfuse._client.resource_manager import LangfuseResourceManager
+
+    LangfuseResourceManager.reset()
+    with httpx.Client() as http:
+        client = Langfuse(
+            public_key=PUBLIC_KEY, secret_key=SECRET_KEY, base_url=server.url, httpx_client=http, **options
+        )
+        try:
+            yield client
+        finally:
+            client.shutdown()
+            LangfuseResourceManager.reset()

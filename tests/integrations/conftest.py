@@ -13,11 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from click.testing import CliRunner
 
-from tests.fakes.langfuse import PUBLIC_KEY, SECRET_KEY, FakeLangfuse
+from tests.fakes.langfuse import FakeLangfuse, sdk_client
 
 COOKBOOK = Path(__file__).resolve().parents[2] / "cookbook"
 
@@ -43,20 +42,12 @@ def langfuse_pair(_langfuse_fake: FakeLangfuse) -> Iterator[tuple[FakeLangfuse, 
     """(the fake Langfuse, emptied; a ``Langfuse`` client pointed at it). The SDK keeps one client per public key in
     the process, and another test's ``shutdown()`` of a client with the same key stops it (its scores then dropped):
     each test empties that registry and gets a client of its own."""
-    from langfuse import Langfuse
-    from langfuse._client.resource_manager import LangfuseResourceManager
-
     fake = _langfuse_fake
     fake.observations.clear()
     fake.scores.clear()
     fake.score_writes.clear()
-    LangfuseResourceManager.reset()
-    with httpx.Client() as http:  # the SDK's shutdown leaves its own HTTP client open: this one is closed here
-        client = Langfuse(public_key=PUBLIC_KEY, secret_key=SECRET_KEY, base_url=fake.url, httpx_client=http)
-        try:
-            yield fake, client
-        finally:
-            client.shutdown()
+    with sdk_client(fake) as client:
+        yield fake, client
 
 
 def cli_lines(tmp_path: Path, traces: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -72,12 +63,3 @@ def cli_lines(tmp_path: Path, traces: list[dict[str, Any]]) -> dict[str, dict[st
     assert done.exit_code == 0, done.output
     return {line["trace_id"]: line for line in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Emptying the SDK's client registry (``langfuse_pair``) leaves earlier clients' sockets to the collector: their
-    unclosed-socket warnings are not these tests' faults (as in tests/report/test_html_trace_links_browser.py)."""
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(str(item.path)).parents:
-            item.add_marker(pytest.mark.filterwarnings("ignore::ResourceWarning"))
-            item.add_marker(pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"))

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from tests.fakes.langfuse import PUBLIC_KEY, SECRET_KEY, FakeLangfuse, env_for
+from tests.fakes.langfuse import FakeLangfuse, env_for, sdk_client
 from tests.fakes.langfuse_data import make_trace
 from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_runs import load_samples, seed
@@ -48,13 +48,8 @@ def _score(fake: FakeLangfuse, tmp_path: Path) -> list[dict]:  # type: ignore[ty
 
 
 def _sdk_urls(fake: FakeLangfuse, trace_ids: list[str]) -> dict[str, str | None]:
-    from langfuse import Langfuse
-
-    client = Langfuse(public_key=PUBLIC_KEY, secret_key=SECRET_KEY, base_url=fake.url, tracing_enabled=False)
-    try:
+    with sdk_client(fake, tracing_enabled=False) as client:
         return {t: client.get_trace_url(trace_id=t) for t in trace_ids}
-    finally:
-        client.shutdown()
 
 
 def test_langfuse_lines_carry_the_url_the_sdk_builds(fake: FakeLangfuse, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests.fakes.langfuse import PUBLIC_KEY, SECRET_KEY, FakeLangfuse, env_for
+from tests.fakes.langfuse import FakeLangfuse, env_for, sdk_client
 from tests.fakes.langfuse_data import make_trace
 from tracescore.cli import main
 
@@ -83,18 +83,11 @@ def chromium() -> str:
     return CHROMIUM
 
 
-# emptying the SDK's client registry (below) closes an earlier test's clients, whose sockets to their stopped fakes
-# are then reported unclosed: that is the earlier test's leftover, not this module's
-pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"),
-              pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")]
 
 
 @pytest.fixture(scope="module")
 def langfuse_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, dict[str, str | None]]]:
     """N traces scored from the Langfuse fake: the results file, the store, and the SDK's URL of each trace."""
-    from langfuse import Langfuse
-    from langfuse._client.resource_manager import LangfuseResourceManager
-
     tmp = tmp_path_factory.mktemp("html-links")
     out, store, config = tmp / "results.jsonl", tmp / "ts.db", tmp / "tracescore.toml"
     config.write_text("")
@@ -104,15 +97,9 @@ def langfuse_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pat
         args = ["score", "--source", "langfuse", *WINDOW, "--store", str(store), "--out", str(out)]
         scored = CliRunner().invoke(main, [*args, "--config", str(config), "--no-write-back", "-q"], env=env_for(fake))
         assert scored.exit_code == 0, scored.output
-        # the SDK keeps one client per public key in the process: an earlier test's, whose fake has stopped, would
-        # answer for this one (connection refused) unless the registry is emptied first
-        LangfuseResourceManager.reset()
-        client = Langfuse(public_key=PUBLIC_KEY, secret_key=SECRET_KEY, base_url=fake.url, tracing_enabled=False)
-        try:
+        with sdk_client(fake, tracing_enabled=False) as client:
             ids = [json.loads(line)["trace_id"] for line in out.read_text().splitlines()]
             sdk = {t: client.get_trace_url(trace_id=t) for t in ids}
-        finally:
-            client.shutdown()
         assert len(sdk) == N and all(u == f"{fake.url}/project/proj-test/traces/{t}" for t, u in sdk.items())
         yield out, store, sdk
 

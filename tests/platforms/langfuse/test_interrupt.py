@@ -27,11 +27,6 @@ from tracescore.sinks.records import records_from_result
 from tracescore.store.db import Store
 from tracescore.store.state import JobState
 
-# an earlier test's SDK client (the Langfuse SDK's shutdown leaves its HTTP client open) may be collected during one of
-# these tests: its unclosed-socket warning is not theirs (as in tests/report/test_html_trace_links_browser.py)
-pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"),
-              pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")]
-
 N = 1000
 
 
