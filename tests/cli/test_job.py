@@ -217,3 +217,23 @@ def test_judge_batch_requests_that_errored_are_judged_one_by_one_when_scored(tmp
         synchronous = [r for r in fake.requests if r.path == "/v1/messages"]
         assert len(synchronous) == 3  # only the errored ones, when their traces were scored
         assert summary["judge_calls"] == batches["succeeded"] + 3
+
+
+def test_backfill_says_what_it_did_with_sessions(tmp_path: Path) -> None:
+    """#48 item 4: the backfill's summary (terminal and JSON) says the sessions it wrote, the look-back it read and
+    the turns before the window it scored to complete their sessions."""
+    from tests.engine.sessions_gen import START, generate
+
+    _, dicts = generate(seed=5, sessions=2)  # s0's turns at START + 1..4 min, s1's an hour later
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(d) + "\n" for d in dicts))
+    config = _config(tmp_path)
+    window = ["--from", (START + timedelta(minutes=2)).isoformat(), "--to", (START + timedelta(days=1)).isoformat()]
+    result = CliRunner().invoke(main, ["backfill", "--config", str(config), "-q", "--format", "terminal", *window])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.stdout.splitlines() if x.startswith("  sessions: "))
+    assert line.startswith("  sessions: 2 sessions' scores written, 0 still active;")  # to the store: no platform
+    assert "from the 1d before the slices, 1 before the window scored to complete their sessions" in line
+    with Store(tmp_path / "ts.db") as store:
+        (summary,) = store.query("SELECT summary FROM runs WHERE command = 'backfill'")[0]
+    said = json.loads(summary)["sessions"]
+    assert said["written"] == 2 and said["turns_scored_before"] == 1 and said["lookback"] == "1d"

@@ -235,6 +235,19 @@ class Engine:
         size = CHUNK if self.processes is not None or (self.oneshot and self.limits.workers == 1) else 1  # threads: 1
         held = 0  # bytes of the records pending
         chunk = 0
+
+        def admit(key: str) -> bool:
+            """Whether a turn from before the window may be scored now: not marked in the run's scope, and (the
+            reader checks the keys in flight when no worker process does: ``Writer.recheck``) not in flight."""
+            if scope is None or marks is None:
+                return True
+            with flight.lock:
+                if key in in_flight or marks.marked(scope, key) is not None:
+                    return False
+                if self.processes is None:
+                    in_flight.add(key)
+            return True
+
         try:
             for chunk, (since, until) in enumerate(windows):
                 if self.before_window is not None:
@@ -275,7 +288,7 @@ class Engine:
                 pending, seen, held = [], 0, 0
                 if not sent:
                     return
-                for session in turns.sessions(chunk, seq, since):  # numbered after the window's other traces
+                for session in turns.sessions(chunk, seq, since, admit):  # numbered after the window's traces
                     if not self._send(inbox, session, 0, flight, chunk):
                         return
                     seq += len(session)
