@@ -31,8 +31,8 @@ from tracescore.engine.judge_only import JudgeOnlySink, LeftOutSource, judge_onl
 from tracescore.engine.session_job import session_step
 from tracescore.engine.setup import JobSetup
 from tracescore.engine.slices import SlicedScan
-from tracescore.engine.stage import Plan, Scored
-from tracescore.engine.turns import Carry, LookBack
+from tracescore.engine.stage import Plan, Scored, Stage
+from tracescore.engine.turns import Carry, HeldTurns, LookBack
 from tracescore.errors import ConfigError, InputError, Interrupted, TracescoreError
 from tracescore.judge.make import make_batches
 from tracescore.judge.providers import refuse_batch
@@ -307,7 +307,7 @@ def backfill_job(
             scan = SlicedScan(setup.source, windows[-1][0] if windows else job.start)  # the prefill's own listing
             before = window_prefill(
                 prefill, scan.records, setup.adapter, lambda key: marks.marked(job.scope, key) is not None,
-                setup.judges,
+                setup.judges, _prefill_turns(setup, job.start) if setup.carry else None,
             )
             extra["judge_batch"] = True
             extra["judge_batches"] = prefill.summary  # kept current by the prefill, so the stored summary has it too
@@ -331,6 +331,17 @@ def backfill_job(
             prefill.close()
         outcome.backfill = state.backfill(job.id)
         return session_step(setup, store, outcome, now=(now or datetime.now(UTC)).astimezone(UTC))
+
+
+def _prefill_turns(setup: JobSetup, start: datetime) -> Callable[[], HeldTurns]:
+    """The batch prefill's holder of a slice's session turns: as the engine's (the store's earlier turns, the look-back
+    of its own: its reads are not the run's to count)."""
+    stage = Stage(setup.adapter, (), "prefill", oneshot=False)
+    return lambda: HeldTurns(
+        stage,
+        Carry(True, setup.source_key, LookBack(setup.source, setup.adapter, setup.session_lookback, start)),
+        setup.store_path,
+    )
 
 
 def _sessions_summary(setup: JobSetup, look: LookBack | None) -> dict[str, Any]:

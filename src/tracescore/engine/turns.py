@@ -15,9 +15,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tracescore.adapters import Adapter
-from tracescore.engine.sessions import group_turns, may_be_turn
+from tracescore.engine.sessions import carried, group_turns, may_be_turn
 from tracescore.engine.stage import Scored, Stage, Turn
-from tracescore.session import EarlierTurn, turn_evidence
+from tracescore.session import Earlier, EarlierTurn, turn_evidence
 from tracescore.sources.base import Record, Source
 from tracescore.store.sessions import EvidenceReader
 from tracescore.trace import Trace
@@ -146,6 +146,15 @@ class HeldTurns:
                 if items:
                     out.append(Session(self.stage, items, stored, alone))
         self.read, self.skipped = [], {}
+        return out
+
+    def with_earlier(self, since: datetime, admit: Callable[[str], bool]) -> list[tuple[Trace, Earlier | None]]:
+        """What ``sessions`` hands out, for the batch prefill: each turn with the evidence it is scored with."""
+        out: list[tuple[Trace, Earlier | None]] = []
+        for session in self.sessions(0, 0, since, admit):
+            traces = [turn[3] for turn in session.turns]
+            earlier = [None] * len(traces) if session.alone else carried(traces, session.stored)[0]
+            out += zip(traces, earlier, strict=True)
         return out
 
     def _look_back(self, since: datetime, sessions: set[str], admit: Callable[[str], bool]) -> None:
