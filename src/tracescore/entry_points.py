@@ -14,8 +14,8 @@ from typing import TypeVar
 
 from tracescore.errors import ConfigError
 
-T = TypeVar("T")
-I = TypeVar("I")  # noqa: E741 - the registry's own record of an installed entry point
+T = TypeVar("T")  # what the group's entry points load (a scorer, a judge provider)
+R = TypeVar("R")  # the registry's record of one installed entry point
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,9 @@ class Origin:
         return f"{self.dist} {self.dist_version}"
 
 
-def load_group(group: str, kind: str, want: type[T], what: str, make: Callable[[str, str, str, str, T], I]) -> list[I]:
+def load_group(
+    group: str, *, kind: str, want: type[T], what: str, make: Callable[[str, str, str, str, T], R]
+) -> list[R]:
     """Every entry point of ``group`` loaded, in order, each as ``make(name, value, dist, version, loaded)``.
     ``kind`` names the entry points in a message (``"scorer"``, ``"judge"``); ``want`` is what each must load to
     and ``what`` says it (``"a @tracescore.scorer function"``). ConfigError (exit 2) on a name registered twice,

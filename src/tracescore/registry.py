@@ -288,7 +288,8 @@ def load(*, refresh: bool = False, made: Sequence[Installed] | None = None) -> R
     checked as a plugin's); ConfigError (exit 2) names an entry point or a scorer that cannot be used."""
     global _LOADED, _MADE
     if _LOADED is None or refresh or (made is not None and _identity(made) != _identity(_MADE)):
-        found = load_group(GROUP, "scorer", ScorerDef, "a @tracescore.scorer function", Installed)
+        found = load_group(GROUP, kind="scorer", want=ScorerDef, what="a @tracescore.scorer function",
+                           make=Installed)
         keep = _MADE if made is None else tuple(made)
         _LOADED, _MADE = Registry(_ordered([*found, *keep])), keep
     return _LOADED

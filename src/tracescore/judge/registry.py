@@ -142,7 +142,8 @@ def installed(*, refresh: bool = False) -> dict[str, Installed]:
     global _LOADED
     if _LOADED is None or refresh:
         what = "a @tracescore.judge.registry.judge_provider factory"
-        _LOADED = {i.name: i for i in load_group(GROUP, "judge", JudgeProvider, what, Installed)}
+        found = load_group(GROUP, kind="judge", want=JudgeProvider, what=what, make=Installed)
+        _LOADED = {i.name: i for i in found}
     return _LOADED
 
 
