@@ -31,9 +31,15 @@ def cites_policy_id(trace: ts.Trace, *, pattern: str = r"POL-\\d{4}") -> list[ts
 '''
 
 
-def build(root: Path, modules: Mapping[str, str], entry_points: Mapping[str, str], dist: str = "acme-scorers") -> Path:
-    """The package ``dist`` 0.1.0 in ``root``: each module's source, and its entry points of group
-    ``tracescore.scorers`` (name → ``module:function``)."""
+def build(
+    root: Path,
+    modules: Mapping[str, str],
+    entry_points: Mapping[str, str],
+    dist: str = "acme-scorers",
+    group: str = registry.GROUP,
+) -> Path:
+    """The package ``dist`` 0.1.0 in ``root``: each module's source, and its entry points of ``group`` (default
+    ``tracescore.scorers``; name → ``module:function``)."""
     root.mkdir(parents=True, exist_ok=True)
     for module, source in modules.items():
         (root / f"{module}.py").write_text(source, encoding="utf-8")
@@ -41,7 +47,7 @@ def build(root: Path, modules: Mapping[str, str], entry_points: Mapping[str, str
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1.0\n", encoding="utf-8")
     lines = "".join(f"{name} = {target}\n" for name, target in entry_points.items())
-    (info / "entry_points.txt").write_text(f"[{registry.GROUP}]\n{lines}", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[{group}]\n{lines}", encoding="utf-8")
     return root
 
 

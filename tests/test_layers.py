@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "tracescore"
 LAYERS: dict[str, int] = {
     # 0: the contract and small shared helpers
     "errors": 0, "trace": 0, "scores": 0, "catalog": 0, "urls": 0, "limits": 0, "retry": 0, "result": 0, "secrets": 0,
-    "version": 0, "reasons": 0, "jsontext": 0, "registry": 0, "durations": 0, "session": 0,
+    "version": 0, "reasons": 0, "jsontext": 0, "registry": 0, "entry_points": 0, "durations": 0, "session": 0,
     # 1: generic sources/adapters, the judge
     "sources": 1, "adapters": 1, "judge": 1, "links": 1,
     # 2: the pure scorers (the judge only through its protocol)

@@ -20,7 +20,6 @@ line naming the entry point and the packages. The score catalog (``tracescore.ca
 from __future__ import annotations
 
 import functools
-import importlib.metadata as metadata
 import inspect
 import re
 import string
@@ -33,6 +32,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from tracescore.durations import format_duration
+from tracescore.entry_points import Origin, load_group
 from tracescore.errors import ConfigError
 from tracescore.reasons import DOES_NOT_APPLY, NOT_COMPUTED, Absence, Reason
 
@@ -201,18 +201,10 @@ def scorer(
 
 # -- the installed scorers -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Installed:
+class Installed(Origin):
     """One entry point of group ``tracescore.scorers``: its name, where it points, its distribution, its scorer."""
 
-    name: str
-    value: str
-    dist: str
-    dist_version: str
     scorer: ScorerDef
-
-    @property
-    def package(self) -> str:
-        return f"{self.dist} {self.dist_version}"
 
     @property
     def builtin(self) -> bool:
@@ -279,38 +271,11 @@ def _in_stage(name: str, stages: Sequence[str]) -> bool:
     return any(head in (s, s.removesuffix("s")) for s in stages)
 
 
-def _entry_points() -> list[metadata.EntryPoint]:
-    """The group's entry points: tracescore's first, then each plugin distribution's, each by name (one order on
-    every machine, whatever the installer wrote; the scorers' order is the stages', ``_ordered``)."""
-    found = list(metadata.entry_points(group=GROUP))
-    dist = {id(ep): (ep.dist.name if ep.dist is not None else "") for ep in found}
-    return sorted(found, key=lambda ep: (dist[id(ep)] != "tracescore", dist[id(ep)], ep.name))
-
-
 def _ordered(installed: Iterable[Installed]) -> list[Installed]:
     """The scorers in stage order (``STAGES``, a stage tracescore does not know after them), tracescore's before a
     plugin's within a stage: the order they run in, and of the scores in a result line."""
     rank = {stage: i for i, stage in enumerate(STAGES)}
     return sorted(installed, key=lambda i: (rank.get(i.scorer.stages[0], len(rank)), not i.builtin))
-
-
-def _load(ep: metadata.EntryPoint) -> Installed:
-    dist = ep.dist.name if ep.dist is not None else "unknown"
-    version = ep.dist.version if ep.dist is not None else "?"
-    try:
-        value = ep.load()
-    except Exception as exc:  # noqa: BLE001 - any import failure of a plugin stops the command, named
-        line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise ConfigError(
-            f"scorer entry point {ep.name!r} = {ep.value!r} ({dist} {version}) cannot be imported:"
-            f" {type(exc).__name__}: {line}"
-        ) from None
-    if not isinstance(value, ScorerDef):
-        raise ConfigError(
-            f"scorer entry point {ep.name!r} = {ep.value!r} ({dist} {version}) is not a @tracescore.scorer function"
-            f" (got {type(value).__name__})"
-        )
-    return Installed(ep.name, ep.value, dist, version, value)
 
 
 _LOADED: Registry | None = None
@@ -323,13 +288,10 @@ def load(*, refresh: bool = False, made: Sequence[Installed] | None = None) -> R
     checked as a plugin's); ConfigError (exit 2) names an entry point or a scorer that cannot be used."""
     global _LOADED, _MADE
     if _LOADED is None or refresh or (made is not None and _identity(made) != _identity(_MADE)):
-        eps = _entry_points()
-        names = [ep.name for ep in eps]
-        if twice := sorted({n for n in names if names.count(n) > 1}):
-            owners = ", ".join(f"{ep.dist.name if ep.dist else '?'}" for ep in eps if ep.name == twice[0])
-            raise ConfigError(f"scorer entry point {twice[0]!r} is registered twice (by {owners})")
+        found = load_group(GROUP, kind="scorer", want=ScorerDef, what="a @tracescore.scorer function",
+                           make=Installed)
         keep = _MADE if made is None else tuple(made)
-        _LOADED, _MADE = Registry(_ordered([*(_load(ep) for ep in eps), *keep])), keep
+        _LOADED, _MADE = Registry(_ordered([*found, *keep])), keep
     return _LOADED
 
 

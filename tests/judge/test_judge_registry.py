@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.openai_chat import FakeOpenAI
 from tests.judge.test_openai_judge import SAMPLES, _judged, _score
+from tests.plugins import build, installed
 from tracescore.cli import main
 from tracescore.judge import registry
 from tracescore.judge.make import make_judge
@@ -245,3 +246,30 @@ def test_an_unknown_key_in_judge_options_is_refused_naming_what_the_plugin_reads
     assert "options.temperature: not read by provider 'acme-gateway', which reads: model, url, team" in " ".join(
         ran.stderr.split()
     )
+
+
+@pytest.mark.parametrize(
+    ("source", "entry", "said"),
+    [
+        ("import not_a_module_anywhere\n", "acme-gateway", "judge entry point 'acme-gateway' = 'acme_judge:gateway'"
+         " (acme-judge 0.1.0) cannot be imported: ModuleNotFoundError: No module named 'not_a_module_anywhere'"),
+        ("def gateway(settings, model):\n    return None\n", "acme-gateway", "judge entry point 'acme-gateway' ="
+         " 'acme_judge:gateway' (acme-judge 0.1.0) is not a @tracescore.judge.registry.judge_provider factory (got"
+         " function)"),
+        (textwrap.dedent(PLUGIN), "openai", "judge entry point 'openai' is registered twice (by tracescore,"
+         " acme-judge)"),
+    ],
+    ids=["import error", "not a provider", "name registered twice"],
+)  # fmt: skip
+def test_the_registry_refuses_a_judge_package_it_cannot_use_in_one_line(source: str, entry: str, said: str,
+                                                                         tmp_path: Path) -> None:  # fmt: skip
+    """The same refusals as the scorer registry's (one loader reads both groups), with the judge's words."""
+    site = build(tmp_path / "site", {"acme_judge": source}, {entry: "acme_judge:gateway"}, "acme-judge", registry.GROUP)
+    with installed(site):
+        registry._LOADED = None  # a new command: the judge registry read again
+        try:
+            listed = CliRunner().invoke(main, ["judges"])
+        finally:
+            registry._LOADED = None
+    assert listed.exit_code == 2 and said in listed.output and listed.output.count("\n") == 1, listed.output
+    assert list(registry.installed())[:5] == BUILT_IN and "acme-gateway" not in registry.installed()

@@ -419,3 +419,45 @@ def test_a_process_that_loaded_no_config_makes_the_criteria_from_the_plan(tmp_pa
     out = subprocess.run([sys.executable, "-c", child], input=pickle.dumps(plan), capture_output=True, check=True,
                          env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin"}, timeout=120)  # fmt: skip
     assert out.stdout.decode().split() == ["1", "BOOLEAN", loaded.criteria[0].version]
+
+
+def test_a_criterion_is_reported_under_its_stage_by_a_process_that_loaded_no_config(
+    fake: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``report`` reads no config: a criterion's score read back from a results file or the store is reported under
+    the stage its name starts with (as every scorer's names do), in json and on the terminal, not under "other"."""
+    config, store, out = _project(tmp_path), tmp_path / "ts.db", tmp_path / "results.jsonl"
+    scored = _score(fake, config, store, "--out", str(out))
+    assert scored.exit_code == 0, scored.output
+    registry.load(made=())  # a later command in a new process: no [[criteria]] in its registry
+    assert entry(NAME) is None
+    monkeypatch.chdir(tmp_path / "criteria")  # no tracescore.toml here
+    for spec in (str(out), "run:latest"):
+        made = CliRunner().invoke(main, ["report", spec, "--store", str(store), "--format", "json"])
+        assert made.exit_code == 0, made.output
+        stat = json.loads(made.output)["overall"]["scores"][NAME]
+        assert stat["stage"] == "answer" and stat["present"] == len(_answered()), stat
+        shown = CliRunner().invoke(main, ["report", spec, "--store", str(store)], env={"COLUMNS": "200"})
+        assert shown.exit_code == 0, shown.output
+        table = [row[:2] for row in (line.strip("│ ").split("│") for line in shown.output.splitlines())
+                 if len(row) == 5 and "." in row[1]]  # fmt: skip
+        rows = [[cell.strip() for cell in row] for row in table]
+        assert ["answer", NAME] in rows, shown.output
+        answers = [name for stage, name in rows if stage == "answer"]
+        assert answers == sorted(answers) and rows[-1][0] == "answer", shown.output  # its place: in the stage's rows
+
+
+def test_dashboard_score_takes_a_criterion_of_the_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``dashboard`` loads the config (--config, else ./tracescore.toml) as ``score`` does: its criteria are scores
+    of the catalog, so ``--score`` adds one as a widget of its kind."""
+    config = _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for given in (["--config", str(config)], []):
+        registry.load(made=())
+        made = CliRunner().invoke(main, ["dashboard", "--to", "langfuse", "--dry-run", "--score", NAME, *given])
+        assert made.exit_code == 0, made.output
+        assert f"widget '{NAME}: daily mean by trace name' (LINE_TIME_SERIES of scores-boolean" in made.output
+    monkeypatch.chdir(tmp_path / "criteria")  # no config: no criterion
+    registry.load(made=())
+    refused = CliRunner().invoke(main, ["dashboard", "--to", "langfuse", "--dry-run", "--score", NAME])
+    assert refused.exit_code == 2 and f"--score {NAME!r} is no score of the catalog" in refused.output

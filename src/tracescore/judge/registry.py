@@ -15,13 +15,13 @@ cannot be imported or is no ``@judge_provider``, is a ``ConfigError`` (exit 2) n
 
 from __future__ import annotations
 
-import importlib.metadata as metadata
 import inspect
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from tracescore.entry_points import Origin, load_group
 from tracescore.errors import ConfigError
 
 GROUP = "tracescore.judges"
@@ -127,37 +127,10 @@ def judge_provider(
 
 
 @dataclass(frozen=True)
-class Installed:
+class Installed(Origin):
     """One entry point of ``tracescore.judges``: its name, where it points, its distribution and its provider."""
 
-    name: str
-    value: str
-    dist: str
-    dist_version: str
     provider: JudgeProvider
-
-    @property
-    def package(self) -> str:
-        return f"{self.dist} {self.dist_version}"
-
-
-def _load(ep: metadata.EntryPoint) -> Installed:
-    dist = ep.dist.name if ep.dist is not None else "unknown"
-    version = ep.dist.version if ep.dist is not None else "?"
-    try:
-        value = ep.load()
-    except Exception as exc:  # noqa: BLE001 - a judge package that cannot be imported stops the command, named
-        line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise ConfigError(
-            f"judge entry point {ep.name!r} = {ep.value!r} ({dist} {version}) cannot be imported:"
-            f" {type(exc).__name__}: {line}"
-        ) from None
-    if not isinstance(value, JudgeProvider):
-        raise ConfigError(
-            f"judge entry point {ep.name!r} = {ep.value!r} ({dist} {version}) is not a"
-            f" @tracescore.judge.registry.judge_provider factory (got {type(value).__name__})"
-        )
-    return Installed(ep.name, ep.value, dist, version, value)
 
 
 _LOADED: dict[str, Installed] | None = None
@@ -168,14 +141,9 @@ def installed(*, refresh: bool = False) -> dict[str, Installed]:
     once per process (``refresh``: again)."""
     global _LOADED
     if _LOADED is None or refresh:
-        found = list(metadata.entry_points(group=GROUP))
-        dist = {id(ep): (ep.dist.name if ep.dist is not None else "") for ep in found}
-        found.sort(key=lambda ep: (dist[id(ep)] != "tracescore", dist[id(ep)], ep.name))
-        names = [ep.name for ep in found]
-        if twice := sorted({n for n in names if names.count(n) > 1}):
-            owners = ", ".join(dist[id(ep)] or "?" for ep in found if ep.name == twice[0])
-            raise ConfigError(f"judge entry point {twice[0]!r} is registered twice (by {owners})")
-        _LOADED = {ep.name: _load(ep) for ep in found}
+        what = "a @tracescore.judge.registry.judge_provider factory"
+        found = load_group(GROUP, kind="judge", want=JudgeProvider, what=what, make=Installed)
+        _LOADED = {i.name: i for i in found}
     return _LOADED
 
 
@@ -188,4 +156,3 @@ def provider(name: str) -> JudgeProvider:
             " ('tracescore judges' lists them with what each needs)"
         )
     return found[name].provider
-

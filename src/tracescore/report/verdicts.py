@@ -95,9 +95,16 @@ def _decided(scores: Mapping[str, Any]) -> tuple[tuple[str, bool], ...]:
 
 
 def score_stage(name: str) -> str:
-    """The catalog stage of a score name (``other`` for a name the catalog does not hold)."""
-    found = catalog.entry(name.split("@", 1)[0])
-    return found.stage if found else "other"
+    """The stage of a score name: the catalog's; for a name it does not hold, the stage the name starts with (every
+    scorer's names start with its stage, a ``[[criteria]]`` criterion's too: read back from a results file or the
+    store by a command that loaded no config, it is reported there, ``citation.…`` under ``citations``); ``other``
+    for a name with no stage."""
+    name = name.split("@", 1)[0]
+    found = catalog.entry(name)
+    if found:
+        return found.stage
+    head, dot, _ = name.partition(".")
+    return next((s for s in catalog.STAGES if head in (s, s.removesuffix("s"))), head) if dot else "other"
 
 
 def by_stage(names: Iterable[str]) -> list[str]:
