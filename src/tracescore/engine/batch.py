@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -369,39 +369,22 @@ def window_prefill(
     turns: Callable[[], HeldTurns] | None = None,
 ) -> Callable[[Any, Any], None]:
     """A ``before_window`` hook: read the window, keep the traces not yet done (and, with ``judges``, the ones the
-    judged stages will run on: ``[scoring] judge_sample``), prefill their judge replies. ``turns``: the sessions'
-    turns held as the engine holds them (``engine/turns``), so each is judged with its earlier turns' evidence and
-    the turns from before the window the engine scores with them are prefilled too."""
+    judged stages will run on: ``[scoring] judge_sample``), prefill their judge replies; ``turns``: sessions' turns
+    held as the engine holds them (``HeldTurns.slice_turns``), each judged with its earlier turns' evidence."""
 
     def before(since: Any, until: Any) -> None:
         earlier: dict[str, Earlier] = {}
 
-        def wanted(trace: Trace) -> bool:
-            return not done(trace.id) and (judges is None or judges(trace))
+        def adapted() -> Iterator[tuple[Trace, Any]]:
+            for record in read(since, until):
+                try:
+                    trace = adapter(record.payload)
+                except Exception:  # noqa: BLE001 - reported when the pipeline reads it again
+                    continue
+                yield trace, record
 
-        def traces() -> Iterable[Trace]:
-            held = turns() if turns is not None else None
-            try:
-                for record in read(since, until):
-                    try:
-                        trace = adapter(record.payload)
-                    except Exception:  # noqa: BLE001 - reported when the pipeline reads it again
-                        continue
-                    if held is not None and done(trace.id):
-                        held.done(trace)
-                    elif held is None or not held.add(trace, record, trace.id):
-                        if wanted(trace):
-                            yield trace
-                if held is not None:
-                    for trace, before in held.with_earlier(since, lambda key: not done(key)):
-                        if wanted(trace):
-                            if before is not None:
-                                earlier[trace.id] = before
-                            yield trace
-            finally:
-                if held is not None:
-                    held.close()
-
-        prefill.prefill(traces(), (since, until), earlier)
+        chosen = (t for t, _ in adapted() if not done(t.id)) if turns is None else \
+            turns().slice_turns(adapted(), since, done, earlier)  # fmt: skip
+        prefill.prefill((t for t in chosen if judges is None or judges(t)), (since, until), earlier)
 
     return before

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence, Sized
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from tracescore.adapters import Adapter
@@ -235,19 +236,7 @@ class Engine:
         size = CHUNK if self.processes is not None or (self.oneshot and self.limits.workers == 1) else 1  # threads: 1
         held = 0  # bytes of the records pending
         chunk = 0
-
-        def admit(key: str) -> bool:
-            """Whether a turn from before the window may be scored now: not marked in the run's scope, and (the
-            reader checks the keys in flight when no worker process does: ``Writer.recheck``) not in flight."""
-            if scope is None or marks is None:
-                return True
-            with flight.lock:
-                if key in in_flight or marks.marked(scope, key) is not None:
-                    return False
-                if self.processes is None:
-                    in_flight.add(key)
-            return True
-
+        admit = partial(flight.admit, marks=marks, hold=self.processes is None)  # turns from before the window
         try:
             for chunk, (since, until) in enumerate(windows):
                 if self.before_window is not None:

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tracescore.durations import format_duration
 from tracescore.engine.batch import BatchPrefill, window_prefill
 from tracescore.engine.core import Engine, JobCounts, Limits, Sink
 from tracescore.engine.heal import ChangedOnly
@@ -31,8 +30,8 @@ from tracescore.engine.judge_only import JudgeOnlySink, LeftOutSource, judge_onl
 from tracescore.engine.session_job import session_step
 from tracescore.engine.setup import JobSetup
 from tracescore.engine.slices import SlicedScan
-from tracescore.engine.stage import Plan, Scored, Stage
-from tracescore.engine.turns import Carry, HeldTurns, LookBack
+from tracescore.engine.stage import Plan, Scored
+from tracescore.engine.turns import Carry, LookBack, prefill_turns
 from tracescore.errors import ConfigError, InputError, Interrupted, TracescoreError
 from tracescore.judge.make import make_batches
 from tracescore.judge.providers import refuse_batch
@@ -305,9 +304,11 @@ def backfill_job(
                 api=make_batches(setup.judge_provider, setup.judge_model_id),
             )
             scan = SlicedScan(setup.source, windows[-1][0] if windows else job.start)  # the prefill's own listing
+            turns = prefill_turns(setup.adapter, setup.source, setup.source_key, setup.session_lookback, job.start,
+                                  setup.store_path)  # fmt: skip
             before = window_prefill(
                 prefill, scan.records, setup.adapter, lambda key: marks.marked(job.scope, key) is not None,
-                setup.judges, _prefill_turns(setup, job.start) if setup.carry else None,
+                setup.judges, turns if setup.carry else None,
             )
             extra["judge_batch"] = True
             extra["judge_batches"] = prefill.summary  # kept current by the prefill, so the stored summary has it too
@@ -323,7 +324,8 @@ def backfill_job(
             outcome = _execute(
                 setup, store, run_id, "backfill", windows, job.scope, on_window, on_progress, extra, before, sliced,
                 JudgeOnlySink(setup.sink) if judge_only and setup.sink is not None else setup.sink,
-                on_finish=lambda: _sessions_summary(setup, look), sessions_before=look,
+                on_finish=lambda: look.summary() if look else {"sessions": {"carry_evidence": False}},
+                sessions_before=look,
             )
         finally:
             marks.close()
@@ -331,26 +333,6 @@ def backfill_job(
             prefill.close()
         outcome.backfill = state.backfill(job.id)
         return session_step(setup, store, outcome, now=(now or datetime.now(UTC)).astimezone(UTC))
-
-
-def _prefill_turns(setup: JobSetup, start: datetime) -> Callable[[], HeldTurns]:
-    """The batch prefill's holder of a slice's session turns: as the engine's (the store's earlier turns, the look-back
-    of its own: its reads are not the run's to count)."""
-    stage = Stage(setup.adapter, (), "prefill", oneshot=False)
-    return lambda: HeldTurns(
-        stage,
-        Carry(True, setup.source_key, LookBack(setup.source, setup.adapter, setup.session_lookback, start)),
-        setup.store_path,
-    )
-
-
-def _sessions_summary(setup: JobSetup, look: LookBack | None) -> dict[str, Any]:
-    """What the backfill's summary says of conversations: carried or not, how far back, the turns read there."""
-    if look is None:
-        return {"sessions": {"carry_evidence": False}}
-    lookback = format_duration(setup.session_lookback)
-    return {"sessions": {"carry_evidence": True, "lookback": lookback, "turns_read_before": look.turns,
-                         "turns_scored_before": look.scored}}  # fmt: skip
 
 
 def run_scope(source_key: str) -> str:

@@ -9,12 +9,14 @@ turns are, so the session's scores count every turn; a turn scored before (kept 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from tracescore.adapters import Adapter
+from tracescore.durations import format_duration
 from tracescore.engine.sessions import carried, group_turns, may_be_turn
 from tracescore.engine.stage import Scored, Stage, Turn
 from tracescore.session import Earlier, EarlierTurn, turn_evidence
@@ -46,6 +48,11 @@ class LookBack:
         self.source, self.adapter, self.lookback, self.complete = source, adapter, lookback, complete
         self.start = start
         self.turns = self.scored = 0
+
+    def summary(self) -> dict[str, Any]:
+        """What the backfill's summary says of conversations: how far back, the turns read and scored there."""
+        return {"sessions": {"carry_evidence": True, "lookback": format_duration(self.lookback),
+                             "turns_read_before": self.turns, "turns_scored_before": self.scored}}  # fmt: skip
 
     def took(self, trace: Trace) -> None:
         """``trace``, read here, is scored with its session now."""
@@ -157,6 +164,26 @@ class HeldTurns:
             out += zip(traces, earlier, strict=True)
         return out
 
+    def slice_turns(
+        self, read: Iterable[tuple[Trace, Record]], since: datetime, done: Callable[[str], bool],
+        earlier: dict[str, Earlier],
+    ) -> Iterator[Trace]:  # fmt: skip
+        """For the batch prefill: the traces ``read`` from the slice at ``since`` not ``done``, then (once the slice is
+        read) each session's turns and the turns from before it the engine scores with them, the evidence each is
+        scored with put in ``earlier`` by trace id; closes this holder."""
+        try:
+            for trace, record in read:
+                if done(trace.id):
+                    self.done(trace)
+                elif not self.add(trace, record, trace.id):
+                    yield trace
+            for trace, before in self.with_earlier(since, lambda key: not done(key)):
+                if before is not None:
+                    earlier[trace.id] = before
+                yield trace
+        finally:
+            self.close()
+
     def _look_back(self, since: datetime, sessions: set[str], admit: Callable[[str], bool]) -> None:
         """Hold the turns from before ``since`` of ``sessions`` that no run scored (when the look-back completes
         sessions and ``admit`` takes them); lend the others' evidence."""
@@ -182,3 +209,12 @@ class HeldTurns:
     def close(self) -> None:
         if self.evidence is not None:
             self.evidence.close()
+
+
+def prefill_turns(
+    adapter: Adapter, source: Source, key: str, lookback: timedelta, start: datetime, path: Path
+) -> Callable[[], HeldTurns]:
+    """The batch prefill's holder of a slice's session turns, as the engine's (the store's earlier turns, a look-back
+    of its own: its reads are not the run's to count)."""
+    stage = Stage(adapter, (), "prefill", oneshot=False)
+    return lambda: HeldTurns(stage, Carry(True, key, LookBack(source, adapter, lookback, start)), path)
