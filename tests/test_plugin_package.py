@@ -223,6 +223,19 @@ def test_written_back_to_both_platforms_with_configs_from_the_declaration(
         assert json.loads(rerun.stdout)["scores_written"] == 0
         assert len(langfuse.requests_to("/api/public/scores", "POST")) == posts
         assert {i: (s["name"], s["value"]) for i, s in langfuse.scores.items()} == before
+        # a backfill of the window in a fresh store rebuilds the plugin's scorers from the registry as `run` does:
+        # the same scores, under the same ids, so nothing new lands; its summary counts the plugin's scores
+        backfill_job = tmp_path / "backfill.toml"
+        backfill_job.write_text(f'[source]\nkind = "langfuse"\n\n[job]\nstore = "{tmp_path / "bf.db"}"\n',
+                                encoding="utf-8")  # fmt: skip
+        backfill = cli(site, "backfill", "--config", str(backfill_job), *WINDOW, "-q", "--format", "json",
+                       cwd=tmp_path, env=lf_env)  # fmt: skip
+        assert backfill.returncode == 0, backfill.stderr
+        assert json.loads(backfill.stdout)["scored"] == len(samples)
+        with sqlite3.connect(tmp_path / "bf.db") as db:
+            backfilled = dict(db.execute("SELECT trace_id, value FROM scores WHERE name = ?", (POLICY,)).fetchall())
+        assert backfilled == {"tr-0000": 1.0, "tr-0001": 0.0, "tr-0002": None, "tr-0003": None}  # 2, 3: absent
+        assert {i: (s["name"], s["value"]) for i, s in langfuse.scores.items()} == before
         ls_again = cli(site, "score", "--source", "langsmith", "--project", "search-agent", *WINDOW, "--store",
                        "ls.db", "-q", cwd=tmp_path, env=ls_env)  # fmt: skip
         assert ls_again.returncode == 0, ls_again.stderr
