@@ -95,7 +95,8 @@ def pip_install(project: Path, target: Path) -> Path:
 
 def cli(site: Path, *args: str, cwd: Path, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``tracescore ARGS`` in a child process with ``site`` (the plugin) first on PYTHONPATH, then this tree's src."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("LANGFUSE_", "LANGSMITH_", "ANTHROPIC_"))}
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith(("LANGFUSE_", "LANGSMITH_", "ANTHROPIC_", "RAY_ADDRESS"))}  # fmt: skip
     full = {**base, "PYTHONPATH": os.pathsep.join([str(site), str(SRC)]), "COLUMNS": "200", **(env or {})}
     return subprocess.run([sys.executable, "-m", "tracescore", *args], cwd=cwd, env=full, capture_output=True,
                           text=True, timeout=300)  # fmt: skip
@@ -223,6 +224,19 @@ def test_written_back_to_both_platforms_with_configs_from_the_declaration(
         assert json.loads(rerun.stdout)["scores_written"] == 0
         assert len(langfuse.requests_to("/api/public/scores", "POST")) == posts
         assert {i: (s["name"], s["value"]) for i, s in langfuse.scores.items()} == before
+        # a backfill of the window in a fresh store rebuilds the plugin's scorers from the registry as `run` does:
+        # the same scores, under the same ids, so nothing new lands; its summary counts the plugin's scores
+        backfill_job = tmp_path / "backfill.toml"
+        backfill_job.write_text(f'[source]\nkind = "langfuse"\n\n[job]\nstore = "{tmp_path / "bf.db"}"\n',
+                                encoding="utf-8")  # fmt: skip
+        backfill = cli(site, "backfill", "--config", str(backfill_job), *WINDOW, "-q", "--format", "json",
+                       cwd=tmp_path, env=lf_env)  # fmt: skip
+        assert backfill.returncode == 0, backfill.stderr
+        assert json.loads(backfill.stdout)["scored"] == len(samples)
+        with sqlite3.connect(tmp_path / "bf.db") as db:
+            backfilled = dict(db.execute("SELECT trace_id, value FROM scores WHERE name = ?", (POLICY,)).fetchall())
+        assert backfilled == {"tr-0000": 1.0, "tr-0001": 0.0, "tr-0002": None, "tr-0003": None}  # 2, 3: absent
+        assert {i: (s["name"], s["value"]) for i, s in langfuse.scores.items()} == before
         ls_again = cli(site, "score", "--source", "langsmith", "--project", "search-agent", *WINDOW, "--store",
                        "ls.db", "-q", cwd=tmp_path, env=ls_env)  # fmt: skip
         assert ls_again.returncode == 0, ls_again.stderr
@@ -281,3 +295,31 @@ def test_the_registry_refuses_before_any_work(tmp_path: Path, traces: Path, case
     assert done.returncode == 2, done.stdout + done.stderr
     assert said in done.stderr and done.stderr.strip().count("\n") == 0, done.stderr
     assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "s.db").exists()  # before any work
+
+
+@pytest.mark.ray
+def test_scored_under_ray_as_in_one_process(site: Path, tmp_path: Path, traces: Path) -> None:
+    """``--engine ray`` on a local cluster the command starts (its workers inherit the command's PYTHONPATH, so the
+    plugin is importable there, as it must be installed on a remote cluster's workers): each worker rebuilds the
+    scorers from the registry, the plugin's among them, and its scores equal the one-process run's."""
+    pytest.importorskip("ray")
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    rows = traces.read_text(encoding="utf-8").splitlines(keepends=True)
+    for n in range(2):
+        (folder / f"part-{n}.jsonl").write_text("".join(rows[n::2]), encoding="utf-8")
+    local = cli(site, "score", str(traces), "--out", "local.jsonl", "--store", "l.db", "-q", cwd=tmp_path)
+    assert local.returncode == 0, local.stderr
+    on_ray = cli(site, "score", str(folder), "--engine", "ray", "--out", "ray-out", "--store", "r.db", "-q",
+                 cwd=tmp_path)  # no RAY_ADDRESS: the command starts its own local cluster
+    assert on_ray.returncode == 0, on_ray.stderr
+    from tracescore.sinks.parquet import read_parquet_results
+
+    got = {line["trace_id"]: line for line in read_parquet_results(str(tmp_path / "ray-out" / "results"))}
+    assert set(got) == {"tr-0000", "tr-0001", "tr-0002", "tr-0003"}
+    expected = _lines(tmp_path / "local.jsonl")
+    for trace_id, line in got.items():
+        for name in (POLICY, "answer.short"):
+            assert line["scores"].get(name) == expected[trace_id]["scores"].get(name), (trace_id, name)
+            assert line["missing"].get(name) == expected[trace_id]["missing"].get(name), (trace_id, name)
+

@@ -51,6 +51,13 @@ class FakeSite:
                         time.sleep(slow_seconds)
                     if path.startswith("/hold"):
                         time.sleep(hold_seconds)
+                finally:
+                    # counted out before the answer is sent: a client's next request can only follow its answer,
+                    # so what overlaps here is what the client had in flight (counted after the write, a handler
+                    # descheduled under load would still count while the client's next request arrived)
+                    with site._lock:
+                        site.inflight -= 1
+                try:
                     status, headers = ROUTES.get(path, (200 if path.startswith("/hold") else 404, {}))
                     if path == "/no-head":
                         status = 405 if self.command == "HEAD" else 200
@@ -64,9 +71,6 @@ class FakeSite:
                         self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
-                finally:
-                    with site._lock:
-                        site.inflight -= 1
 
             do_GET = do_HEAD = _serve
 
