@@ -217,3 +217,49 @@ def test_judge_batch_requests_that_errored_are_judged_one_by_one_when_scored(tmp
         synchronous = [r for r in fake.requests if r.path == "/v1/messages"]
         assert len(synchronous) == 3  # only the errored ones, when their traces were scored
         assert summary["judge_calls"] == batches["succeeded"] + 3
+
+
+def test_backfill_says_what_it_did_with_sessions(tmp_path: Path) -> None:
+    """#48 item 4: the backfill's summary (terminal and JSON) says the sessions it wrote, the look-back it read and
+    the turns before the window it scored to complete their sessions."""
+    from tests.engine.sessions_gen import START, generate
+
+    _, dicts = generate(seed=5, sessions=2)  # s0's turns at START + 1..4 min, s1's an hour later
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(d) + "\n" for d in dicts))
+    config = _config(tmp_path)
+    window = ["--from", (START + timedelta(minutes=2)).isoformat(), "--to", (START + timedelta(days=1)).isoformat()]
+    result = CliRunner().invoke(main, ["backfill", "--config", str(config), "-q", "--format", "terminal", *window])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.stdout.splitlines() if x.startswith("  sessions: "))
+    assert line.startswith("  sessions: 2 sessions' scores written, 0 still active;")  # to the store: no platform
+    assert "from the 1d before the slices, 1 before the window scored to complete their sessions" in line
+    with Store(tmp_path / "ts.db") as store:
+        (summary,) = store.query("SELECT summary FROM runs WHERE command = 'backfill'")[0]
+    said = json.loads(summary)["sessions"]
+    assert said["written"] == 2 and said["turns_scored_before"] == 1 and said["lookback"] == "1d"
+
+
+def test_judge_batch_judges_carried_turns_with_their_earlier_pages_in_the_batch(tmp_path: Path) -> None:
+    """#48: the batch prefill builds each session turn's judge request with its earlier turns' pages, as the engine
+    scores it (the turns of older slices and the turn before the window it completes the session with included), so
+    no carried turn is judged by a synchronous call."""
+    from tests.engine.sessions_gen import START, generate
+    from tests.fakes.anthropic_batches import FakeAnthropicBatches
+
+    turns, dicts = generate(seed=3, sessions=3)
+    for d in dicts:  # turn n of a session at hour n - 1: the hourly slices cut through every session
+        session, index = d["session_id"], int(d["id"].rsplit("turn", 1)[1])
+        d["timestamp"] = (START + timedelta(hours=index - 1, minutes=int(session[1:]))).isoformat()
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(d) + "\n" for d in dicts))
+    config = _config(tmp_path, "backfill_chunks = 4\nbatch_poll_seconds = 0.01\n")
+    window = ["--from", (START + timedelta(hours=1)).isoformat(), "--to", (START + timedelta(hours=5)).isoformat()]
+    with FakeAnthropicBatches(polls_to_end=1) as fake:
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url}
+        result = CliRunner(env=env).invoke(main, ["backfill", "--config", str(config), "-q", *window, "--judge-batch"])
+        assert result.exit_code == 0, result.output
+        summary = _summary(result.output)
+        assert summary["scored"] == len(turns)  # every turn 1 (before the window) scored to complete its session
+        assert [r for r in fake.requests if r.path == "/v1/messages"] == []  # not one synchronous judge call
+        batched = [r for b in fake.batches.values() for r in b["requests"]]
+        assert any("an earlier turn" in json.dumps(r) for r in batched)  # a page carried from an earlier turn
+        assert summary["judge_calls"] == len(batched) > 0

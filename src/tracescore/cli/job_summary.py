@@ -48,8 +48,28 @@ def _short(s: dict[str, Any], judge_off: str | None) -> list[str]:
     if retry := s.get("judge_retry"):
         lines.append(f"  judged again: {retry['retried']} traces whose judge had failed, {retry['healed']} healed,"
                      f" {retry['due']} still due, {len(retry['given_up'])} given up")  # fmt: skip
+    if sessions := s.get("sessions"):
+        lines.append(_sessions_line(sessions))
     lines.append(f"  run {s.get('run_id')} ({s.get('status')}); every count, id and reason: --format json")
     return lines
+
+
+def _sessions_line(s: dict[str, Any]) -> str:
+    """What the run did with conversations: session scores written, sessions still active, a backfill's look-back."""
+    parts = []
+    if "written" in s:
+        sent = f" ({s['scores_written']} scores sent, {s['scores_removed']} removed)" if s.get("scores_written") or \
+            s.get("scores_removed") else ""  # fmt: skip
+        parts.append(f"{s['written']} sessions' scores written{sent}, {s.get('waiting', 0)} still active")
+    if s.get("carry_evidence") is False:
+        parts.append("evidence not carried across turns")
+    elif "lookback" in s:
+        read, scored = s.get("turns_read_before", 0), s.get("turns_scored_before", 0)
+        parts.append(f"{read} turns read from the {s['lookback']} before the slices, {scored} before the window"
+                     " scored to complete their sessions")  # fmt: skip
+    if "error" in s:
+        parts.append(f"stopped: {s['error']}")
+    return "  sessions: " + "; ".join(parts)
 
 
 def given_up_line(n: int) -> str:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -38,6 +38,7 @@ from typing import Any
 from tracescore.engine.batch_results import RECOVER_SKEW_SECONDS, fitting, take_results
 from tracescore.engine.plan import ScorerPlan
 from tracescore.engine.requests import judge_request as judge_request, judge_requests as judge_requests
+from tracescore.engine.turns import HeldTurns
 from tracescore.judge.anthropic_batch import AnthropicBatches
 from tracescore.judge.batches import BatchAPI, BatchError, BatchNotFound, BatchTransient, BatchUnsure
 from tracescore.judge.pricing import BATCH_DISCOUNT as BATCH_DISCOUNT
@@ -45,6 +46,7 @@ from tracescore.judge.protocol import JudgeRequest, JudgeUsage
 from tracescore.judge.redact import Redactor
 from tracescore.judge.request import MAX_TOKENS
 from tracescore.scorers.rubrics import Rubrics
+from tracescore.session import Earlier
 from tracescore.store.batches import BATCH_ENDED, BATCH_LIVE, BATCH_SUBMITTING, JudgeBatch, JudgeBatches, may_submit
 from tracescore.store.db import Store
 from tracescore.store.state import from_text, to_text
@@ -126,11 +128,20 @@ class BatchPrefill:
         self.summary.clear()
         self.summary.update(ledger.totals(self.scope) | self.report.as_dict())
 
-    def prefill(self, traces: Iterable[Trace], window: tuple[Any, Any] | None = None) -> None:
-        """Judge, in batches, every request of ``traces`` the cache does not hold yet (resuming live batches)."""
+    def prefill(
+        self,
+        traces: Iterable[Trace],
+        window: tuple[Any, Any] | None = None,
+        earlier: Mapping[str, Earlier] | None = None,
+    ) -> None:
+        """Judge, in batches, every request of ``traces`` the cache does not hold yet (resuming live batches);
+        ``earlier``: by trace id, the evidence of the earlier turns of its session it will be scored with (filled as
+        ``traces`` is read)."""
         wanted: dict[str, JudgeRequest] = {}
-        for request in (r for trace in traces for r in judge_requests(trace, self.rubrics, self.redact, self.plan)):
-            wanted.setdefault(request.key(self.model), request)
+        carried = earlier if earlier is not None else {}
+        for trace in traces:
+            for request in judge_requests(trace, self.rubrics, self.redact, self.plan, carried.get(trace.id)):
+                wanted.setdefault(request.key(self.model), request)
         pending = {k: r for k, r in wanted.items() if self.cache.judge_cache_get(k) is None}
         self.report.already_cached += len(wanted) - len(pending)
         slice_ = _slice(window)
@@ -355,20 +366,25 @@ def window_prefill(
     adapter: Callable[[object], Trace],
     done: Callable[[str], bool],
     judges: Callable[[Trace], bool] | None = None,
+    turns: Callable[[], HeldTurns] | None = None,
 ) -> Callable[[Any, Any], None]:
     """A ``before_window`` hook: read the window, keep the traces not yet done (and, with ``judges``, the ones the
-    judged stages will run on: ``[scoring] judge_sample``), prefill their judge replies."""
+    judged stages will run on: ``[scoring] judge_sample``), prefill their judge replies; ``turns``: sessions' turns
+    held as the engine holds them (``HeldTurns.slice_turns``), each judged with its earlier turns' evidence."""
 
     def before(since: Any, until: Any) -> None:
-        def traces() -> Iterable[Trace]:
+        earlier: dict[str, Earlier] = {}
+
+        def adapted() -> Iterator[tuple[Trace, Any]]:
             for record in read(since, until):
                 try:
                     trace = adapter(record.payload)
                 except Exception:  # noqa: BLE001 - reported when the pipeline reads it again
                     continue
-                if not done(trace.id) and (judges is None or judges(trace)):
-                    yield trace
+                yield trace, record
 
-        prefill.prefill(traces(), (since, until))
+        chosen = (t for t, _ in adapted() if not done(t.id)) if turns is None else \
+            turns().slice_turns(adapted(), since, done, earlier)  # fmt: skip
+        prefill.prefill((t for t in chosen if judges is None or judges(t)), (since, until), earlier)
 
     return before

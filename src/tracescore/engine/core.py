@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence, Sized
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from tracescore.adapters import Adapter
@@ -235,6 +236,7 @@ class Engine:
         size = CHUNK if self.processes is not None or (self.oneshot and self.limits.workers == 1) else 1  # threads: 1
         held = 0  # bytes of the records pending
         chunk = 0
+        admit = partial(flight.admit, marks=marks, hold=self.processes is None)  # turns from before the window
         try:
             for chunk, (since, until) in enumerate(windows):
                 if self.before_window is not None:
@@ -275,7 +277,7 @@ class Engine:
                 pending, seen, held = [], 0, 0
                 if not sent:
                     return
-                for session in turns.sessions(chunk, seq, since):  # numbered after the window's other traces
+                for session in turns.sessions(chunk, seq, since, admit):  # numbered after the window's traces
                     if not self._send(inbox, session, 0, flight, chunk):
                         return
                     seq += len(session)

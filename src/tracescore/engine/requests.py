@@ -12,24 +12,34 @@ from tracescore.scorers import semantic, surface
 from tracescore.scorers.criteria import criterion_call
 from tracescore.scorers.grounding import grounding_call
 from tracescore.scorers.rubrics import Rubrics
+from tracescore.session import Earlier
 from tracescore.trace import Trace
 
 
-def judge_request(trace: Trace, rubrics: Rubrics | None = None) -> JudgeRequest | None:
-    """The grounding scorer's judge request for ``trace`` (None when it would not call the judge)."""
-    call = grounding_call(trace, rubric=(rubrics or Rubrics()).grounding)
+def judge_request(
+    trace: Trace, rubrics: Rubrics | None = None, earlier: Earlier | None = None
+) -> JudgeRequest | None:
+    """The grounding scorer's judge request for ``trace`` (None when it would not call the judge); ``earlier``: its
+    session's earlier turns (a cited page one of them fetched is judged as evidence)."""
+    call = grounding_call(trace, rubric=(rubrics or Rubrics()).grounding, earlier=earlier)
     return None if isinstance(call, str) else call.request
 
 
 def judge_requests(
-    trace: Trace, rubrics: Rubrics | None = None, redact: Redactor | None = None, plan: ScorerPlan | None = None
+    trace: Trace,
+    rubrics: Rubrics | None = None,
+    redact: Redactor | None = None,
+    plan: ScorerPlan | None = None,
+    earlier: Earlier | None = None,
 ) -> list[JudgeRequest]:
     """Every judge request scoring ``trace`` will send: grounding, the surface oracle, the semantic match, ``plan``'s
     criteria, each with its stage's rubric and built from the trace as ``redact`` leaves it (the same bodies, so the
-    same content keys, as the scorers); the answer's prefix is ``plan``'s (None: the answer scorer's default)."""
+    same content keys, as the scorers); the answer's prefix is ``plan``'s (None: the answer scorer's default);
+    ``earlier``: the evidence of its session's earlier turns the engine scores it with (grounding reads it)."""
     rubrics = rubrics or Rubrics()
-    trace = redact.trace(trace) if redact is not None else trace
-    grounding = judge_request(trace, rubrics)
+    if redact is not None:
+        trace, earlier = redact.trace(trace), redact.earlier(earlier) if earlier is not None else None
+    grounding = judge_request(trace, rubrics, earlier)
     needed = semantic.needed_request(trace, final_answer_prefix=answer_prefix(plan), rubric=rubrics.semantic)
     return [
         *([grounding] if grounding is not None else []),

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tracescore.durations import format_duration
 from tracescore.engine.batch import BatchPrefill, window_prefill
 from tracescore.engine.core import Engine, JobCounts, Limits, Sink
 from tracescore.engine.heal import ChangedOnly
@@ -32,7 +31,7 @@ from tracescore.engine.session_job import session_step
 from tracescore.engine.setup import JobSetup
 from tracescore.engine.slices import SlicedScan
 from tracescore.engine.stage import Plan, Scored
-from tracescore.engine.turns import Before, Carry, LookBack
+from tracescore.engine.turns import Carry, LookBack, prefill_turns
 from tracescore.errors import ConfigError, InputError, Interrupted, TracescoreError
 from tracescore.judge.make import make_batches
 from tracescore.judge.providers import refuse_batch
@@ -242,11 +241,14 @@ def backfill_job(
     on_progress: Progress | None = None,
     on_start: Callable[[Backfill, bool], None] | None = None,
     judge_only: bool = False,
+    now: datetime | None = None,
 ) -> Outcome:
     """Score ``[start, stop)`` in slices, newest first; an unfinished backfill of the same window and setup is resumed.
 
     With ``judge_batch`` each slice's judge calls go through the provider's batch API before the slice is scored;
     ``judge_only``: only the traces a judge budget left out, only their judged scores written (``engine/judge_only``).
+    Once every slice is done, the session scores of the sessions idle at ``now`` are written, as a scheduled run
+    writes them (``engine/session_job``); a session still active is left to the next run.
     """
     if (judge_batch or judge_only) and setup.judge is None:
         flag = "--judge-batch" if judge_batch else "--judge-only"
@@ -302,35 +304,35 @@ def backfill_job(
                 api=make_batches(setup.judge_provider, setup.judge_model_id),
             )
             scan = SlicedScan(setup.source, windows[-1][0] if windows else job.start)  # the prefill's own listing
+            turns = prefill_turns(setup.adapter, setup.source, setup.source_key, setup.session_lookback, job.start,
+                                  setup.store_path)  # fmt: skip
             before = window_prefill(
                 prefill, scan.records, setup.adapter, lambda key: marks.marked(job.scope, key) is not None,
-                setup.judges,
+                setup.judges, turns if setup.carry else None,
             )
             extra["judge_batch"] = True
             extra["judge_batches"] = prefill.summary  # kept current by the prefill, so the stored summary has it too
         # a window's sessions completed from their turns before it (slices go newest first: older ones come later)
-        look = LookBack(setup.source, setup.adapter, setup.session_lookback) if setup.carry else None
+        # (a judge-only backfill only lends their evidence: it writes no other scores)
+        look = (
+            LookBack(setup.source, setup.adapter, setup.session_lookback, job.start, complete=not judge_only)
+            if setup.carry
+            else None
+        )
         try:
             sliced = SlicedScan(source, windows[-1][0] if windows else job.start)
             outcome = _execute(
                 setup, store, run_id, "backfill", windows, job.scope, on_window, on_progress, extra, before, sliced,
                 JudgeOnlySink(setup.sink) if judge_only and setup.sink is not None else setup.sink,
-                on_finish=lambda: _sessions_summary(setup, look), sessions_before=look,
+                on_finish=lambda: look.summary() if look else {"sessions": {"carry_evidence": False}},
+                sessions_before=look,
             )
         finally:
             marks.close()
         if judge_batch:
             prefill.close()
         outcome.backfill = state.backfill(job.id)
-        return outcome
-
-
-def _sessions_summary(setup: JobSetup, look: LookBack | None) -> dict[str, Any]:
-    """What the backfill's summary says of conversations: carried or not, how far back, the turns read there."""
-    if look is None:
-        return {"sessions": {"carry_evidence": False}}
-    lookback = format_duration(setup.session_lookback)
-    return {"sessions": {"carry_evidence": True, "lookback": lookback, "turns_read_before": look.turns}}
+        return session_step(setup, store, outcome, now=(now or datetime.now(UTC)).astimezone(UTC))
 
 
 def run_scope(source_key: str) -> str:
@@ -351,7 +353,7 @@ def _execute(
     source: Source | None = None,
     sink: Sink | None = None,
     on_finish: Callable[[], dict[str, Any]] | None = None,
-    sessions_before: Before | None = None,
+    sessions_before: LookBack | None = None,
 ) -> Outcome:
     """Run the engine over ``windows`` and store the run's summary (``on_finish`` adds to it, last)."""
     sink = sink or setup.sink

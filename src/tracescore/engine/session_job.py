@@ -91,12 +91,13 @@ def session_step(setup: JobSetup, store: Store, ran: R, *, now: datetime) -> R:
     to the run's stored summary; a failure (the sink, a signal) is recorded there too, then raised."""
     plan = setup.scorer_plan
     scorers = plan.session_scorers() if plan is not None else []
+    said = ran.summary.setdefault("sessions", {})  # a backfill's says what it carried: the step's counts join it
     try:
         with listening(threading.Event()):
-            ran.summary |= write_sessions(store, setup.source_key, scorers, setup.sink, now=now,
-                                          idle=setup.session_idle)  # fmt: skip
+            said |= write_sessions(store, setup.source_key, scorers, setup.sink, now=now,
+                                   idle=setup.session_idle)["sessions"]  # fmt: skip
     except BaseException as exc:
-        ran.summary |= {"sessions": {"error": str(exc) or type(exc).__name__}}
+        said |= {"error": str(exc) or type(exc).__name__}
         raise
     finally:
         store.finish_run(ran.run_id, ran.summary, status=ran.status)

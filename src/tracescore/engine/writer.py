@@ -28,7 +28,7 @@ from tracescore.sinks.records import WriteReport
 from tracescore.store.db import Store, result_rows
 from tracescore.store.due import UNJUDGED
 from tracescore.store.sessions import keep_evidence
-from tracescore.store.state import JobState
+from tracescore.store.state import JobState, MarkReader
 
 STOP = object()
 """What each scoring thread puts on the outbox when it is done."""
@@ -55,6 +55,18 @@ class Flight:
     def fail(self, exc: BaseException) -> None:
         """Keep ``exc`` as the run's failure, unless a thread failed first."""
         self.fatal = self.fatal or exc
+
+    def admit(self, key: str, marks: MarkReader | None, hold: bool) -> bool:
+        """Whether a turn from before the window may be scored now: not marked in the scope, not in flight; ``hold``:
+        the reader keeps the keys in flight (no worker process: ``Writer.recheck`` off), so it adds this one."""
+        if self.scope is None or marks is None:
+            return True
+        with self.lock:
+            if key in self.in_flight or marks.marked(self.scope, key) is not None:
+                return False
+            if hold:
+                self.in_flight.add(key)
+        return True
 
 
 @dataclass

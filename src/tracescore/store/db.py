@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -156,8 +156,9 @@ class Store:
             first = batch[0].result[1] or batch[0].result[2]
             raise StoreError(f"cannot write {len(batch)} result(s) from {first!r} to {self.path}: {exc}") from exc
 
-    def write(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        """Queue rows of another module's table (job state, ledger) in the open transaction; ``commit()`` ends it."""
+    def write(self, sql: str, rows: Sequence[tuple[Any, ...] | Mapping[str, Any]]) -> None:
+        """Queue rows of another module's table (job state, ledger) in the open transaction; ``commit()`` ends it
+        (a row: positional parameters, or named ones)."""
         if not self._in_tx:
             self._execute("BEGIN")
             self._in_tx = True
@@ -166,8 +167,8 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"store {str(self.path)!r}: {exc}") from exc
 
-    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        """Rows of a read query (job state, reports)."""
+    def query(self, sql: str, params: tuple[Any, ...] | Mapping[str, Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a read query (job state, reports); ``params`` positional or named."""
         try:
             return self._db.execute(sql, params).fetchall()
         except sqlite3.Error as exc:

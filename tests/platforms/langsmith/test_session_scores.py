@@ -16,7 +16,7 @@ import pytest
 from tests.fakes.langsmith import FakeLangSmith
 from tests.fakes.langsmith_runs import load_samples, run_tree
 from tracescore.config import load_config
-from tracescore.engine.runner import Outcome, run_job
+from tracescore.engine.runner import Outcome, backfill_job, run_job
 from tracescore.engine.setup import build_setup
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
@@ -81,3 +81,46 @@ def test_thread_scores_go_on_the_last_turn_once_and_move_when_a_later_turn_arriv
         assert len(_session_feedback(fake)) == len(on_a3) + len(
             [k for k in fake.feedback_for(b1) if k.startswith("session.")]
         )
+
+
+def test_a_backfill_writes_each_thread_once_on_its_last_turn_completed_from_the_lookback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    """#48 item 4: a backfill writes the thread scores of its window's threads, each counting the thread's turn just
+    before the window (scored with it, as no run scored it); the same backfill again writes nothing."""
+    samples = load_samples(3)
+    with FakeLangSmith() as fake:
+        fake.backend = backend
+        monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2_session_test_key")
+        monkeypatch.setenv("LANGSMITH_ENDPOINT", fake.url)
+        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+        project = fake.add_project("search-agent")
+        a0 = _turn(fake, project, samples[0], "a0", "thread-a", T0 - timedelta(hours=2))
+        _turn(fake, project, samples[1], "a1", "thread-a", T0 + timedelta(minutes=30))
+        a2 = _turn(fake, project, samples[2], "a2", "thread-a", T0 + timedelta(hours=2, minutes=30))
+        config = tmp_path / "tracescore.toml"
+        config.write_text(
+            f'[source]\nkind = "langsmith"\nproject = "search-agent"\n\n[job]\nstore = "{tmp_path / "ts.db"}"\n'
+            'backfill_chunks = 4\n\n[sessions]\nidle = "30m"\nlookback = "24h"\n'
+        )
+        now = T0 + timedelta(hours=6)
+
+        def backfill() -> Outcome:
+            setup = build_setup(load_config(config), clock=lambda: now)
+            try:
+                return backfill_job(setup, start=T0, stop=T0 + timedelta(hours=4), now=now)
+            finally:
+                setup.close()
+
+        first = backfill()
+        assert first.summary["scored"] == 3 and first.summary["sessions"]["turns_scored_before"] == 1
+        assert first.summary["sessions"]["written"] == 1
+        assert {k for k in fake.feedback_for(a0) if not k.startswith("session.")}  # a0's own scores written
+        on_a2 = {k: f for k, f in fake.feedback_for(a2).items() if k.startswith("session.")}
+        assert on_a2["session.turns"]["score"] == 3.0
+        assert {f["run_id"] for f in _session_feedback(fake)} == {a2}
+        creates = fake.feedback_creates
+
+        again = backfill()
+        assert again.summary["sessions"]["written"] == 0 and fake.feedback_creates == creates
+        assert fake.duplicates() == []
