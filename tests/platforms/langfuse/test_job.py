@@ -162,8 +162,8 @@ def test_sigkilled_backfill_resumes_to_every_score_exactly_once(
                 time.sleep(0.01)
             time.sleep(rng.uniform(0.0, 0.3))
             proc.send_signal(signal.SIGKILL)
-            proc.communicate(timeout=60)
-            assert proc.returncode == -signal.SIGKILL, "the backfill finished before it was killed"
+            _, err = proc.communicate(timeout=60)
+            assert proc.returncode == -signal.SIGKILL, f"ended ({proc.returncode}) before it was killed: {err}"
             progress.append(_marked(tmp_path / "ts.db"))
         assert progress == sorted(progress) and progress[-1] < 2000
         assert len(set(progress)) > 10  # the kills landed at different points of the work
