@@ -56,6 +56,15 @@ def test_the_version_is_written_in_version_py_only() -> None:
     assert installed == version, f"installed metadata says {installed}: reinstall (pip install -e .)"
 
 
+def test_the_sdist_names_every_tracked_part_but_cis_own_files() -> None:
+    """The sdist is an explicit list (a folder .gitignore misses, such as a second venv in the checkout, stays out):
+    every top-level part git tracks is on it, but the CI and repository files, and nothing else is."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    parts = {"/" + line.split("/")[0] for line in tracked.splitlines()}
+    released = set(_pyproject()["tool"]["hatch"]["build"]["targets"]["sdist"]["include"])
+    assert released == parts - {"/.ci", "/.github", "/.gitignore", "/pyproject.toml"}  # pyproject always goes in
+
+
 def test_the_changelog_keeps_an_unreleased_section_of_the_six_kinds() -> None:
     text = (REPO / "CHANGELOG.md").read_text()
     releases = re.findall(r"^## (.+)$", text, flags=re.M)
