@@ -8,32 +8,21 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from tests.fakes.langfuse import FakeLangfuse, env_for
-from tests.fakes.langfuse_data import make_trace
+from tests.fakes.langfuse import FakeLangfuse
+from tests.platforms.langfuse.test_session_scores import _by_session, _turn, fake
 from tracescore.config import load_config
 from tracescore.engine.runner import Outcome, backfill_job
 from tracescore.engine.setup import build_setup
 from tracescore.store.db import Store
 
+__all__ = ["fake"]  # the fake Langfuse fixture of the session-scores tests, shared
+
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 STOP = T0 + timedelta(hours=4)
 NOW = T0 + timedelta(hours=6)  # every session idle
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLangfuse]:
-    with FakeLangfuse() as server:
-        for key, value in env_for(server).items():
-            monkeypatch.setenv(key, value)
-        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-        yield server
 
 
 def _config(tmp_path: Path, lookback: str = "24h") -> Path:
@@ -46,26 +35,12 @@ def _config(tmp_path: Path, lookback: str = "24h") -> Path:
     return path
 
 
-def _turn(fake: FakeLangfuse, index: int, session: str, at: datetime, *, right: bool = True) -> str:
-    trace, observations = make_trace(index, at, size=6, right=right)
-    trace["sessionId"] = session
-    fake.add_trace(trace, observations)
-    return str(trace["id"])
-
-
 def _backfill(config: Path) -> Outcome:
     setup = build_setup(load_config(config), clock=lambda: NOW)
     try:
         return backfill_job(setup, start=T0, stop=STOP, now=NOW)
     finally:
         setup.close()
-
-
-def _by_session(fake: FakeLangfuse) -> dict[str, dict[str, list[dict[str, Any]]]]:
-    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for s in fake.session_scores():
-        out.setdefault(s["sessionId"], {}).setdefault(s["name"], []).append(s)
-    return out
 
 
 def _session_writes(fake: FakeLangfuse) -> Counter[str]:
